@@ -1,0 +1,95 @@
+# ncclguard top-level build.  Each folder contributes a module.mk; this file
+# holds the flags and the targets a user runs.
+#
+#   make                 build everything into build/
+#   make check           build and run every test (unit, integration, analyzer)
+#   make check SANITIZE=address,undefined
+#   make install PREFIX=/usr/local
+#   make deps            install the Debian packages (as root)
+#   make demo            record and analyze a 4-rank job on the CPU backend
+
+CUDA_HOME ?= /usr/local/cuda
+NCCL_HOME ?= $(CUDA_HOME)
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CC        ?= gcc
+
+DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
+	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
+	libcmocka-dev libinih-dev libunwind-dev
+
+BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
+	-Wno-missing-field-initializers -D_GNU_SOURCE \
+	-I$(NCCL_HOME)/include -I$(CUDA_HOME)/include -I. -Ipreload -Itracer
+BASE_LDFLAGS :=
+
+ifneq ($(SANITIZE),)
+BASE_CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+BASE_LDFLAGS += -fsanitize=$(SANITIZE)
+export NCCLGUARD_TEST_SANITIZE := $(SANITIZE)
+endif
+
+CFLAGS  ?=
+LDFLAGS ?=
+ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(BASE_LDFLAGS) $(LDFLAGS)
+
+# Filled in by the module.mk files.
+TARGETS       :=
+CLI_OBJS      :=
+CLI_LIBS      :=
+INSTALL_LIBS  :=
+TEST_BINS     :=
+
+.PHONY: all check demo install deps clean fuzz bench
+all: targets
+
+# $(call ng_unit_test,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME from
+# tests/unit/NAME.c and the module objects it exercises.
+define ng_unit_test
+$(BUILD)/tests/$(1): $(BUILD)/obj/tests/unit/$(1).o $(2)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ -lcmocka $(3)
+TEST_BINS += $(BUILD)/tests/$(1)
+endef
+
+include preload/module.mk
+include tracer/module.mk
+include sim/module.mk
+include analyze/module.mk
+include tools/module.mk
+include examples/module.mk
+include tests/module.mk
+-include bench/module.mk
+
+targets: $(TARGETS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+check: deps-check all $(TEST_BINS)
+	@tests/run_tests.sh $(BUILD)
+
+demo: deps-check all
+	@tools/demo.sh $(BUILD)
+
+deps-check:
+	@tools/check_deps.sh $(DEBIAN_PACKAGES)
+
+deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEBIAN_PACKAGES)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ncclguard/examples
+	install -m 0755 $(INSTALL_LIBS) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(BUILD)/bin/ncclguard $(DESTDIR)$(PREFIX)/bin/
+	cp -r examples/. $(DESTDIR)$(PREFIX)/share/ncclguard/examples/
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: targets deps-check

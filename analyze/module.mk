@@ -1,0 +1,2 @@
+# analyze/: `ncclguard analyze`.
+CLI_OBJS += $(BUILD)/obj/analyze/main.o

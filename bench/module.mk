@@ -1,0 +1,1 @@
+# bench/: overhead and throughput benchmarks (make bench).

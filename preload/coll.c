@@ -1,0 +1,140 @@
+/*
+ * The life of one collective or point-to-point call: sequence number,
+ * injection, GPU timing, host-side watch and the coll_enqueue event.  This
+ * is the hot path of every intercepted call: no locks, no allocation, no
+ * CUDA call beyond the two event records (and a capture query once the
+ * program has captured a graph at all).
+ */
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ncclguard.h"
+
+struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
+static int host_slots_used;
+static NG_TLS struct ng_hostcall *my_slot;
+static NG_TLS int my_slot_none;
+
+static struct ng_hostcall *slot(void)
+{
+	int i;
+
+	if (my_slot || my_slot_none)
+		return my_slot;
+	i = __atomic_fetch_add(&host_slots_used, 1, __ATOMIC_RELAXED);
+	if (i >= NG_HOST_SLOTS) {
+		my_slot_none = 1;
+		return NULL;
+	}
+	my_slot = &ng_host_slots[i];
+	my_slot->tid = (int)syscall(SYS_gettid);
+	return my_slot;
+}
+
+void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
+{
+	struct ng_hostcall *s = slot();
+
+	if (!s || s->enter_ns)	/* nested: keep the outer call */
+		return;
+	s->fn = fn;
+	s->comm_hash = comm_hash;
+	s->seq = seq;
+	s->reported = 0;
+	__atomic_store_n(&s->enter_ns, ng_now_ns(), __ATOMIC_RELEASE);
+}
+
+void ng_host_exit(void)
+{
+	if (my_slot)
+		__atomic_store_n(&my_slot->enter_ns, 0, __ATOMIC_RELEASE);
+}
+
+void ng_missing(int fn)
+{
+	ng_warn_once("an NCCL entry point is missing from the loaded library "
+		     "(first: %s); such calls fail", ng_fn_name[fn]);
+}
+
+static int capturing(cudaStream_t s)
+{
+	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+
+	if (!__atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED) ||
+	    !ng_cuda.cudaStreamIsCapturing)
+		return 0;
+	if (ng_cuda.cudaStreamIsCapturing(s, &st) != cudaSuccess)
+		return 0;
+	return st != cudaStreamCaptureStatusNone;
+}
+
+int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
+		  ncclDataType_t dtype, int root, ncclComm_t comm,
+		  cudaStream_t stream, int per_rank)
+{
+	struct ng_comm *c;
+	int inj;
+
+	call->active = 0;
+	if (ng_in_shim)
+		return 0;
+	if (!__atomic_load_n(&ng_initialized, __ATOMIC_ACQUIRE))
+		ng_init();
+	if (ng_cfg.disabled)
+		return 0;
+	ng_first_call();
+	call->saved_errno = errno;
+	ng_in_shim++;
+	call->active = 1;
+	call->fn = fn;
+	call->enter_ns = ng_now_ns();
+	call->handle = comm;
+	call->comm = c = ng_comm_find(comm);
+	call->count = count;
+	call->dtype = dtype;
+	call->root = root;
+	call->stream = stream;
+	call->nranks = c ? c->nranks : 0;
+	call->bytes = count * ng_dtype_size(dtype) * (per_rank && c ? c->nranks : 1);
+	call->seq = call->p2p_seq = 0;
+	if (c) {
+		if (is_p2p)
+			call->p2p_seq = __atomic_add_fetch(&c->p2p_seq, 1, __ATOMIC_RELAXED);
+		else
+			call->seq = __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED);
+	}
+	call->captured = capturing(stream);
+	call->flight = NULL;
+	ng_host_enter(fn, c ? c->hash : 0, call->seq ? call->seq : call->p2p_seq);
+	if (__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED)) {
+		inj = ng_inject_check(fn, ng_fn_op[fn], c,
+				      call->seq ? call->seq : call->p2p_seq,
+				      &call->result);
+		if (inj == NG_INJ_DROP || inj == NG_INJ_ERROR) {
+			ng_coll_end(call, call->result);
+			return 1;
+		}
+	}
+	if (!ng_group_depth)
+		ng_timing_before(call);
+	errno = call->saved_errno;
+	return 0;
+}
+
+void ng_coll_end(struct ng_call *call, ncclResult_t r)
+{
+	int saved = errno;
+
+	call->exit_ns = ng_now_ns();
+	if (ng_group_depth)
+		ng_timing_group_member(call, r);
+	else
+		ng_timing_after(call, r);
+	ng_host_exit();
+	call->result = r;
+	if (ng_tp)
+		ng_trace_coll_enqueue(call);
+	ng_in_shim--;
+	errno = saved;
+}

@@ -1,0 +1,122 @@
+/* Communicators the process created, found by handle on every collective.
+ * Readers are lock-free (open addressing over atomically published
+ * pointers); inserts and removals happen on init and destroy only, under a
+ * mutex.  Records are never freed: a destroyed comm is marked dead so a
+ * watchdog or late reader holding the pointer stays safe. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclguard.h"
+
+#define NG_COMM_SLOTS 4096	/* power of two */
+
+static struct ng_comm *slots[NG_COMM_SLOTS];
+static pthread_mutex_t comm_lock = PTHREAD_MUTEX_INITIALIZER;
+static int comm_count;
+
+/* FNV-1a then a 64-bit finaliser: stable across hosts and builds. */
+uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull ^ seed;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+uint64_t ng_hash_unique_id(const ncclUniqueId *id)
+{
+	return ng_hash_bytes(id->internal, sizeof(id->internal), 0);
+}
+
+uint64_t ng_hash_split(uint64_t parent, int color, uint64_t split_counter)
+{
+	uint64_t v[3] = { parent, (uint64_t)(int64_t)color, split_counter };
+
+	return ng_hash_bytes(v, sizeof(v), 1);
+}
+
+static size_t slot_of(ncclComm_t h)
+{
+	uintptr_t x = (uintptr_t)h;
+
+	x ^= x >> 17;
+	x *= 0x9e3779b97f4a7c15ull;
+	return (x >> 20) & (NG_COMM_SLOTS - 1);
+}
+
+struct ng_comm *ng_comm_find(ncclComm_t h)
+{
+	size_t i = slot_of(h);
+
+	for (size_t n = 0; n < NG_COMM_SLOTS; n++, i = (i + 1) & (NG_COMM_SLOTS - 1)) {
+		struct ng_comm *c = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+
+		if (!c)
+			return NULL;
+		if (c->handle == h && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
+			return c;
+	}
+	return NULL;
+}
+
+struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
+			    int nranks, int rank, int cuda_dev, int blocking)
+{
+	struct ng_comm *c = calloc(1, sizeof(*c));
+	size_t i;
+
+	if (!c)
+		return NULL;
+	c->handle = h;
+	c->hash = hash;
+	c->parent_hash = parent;
+	c->nranks = nranks;
+	c->rank = rank;
+	c->cuda_dev = cuda_dev;
+	c->blocking = blocking;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_lock(&comm_lock);
+	if (comm_count >= NG_COMM_SLOTS * 3 / 4) {
+		pthread_mutex_unlock(&comm_lock);
+		free(c);
+		ng_warn_once("more than %d communicators: new ones are not tracked",
+			     NG_COMM_SLOTS * 3 / 4);
+		return NULL;
+	}
+	c->index = comm_count++;
+	/* A dead record of a reused handle keeps its slot (it may be in use by
+	 * the watchdog); the new one goes in the next free slot. */
+	for (i = slot_of(h); slots[i]; i = (i + 1) & (NG_COMM_SLOTS - 1))
+		;
+	__atomic_store_n(&slots[i], c, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&comm_lock);
+	return c;
+}
+
+void ng_comm_forget(ncclComm_t h)
+{
+	struct ng_comm *c = ng_comm_find(h);
+
+	if (c)
+		__atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
+}
+
+void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg)
+{
+	for (size_t i = 0; i < NG_COMM_SLOTS; i++) {
+		struct ng_comm *c = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+
+		if (c && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
+			fn(c, arg);
+	}
+}

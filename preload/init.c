@@ -1,0 +1,102 @@
+/* One guarded initialisation (lttng-ust's lazy_initialize, libfaketime's
+ * ft_init_once): from the constructor, or from the first wrapper another
+ * library's constructor calls before ours ran.  Heavy work (tracer, CUDA,
+ * watchdog) waits for the first NCCL call, so processes that inherit
+ * LD_PRELOAD and never use NCCL pay nothing. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ncclguard.h"
+
+
+NG_TLS int ng_in_shim;
+int ng_initialized;
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int first_call_done;
+static int saw_nccl_call;
+static int forked_child;
+
+static void atfork_child(void)
+{
+	/* CUDA and NCCL state do not survive fork: the child starts afresh if
+	 * it calls NCCL itself (no watchdog thread exists in it yet). */
+	pthread_mutex_init(&init_lock, NULL);
+	first_call_done = 0;
+	saw_nccl_call = 0;
+	forked_child = 1;
+	ng_timing_reset_after_fork();
+	ng_watchdog_reset_after_fork();
+}
+
+void ng_init(void)
+{
+	int saved = errno;
+
+	if (__atomic_load_n(&ng_initialized, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&init_lock);
+	if (ng_initialized)
+		goto out;
+	ng_in_shim++;
+	ng_config_from_env(&ng_cfg);
+	ng_rank_discover(&ng_rank, getenv);
+	if (ng_cfg.disabled) {
+		ng_debug("NCCLGUARD_DISABLE=1: pass-through");
+		goto done;
+	}
+	ng_policy_init();
+	if (ng_inject_init(ng_cfg.inject))
+		_exit(2);
+	pthread_atfork(NULL, NULL, atfork_child);
+done:
+	ng_in_shim--;
+	__atomic_store_n(&ng_initialized, 1, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&init_lock);
+	errno = saved;
+}
+
+void ng_first_call(void)
+{
+	if (__atomic_load_n(&first_call_done, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&init_lock);
+	if (first_call_done)
+		goto out;
+	saw_nccl_call = 1;
+	if (ng_resolve_nccl())
+		ng_warn("NCCL called but no libnccl.so.2 found (tried RTLD_NEXT, "
+			"dlopen(NOLOAD), pnccl*, NCCLGUARD_NCCL_LIBRARY): calls fail");
+	ng_trace_load();
+	ng_watchdog_start();
+	__atomic_store_n(&first_call_done, 1, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&init_lock);
+}
+
+__attribute__((constructor)) static void ng_ctor(void)
+{
+	ng_init();
+}
+
+/* JAX/XLA call NCCL through dlsym'd pointers that no preload sees: say so
+ * rather than leave an empty trace unexplained. */
+__attribute__((destructor)) static void ng_dtor(void)
+{
+	void *h;
+
+	if (ng_cfg.disabled || saw_nccl_call || forked_child)
+		return;
+	h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return;
+	if (ng_rank.rank >= 0)
+		ng_info("libnccl.so.2 was loaded but no NCCL call went through the "
+			"shim: the program calls NCCL through dlopen/dlsym (as "
+			"JAX/XLA do), which LD_PRELOAD cannot see");
+	dlclose(h);
+}

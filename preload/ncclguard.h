@@ -1,0 +1,297 @@
+/*
+ * What the parts of libncclguard.so offer each other.  Nothing declared
+ * here is exported from the library (-fvisibility=hidden and the version
+ * script export only the wrapped entry points).
+ */
+#ifndef NCCLGUARD_H
+#define NCCLGUARD_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <nccl.h>
+
+#include <pthread.h>
+
+#include "tp_api.h"
+#include "ring.h"
+
+#define NG_EXPORT __attribute__((visibility("default")))
+#define NG_TLS __thread __attribute__((tls_model("initial-exec")))
+#define NG_UNUSED __attribute__((unused))
+
+/* Exit statuses of DESIGN.md section 3. */
+#define NG_EXIT_POLICY 3
+#define NG_EXIT_TIMEOUT 4
+
+/* ---- log.c ---------------------------------------------------------- */
+enum ng_level { NG_LOG_QUIET = 0, NG_LOG_INFO = 1, NG_LOG_DEBUG = 2 };
+/* `ncclguard[rank R pid P]: ...` on stderr; warnings print even when quiet. */
+void ng_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ng_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define ng_info(...) ng_log(NG_LOG_INFO, __VA_ARGS__)
+#define ng_debug(...) ng_log(NG_LOG_DEBUG, __VA_ARGS__)
+/* Warn once per call site. */
+#define ng_warn_once(...)                                                      \
+	do {                                                                   \
+		static int ng__warned;                                         \
+		if (!__atomic_exchange_n(&ng__warned, 1, __ATOMIC_RELAXED))    \
+			ng_warn(__VA_ARGS__);                                  \
+	} while (0)
+
+/* ---- config.c: environment, overridden by the policy file ------------- */
+enum ng_action { NG_ACT_WARN = 0, NG_ACT_ABORT, NG_ACT_EXIT };
+struct ng_config {
+	int disabled;
+	int log_level;
+	double timeout_s;		/* collectives and host calls */
+	double init_timeout_s;		/* communicator init and split */
+	enum ng_action on_timeout;
+	int stacks;
+	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
+	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
+};
+extern struct ng_config ng_cfg;
+void ng_config_from_env(struct ng_config *cfg);
+int ng_parse_action(const char *s, enum ng_action *out);
+const char *ng_action_name(enum ng_action a);
+uint64_t ng_now_ns(void);		/* CLOCK_MONOTONIC, the trace clock */
+
+/* ---- rank.c ----------------------------------------------------------- */
+struct ng_rank {
+	int rank, local_rank, world_size;
+	const char *source;		/* torchrun, slurm, ompi, mpich, comm, none */
+};
+extern struct ng_rank ng_rank;
+/* getenv is a parameter so tests can present any launcher. */
+void ng_rank_discover(struct ng_rank *out, char *(*get)(const char *));
+/* A communicator told us our rank (first init wins if no launcher did). */
+void ng_rank_from_comm(int rank, int nranks);
+
+/* ---- init.c ----------------------------------------------------------- */
+/* One guarded initialisation, from the constructor and lazily from any
+ * wrapper (another library's constructor may call NCCL before ours ran). */
+void ng_init(void);
+/* The first NCCL call of the process: load the tracer, emit process_info,
+ * start the watchdog.  Cheap after the first time. */
+void ng_first_call(void);
+extern int ng_initialized;
+/* Re-entrancy guard: nonzero while this thread is inside the shim. */
+extern NG_TLS int ng_in_shim;
+
+/* ---- resolve.c: the real NCCL functions (from nccl_api.def) ----------- */
+#define NCCL_PASS(ret, fail, name, params, args) ret(*name) params;
+#define NCCL_HOOK(ret, fail, name, op, params, args) ret(*name) params;
+#define NCCL_COLL(name, op, params, args, ...) ncclResult_t(*name) params;
+#define NCCL_P2P(name, op, params, args, ...) ncclResult_t(*name) params;
+struct ng_real_nccl {
+#include "nccl_api.def"
+};
+extern struct ng_real_nccl ng_real;
+/* Resolve the table once: RTLD_NEXT, dlopen(NOLOAD) libnccl.so.2, pnccl*,
+ * NCCLGUARD_NCCL_LIBRARY; never ourselves.  Returns 0 if NCCL was found. */
+int ng_resolve_nccl(void);
+/* Path of the library the table resolved to ("" if none). */
+const char *ng_nccl_path(void);
+/* The resolver's building blocks, for unit tests. */
+void *ng_resolve_symbol(const char *name, void **handle_io);
+int ng_is_self(const void *addr);
+
+/* ---- ops.h: one id per wrapped entry point ---------------------------- */
+#define NCCL_PASS(ret, fail, name, params, args) NG_FN_##name,
+#define NCCL_HOOK(ret, fail, name, op, params, args) NG_FN_##name,
+#define NCCL_COLL(name, op, params, args, ...) NG_FN_##name,
+#define NCCL_P2P(name, op, params, args, ...) NG_FN_##name,
+enum ng_fn {
+#include "nccl_api.def"
+	NG_FN_COUNT
+};
+extern const char *const ng_fn_name[NG_FN_COUNT];	/* "ncclAllReduce" */
+extern const char *const ng_fn_op[NG_FN_COUNT];	/* "allreduce", "-" */
+/* Is `op` an operation name of some entry point?  (injection specs) */
+int ng_op_known(const char *op);
+size_t ng_dtype_size(ncclDataType_t t);
+
+/* ---- cudart.c: the CUDA runtime calls the shim itself makes ----------- */
+struct ng_real_cuda {
+	cudaError_t (*cudaSetDevice)(int);
+	cudaError_t (*cudaGetDevice)(int *);
+	cudaError_t (*cudaEventCreateWithFlags)(cudaEvent_t *, unsigned);
+	cudaError_t (*cudaEventDestroy)(cudaEvent_t);
+	cudaError_t (*cudaEventRecord)(cudaEvent_t, cudaStream_t);
+	cudaError_t (*cudaEventRecordWithFlags)(cudaEvent_t, cudaStream_t, unsigned);
+	cudaError_t (*cudaEventQuery)(cudaEvent_t);
+	cudaError_t (*cudaEventElapsedTime)(float *, cudaEvent_t, cudaEvent_t);
+	cudaError_t (*cudaEventSynchronize)(cudaEvent_t);
+	cudaError_t (*cudaStreamIsCapturing)(cudaStream_t, enum cudaStreamCaptureStatus *);
+	cudaError_t (*cudaThreadExchangeStreamCaptureMode)(enum cudaStreamCaptureMode *);
+	cudaError_t (*cudaRuntimeGetVersion)(int *);
+	cudaError_t (*cudaDriverGetVersion)(int *);
+	cudaError_t (*cudaDeviceGetPCIBusId)(char *, int, int);
+	cudaError_t (*cudaGetLastError)(void);
+	cudaError_t (*cudaStreamCreateWithFlags)(cudaStream_t *, unsigned);
+};
+extern struct ng_real_cuda ng_cuda;
+int ng_resolve_cuda(void);		/* 0 if the runtime was found */
+const char *ng_cudart_path(void);
+/* Set once the program begins a stream capture (cudaStreamBeginCapture*). */
+extern int ng_capture_seen;
+
+/* ---- comm.c: communicators, sequence numbers, identity ---------------- */
+#define NG_MAX_DEVICES 64
+#define NG_DEFERRED_MAX 64
+struct ng_pool;
+struct ng_flight;
+struct ng_comm {
+	ncclComm_t handle;
+	uint64_t hash, parent_hash;
+	int nranks, rank, cuda_dev;
+	int index;			/* creation order in this process */
+	int blocking;
+	uint64_t seq, p2p_seq;		/* last issued, atomics */
+	uint64_t split_count;		/* children made from this comm */
+	uint64_t last_done_seq;		/* last completed collective */
+	int revoked;
+	int dead;			/* destroyed or aborted */
+	int aborted_by_us;		/* watchdog action abort: report to the program */
+	struct ng_pool *pool;		/* timing events of cuda_dev, NULL: untimed */
+	pthread_mutex_t lock;		/* deferred[] only */
+	int ndeferred;
+	struct ng_flight *deferred[NG_DEFERRED_MAX];	/* nonblocking, InProgress */
+};
+uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed);
+uint64_t ng_hash_unique_id(const ncclUniqueId *id);
+uint64_t ng_hash_split(uint64_t parent, int color, uint64_t split_counter);
+struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
+			    int nranks, int rank, int cuda_dev, int blocking);
+/* Lock-free; NULL for a communicator created before we were loaded. */
+struct ng_comm *ng_comm_find(ncclComm_t h);
+void ng_comm_forget(ncclComm_t h);
+/* Visit every known live communicator (watchdog, dumps). */
+void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg);
+
+/* ---- coll.c: the life of one collective or p2p call ------------------- */
+struct ng_call {
+	int fn;
+	int active;			/* 0: plain pass-through, no bookkeeping */
+	struct ng_comm *comm;
+	ncclComm_t handle;
+	uint64_t seq, p2p_seq;
+	uint64_t enter_ns, exit_ns;
+	uint64_t count, bytes;
+	int dtype, root, nranks;
+	cudaStream_t stream;
+	int captured;
+	int saved_errno;
+	ncclResult_t result;		/* when the call is not forwarded */
+	struct ng_flight *flight;
+};
+/* Returns nonzero when the wrapper must return call->result without
+ * calling NCCL (an injected fault). */
+int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
+		  ncclDataType_t dtype, int root, ncclComm_t comm,
+		  cudaStream_t stream, int per_rank);
+void ng_coll_end(struct ng_call *call, ncclResult_t r);
+/* The real function is missing: warn once, the table's failure value. */
+void ng_missing(int fn);
+/* The thread's current host call, watched for host-side hangs. */
+struct ng_hostcall {
+	int fn;
+	uint64_t comm_hash, seq;
+	uint64_t enter_ns;		/* 0: idle */
+	int tid;
+	int reported;
+};
+#define NG_HOST_SLOTS 256
+extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
+void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq);
+void ng_host_exit(void);
+extern NG_TLS int ng_group_depth;
+
+/* Hand-written wrappers of the NCCL_HOOK entries (wrap_comm.c). */
+#define NCCL_HOOK(ret, fail, name, op, params, args) ret ngw_##name params;
+#include "nccl_api.def"
+
+/* ---- timing.c: GPU timing events ------------------------------------- */
+struct ng_ev {
+	cudaEvent_t ev;
+	struct ng_pool *pool;
+	int refs;
+};
+struct ng_pool {
+	int dev;
+	cudaStream_t anchor_stream;
+	struct ng_ev *evs;
+	struct ng_ring free;
+	/* Written by the watchdog only once running. */
+	struct ng_ev *anchor, *spare_anchor;
+	uint64_t anchor_host_ns, spare_host_ns;
+	int spare_pending;
+};
+struct ng_flight {
+	struct ng_comm *comm;
+	uint64_t seq, p2p_seq;
+	int fn;
+	uint64_t bytes;
+	cudaStream_t stream;
+	struct ng_ev *start, *end;
+	uint64_t enter_ns;
+	int root;
+};
+extern struct ng_ring ng_flight_queue;
+extern uint64_t ng_timing_dropped;
+int ng_timing_comm_ready(struct ng_comm *c);
+struct ng_pool *ng_timing_pool(int dev);
+void ng_timing_before(struct ng_call *call);
+void ng_timing_after(struct ng_call *call, ncclResult_t r);
+void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
+void ng_timing_group_end(ncclResult_t r);
+void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
+void ng_timing_undefer(struct ng_comm *c, ncclResult_t state);
+void ng_timing_close(struct ng_flight *f);
+void ng_flight_put(struct ng_flight *f);
+void ng_ev_put(struct ng_ev *e);
+void ng_timing_reset_after_fork(void);
+
+/* ---- watchdog.c ------------------------------------------------------- */
+void ng_watchdog_start(void);
+void ng_watchdog_reset_after_fork(void);
+/* Dump the in-flight table (timeouts, exit action). */
+void ng_watchdog_dump(const char *reason);
+
+/* ---- inject.c: fault injection (DESIGN.md section 5) ------------------ */
+enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };
+extern int ng_inject_active;
+/* Parse the spec; 0 when valid (or NULL), else prints what is wrong. */
+int ng_inject_init(const char *spec);
+/* For a call about to be made: performs delays and stalls itself, returns
+ * NG_INJ_DROP or NG_INJ_ERROR (with *result) when the call must not go on. */
+int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
+		    ncclResult_t *result);
+/* For tests: parse into a fresh table without touching the active one. */
+int ng_inject_parse(const char *spec, char *err, size_t errlen);
+
+/* ---- policy.c: the site policy (DESIGN.md section 4) ------------------ */
+/* Constructor: load NCCLGUARD_POLICY or /etc/ncclguard.conf, apply it
+ * (environment, pinning, affinity), override ng_cfg's timeouts.  On a
+ * violation with action fail it prints the fix and _exit(3)s. */
+void ng_policy_init(void);
+/* Before ncclGetUniqueId and every init or split: the program may have
+ * changed its environment since. `where` names the call. */
+void ng_policy_recheck(const char *where);
+/* A cudaSetDevice by the program (reported if outside the pin); returns
+ * the device to pass on. */
+int ng_policy_set_device(int dev);
+/* For process_info. */
+const char *ng_policy_path(void);
+const char *ng_policy_digest(void);
+
+/* ---- trace.c: events (buffered until the provider is loaded) ---------- */
+extern const struct ng_tp_ops *ng_tp;	/* NULL: no provider, no events */
+void ng_trace_load(void);
+void ng_process_info_maybe(void);
+void ng_trace_coll_enqueue(const struct ng_call *call);
+void ng_trace_policy(const char *key, const char *action,
+		     const char *user_value, const char *effective_value);
+
+#endif

@@ -1,0 +1,54 @@
+/* Names and operation ids of the wrapped entry points, from the table. */
+#include <string.h>
+
+#include "ncclguard.h"
+
+#define NCCL_PASS(ret, fail, name, params, args) [NG_FN_##name] = #name,
+#define NCCL_HOOK(ret, fail, name, op, params, args) [NG_FN_##name] = #name,
+#define NCCL_COLL(name, op, params, args, ...) [NG_FN_##name] = #name,
+#define NCCL_P2P(name, op, params, args, ...) [NG_FN_##name] = #name,
+const char *const ng_fn_name[NG_FN_COUNT] = {
+#include "nccl_api.def"
+};
+
+#define NCCL_PASS(ret, fail, name, params, args) [NG_FN_##name] = "-",
+#define NCCL_HOOK(ret, fail, name, op, params, args) [NG_FN_##name] = #op,
+#define NCCL_COLL(name, op, params, args, ...) [NG_FN_##name] = #op,
+#define NCCL_P2P(name, op, params, args, ...) [NG_FN_##name] = #op,
+const char *const ng_fn_op[NG_FN_COUNT] = {
+#include "nccl_api.def"
+};
+
+int ng_op_known(const char *op)
+{
+	if (!strcmp(op, "-"))
+		return 0;
+	for (int i = 0; i < NG_FN_COUNT; i++)
+		if (!strcmp(ng_fn_op[i], op))
+			return 1;
+	return 0;
+}
+
+size_t ng_dtype_size(ncclDataType_t t)
+{
+	switch (t) {
+	case ncclInt8:
+	case ncclUint8:
+	case ncclFloat8e4m3:
+	case ncclFloat8e5m2:
+		return 1;
+	case ncclFloat16:
+	case ncclBfloat16:
+		return 2;
+	case ncclInt32:
+	case ncclUint32:
+	case ncclFloat32:
+		return 4;
+	case ncclInt64:
+	case ncclUint64:
+	case ncclFloat64:
+		return 8;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,474 @@
+/*
+ * The watchdog: one thread that polls and never blocks on an event or on
+ * NCCL.  It takes finished flights off the ring, emits coll_complete with
+ * GPU times, and checks deadlines: a collective not complete after the
+ * timeout, a host call (init, group end, a first collective setting up
+ * connections) that has not returned.  Each stuck item is reported once:
+ * a stderr line, a `timeout` event, a JSON dump of the in-flight table;
+ * then the action (warn, abort, exit).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ncclguard.h"
+
+#define NG_PENDING_MAX 16384
+#define NG_BUSY_POLL_MS 5
+#define NG_IDLE_POLL_MS 100
+#define NG_ANCHOR_EVERY_NS 1000000000ull
+#define NG_ABORT_GRACE_S 10
+
+struct pending {
+	struct ng_flight *f;
+	int reported;
+};
+
+static pthread_t thread;
+static int running;
+static struct pending pend[NG_PENDING_MAX];
+static int npend;
+static int cur_dev = -1;
+static uint64_t dumps;
+
+/* ---- time ------------------------------------------------------------ */
+
+static void set_dev(int dev)
+{
+	if (dev != cur_dev && ng_cuda.cudaSetDevice && ng_cuda.cudaSetDevice(dev) == cudaSuccess)
+		cur_dev = dev;
+}
+
+static void reanchor(struct ng_pool *p, uint64_t now)
+{
+	if (p->spare_pending) {
+		if (ng_cuda.cudaEventQuery(p->spare_anchor->ev) != cudaSuccess)
+			return;
+		struct ng_ev *old = p->anchor;
+
+		p->anchor = p->spare_anchor;
+		p->anchor_host_ns = p->spare_host_ns;
+		p->spare_anchor = old;
+		p->spare_pending = 0;
+		return;
+	}
+	if (now - p->anchor_host_ns < NG_ANCHOR_EVERY_NS)
+		return;
+	if (ng_cuda.cudaEventRecord(p->spare_anchor->ev, p->anchor_stream) == cudaSuccess) {
+		p->spare_host_ns = ng_now_ns();
+		p->spare_pending = 1;
+	}
+}
+
+static uint64_t gpu_ns(struct ng_pool *p, struct ng_ev *e)
+{
+	float ms = 0;
+
+	if (ng_cuda.cudaEventElapsedTime(&ms, p->anchor->ev, e->ev) != cudaSuccess)
+		return 0;
+	return (uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)ms * 1e6));
+}
+
+/* ---- reports --------------------------------------------------------- */
+
+static void fmt_bytes(char *buf, size_t len, uint64_t b)
+{
+	if (b >= (1ull << 30))
+		snprintf(buf, len, "%.1f GiB", b / 1073741824.0);
+	else if (b >= (1ull << 20))
+		snprintf(buf, len, "%.1f MiB", b / 1048576.0);
+	else if (b >= 1024)
+		snprintf(buf, len, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+}
+
+/* A CLOCK_MONOTONIC time as local wall-clock time of day. */
+static void fmt_when(char *buf, size_t len, uint64_t mono_ns)
+{
+	struct timespec rt;
+	struct tm tm;
+	uint64_t now = ng_now_ns();
+	time_t secs;
+	long ms;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	int64_t real_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)(now - mono_ns);
+
+	secs = (time_t)(real_ns / 1000000000);
+	ms = (long)((real_ns % 1000000000) / 1000000);
+	localtime_r(&secs, &tm);
+	snprintf(buf, len, "%02d:%02d:%02d.%03ld", tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+static void emit_timeout(uint64_t hash, uint64_t seq, const char *op, uint64_t waited,
+			 const char *what)
+{
+	struct ng_ev_timeout ev = {
+		.comm_hash = hash, .seq = seq, .op = op, .waited_ns = waited,
+		.action = ng_action_name(ng_cfg.on_timeout), .what = what,
+	};
+
+	if (ng_tp)
+		ng_tp->timeout(&ev);
+}
+
+struct dump_ctx {
+	FILE *f;
+	int first;
+};
+
+static void dump_comm(struct ng_comm *c, void *arg)
+{
+	struct dump_ctx *d = arg;
+
+	fprintf(d->f, "%s\n    {\"comm_hash\": \"%016llx\", \"index\": %d, \"nranks\": %d, "
+		"\"rank\": %d, \"last_seq\": %llu, \"last_completed_seq\": %llu, "
+		"\"last_p2p_seq\": %llu}",
+		d->first ? "" : ",", (unsigned long long)c->hash, c->index, c->nranks, c->rank,
+		(unsigned long long)__atomic_load_n(&c->seq, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->last_done_seq, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->p2p_seq, __ATOMIC_RELAXED));
+	d->first = 0;
+}
+
+void ng_watchdog_dump(const char *reason)
+{
+	char path[4096], host[256] = "";
+	const char *dir = ng_cfg.dump_dir ? ng_cfg.dump_dir : ".";
+	struct dump_ctx d = { .first = 1 };
+	uint64_t now = ng_now_ns();
+	FILE *f;
+	int fd, first = 1;
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(path, sizeof(path), "%s/ncclguard-hang-rank%d-pid%d.json", dir,
+		 ng_rank.rank, (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		ng_warn("cannot write the hang dump %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fprintf(f, "{\n  \"schema\": \"ncclguard-hang/1\",\n  \"reason\": \"%s\",\n"
+		"  \"host\": \"%s\", \"pid\": %d, \"rank\": %d, \"local_rank\": %d,\n"
+		"  \"timeout_s\": %g, \"action\": \"%s\",\n  \"inflight\": [",
+		reason, host, (int)getpid(), ng_rank.rank, ng_rank.local_rank,
+		ng_cfg.timeout_s, ng_action_name(ng_cfg.on_timeout));
+	for (int i = 0; i < npend; i++) {
+		struct ng_flight *fl = pend[i].f;
+
+		fprintf(f, "%s\n    {\"comm_hash\": \"%016llx\", \"op\": \"%s\", \"seq\": %llu, "
+			"\"p2p_seq\": %llu, \"bytes\": %llu, \"peer_or_root\": %d, "
+			"\"stream\": \"%p\", \"waited_s\": %.3f}",
+			first ? "" : ",", (unsigned long long)fl->comm->hash, ng_fn_op[fl->fn],
+			(unsigned long long)fl->seq, (unsigned long long)fl->p2p_seq,
+			(unsigned long long)fl->bytes, fl->root, (void *)fl->stream,
+			(now - fl->enter_ns) / 1e9);
+		first = 0;
+	}
+	fprintf(f, "\n  ],\n  \"host_calls\": [");
+	first = 1;
+	for (int i = 0; i < NG_HOST_SLOTS; i++) {
+		struct ng_hostcall *s = &ng_host_slots[i];
+		uint64_t t = __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE);
+
+		if (!t)
+			continue;
+		fprintf(f, "%s\n    {\"tid\": %d, \"call\": \"%s\", \"comm_hash\": \"%016llx\", "
+			"\"seq\": %llu, \"waited_s\": %.3f}",
+			first ? "" : ",", s->tid, ng_fn_name[s->fn],
+			(unsigned long long)s->comm_hash, (unsigned long long)s->seq,
+			(now - t) / 1e9);
+		first = 0;
+	}
+	fprintf(f, "\n  ],\n  \"comms\": [");
+	d.f = f;
+	ng_comm_foreach(dump_comm, &d);
+	fprintf(f, "\n  ]\n}\n");
+	if (fclose(f))
+		ng_warn("writing %s: %s", path, strerror(errno));
+	else if (!dumps++)
+		ng_warn("hang report written to %s", path);
+}
+
+/* ---- actions --------------------------------------------------------- */
+
+static void *abort_thread(void *arg)
+{
+	struct ng_comm *c = arg;
+
+	ng_real.ncclCommAbort(c->handle);
+	return NULL;
+}
+
+static void do_exit(const char *reason)
+{
+	ng_watchdog_dump(reason);
+	ng_warn("exiting with status %d (NCCLGUARD_ON_TIMEOUT=exit)", NG_EXIT_TIMEOUT);
+	_exit(NG_EXIT_TIMEOUT);
+}
+
+/* Revoke keeps the program's handle valid; abort frees it, so we answer
+ * the program's later calls on it ourselves (wrap_comm.c).  An abort of a
+ * blocking comm can itself hang: past a grace period, exit. */
+static void do_abort(struct ng_comm *c, const char *reason)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+
+	if (!c || c->revoked || __atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE))
+		return;
+	ng_watchdog_dump(reason);
+	if (ng_real.ncclCommRevoke) {
+		if (ng_real.ncclCommRevoke(c->handle, 0) == ncclSuccess) {
+			__atomic_store_n(&c->revoked, 1, __ATOMIC_RELEASE);
+			ng_warn("revoked comm %016llx: its pending and later calls fail",
+				(unsigned long long)c->hash);
+			return;
+		}
+	}
+	__atomic_store_n(&c->aborted_by_us, 1, __ATOMIC_RELEASE);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, abort_thread, c)) {
+		pthread_attr_destroy(&attr);
+		do_exit("abort failed to start");
+	}
+	pthread_attr_destroy(&attr);
+	ng_warn("aborting comm %016llx; ncclCommGetAsyncError reports ncclRemoteError to the program",
+		(unsigned long long)c->hash);
+}
+
+static void act(struct ng_comm *c, const char *reason)
+{
+	switch (ng_cfg.on_timeout) {
+	case NG_ACT_EXIT:
+		do_exit(reason);
+		break;
+	case NG_ACT_ABORT:
+		do_abort(c, reason);
+		break;
+	default:
+		ng_watchdog_dump(reason);
+		break;
+	}
+}
+
+static void report_flight(struct ng_flight *f, uint64_t waited)
+{
+	char size[32], when[32];
+
+	fmt_bytes(size, sizeof(size), f->bytes);
+	fmt_when(when, sizeof(when), f->enter_ns);
+	ng_warn("%s %s %llu on comm %016llx (%d ranks, %s) not complete after %.1f s; "
+		"enqueued at %s on stream %p; action %s",
+		ng_fn_op[f->fn], f->p2p_seq ? "p2p_seq" : "seq",
+		(unsigned long long)(f->p2p_seq ? f->p2p_seq : f->seq),
+		(unsigned long long)f->comm->hash, f->comm->nranks, size, waited / 1e9, when,
+		(void *)f->stream, ng_action_name(ng_cfg.on_timeout));
+	emit_timeout(f->comm->hash, f->seq ? f->seq : f->p2p_seq, ng_fn_op[f->fn], waited,
+		     "collective");
+	act(f->comm, "collective timeout");
+}
+
+static int is_init(int fn)
+{
+	return fn == NG_FN_ncclCommInitRank || fn == NG_FN_ncclCommInitRankConfig ||
+	       fn == NG_FN_ncclCommInitAll || fn == NG_FN_ncclCommInitRankScalable ||
+	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink;
+}
+
+static void check_host_calls(uint64_t now)
+{
+	for (int i = 0; i < NG_HOST_SLOTS; i++) {
+		struct ng_hostcall *s = &ng_host_slots[i];
+		uint64_t t = __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE);
+		double limit;
+		char when[32];
+
+		if (!t || s->reported)
+			continue;
+		limit = is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s;
+		if (now - t < (uint64_t)(limit * 1e9))
+			continue;
+		s->reported = 1;
+		fmt_when(when, sizeof(when), t);
+		ng_warn("host call %s%s%llu (comm %016llx) has not returned after %.1f s "
+			"(entered at %s, thread %d): a host-side hang%s; action %s",
+			ng_fn_name[s->fn], s->seq ? " seq " : "", (unsigned long long)s->seq,
+			(unsigned long long)s->comm_hash, (now - t) / 1e9, when, s->tid,
+			is_init(s->fn) ? " in communicator init (a rank that never joined?)" : "",
+			ng_action_name(ng_cfg.on_timeout));
+		emit_timeout(s->comm_hash, s->seq, ng_fn_op[s->fn], now - t,
+			     is_init(s->fn) ? "init" : "host");
+		/* Nothing to revoke for a comm that does not exist yet. */
+		if (ng_cfg.on_timeout == NG_ACT_EXIT)
+			do_exit(is_init(s->fn) ? "init timeout" : "host call timeout");
+		else
+			ng_watchdog_dump(is_init(s->fn) ? "init timeout" : "host call timeout");
+	}
+}
+
+/* ---- completions ----------------------------------------------------- */
+
+static void complete(struct ng_flight *f)
+{
+	struct ng_pool *p = f->comm->pool;
+	struct ng_ev_coll_complete ev;
+	float ms = 0;
+
+	if (f->seq) {
+		uint64_t prev = __atomic_load_n(&f->comm->last_done_seq, __ATOMIC_RELAXED);
+
+		if (f->seq > prev)
+			__atomic_store_n(&f->comm->last_done_seq, f->seq, __ATOMIC_RELAXED);
+	}
+	if (ng_tp && ng_tp->coll_enabled()) {
+		ev.comm_hash = f->comm->hash;
+		ev.seq = f->seq;
+		ev.p2p_seq = f->p2p_seq;
+		ev.op = ng_fn_op[f->fn];
+		ev.bytes = f->bytes;
+		ev.stream = (uint64_t)(uintptr_t)f->stream;
+		ev.gpu_start_ns = gpu_ns(p, f->start);
+		ev.gpu_end_ns = gpu_ns(p, f->end);
+		if (ng_cuda.cudaEventElapsedTime(&ms, f->start->ev, f->end->ev) != cudaSuccess)
+			ms = 0;
+		ev.duration_ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
+		ev.nranks = f->comm->nranks;
+		ev.root_or_peer = f->root;
+		ng_tp->coll_complete(&ev);
+	}
+	ng_flight_put(f);
+}
+
+struct blocked {
+	cudaStream_t s;
+	struct ng_pool *p;
+};
+
+static int poll_flights(uint64_t now)
+{
+	struct blocked blocked[64];
+	int nblocked = 0, out = 0;
+	struct ng_flight *f;
+	uint64_t limit = (uint64_t)(ng_cfg.timeout_s * 1e9);
+
+	while (npend < NG_PENDING_MAX && (f = ng_ring_pop(&ng_flight_queue))) {
+		pend[npend].f = f;
+		pend[npend].reported = 0;
+		npend++;
+	}
+	for (int i = 0; i < npend; i++) {
+		struct pending *e = &pend[i];
+		int b, done = 0;
+
+		f = e->f;
+		for (b = 0; b < nblocked; b++)
+			if (blocked[b].s == f->stream && blocked[b].p == f->comm->pool)
+				break;
+		if (b == nblocked) {
+			cudaError_t q;
+
+			set_dev(f->comm->pool->dev);
+			q = ng_cuda.cudaEventQuery(f->end->ev);
+			if (q == cudaSuccess) {
+				done = 1;
+			} else if (q != cudaErrorNotReady) {
+				/* A failed stream (aborted comm, revoked): no times. */
+				ng_cuda.cudaGetLastError();
+				ng_flight_put(f);
+				continue;
+			} else if (nblocked < 64) {
+				blocked[nblocked].s = f->stream;
+				blocked[nblocked].p = f->comm->pool;
+				nblocked++;
+			}
+		}
+		if (done) {
+			complete(f);
+			continue;
+		}
+		if (!e->reported && now - f->enter_ns > limit) {
+			e->reported = 1;
+			report_flight(f, now - f->enter_ns);
+		}
+		pend[out++] = *e;
+	}
+	npend = out;
+	return npend;
+}
+
+static void anchor_all(uint64_t now)
+{
+	for (int d = 0; d < NG_MAX_DEVICES; d++) {
+		struct ng_pool *p = ng_timing_pool(d);
+
+		if (p) {
+			set_dev(d);
+			reanchor(p, now);
+		}
+	}
+}
+
+static void *watchdog_main(void *arg)
+{
+	enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	ng_in_shim = 1;		/* nothing this thread calls is the program's */
+	for (;;) {
+		uint64_t now = ng_now_ns();
+		int busy = 0;
+		struct timespec ts;
+
+		if (ng_cuda.cudaEventQuery) {
+			static int mode_set;
+
+			if (!mode_set && ng_cuda.cudaThreadExchangeStreamCaptureMode) {
+				ng_cuda.cudaThreadExchangeStreamCaptureMode(&mode);
+				mode_set = 1;
+			}
+			busy = poll_flights(now);
+			anchor_all(now);
+		}
+		check_host_calls(now);
+		ts.tv_sec = 0;
+		ts.tv_nsec = (busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS) * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+void ng_watchdog_start(void)
+{
+	pthread_attr_t attr;
+
+	if (running)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&thread, &attr, watchdog_main, NULL))
+		ng_warn("cannot start the watchdog thread: no timing, no hang detection");
+	else
+		running = 1;
+	pthread_attr_destroy(&attr);
+}
+
+void ng_watchdog_reset_after_fork(void)
+{
+	running = 0;
+	npend = 0;
+	cur_dev = -1;
+}

@@ -1,0 +1,522 @@
+/*
+ * The hand-written wrappers (NCCL_HOOK entries of nccl_api.def):
+ * communicator life cycle, groups and async errors.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "ncclguard.h"
+
+/* Common prologue: returns 0 when the call is to be forwarded plainly. */
+static int enter(void)
+{
+	if (ng_in_shim)
+		return 0;
+	if (!__atomic_load_n(&ng_initialized, __ATOMIC_ACQUIRE))
+		ng_init();
+	if (ng_cfg.disabled)
+		return 0;
+	ng_first_call();
+	ng_resolve_nccl();
+	return 1;
+}
+
+#define NG_REAL_OR_FAIL(name, fail)                                            \
+	do {                                                                   \
+		if (!ng_real.name) {                                           \
+			ng_init();                                             \
+			ng_first_call();                                       \
+			ng_resolve_nccl();                                     \
+			if (!ng_real.name) {                                   \
+				ng_missing(NG_FN_##name);                      \
+				return fail;                                   \
+			}                                                      \
+		}                                                              \
+	} while (0)
+
+static int config_blocking(const ncclConfig_t *config)
+{
+	return !config || config->blocking == NCCL_CONFIG_UNDEF_INT || config->blocking;
+}
+
+static void emit_init(int begin, const struct ng_ev_comm_init *ev)
+{
+	if (!ng_tp)
+		return;
+	if (begin)
+		ng_tp->comm_init_begin(ev);
+	else
+		ng_tp->comm_init_end(ev);
+}
+
+/* An injected fault on an init-like call ("op=init" / "op=split"). */
+static int inject_init(int fn, ncclResult_t *r)
+{
+	int k;
+
+	if (!__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED))
+		return 0;
+	k = ng_inject_check(fn, ng_fn_op[fn], NULL, 0, r);
+	return k == NG_INJ_DROP || k == NG_INJ_ERROR;
+}
+
+/* After a successful (or in-progress) creation: remember the comm. */
+static void comm_created(ncclComm_t h, uint64_t hash, uint64_t parent, int nranks,
+			 int rank, int blocking, ncclResult_t r,
+			 struct ng_ev_comm_init *ev, uint64_t t0)
+{
+	struct ng_comm *c;
+	int dev = -1;
+
+	if (r == ncclSuccess && ng_real.ncclCommCuDevice)
+		ng_real.ncclCommCuDevice(h, &dev);
+	if (dev < 0 && !ng_resolve_cuda() && ng_cuda.cudaGetDevice)
+		ng_cuda.cudaGetDevice(&dev);
+	if (r == ncclSuccess || r == ncclInProgress) {
+		c = ng_comm_add(h, hash, parent, nranks, rank, dev, blocking);
+		if (c) {
+			ng_rank_from_comm(rank, nranks);
+			ng_timing_comm_ready(c);
+			ev->comm_index = c->index;
+		}
+	}
+	ev->cuda_dev = dev;
+	ev->result = r;
+	ev->duration_ns = ng_now_ns() - t0;
+	emit_init(0, ev);
+	ng_process_info_maybe();
+}
+
+ncclResult_t ngw_ncclGetUniqueId(ncclUniqueId *uniqueId)
+{
+	ncclResult_t r;
+	int saved;
+
+	NG_REAL_OR_FAIL(ncclGetUniqueId, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclGetUniqueId(uniqueId);
+	saved = errno;
+	ng_in_shim++;
+	ng_policy_recheck("ncclGetUniqueId");
+	ng_host_enter(NG_FN_ncclGetUniqueId, 0, 0);
+	errno = saved;
+	r = ng_real.ncclGetUniqueId(uniqueId);
+	saved = errno;
+	ng_host_exit();
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+/* The shared body of the four init calls. */
+static ncclResult_t init_common(int fn, const char *kind, ncclComm_t *comm, int nranks,
+				uint64_t hash, int rank, const ncclConfig_t *config,
+				ncclResult_t (*call)(void *), void *arg)
+{
+	struct ng_ev_comm_init ev = {
+		.comm_hash = hash, .nranks = nranks, .rank = rank, .cuda_dev = -1,
+		.result = -1, .kind = kind, .comm_index = -1,
+		.blocking = config_blocking(config),
+	};
+	ncclResult_t r;
+	uint64_t t0;
+	int saved = errno;
+
+	ng_in_shim++;
+	ng_policy_recheck(ng_fn_name[fn]);
+	emit_init(1, &ev);
+	if (inject_init(fn, &r)) {
+		ng_in_shim--;
+		return r;
+	}
+	t0 = ng_now_ns();
+	ng_host_enter(fn, hash, 0);
+	errno = saved;
+	r = call(arg);
+	saved = errno;
+	ng_host_exit();
+	comm_created(comm ? *comm : NULL, hash, 0, nranks, rank, ev.blocking, r, &ev, t0);
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+struct init_args {
+	ncclComm_t *comm;
+	int nranks, rank, ndev, nid;
+	ncclUniqueId id, *ids;
+	ncclConfig_t *config;
+	const int *devlist;
+};
+
+static ncclResult_t call_initrank(void *p)
+{
+	struct init_args *a = p;
+
+	return ng_real.ncclCommInitRank(a->comm, a->nranks, a->id, a->rank);
+}
+
+static ncclResult_t call_initconfig(void *p)
+{
+	struct init_args *a = p;
+
+	return ng_real.ncclCommInitRankConfig(a->comm, a->nranks, a->id, a->rank, a->config);
+}
+
+static ncclResult_t call_scalable(void *p)
+{
+	struct init_args *a = p;
+
+	return ng_real.ncclCommInitRankScalable(a->comm, a->nranks, a->rank, a->nid,
+						 a->ids, a->config);
+}
+
+ncclResult_t ngw_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+{
+	struct init_args a = { .comm = comm, .nranks = nranks, .id = commId, .rank = rank };
+
+	NG_REAL_OR_FAIL(ncclCommInitRank, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommInitRank(comm, nranks, commId, rank);
+	return init_common(NG_FN_ncclCommInitRank, "initrank", comm, nranks,
+			   ng_hash_unique_id(&commId), rank, NULL, call_initrank, &a);
+}
+
+ncclResult_t ngw_ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
+					int rank, ncclConfig_t *config)
+{
+	struct init_args a = { .comm = comm, .nranks = nranks, .id = commId, .rank = rank,
+			       .config = config };
+
+	NG_REAL_OR_FAIL(ncclCommInitRankConfig, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommInitRankConfig(comm, nranks, commId, rank, config);
+	return init_common(NG_FN_ncclCommInitRankConfig, "initconfig", comm, nranks,
+			   ng_hash_unique_id(&commId), rank, config, call_initconfig, &a);
+}
+
+ncclResult_t ngw_ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank,
+					  int nId, ncclUniqueId *commIds, ncclConfig_t *config)
+{
+	struct init_args a = { .comm = newcomm, .nranks = nranks, .rank = myrank, .nid = nId,
+			       .ids = commIds, .config = config };
+	uint64_t hash;
+
+	NG_REAL_OR_FAIL(ncclCommInitRankScalable, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommInitRankScalable(newcomm, nranks, myrank, nId, commIds, config);
+	hash = nId > 0 && commIds ? ng_hash_bytes(commIds, (size_t)nId * sizeof(*commIds), 0) : 0;
+	return init_common(NG_FN_ncclCommInitRankScalable, "scalable", newcomm, nranks,
+			   hash, myrank, config, call_scalable, &a);
+}
+
+/* One process drives every rank: the comms share a hash of their own. */
+ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+{
+	static uint64_t counter;
+	struct ng_ev_comm_init ev = { .nranks = ndev, .cuda_dev = -1, .result = -1,
+				      .kind = "initall", .comm_index = -1, .blocking = 1 };
+	uint64_t key[2], hash, t0;
+	ncclResult_t r;
+	int saved;
+
+	NG_REAL_OR_FAIL(ncclCommInitAll, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommInitAll(comm, ndev, devlist);
+	saved = errno;
+	ng_in_shim++;
+	key[0] = (uint64_t)getpid();
+	key[1] = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+	hash = ng_hash_bytes(key, sizeof(key), 2);
+	ev.comm_hash = hash;
+	ng_policy_recheck("ncclCommInitAll");
+	emit_init(1, &ev);
+	if (inject_init(NG_FN_ncclCommInitAll, &r)) {
+		ng_in_shim--;
+		return r;
+	}
+	t0 = ng_now_ns();
+	ng_host_enter(NG_FN_ncclCommInitAll, hash, 0);
+	errno = saved;
+	r = ng_real.ncclCommInitAll(comm, ndev, devlist);
+	saved = errno;
+	ng_host_exit();
+	for (int i = 0; i < ndev; i++) {
+		ev.rank = i;
+		comm_created(r == ncclSuccess ? comm[i] : NULL, hash, 0, ndev, i, 1, r, &ev, t0);
+	}
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+/* Split and shrink: every member of the parent calls them collectively,
+ * so (parent hash, color, the parent's split counter) agree across ranks. */
+static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int color,
+			   ncclComm_t *newcomm, const ncclConfig_t *config,
+			   ncclResult_t (*call)(void *), void *arg)
+{
+	struct ng_comm *p = ng_comm_find(parent);
+	struct ng_ev_comm_init ev = { .cuda_dev = -1, .result = -1, .kind = kind,
+				      .comm_index = -1, .blocking = config_blocking(config) };
+	uint64_t counter, t0;
+	int nranks = 0, rank = -1, saved = errno;
+	ncclResult_t r;
+
+	ng_in_shim++;
+	counter = p ? __atomic_add_fetch(&p->split_count, 1, __ATOMIC_RELAXED) : 0;
+	ev.parent_hash = p ? p->hash : 0;
+	ev.comm_hash = ng_hash_split(ev.parent_hash, color, counter);
+	ng_policy_recheck(ng_fn_name[fn]);
+	emit_init(1, &ev);
+	if (inject_init(fn, &r)) {
+		ng_in_shim--;
+		return r;
+	}
+	t0 = ng_now_ns();
+	ng_host_enter(fn, ev.comm_hash, 0);
+	errno = saved;
+	r = call(arg);
+	saved = errno;
+	ng_host_exit();
+	if (r == ncclSuccess && newcomm && *newcomm) {
+		ng_real.ncclCommCount(*newcomm, &nranks);
+		ng_real.ncclCommUserRank(*newcomm, &rank);
+	}
+	ev.nranks = nranks;
+	ev.rank = rank;
+	if (newcomm && *newcomm) {
+		/* comm_created keeps r; the parent link is ours to set. */
+		struct ng_comm *c;
+
+		comm_created(*newcomm, ev.comm_hash, ev.parent_hash, nranks, rank,
+			     ev.blocking, r, &ev, t0);
+		c = ng_comm_find(*newcomm);
+		if (c)
+			c->parent_hash = ev.parent_hash;
+	} else {
+		ev.result = r;
+		ev.duration_ns = ng_now_ns() - t0;
+		emit_init(0, &ev);
+	}
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+struct split_args {
+	ncclComm_t comm, *newcomm;
+	int color, key, *exclude, nexclude, flags;
+	ncclConfig_t *config;
+};
+
+static ncclResult_t call_split(void *p)
+{
+	struct split_args *a = p;
+
+	return ng_real.ncclCommSplit(a->comm, a->color, a->key, a->newcomm, a->config);
+}
+
+static ncclResult_t call_shrink(void *p)
+{
+	struct split_args *a = p;
+
+	return ng_real.ncclCommShrink(a->comm, a->exclude, a->nexclude, a->newcomm,
+				      a->config, a->flags);
+}
+
+ncclResult_t ngw_ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+			       ncclConfig_t *config)
+{
+	struct split_args a = { .comm = comm, .newcomm = newcomm, .color = color, .key = key,
+				.config = config };
+
+	NG_REAL_OR_FAIL(ncclCommSplit, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommSplit(comm, color, key, newcomm, config);
+	return derive(NG_FN_ncclCommSplit, "split", comm, color, newcomm, config, call_split, &a);
+}
+
+ncclResult_t ngw_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+				ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
+{
+	struct split_args a = { .comm = comm, .newcomm = newcomm, .exclude = excludeRanksList,
+				.nexclude = excludeRanksCount, .config = config,
+				.flags = shrinkFlags };
+
+	NG_REAL_OR_FAIL(ncclCommShrink, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm,
+					      config, shrinkFlags);
+	/* Survivors of a shrink all exclude the same ranks: a shared color. */
+	return derive(NG_FN_ncclCommShrink, "shrink", comm, -1000 - excludeRanksCount,
+		      newcomm, config, call_shrink, &a);
+}
+
+/* ---- ending a communicator ------------------------------------------- */
+
+static void emit_end(uint64_t hash, const char *kind, ncclResult_t r)
+{
+	struct ng_ev_comm_end ev = { .comm_hash = hash, .kind = kind, .result = r };
+
+	if (ng_tp)
+		ng_tp->comm_end(&ev);
+}
+
+/* After the watchdog aborted a comm its handle points to freed memory:
+ * the program's own destroy or abort must not reach NCCL. */
+static int gone(ncclComm_t comm, const char *kind)
+{
+	struct ng_comm *c = ng_comm_find(comm);
+
+	if (!c || !__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE))
+		return 0;
+	ng_comm_forget(comm);
+	emit_end(c->hash, kind, ncclSuccess);
+	return 1;
+}
+
+static ncclResult_t end_common(int fn, const char *kind, ncclComm_t comm, int forget,
+			       ncclResult_t (*real)(ncclComm_t))
+{
+	struct ng_comm *c;
+	ncclResult_t r;
+	int saved;
+
+	if (!enter())
+		return real(comm);
+	if (gone(comm, kind))
+		return ncclSuccess;
+	c = ng_comm_find(comm);
+	saved = errno;
+	ng_in_shim++;
+	ng_host_enter(fn, c ? c->hash : 0, 0);
+	errno = saved;
+	r = real(comm);
+	saved = errno;
+	ng_host_exit();
+	emit_end(c ? c->hash : 0, kind, r);
+	if (forget && r == ncclSuccess)
+		ng_comm_forget(comm);
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+ncclResult_t ngw_ncclCommFinalize(ncclComm_t comm)
+{
+	NG_REAL_OR_FAIL(ncclCommFinalize, ncclSystemError);
+	return end_common(NG_FN_ncclCommFinalize, "finalize", comm, 0, ng_real.ncclCommFinalize);
+}
+
+ncclResult_t ngw_ncclCommDestroy(ncclComm_t comm)
+{
+	NG_REAL_OR_FAIL(ncclCommDestroy, ncclSystemError);
+	return end_common(NG_FN_ncclCommDestroy, "destroy", comm, 1, ng_real.ncclCommDestroy);
+}
+
+ncclResult_t ngw_ncclCommAbort(ncclComm_t comm)
+{
+	NG_REAL_OR_FAIL(ncclCommAbort, ncclSystemError);
+	return end_common(NG_FN_ncclCommAbort, "abort", comm, 1, ng_real.ncclCommAbort);
+}
+
+ncclResult_t ngw_ncclCommRevoke(ncclComm_t comm, int revokeFlags)
+{
+	struct ng_comm *c;
+	ncclResult_t r;
+
+	NG_REAL_OR_FAIL(ncclCommRevoke, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommRevoke(comm, revokeFlags);
+	c = ng_comm_find(comm);
+	r = ng_real.ncclCommRevoke(comm, revokeFlags);
+	if (c && r == ncclSuccess)
+		__atomic_store_n(&c->revoked, 1, __ATOMIC_RELEASE);
+	emit_end(c ? c->hash : 0, "revoke", r);
+	return r;
+}
+
+ncclResult_t ngw_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
+{
+	struct ng_comm *c;
+	ncclResult_t r;
+
+	NG_REAL_OR_FAIL(ncclCommGetAsyncError, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommGetAsyncError(comm, asyncError);
+	c = ng_comm_find(comm);
+	if (c && __atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE)) {
+		/* The watchdog aborted it: say so, never touch the freed comm. */
+		if (asyncError)
+			*asyncError = ncclRemoteError;
+		return ncclSuccess;
+	}
+	r = ng_real.ncclCommGetAsyncError(comm, asyncError);
+	if (c && r == ncclSuccess && asyncError && *asyncError != ncclInProgress)
+		ng_timing_undefer(c, *asyncError);
+	return r;
+}
+
+/* ---- groups ---------------------------------------------------------- */
+
+ncclResult_t ngw_ncclGroupStart(void)
+{
+	ncclResult_t r;
+
+	NG_REAL_OR_FAIL(ncclGroupStart, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclGroupStart();
+	r = ng_real.ncclGroupStart();
+	if (r == ncclSuccess)
+		ng_group_depth++;
+	return r;
+}
+
+ncclResult_t ngw_ncclGroupEnd(void)
+{
+	ncclResult_t r;
+	int saved, outer;
+
+	NG_REAL_OR_FAIL(ncclGroupEnd, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclGroupEnd();
+	outer = ng_group_depth == 1;
+	if (__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED) && outer) {
+		ncclResult_t ir;
+		int k = ng_inject_check(NG_FN_ncclGroupEnd, "groupend", NULL, 0, &ir);
+
+		if (k == NG_INJ_ERROR)
+			return ir;
+	}
+	saved = errno;
+	ng_in_shim++;
+	ng_host_enter(NG_FN_ncclGroupEnd, 0, 0);
+	errno = saved;
+	r = ng_real.ncclGroupEnd();
+	saved = errno;
+	ng_host_exit();
+	if (ng_group_depth > 0)
+		ng_group_depth--;
+	if (outer)
+		ng_timing_group_end(r);
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+/* Simulation ends the group but launches nothing: members go untimed. */
+ncclResult_t ngw_ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
+{
+	ncclResult_t r;
+
+	NG_REAL_OR_FAIL(ncclGroupSimulateEnd, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclGroupSimulateEnd(simInfo);
+	r = ng_real.ncclGroupSimulateEnd(simInfo);
+	if (ng_group_depth > 0)
+		ng_group_depth--;
+	if (!ng_group_depth)
+		ng_timing_group_end(ncclInvalidUsage);
+	return r;
+}

@@ -1,0 +1,1 @@
+# sim/: the CPU backend (DESIGN.md section 7).

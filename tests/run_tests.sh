@@ -1,0 +1,36 @@
+#!/bin/sh
+# Runs every unit test binary (build/tests/test_*) and every test script
+# (tests/*/test_*.sh), each under a time limit, and prints one summary line.
+# NCCLGUARD_TESTS=pattern runs only the tests whose name contains it.
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export NG_ROOT="$ROOT" NG_BUILD="$ROOT/$BUILD"
+LIMIT=${NCCLGUARD_TEST_TIMEOUT:-300}
+LOGDIR="$NG_BUILD/test-logs"
+mkdir -p "$LOGDIR"
+pass=0; fail=0; failed=""
+
+run_one() {
+	name=$1; shift
+	case "$name" in *"${NCCLGUARD_TESTS:-}"*) ;; *) return ;; esac
+	start=$(date +%s)
+	if timeout -k 10 "$LIMIT" "$@" >"$LOGDIR/$name.log" 2>&1; then
+		pass=$((pass + 1)); echo "PASS $name ($(( $(date +%s) - start )) s)"
+	else
+		rc=$?
+		fail=$((fail + 1)); failed="$failed $name"
+		echo "FAIL $name (exit $rc, $(( $(date +%s) - start )) s); last lines of $LOGDIR/$name.log:"
+		tail -n 25 "$LOGDIR/$name.log" | sed 's/^/    /'
+	fi
+}
+
+for t in "$NG_BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for t in "$ROOT"/tests/*/test_*.sh; do
+	[ -f "$t" ] || continue
+	run_one "$(basename "$(dirname "$t")")_$(basename "$t" .sh)" sh "$t"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ] || { echo "failed:$failed"; exit 1; }

@@ -1,0 +1,67 @@
+/* `ncclguard`: subcommand dispatch. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/cli.h"
+
+static const char usage[] =
+	"usage: ncclguard run [-o DIR] [--policy FILE] [--timeout S] [--on-timeout A]\n"
+	"                     [--inject SPEC] [--stacks] -- CMD...\n"
+	"       ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE] [--link-gbps N]\n"
+	"       ncclguard policy check FILE\n"
+	"       ncclguard doctor\n"
+	"       ncclguard --version | --help\n"
+	"\n"
+	"  run      record a job: preload libncclguard.so into CMD and trace it with LTTng\n"
+	"  analyze  read the traces of all ranks and report bandwidth, stragglers, hangs,\n"
+	"           mismatches (text summary, JSON, HTML, Chrome trace)\n"
+	"  policy   validate a site policy file and show what it does on this host\n"
+	"  doctor   check this host: NCCL and CUDA libraries, LTTng, interfaces, GPUs\n"
+	"\n"
+	"Each subcommand takes --help.\n";
+
+int ng_cli_libdir(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	if (snprintf(buf, len, "%s/../lib", exe) >= (int)len)
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("ncclguard %s\n", NCCLGUARD_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return ng_cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "analyze"))
+		return ng_cmd_analyze(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "policy"))
+		return ng_cmd_policy(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "doctor"))
+		return ng_cmd_doctor(argc - 1, argv + 1);
+	fprintf(stderr, "ncclguard: unknown command '%s'\n\n%s", argv[1], usage);
+	return 2;
+}

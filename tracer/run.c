@@ -1,0 +1,10 @@
+/* Placeholder until this subcommand lands. */
+#include <stdio.h>
+#include "tools/cli.h"
+
+int ng_cmd_run(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "ncclguard %s: not built yet\n", argv[0]);
+	return 2;
+}
