@@ -71,7 +71,7 @@ static int capturing(cudaStream_t s)
 
 int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		  ncclDataType_t dtype, int root, ncclComm_t comm,
-		  cudaStream_t stream, int per_rank)
+		  cudaStream_t stream, int per_rank, const void *ret)
 {
 	struct ng_comm *c;
 	int inj;
@@ -106,6 +106,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	}
 	call->captured = capturing(stream);
 	call->flight = NULL;
+	call->site = ng_cfg.stacks ? ng_callsite(ret) : NULL;
 	ng_host_enter(fn, c ? c->hash : 0, call->seq ? call->seq : call->p2p_seq);
 	if (__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED)) {
 		inj = ng_inject_check(fn, ng_fn_op[fn], c,
@@ -133,8 +134,18 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 		ng_timing_after(call, r);
 	ng_host_exit();
 	call->result = r;
-	if (ng_tp)
+	if (ng_tp) {
 		ng_trace_coll_enqueue(call);
+		if (call->site && call->comm) {
+			struct ng_ev_callsite ev = {
+				.comm_hash = call->comm->hash,
+				.seq = call->seq ? call->seq : call->p2p_seq,
+				.frames = call->site,
+			};
+
+			ng_tp->callsite(&ev);
+		}
+	}
 	ng_in_shim--;
 	errno = saved;
 }

@@ -71,6 +71,14 @@ void ng_first_call(void)
 	if (ng_resolve_nccl())
 		ng_warn("NCCL called but no libnccl.so.2 found (tried RTLD_NEXT, "
 			"dlopen(NOLOAD), pnccl*, NCCLGUARD_NCCL_LIBRARY): calls fail");
+	else {
+		int v = 0;
+
+		ng_real.ncclGetVersion(&v);
+		ng_debug("NCCL %d from %s; rank %d of %d (local %d, from %s)", v,
+			 ng_nccl_path(), ng_rank.rank, ng_rank.world_size,
+			 ng_rank.local_rank, ng_rank.source);
+	}
 	ng_trace_load();
 	ng_watchdog_start();
 	__atomic_store_n(&first_call_done, 1, __ATOMIC_RELEASE);

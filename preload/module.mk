@@ -17,3 +17,16 @@ TARGETS += $(BUILD)/lib/libncclguard.so
 INSTALL_LIBS += $(BUILD)/lib/libncclguard.so
 
 -include preload/policy.mk
+
+# Unit tests of the core link the shim's objects directly.
+$(eval $(call ng_unit_test,test_preload_core,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+
+FAKE_NCCL_DIR := $(BUILD)/tests/fakenccl
+$(FAKE_NCCL_DIR)/libnccl.so.2: tests/unit/fake_nccl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $<
+$(FAKE_NCCL_DIR)/libfakenccl-env.so: tests/unit/fake_nccl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DFAKE_VERSION=22222 -shared -o $@ $<
+$(eval $(call ng_unit_test,test_resolve,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(BUILD)/tests/test_resolve: | $(FAKE_NCCL_DIR)/libnccl.so.2 $(FAKE_NCCL_DIR)/libfakenccl-env.so

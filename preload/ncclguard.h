@@ -185,12 +185,13 @@ struct ng_call {
 	int saved_errno;
 	ncclResult_t result;		/* when the call is not forwarded */
 	struct ng_flight *flight;
+	const char *site;		/* symbolised call site, NCCLGUARD_STACKS=1 */
 };
 /* Returns nonzero when the wrapper must return call->result without
  * calling NCCL (an injected fault). */
 int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		  ncclDataType_t dtype, int root, ncclComm_t comm,
-		  cudaStream_t stream, int per_rank);
+		  cudaStream_t stream, int per_rank, const void *ret);
 void ng_coll_end(struct ng_call *call, ncclResult_t r);
 /* The real function is missing: warn once, the table's failure value. */
 void ng_missing(int fn);
@@ -237,6 +238,7 @@ struct ng_flight {
 	struct ng_ev *start, *end;
 	uint64_t enter_ns;
 	int root;
+	const char *site;
 };
 extern struct ng_ring ng_flight_queue;
 extern uint64_t ng_timing_dropped;
@@ -252,6 +254,10 @@ void ng_timing_close(struct ng_flight *f);
 void ng_flight_put(struct ng_flight *f);
 void ng_ev_put(struct ng_ev *e);
 void ng_timing_reset_after_fork(void);
+
+/* ---- callsite.c ------------------------------------------------------ */
+/* Symbolised stack of the caller whose return address is `ret`, cached. */
+const char *ng_callsite(const void *ret);
 
 /* ---- watchdog.c ------------------------------------------------------- */
 void ng_watchdog_start(void);

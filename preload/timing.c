@@ -185,6 +185,7 @@ static struct ng_flight *flight_get(const struct ng_call *call)
 	f->stream = call->stream;
 	f->enter_ns = call->enter_ns;
 	f->root = call->root;
+	f->site = call->site;
 	f->start = f->end = NULL;
 	return f;
 }

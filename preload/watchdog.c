@@ -167,11 +167,11 @@ void ng_watchdog_dump(const char *reason)
 
 		fprintf(f, "%s\n    {\"comm_hash\": \"%016llx\", \"op\": \"%s\", \"seq\": %llu, "
 			"\"p2p_seq\": %llu, \"bytes\": %llu, \"peer_or_root\": %d, "
-			"\"stream\": \"%p\", \"waited_s\": %.3f}",
+			"\"stream\": \"%p\", \"waited_s\": %.3f, \"call_site\": \"%s\"}",
 			first ? "" : ",", (unsigned long long)fl->comm->hash, ng_fn_op[fl->fn],
 			(unsigned long long)fl->seq, (unsigned long long)fl->p2p_seq,
 			(unsigned long long)fl->bytes, fl->root, (void *)fl->stream,
-			(now - fl->enter_ns) / 1e9);
+			(now - fl->enter_ns) / 1e9, fl->site ? fl->site : "");
 		first = 0;
 	}
 	fprintf(f, "\n  ],\n  \"host_calls\": [");
@@ -269,11 +269,12 @@ static void report_flight(struct ng_flight *f, uint64_t waited)
 	fmt_bytes(size, sizeof(size), f->bytes);
 	fmt_when(when, sizeof(when), f->enter_ns);
 	ng_warn("%s %s %llu on comm %016llx (%d ranks, %s) not complete after %.1f s; "
-		"enqueued at %s on stream %p; action %s",
+		"enqueued at %s on stream %p; call site %s; action %s",
 		ng_fn_op[f->fn], f->p2p_seq ? "p2p_seq" : "seq",
 		(unsigned long long)(f->p2p_seq ? f->p2p_seq : f->seq),
 		(unsigned long long)f->comm->hash, f->comm->nranks, size, waited / 1e9, when,
-		(void *)f->stream, ng_action_name(ng_cfg.on_timeout));
+		(void *)f->stream, f->site ? f->site : "unknown (NCCLGUARD_STACKS=1 records it)",
+		ng_action_name(ng_cfg.on_timeout));
 	emit_timeout(f->comm->hash, f->seq ? f->seq : f->p2p_seq, ng_fn_op[f->fn], waited,
 		     "collective");
 	act(f->comm, "collective timeout");

@@ -42,7 +42,7 @@ static int ensure(int fn, void *const *slot)
 		ncclResult_t ng_r;                                            \
 		if (ng_coll_begin(&ng_c, NG_FN_##name, ng_p2p, ng_count,     \
 				  ng_dtype, ng_root, ng_comm, ng_stream,      \
-				  ng_per_rank))                               \
+				  ng_per_rank, __builtin_return_address(0))) \
 			return ng_c.result;                                   \
 		if (__builtin_expect(!ng_real.name, 0) &&                     \
 		    ensure(NG_FN_##name, (void *const *)&ng_real.name)) {     \

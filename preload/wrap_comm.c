@@ -75,6 +75,8 @@ static void comm_created(ncclComm_t h, uint64_t hash, uint64_t parent, int nrank
 	if (r == ncclSuccess || r == ncclInProgress) {
 		c = ng_comm_add(h, hash, parent, nranks, rank, dev, blocking);
 		if (c) {
+			ng_debug("comm %016llx: rank %d of %d on device %d (%s)",
+				 (unsigned long long)hash, rank, nranks, dev, ev->kind);
 			ng_rank_from_comm(rank, nranks);
 			ng_timing_comm_ready(c);
 			ev->comm_index = c->index;

@@ -1,0 +1,26 @@
+# Sourced by the GPU scripts: unpack the carried Debian packages (.deps/debs)
+# under /tmp, find CUDA and the NCCL of the PyTorch wheel, and set what the
+# build and LTTng need.  Nothing is installed into /.
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+DEPS=/tmp/ngdeps
+if [ ! -d "$DEPS/usr" ]; then
+	mkdir -p "$DEPS"
+	for d in "$NG_ROOT"/.deps/debs/*.deb; do dpkg -x "$d" "$DEPS"; done
+fi
+DEPLIB="$DEPS/usr/lib/x86_64-linux-gnu"
+export CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
+NCCL_PKG=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])')
+export NCCL_HOME="$NCCL_PKG"
+export NCCL_LIBDIR="$NCCL_PKG/lib"
+# Build flags: headers and static/dev libraries from the carried packages.
+export NG_MAKEFLAGS="CUDA_HOME=$CUDA_HOME NCCL_HOME=$NCCL_HOME INIH_LIB=$DEPLIB/libinih.a CFLAGS=-I$DEPS/usr/include LDFLAGS=-L$DEPLIB"
+export PKG_CONFIG_SYSROOT_DIR="$DEPS" PKG_CONFIG_PATH="$DEPLIB/pkgconfig"
+# Only LTTng and babeltrace2 commands get the carried libraries.
+lt() { LD_LIBRARY_PATH="$DEPLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
+export LTTNG_SESSION_CONFIG_XSD_PATH="$DEPS/usr/share/xml/lttng"
+export BABELTRACE_PLUGIN_PATH="$DEPLIB/babeltrace2/plugins"
+export LIBBABELTRACE2_PLUGIN_PROVIDER_DIR="$DEPLIB/babeltrace2/plugin-providers"
+export LTTNG_CONSUMERD64_BIN="$DEPLIB/lttng/libexec/lttng-consumerd"
+export PATH="$DEPS/usr/bin:$PATH"

@@ -1,0 +1,285 @@
+/* Unit tests of the shim's core: rank discovery, identity hashes, the API
+ * table, the communicator registry, the ring and the injection parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ncclguard.h"
+
+/* ---- rank discovery -------------------------------------------------- */
+
+static const char *const *fake_env;
+
+static char *fake_get(const char *name)
+{
+	for (const char *const *e = fake_env; e && *e; e += 2)
+		if (!strcmp(e[0], name))
+			return (char *)e[1];
+	return NULL;
+}
+
+static void discover(const char *const *env, struct ng_rank *r)
+{
+	fake_env = env;
+	ng_rank_discover(r, fake_get);
+}
+
+static void test_rank_torchrun(void **state)
+{
+	const char *const env[] = { "RANK", "5", "WORLD_SIZE", "8", "LOCAL_RANK", "1",
+				    "SLURM_PROCID", "0", "SLURM_NTASKS", "2", NULL };
+	struct ng_rank r;
+
+	(void)state;
+	discover(env, &r);
+	assert_int_equal(r.rank, 5);
+	assert_int_equal(r.world_size, 8);
+	assert_int_equal(r.local_rank, 1);
+	assert_string_equal(r.source, "torchrun");
+}
+
+static void test_rank_launchers(void **state)
+{
+	const char *const ompi[] = { "OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_SIZE", "4",
+				     "OMPI_COMM_WORLD_LOCAL_RANK", "3", NULL };
+	const char *const mpich[] = { "PMI_RANK", "2", "PMI_SIZE", "4", "MPI_LOCALRANKID", "0", NULL };
+	const char *const slurm[] = { "SLURM_PROCID", "7", "SLURM_NTASKS", "16", "SLURM_LOCALID", "3", NULL };
+	struct ng_rank r;
+
+	(void)state;
+	discover(ompi, &r);
+	assert_string_equal(r.source, "ompi");
+	assert_int_equal(r.rank, 3);
+	assert_int_equal(r.local_rank, 3);
+	discover(mpich, &r);
+	assert_string_equal(r.source, "mpich");
+	assert_int_equal(r.rank, 2);
+	assert_int_equal(r.local_rank, 0);
+	discover(slurm, &r);
+	assert_string_equal(r.source, "slurm");
+	assert_int_equal(r.rank, 7);
+	assert_int_equal(r.world_size, 16);
+	assert_int_equal(r.local_rank, 3);
+}
+
+static void test_rank_bad_values(void **state)
+{
+	/* Garbage or inconsistent torchrun values fall through to Open MPI. */
+	const char *const env[] = { "RANK", "x1", "WORLD_SIZE", "4",
+				    "OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "2", NULL };
+	const char *const bad[] = { "RANK", "4", "WORLD_SIZE", "4", NULL };
+	const char *const none[] = { "HOME", "/root", NULL };
+	struct ng_rank r;
+
+	(void)state;
+	discover(env, &r);
+	assert_string_equal(r.source, "ompi");
+	assert_int_equal(r.rank, 1);
+	assert_int_equal(r.local_rank, -1);
+	discover(bad, &r);
+	assert_string_equal(r.source, "none");
+	assert_int_equal(r.rank, -1);
+	discover(none, &r);
+	assert_string_equal(r.source, "none");
+}
+
+/* ---- identity -------------------------------------------------------- */
+
+static void test_hash_unique_id(void **state)
+{
+	ncclUniqueId a, b;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(a.internal); i++)
+		a.internal[i] = (char)(i * 7);
+	b = a;
+	assert_int_equal(ng_hash_unique_id(&a), ng_hash_unique_id(&b));
+	b.internal[127] ^= 1;
+	assert_int_not_equal(ng_hash_unique_id(&a), ng_hash_unique_id(&b));
+	assert_int_not_equal(ng_hash_unique_id(&a), 0);
+}
+
+static void test_hash_split(void **state)
+{
+	uint64_t p = 0x1234;
+
+	(void)state;
+	assert_int_equal(ng_hash_split(p, 1, 1), ng_hash_split(p, 1, 1));
+	assert_int_not_equal(ng_hash_split(p, 1, 1), ng_hash_split(p, 2, 1));
+	assert_int_not_equal(ng_hash_split(p, 1, 1), ng_hash_split(p, 1, 2));
+	assert_int_not_equal(ng_hash_split(p, 1, 1), ng_hash_split(p + 1, 1, 1));
+	assert_int_not_equal(ng_hash_split(p, -1, 1), ng_hash_split(p, 1, 1));
+}
+
+/* ---- the table ------------------------------------------------------- */
+
+static void test_table(void **state)
+{
+	(void)state;
+	assert_true(NG_FN_COUNT > 30);
+	for (int i = 0; i < NG_FN_COUNT; i++) {
+		assert_non_null(ng_fn_name[i]);
+		assert_non_null(ng_fn_op[i]);
+		assert_memory_equal(ng_fn_name[i], "nccl", 4);
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(ng_fn_name[i], ng_fn_name[j]);
+	}
+	assert_string_equal(ng_fn_op[NG_FN_ncclAllReduce], "allreduce");
+	assert_string_equal(ng_fn_op[NG_FN_ncclBcast], "broadcast");
+	assert_string_equal(ng_fn_op[NG_FN_ncclSend], "send");
+	assert_string_equal(ng_fn_op[NG_FN_ncclGetVersion], "-");
+	assert_true(ng_op_known("reducescatter"));
+	assert_true(ng_op_known("init"));
+	assert_false(ng_op_known("allreduc"));
+	assert_false(ng_op_known("-"));
+	assert_int_equal(ng_dtype_size(ncclBfloat16), 2);
+	assert_int_equal(ng_dtype_size(ncclFloat64), 8);
+	assert_int_equal(ng_dtype_size(ncclUint8), 1);
+	assert_int_equal(ng_dtype_size((ncclDataType_t)99), 0);
+}
+
+/* ---- communicator registry ------------------------------------------- */
+
+static void test_comm_registry(void **state)
+{
+	ncclComm_t h1 = (ncclComm_t)(uintptr_t)0x1000, h2 = (ncclComm_t)(uintptr_t)0x2000;
+	struct ng_comm *a, *b, *c;
+
+	(void)state;
+	assert_null(ng_comm_find(h1));
+	a = ng_comm_add(h1, 11, 0, 4, 0, 0, 1);
+	b = ng_comm_add(h2, 22, 11, 2, 1, 0, 1);
+	assert_non_null(a);
+	assert_ptr_equal(ng_comm_find(h1), a);
+	assert_ptr_equal(ng_comm_find(h2), b);
+	assert_int_equal(b->index, a->index + 1);
+	ng_comm_forget(h1);
+	assert_null(ng_comm_find(h1));
+	/* NCCL may hand out the same address again after a destroy. */
+	c = ng_comm_add(h1, 33, 0, 8, 3, 0, 1);
+	assert_ptr_equal(ng_comm_find(h1), c);
+	assert_int_equal(ng_comm_find(h1)->hash, 33);
+	assert_int_equal(a->hash, 11);
+}
+
+/* ---- ring ------------------------------------------------------------ */
+
+static void test_ring_basic(void **state)
+{
+	struct ng_ring r;
+	int v[5];
+
+	(void)state;
+	assert_int_equal(ng_ring_init(&r, 4), 0);
+	assert_null(ng_ring_pop(&r));
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(ng_ring_push(&r, &v[i]), 0);
+	assert_int_equal(ng_ring_push(&r, &v[4]), -1);	/* full: refused, not blocked */
+	for (int i = 0; i < 4; i++)
+		assert_ptr_equal(ng_ring_pop(&r), &v[i]);
+	assert_null(ng_ring_pop(&r));
+	free(r.cells);
+}
+
+#define PER_THREAD 200000
+static struct ng_ring shared;
+static void *producer(void *arg)
+{
+	uintptr_t base = (uintptr_t)arg;
+
+	for (uintptr_t i = 1; i <= PER_THREAD; i++)
+		while (ng_ring_push(&shared, (void *)(base + i)))
+			;
+	return NULL;
+}
+
+static void test_ring_threads(void **state)
+{
+	pthread_t t[2];
+	uintptr_t last[2] = { 0, 0 }, got = 0;
+
+	(void)state;
+	assert_int_equal(ng_ring_init(&shared, 1024), 0);
+	pthread_create(&t[0], NULL, producer, (void *)(uintptr_t)0);
+	pthread_create(&t[1], NULL, producer, (void *)(uintptr_t)(1ull << 40));
+	while (got < 2 * PER_THREAD) {
+		uintptr_t v = (uintptr_t)ng_ring_pop(&shared);
+		int who;
+
+		if (!v)
+			continue;
+		who = v >> 40 ? 1 : 0;
+		v &= (1ull << 40) - 1;
+		assert_int_equal(v, last[who] + 1);	/* each producer's order kept */
+		last[who] = v;
+		got++;
+	}
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	free(shared.cells);
+}
+
+/* ---- injection specs ------------------------------------------------- */
+
+static void test_inject_valid(void **state)
+{
+	char err[256];
+
+	(void)state;
+	assert_int_equal(ng_inject_parse("delay:ms=50,rank=1,op=allreduce", err, sizeof(err)), 0);
+	assert_int_equal(ng_inject_parse("drop:rank=1,op=allreduce,seq=20", err, sizeof(err)), 0);
+	assert_int_equal(ng_inject_parse("stall:op=groupend,count=1;error:code=ncclSystemError,every=3",
+					 err, sizeof(err)), 0);
+	assert_int_equal(ng_inject_parse("error:code=InvalidUsage,comm=0", err, sizeof(err)), 0);
+	assert_int_equal(ng_inject_parse("drop", err, sizeof(err)), 0);
+}
+
+static void expect_bad(const char *spec, const char *part)
+{
+	char err[512] = "";
+
+	assert_int_equal(ng_inject_parse(spec, err, sizeof(err)), -1);
+	if (!strstr(err, part))
+		fail_msg("spec '%s': message '%s' does not name '%s'", spec, err, part);
+}
+
+static void test_inject_invalid(void **state)
+{
+	(void)state;
+	expect_bad("sleep:ms=5", "sleep");
+	expect_bad("delay:rank=1", "ms=N");
+	expect_bad("delay:ms=abc", "ms=abc");
+	expect_bad("delay:ms=-5", "ms=-5");
+	expect_bad("drop:op=allreduse", "allreduse");
+	expect_bad("drop:rnk=1", "rnk");
+	expect_bad("drop:rank", "rank");
+	expect_bad("drop:rank=", "rank=");
+	expect_bad("error:code=ncclOops", "ncclOops");
+	expect_bad("error", "code=NAME");
+	expect_bad("drop:every=0", "every=0");
+	expect_bad("drop:ms=5", "ms");		/* ms belongs to delay only */
+	expect_bad(";;", "no rule");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rank_torchrun),
+		cmocka_unit_test(test_rank_launchers),
+		cmocka_unit_test(test_rank_bad_values),
+		cmocka_unit_test(test_hash_unique_id),
+		cmocka_unit_test(test_hash_split),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_comm_registry),
+		cmocka_unit_test(test_ring_basic),
+		cmocka_unit_test(test_ring_threads),
+		cmocka_unit_test(test_inject_valid),
+		cmocka_unit_test(test_inject_invalid),
+	};
+
+	return cmocka_run_group_tests_name("preload_core", tests, NULL, NULL);
+}
