@@ -57,6 +57,24 @@ void ng_missing(int fn)
 		     "(first: %s); such calls fail", ng_fn_name[fn]);
 }
 
+/* What the watchdog needs to name this call if it never completes. */
+static void remember(struct ng_comm *c, struct ng_call *call)
+{
+	uint64_t i = __atomic_add_fetch(&c->ncalls, 1, __ATOMIC_RELAXED);
+	struct ng_recent *r = &c->recent[i & (NG_RECENT - 1)];
+
+	call->index = i;
+	__atomic_store_n(&r->index, 0, __ATOMIC_RELAXED);
+	r->fn = call->fn;
+	r->seq = call->seq ? call->seq : call->p2p_seq;
+	r->bytes = call->bytes;
+	r->enter_ns = call->enter_ns;
+	r->stream = call->stream;
+	r->site = call->site;
+	__atomic_store_n(&r->index, i, __ATOMIC_RELEASE);
+	c->last_stream = call->stream;
+}
+
 static int capturing(cudaStream_t s)
 {
 	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -106,7 +124,10 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	}
 	call->captured = capturing(stream);
 	call->flight = NULL;
+	call->index = 0;
 	call->site = ng_cfg.stacks ? ng_callsite(ret) : NULL;
+	if (c && !call->captured)
+		remember(c, call);
 	ng_host_enter(fn, c ? c->hash : 0, call->seq ? call->seq : call->p2p_seq);
 	if (__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED)) {
 		inj = ng_inject_check(fn, ng_fn_op[fn], c,

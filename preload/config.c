@@ -11,6 +11,9 @@ struct ng_config ng_cfg = {
 	.timeout_s = 600,
 	.init_timeout_s = 300,
 	.on_timeout = NG_ACT_WARN,
+	.timing = 1,
+	.sample_every = 1,
+	.sample_bytes = 0,
 };
 
 static const char *const action_names[] = {
@@ -84,6 +87,25 @@ void ng_config_from_env(struct ng_config *cfg)
 			v, ng_action_name(cfg->on_timeout));
 	v = getenv("NCCLGUARD_STACKS");
 	cfg->stacks = v && !strcmp(v, "1");
+	v = getenv("NCCLGUARD_TIMING");
+	cfg->timing = !(v && !strcmp(v, "0"));
+	/* NCCLGUARD_SAMPLE=N[:BYTES]: time every Nth call smaller than BYTES
+	 * (default 64 KiB) and every call at least that big. */
+	v = getenv("NCCLGUARD_SAMPLE");
+	if (v && *v) {
+		char *end;
+		long n = strtol(v, &end, 10);
+		unsigned long long b = 65536;
+
+		if (*end == ':')
+			b = strtoull(end + 1, &end, 10);
+		if (n < 1 || *end)
+			ng_warn("NCCLGUARD_SAMPLE='%s': expected N or N:BYTES; timing every call", v);
+		else {
+			cfg->sample_every = n;
+			cfg->sample_bytes = n > 1 ? b : 0;
+		}
+	}
 	v = getenv("NCCLGUARD_INJECT");
 	cfg->inject = v && *v ? v : NULL;
 	v = getenv("NCCLGUARD_DUMP_DIR");

@@ -48,6 +48,9 @@ struct ng_config {
 	double init_timeout_s;		/* communicator init and split */
 	enum ng_action on_timeout;
 	int stacks;
+	int timing;			/* NCCLGUARD_TIMING=0: no GPU events at all */
+	long sample_every;		/* time 1 call in N below sample_bytes */
+	uint64_t sample_bytes;		/* calls at least this big are always timed */
 	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
 };
@@ -140,8 +143,17 @@ extern int ng_capture_seen;
 /* ---- comm.c: communicators, sequence numbers, identity ---------------- */
 #define NG_MAX_DEVICES 64
 #define NG_DEFERRED_MAX 64
+#define NG_RECENT 128		/* power of two */
 struct ng_pool;
 struct ng_flight;
+/* A call as the watchdog needs it to name what is stuck. */
+struct ng_recent {
+	uint64_t index;			/* published last: 0 while being written */
+	int fn;
+	uint64_t seq, bytes, enter_ns;
+	cudaStream_t stream;
+	const char *site;
+};
 struct ng_comm {
 	ncclComm_t handle;
 	uint64_t hash, parent_hash;
@@ -155,6 +167,13 @@ struct ng_comm {
 	int dead;			/* destroyed or aborted */
 	int aborted_by_us;		/* watchdog action abort: report to the program */
 	struct ng_pool *pool;		/* timing events of cuda_dev, NULL: untimed */
+	/* Progress: calls issued (app threads) and known complete (watchdog,
+	 * from timed calls and probes); a call is stuck when it stays past
+	 * done_calls for longer than the timeout. */
+	uint64_t ncalls, done_calls, last_timed_call, reported_call;
+	cudaStream_t last_stream;
+	int probe_out;
+	struct ng_recent recent[NG_RECENT];
 	pthread_mutex_t lock;		/* deferred[] only */
 	int ndeferred;
 	struct ng_flight *deferred[NG_DEFERRED_MAX];	/* nonblocking, InProgress */
@@ -182,6 +201,7 @@ struct ng_call {
 	int dtype, root, nranks;
 	cudaStream_t stream;
 	int captured;
+	uint64_t index;			/* the comm's call counter, coll and p2p */
 	int saved_errno;
 	ncclResult_t result;		/* when the call is not forwarded */
 	struct ng_flight *flight;
@@ -239,8 +259,12 @@ struct ng_flight {
 	uint64_t enter_ns;
 	int root;
 	const char *site;
+	uint64_t index;			/* comm call index it confirms */
+	int probe;			/* a watchdog probe, not a call */
 };
 extern struct ng_ring ng_flight_queue;
+/* Record a probe after the last call of the comm (watchdog thread). */
+int ng_timing_probe(struct ng_comm *c, uint64_t index);
 extern uint64_t ng_timing_dropped;
 int ng_timing_comm_ready(struct ng_comm *c);
 struct ng_pool *ng_timing_pool(int dev);

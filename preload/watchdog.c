@@ -27,7 +27,6 @@
 
 struct pending {
 	struct ng_flight *f;
-	int reported;
 };
 
 static pthread_t thread;
@@ -262,22 +261,54 @@ static void act(struct ng_comm *c, const char *reason)
 	}
 }
 
-static void report_flight(struct ng_flight *f, uint64_t waited)
+/* The first call of a comm not known to be complete has waited too long. */
+static void report_call(struct ng_comm *c, const struct ng_recent *r, uint64_t waited)
 {
 	char size[32], when[32];
+	const char *op = ng_fn_op[r->fn];
+	int p2p = r->fn == NG_FN_ncclSend || r->fn == NG_FN_ncclRecv;
 
-	fmt_bytes(size, sizeof(size), f->bytes);
-	fmt_when(when, sizeof(when), f->enter_ns);
+	fmt_bytes(size, sizeof(size), r->bytes);
+	fmt_when(when, sizeof(when), r->enter_ns);
 	ng_warn("%s %s %llu on comm %016llx (%d ranks, %s) not complete after %.1f s; "
 		"enqueued at %s on stream %p; call site %s; action %s",
-		ng_fn_op[f->fn], f->p2p_seq ? "p2p_seq" : "seq",
-		(unsigned long long)(f->p2p_seq ? f->p2p_seq : f->seq),
-		(unsigned long long)f->comm->hash, f->comm->nranks, size, waited / 1e9, when,
-		(void *)f->stream, f->site ? f->site : "unknown (NCCLGUARD_STACKS=1 records it)",
+		op, p2p ? "p2p_seq" : "seq", (unsigned long long)r->seq,
+		(unsigned long long)c->hash, c->nranks, size, waited / 1e9, when,
+		(void *)r->stream, r->site ? r->site : "unknown (NCCLGUARD_STACKS=1 records it)",
 		ng_action_name(ng_cfg.on_timeout));
-	emit_timeout(f->comm->hash, f->seq ? f->seq : f->p2p_seq, ng_fn_op[f->fn], waited,
-		     "collective");
-	act(f->comm, "collective timeout");
+	emit_timeout(c->hash, r->seq, op, waited, "collective");
+	act(c, "collective timeout");
+}
+
+#define NG_PROBE_AFTER_NS 50000000ull
+
+/* Per comm: is its oldest unconfirmed call late, and should the stream be
+ * probed to confirm the untimed calls behind the last timed one? */
+static void check_comm(struct ng_comm *c, void *arg)
+{
+	uint64_t now = *(uint64_t *)arg;
+	uint64_t issued = __atomic_load_n(&c->ncalls, __ATOMIC_ACQUIRE);
+	uint64_t u = c->done_calls + 1;
+	struct ng_recent r;
+
+	if (u > issued || !c->pool)
+		return;
+	r = c->recent[u & (NG_RECENT - 1)];
+	if (__atomic_load_n(&c->recent[u & (NG_RECENT - 1)].index, __ATOMIC_ACQUIRE) != u ||
+	    r.index != u)
+		return;		/* overwritten or being written: next tick */
+	if (!c->probe_out && !__atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&c->last_timed_call, __ATOMIC_RELAXED) < issued &&
+	    now - r.enter_ns > NG_PROBE_AFTER_NS && !c->revoked &&
+	    !__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE)) {
+		set_dev(c->pool->dev);
+		if (!ng_timing_probe(c, issued))
+			c->probe_out = 1;
+	}
+	if (c->reported_call < u && now - r.enter_ns > (uint64_t)(ng_cfg.timeout_s * 1e9)) {
+		c->reported_call = u;
+		report_call(c, &r, now - r.enter_ns);
+	}
 }
 
 static int is_init(int fn)
@@ -326,6 +357,13 @@ static void complete(struct ng_flight *f)
 	struct ng_ev_coll_complete ev;
 	float ms = 0;
 
+	if (f->index > f->comm->done_calls)
+		f->comm->done_calls = f->index;
+	if (f->probe) {
+		f->comm->probe_out = 0;
+		ng_flight_put(f);
+		return;
+	}
 	if (f->seq) {
 		uint64_t prev = __atomic_load_n(&f->comm->last_done_seq, __ATOMIC_RELAXED);
 
@@ -356,16 +394,13 @@ struct blocked {
 	struct ng_pool *p;
 };
 
-static int poll_flights(uint64_t now)
+static int poll_flights(void)
 {
 	struct blocked blocked[64];
 	int nblocked = 0, out = 0;
 	struct ng_flight *f;
-	uint64_t limit = (uint64_t)(ng_cfg.timeout_s * 1e9);
-
 	while (npend < NG_PENDING_MAX && (f = ng_ring_pop(&ng_flight_queue))) {
 		pend[npend].f = f;
-		pend[npend].reported = 0;
 		npend++;
 	}
 	for (int i = 0; i < npend; i++) {
@@ -386,6 +421,8 @@ static int poll_flights(uint64_t now)
 			} else if (q != cudaErrorNotReady) {
 				/* A failed stream (aborted comm, revoked): no times. */
 				ng_cuda.cudaGetLastError();
+				if (f->probe)
+					f->comm->probe_out = 0;
 				ng_flight_put(f);
 				continue;
 			} else if (nblocked < 64) {
@@ -397,10 +434,6 @@ static int poll_flights(uint64_t now)
 		if (done) {
 			complete(f);
 			continue;
-		}
-		if (!e->reported && now - f->enter_ns > limit) {
-			e->reported = 1;
-			report_flight(f, now - f->enter_ns);
 		}
 		pend[out++] = *e;
 	}
@@ -441,7 +474,8 @@ static void *watchdog_main(void *arg)
 				ng_cuda.cudaThreadExchangeStreamCaptureMode(&mode);
 				mode_set = 1;
 			}
-			busy = poll_flights(now);
+			busy = poll_flights();
+			ng_comm_foreach(check_comm, &now);
 			anchor_all(now);
 		}
 		check_host_calls(now);
