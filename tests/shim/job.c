@@ -1,0 +1,141 @@
+/*
+ * A test job for the watchdog and injection tests: one process per rank
+ * (RANK, WORLD_SIZE from the environment), the unique id through a file.
+ *
+ *   job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking]
+ *
+ * Runs ITERS all-reduces and checks each sum.  --skip R:S: rank R skips its
+ * S-th all-reduce in its own code (its peers hang on it).  --poll: wait with
+ * cudaStreamQuery and ncclCommGetAsyncError instead of a blocking sync, the
+ * way a careful framework does; on an async error, abort the communicator
+ * and exit 7 ("async error" on stdout).  A failed NCCL call exits 10+code.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+static int get_id(const char *path, int rank, ncclUniqueId *id)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (rank == 0) {
+		if (ncclGetUniqueId(id) != ncclSuccess)
+			return -1;
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		f = fopen(tmp, "wb");
+		if (!f || fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f))
+			return -1;
+		return rename(tmp, path);
+	}
+	for (int i = 0; i < 4000; i++) {
+		f = fopen(path, "rb");
+		if (f) {
+			size_t n = fread(id, sizeof(*id), 1, f);
+
+			fclose(f);
+			if (n == 1)
+				return 0;
+		}
+		usleep(5000);
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
+	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
+	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1;
+	size_t count = 1024;
+	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+	ncclUniqueId id;
+	ncclComm_t comm;
+	ncclResult_t r, async;
+	cudaStream_t s;
+	float *buf, *host;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking]\n");
+		return 2;
+	}
+	iters = atoi(argv[2]);
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
+			count = strtoull(argv[++i], NULL, 0) / sizeof(float);
+		else if (!strcmp(argv[i], "--skip") && i + 1 < argc)
+			sscanf(argv[++i], "%d:%d", &skip_rank, &skip_seq);
+		else if (!strcmp(argv[i], "--poll"))
+			poll = 1;
+		else if (!strcmp(argv[i], "--nonblocking"))
+			blocking = 0;
+		else {
+			fprintf(stderr, "job: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (!count)
+		count = 1;
+	host = malloc(count * sizeof(float));
+	if (!host || get_id(argv[1], rank, &id) || cudaSetDevice(0) ||
+	    cudaStreamCreate(&s) || cudaMalloc((void **)&buf, count * sizeof(float))) {
+		fprintf(stderr, "job: setup failed\n");
+		return 3;
+	}
+	config.blocking = blocking;
+	r = ncclCommInitRankConfig(&comm, n, id, rank, &config);
+	while (r == ncclInProgress || (r == ncclSuccess && !blocking &&
+	       !ncclCommGetAsyncError(comm, &async) && async == ncclInProgress)) {
+		usleep(1000);
+		if (r == ncclInProgress && !ncclCommGetAsyncError(comm, &async) && async != ncclInProgress)
+			r = async;
+	}
+	if (r != ncclSuccess) {
+		printf("init returned %d\n", r);
+		return 10 + r;
+	}
+	for (int it = 1; it <= iters; it++) {
+		for (size_t i = 0; i < count; i++)
+			host[i] = (float)(rank + 1) * (float)(i % 97 + it);
+		cudaMemcpy(buf, host, count * sizeof(float), cudaMemcpyHostToDevice);
+		if (rank == skip_rank && it == skip_seq) {
+			printf("iter %d skipped\n", it);
+			fflush(stdout);
+			continue;
+		}
+		r = ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, s);
+		if (r != ncclSuccess && r != ncclInProgress) {
+			printf("allreduce %d returned %d\n", it, r);
+			fflush(stdout);
+			return 10 + r;
+		}
+		if (poll) {
+			while (cudaStreamQuery(s) == cudaErrorNotReady) {
+				if (ncclCommGetAsyncError(comm, &async) == ncclSuccess &&
+				    async != ncclSuccess && async != ncclInProgress) {
+					printf("async error %d at iter %d\n", async, it);
+					fflush(stdout);
+					ncclCommAbort(comm);
+					return 7;
+				}
+				usleep(1000);
+			}
+		} else {
+			cudaStreamSynchronize(s);
+		}
+		cudaMemcpy(host, buf, count * sizeof(float), cudaMemcpyDeviceToHost);
+		for (size_t i = 0; i < count; i++) {
+			if (host[i] != (float)(n * (n + 1) / 2) * (float)(i % 97 + it)) {
+				printf("iter %d WRONG at %zu\n", it, i);
+				return 5;
+			}
+		}
+		printf("iter %d ok\n", it);
+		fflush(stdout);
+	}
+	ncclCommDestroy(comm);
+	return 0;
+}
