@@ -333,9 +333,13 @@ static void check_host_calls(uint64_t now)
 			continue;
 		s->reported = 1;
 		fmt_when(when, sizeof(when), t);
-		ng_warn("host call %s%s%llu (comm %016llx) has not returned after %.1f s "
+		char seq[32] = "";
+
+		if (s->seq)
+			snprintf(seq, sizeof(seq), " seq %llu", (unsigned long long)s->seq);
+		ng_warn("host call %s%s (comm %016llx) has not returned after %.1f s "
 			"(entered at %s, thread %d): a host-side hang%s; action %s",
-			ng_fn_name[s->fn], s->seq ? " seq " : "", (unsigned long long)s->seq,
+			ng_fn_name[s->fn], seq,
 			(unsigned long long)s->comm_hash, (now - t) / 1e9, when, s->tid,
 			is_init(s->fn) ? " in communicator init (a rank that never joined?)" : "",
 			ng_action_name(ng_cfg.on_timeout));

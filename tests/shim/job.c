@@ -123,6 +123,14 @@ int main(int argc, char **argv)
 				}
 				usleep(1000);
 			}
+			/* A revoked comm's operations end early, data unwritten. */
+			if (ncclCommGetAsyncError(comm, &async) == ncclSuccess &&
+			    async != ncclSuccess && async != ncclInProgress) {
+				printf("async error %d after iter %d\n", async, it);
+				fflush(stdout);
+				ncclCommAbort(comm);
+				return 7;
+			}
 		} else {
 			cudaStreamSynchronize(s);
 		}

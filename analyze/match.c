@@ -1,0 +1,1254 @@
+/*
+ * Matching across ranks.  A collective is (comm_hash, seq): each comm keeps
+ * a window of the seqs some rank has touched and no rank has closed.  A
+ * rank has "done" seq s once it completed s or any later seq on that comm
+ * (sampled GPU timing leaves calls in between without coll_complete) or
+ * destroyed the comm.  The front of the window is accounted once every
+ * rank enqueued and is done with it; what is left at the end of the trace
+ * is in flight, and the first such collective of a comm that timed out or
+ * sat for a second is a hang.
+ *
+ * Hosts' clocks differ: finished collectives wait on a pending list until
+ * every host has a clock offset (clock_sample(), settle()).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+
+#define RING_MIN	64
+#define RING_MAX	16384		/* in-flight seqs per comm before forcing */
+#define PEND_MAX	1024		/* finished collectives held for clocks */
+#define CLOCK_SAMPLES	32		/* per host before offsets settle */
+#define HANG_AGE_NS	1000000000LL	/* in flight this long at the end */
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+
+	if (!p) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+static void *xrealloc(void *p, size_t sz)
+{
+	p = realloc(p, sz ? sz : 1);
+	if (!p) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		exit(1);
+	}
+	return d;
+}
+
+/* ---- map -------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+int32_t ng_map_get(const struct ng_map *m, uint64_t key)
+{
+	uint32_t i;
+
+	if (!m->cap)
+		return -1;
+	for (i = mix(key) & (m->cap - 1); m->vals[i] >= 0; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			return m->vals[i];
+	return -1;
+}
+
+void ng_map_put(struct ng_map *m, uint64_t key, int32_t val)
+{
+	uint32_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct ng_map big = { 0 };
+
+		big.cap = m->cap ? m->cap * 2 : 64;
+		big.keys = xcalloc(big.cap, sizeof(*big.keys));
+		big.vals = xcalloc(big.cap, sizeof(*big.vals));
+		memset(big.vals, 0xff, big.cap * sizeof(*big.vals));
+		for (i = 0; i < m->cap; i++)
+			if (m->vals[i] >= 0)
+				ng_map_put(&big, m->keys[i], m->vals[i]);
+		free(m->keys);
+		free(m->vals);
+		*m = big;
+	}
+	for (i = mix(key) & (m->cap - 1); m->vals[i] >= 0; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return;
+		}
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->n++;
+}
+
+void ng_map_free(struct ng_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+int ng_an_op_id(struct ng_an *an, const char *op)
+{
+	int i;
+
+	if (!op || !*op)
+		op = "unknown";
+	for (i = 0; i < an->nops; i++)
+		if (!strcmp(an->ops[i], op))
+			return i;
+	if (an->nops == NG_MAX_OPS)
+		return NG_MAX_OPS - 1;	/* an "other" bucket: only junk gets here */
+	an->ops[an->nops] = xstrdup(an->nops == NG_MAX_OPS - 1 ? "other" : op);
+	/* Writers print op names unescaped: keep them plain. */
+	for (char *q = an->ops[an->nops]; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+		      (*q >= '0' && *q <= '9') || *q == '_' || *q == '-'))
+			*q = '_';
+	return an->nops++;
+}
+
+int ng_an_host(struct ng_an *an, const char *name)
+{
+	int i;
+
+	for (i = 0; i < an->nhosts; i++)
+		if (!strcmp(an->hosts[i].name, name))
+			return i;
+	an->hosts = xrealloc(an->hosts, (an->nhosts + 1) * sizeof(*an->hosts));
+	memset(&an->hosts[i], 0, sizeof(an->hosts[i]));
+	an->hosts[i].name = xstrdup(name);
+	an->hosts[i].first_ts = INT64_MAX;
+	an->hosts[i].last_ts = INT64_MIN;
+	an->hosts[i].samples = xcalloc(CLOCK_SAMPLES, sizeof(int64_t));
+	an->hosts[i].settled = i == 0;
+	an->nhosts++;
+	return i;
+}
+
+static struct ng_proc *proc_get(struct ng_an *an, const struct ng_src *src)
+{
+	uint64_t key = ((uint64_t)src->host << 40) ^ (uint64_t)(src->vpid & 0xffffffffffLL);
+	int32_t i = ng_map_get(&an->proc_map, key);
+	struct ng_proc *p;
+
+	if (i >= 0)
+		return &an->procs[i];
+	an->procs = xrealloc(an->procs, (an->nprocs + 1) * sizeof(*an->procs));
+	p = &an->procs[an->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->host = src->host;
+	p->vpid = src->vpid;
+	p->pid = src->vpid;
+	p->rank = -1;
+	p->numa_node = -1;
+	p->first_ts = INT64_MAX;
+	p->last_ts = INT64_MIN;
+	p->cur_start = p->cur_end = INT64_MIN;
+	p->heat_sum = xcalloc(NG_HEAT_BINS, sizeof(double));
+	p->heat_n = xcalloc(NG_HEAT_BINS, sizeof(uint32_t));
+	p->chrome_pid = -1;
+	ng_map_put(&an->proc_map, key, an->nprocs);
+	return &an->procs[an->nprocs++];
+}
+
+static struct ng_comm *comm_get(struct ng_an *an, uint64_t hash, int64_t nranks)
+{
+	int32_t i = ng_map_get(&an->comm_map, hash);
+	struct ng_comm *c;
+
+	if (i >= 0) {
+		c = an->comms[i];
+		if (nranks > c->nranks)
+			c->nranks = (int)nranks;
+		return c;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->hash = hash;
+	c->nranks = nranks > 0 ? (int)nranks : 0;
+	c->lo = 1;
+	an->comms = xrealloc(an->comms, (an->ncomms + 1) * sizeof(*an->comms));
+	an->comms[an->ncomms] = c;
+	ng_map_put(&an->comm_map, hash, an->ncomms++);
+	return c;
+}
+
+/* A proc joins a comm the first time it is seen on it. */
+static struct ng_pc *pc_get(struct ng_an *an, int proc, struct ng_comm *c, int comm_idx)
+{
+	uint64_t key = ((uint64_t)proc << 32) ^ (uint64_t)comm_idx;
+	int32_t i = ng_map_get(&an->pc_map, key);
+	struct ng_pc *pc;
+
+	if (i >= 0)
+		return &an->pcs[i];
+	an->pcs = xrealloc(an->pcs, (an->npcs + 1) * sizeof(*an->pcs));
+	pc = &an->pcs[an->npcs];
+	memset(pc, 0, sizeof(*pc));
+	pc->proc = proc;
+	pc->comm = c;
+	pc->comm_rank = -1;
+	pc->drop_seq = UINT64_MAX;
+	if (c->nmembers == c->cap_members) {
+		c->cap_members = c->cap_members ? c->cap_members * 2 : 8;
+		c->members = xrealloc(c->members, c->cap_members * sizeof(*c->members));
+	}
+	pc->member = c->nmembers;
+	c->members[c->nmembers++] = proc;
+	ng_map_put(&an->pc_map, key, an->npcs);
+	return &an->pcs[an->npcs++];
+}
+
+static struct ng_pc *pc_for(struct ng_an *an, const struct ng_src *src,
+			    uint64_t hash, int64_t nranks)
+{
+	struct ng_proc *p = proc_get(an, src);
+	struct ng_comm *c = comm_get(an, hash, nranks);
+
+	return pc_get(an, (int)(p - an->procs), c, ng_map_get(&an->comm_map, hash));
+}
+
+/* ---- entries ---------------------------------------------------------- */
+
+static struct ng_entry *entry_new(struct ng_comm *c, uint64_t seq)
+{
+	int n = c->nmembers > c->nranks ? c->nmembers : c->nranks;
+	struct ng_entry *e;
+
+	if (n < 1)
+		n = 1;
+	e = xcalloc(1, sizeof(*e) + n * sizeof(struct ng_slot));
+	e->seq = seq;
+	e->nslots = n;
+	e->nranks = c->nranks;
+	e->comm = c;
+	return e;
+}
+
+static struct ng_entry **ring_at(struct ng_comm *c, uint64_t off)
+{
+	return &c->ring[(c->head + off) & (c->cap - 1)];
+}
+
+static int ready(const struct ng_entry *e)
+{
+	int n = e->nranks > 0 ? e->nranks : e->comm->nranks;
+
+	return n > 0 && e->nenq >= n && e->ndone >= n;
+}
+
+static void finalize(struct ng_an *an, struct ng_entry *e);
+
+static void pop_front(struct ng_an *an, struct ng_comm *c, int forced)
+{
+	struct ng_entry *e = *ring_at(c, 0);
+
+	*ring_at(c, 0) = NULL;
+	c->head = (c->head + 1) & (c->cap - 1);
+	c->lo++;
+	c->nring--;
+	if (e) {
+		an->forced += forced;
+		finalize(an, e);
+	}
+}
+
+static void try_front(struct ng_an *an, struct ng_comm *c)
+{
+	while (c->nring) {
+		struct ng_entry *e = *ring_at(c, 0);
+
+		if (e && ready(e)) {
+			pop_front(an, c, 0);
+			continue;
+		}
+		/* A seq nobody recorded (lost events) must not stall the rest. */
+		if (!e && c->nring > 1 && *ring_at(c, 1) && ready(*ring_at(c, 1))) {
+			pop_front(an, c, 0);
+			continue;
+		}
+		break;
+	}
+}
+
+/* The entry for seq, made if `create`; NULL when seq was already closed. */
+static struct ng_entry *entry_get(struct ng_an *an, struct ng_comm *c,
+				  uint64_t seq, int create)
+{
+	struct ng_entry **slot;
+	uint64_t off;
+
+	if (!c->cap) {
+		c->cap = RING_MIN;
+		c->ring = xcalloc(c->cap, sizeof(*c->ring));
+	}
+	if (!c->nring)
+		c->lo = seq;	/* a trace may start mid-run */
+	if (seq < c->lo)
+		return NULL;
+	off = seq - c->lo;
+	while (off >= c->cap) {
+		if (!create)
+			return NULL;
+		if (c->cap < RING_MAX) {
+			struct ng_entry **big = xcalloc(c->cap * 2, sizeof(*big));
+
+			for (uint32_t i = 0; i < c->nring; i++)
+				big[i] = *ring_at(c, i);
+			free(c->ring);
+			c->ring = big;
+			c->head = 0;
+			c->cap *= 2;
+			continue;
+		}
+		/* Bounded memory: account the oldest as it stands. */
+		while (c->nring && off >= c->cap) {
+			pop_front(an, c, 1);
+			off--;
+		}
+		if (!c->nring) {
+			c->lo = seq;
+			off = 0;
+		}
+	}
+	slot = ring_at(c, off);
+	if (!*slot && create) {
+		*slot = entry_new(c, seq);
+		if (off + 1 > c->nring)
+			c->nring = off + 1;
+	}
+	return *slot;
+}
+
+static struct ng_slot *entry_slot(struct ng_entry **ep, int member)
+{
+	struct ng_entry *e = *ep;
+
+	if (member >= e->nslots) {
+		struct ng_entry **ref = NULL;
+		struct ng_comm *c = e->comm;
+		int n = member + 1 > c->nmembers ? member + 1 : c->nmembers;
+
+		for (uint32_t i = 0; i < c->nring; i++)
+			if (*ring_at(c, i) == e)
+				ref = ring_at(c, i);
+		e = xrealloc(e, sizeof(*e) + n * sizeof(struct ng_slot));
+		memset(&e->slot[e->nslots], 0, (n - e->nslots) * sizeof(struct ng_slot));
+		e->nslots = n;
+		if (ref)
+			*ref = e;
+		*ep = e;
+	}
+	return &e->slot[member];
+}
+
+static void mark_done(struct ng_entry *e, struct ng_slot *s)
+{
+	if (!(s->flags & NG_S_DONE)) {
+		s->flags |= NG_S_DONE;
+		e->ndone++;
+	}
+}
+
+/* Every seq up to `upto` is done on this rank. */
+static void mark_upto(struct ng_an *an, struct ng_pc *pc, uint64_t upto)
+{
+	struct ng_comm *c = pc->comm;
+	uint64_t q;
+
+	if (upto > pc->done_seq)
+		pc->done_seq = upto;
+	q = pc->marked_seq + 1 > c->lo ? pc->marked_seq + 1 : c->lo;
+	for (; q <= upto && q - c->lo < c->nring; q++) {
+		struct ng_entry *e = *ring_at(c, q - c->lo);
+
+		if (e) {
+			struct ng_slot *s = entry_slot(ring_at(c, q - c->lo), pc->member);
+
+			if (!(s->flags & NG_S_DROP))
+				mark_done(*ring_at(c, q - c->lo), s);
+		}
+	}
+	if (upto > pc->marked_seq)
+		pc->marked_seq = upto;
+	(void)an;
+}
+
+/* ---- clock alignment -------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Collectives end at nearly the same instant on every rank: the gap between
+ * the reference host's mean end and another host's is that host's error. */
+static void clock_sample(struct ng_an *an, const struct ng_entry *e)
+{
+	double sum[64] = { 0 };
+	int n[64] = { 0 };
+	int i;
+
+	for (i = 0; i < e->nslots; i++) {
+		const struct ng_slot *s = &e->slot[i];
+		int h = an->procs[e->comm->members[i]].host;
+
+		if ((s->flags & NG_S_TIMED) && h < 64) {
+			sum[h] += (double)s->gpu_end;
+			n[h]++;
+		}
+	}
+	if (!n[an->ref_host])
+		return;
+	for (i = 0; i < an->nhosts && i < 64; i++) {
+		struct ng_host *h = &an->hosts[i];
+
+		if (i == an->ref_host || !n[i] || h->nsamples >= CLOCK_SAMPLES)
+			continue;
+		h->samples[h->nsamples++] = (int64_t)(sum[an->ref_host] / n[an->ref_host] -
+						      sum[i] / n[i]);
+	}
+}
+
+static void account(struct ng_an *an, struct ng_entry *e);
+
+static void settle(struct ng_an *an)
+{
+	struct ng_entry *e, *next;
+	int i;
+
+	for (i = 0; i < an->nhosts; i++) {
+		struct ng_host *h = &an->hosts[i];
+
+		if (i == an->ref_host || h->settled)
+			continue;
+		if (h->nsamples) {
+			int64_t *tmp = xcalloc(h->nsamples, sizeof(*tmp));
+
+			memcpy(tmp, h->samples, h->nsamples * sizeof(*tmp));
+			qsort(tmp, h->nsamples, sizeof(*tmp), cmp_i64);
+			h->offset_ns = tmp[(h->nsamples - 1) / 2];
+			free(tmp);
+		}
+		h->settled = 1;
+	}
+	an->settled = 1;
+	for (e = an->pend_head; e; e = next) {
+		next = e->next;
+		account(an, e);
+	}
+	an->pend_head = an->pend_tail = NULL;
+	an->npend = 0;
+}
+
+static void maybe_settle(struct ng_an *an)
+{
+	int i;
+
+	if (an->npend >= PEND_MAX) {
+		settle(an);
+		return;
+	}
+	for (i = 0; i < an->nhosts; i++)
+		if (i != an->ref_host && an->hosts[i].nsamples < CLOCK_SAMPLES)
+			return;
+	settle(an);
+}
+
+/* ---- accounting ------------------------------------------------------- */
+
+static int64_t corrected(const struct ng_an *an, const struct ng_entry *e, int i, int64_t t)
+{
+	return t + an->hosts[an->procs[e->comm->members[i]].host].offset_ns;
+}
+
+static void check_mismatch(struct ng_an *an, const struct ng_entry *e)
+{
+	const struct ng_slot *ref = NULL;
+	struct ng_mismatch *m;
+	int i, diff = 0, n = 0;
+
+	for (i = 0; i < e->nslots; i++) {
+		const struct ng_slot *s = &e->slot[i];
+
+		if (!(s->flags & NG_S_ENQ) || (s->flags & NG_S_DROP))
+			continue;
+		n++;
+		if (!ref)
+			ref = s;
+		else if (s->op != ref->op || s->count != ref->count ||
+			 s->dtype != ref->dtype || s->root != ref->root)
+			diff = 1;
+	}
+	if (!diff)
+		return;
+	an->mism_total++;
+	if (an->nmism >= NG_LIST_MAX)
+		return;
+	an->mism = xrealloc(an->mism, (an->nmism + 1) * sizeof(*an->mism));
+	m = &an->mism[an->nmism++];
+	m->comm_hash = e->comm->hash;
+	m->seq = e->seq;
+	m->n = 0;
+	m->rank = xcalloc(n, sizeof(*m->rank));
+	m->op = xcalloc(n, sizeof(*m->op));
+	m->count = xcalloc(n, sizeof(*m->count));
+	m->dtype = xcalloc(n, sizeof(*m->dtype));
+	m->root = xcalloc(n, sizeof(*m->root));
+	for (i = 0; i < e->nslots; i++) {
+		const struct ng_slot *s = &e->slot[i];
+
+		if (!(s->flags & NG_S_ENQ) || (s->flags & NG_S_DROP))
+			continue;
+		m->rank[m->n] = an->procs[e->comm->members[i]].rank;
+		m->op[m->n] = s->op;
+		m->count[m->n] = s->count;
+		m->dtype[m->n] = s->dtype;
+		m->root[m->n] = s->root;
+		m->n++;
+	}
+}
+
+/* Stragglers: who arrived last, by how much past the (lower) median. */
+static void straggle(struct ng_an *an, const struct ng_entry *e)
+{
+	int64_t enter[e->nslots], late[e->nslots];
+	int idx[e->nslots];
+	int i, n = 0, last;
+	int64_t tmid = 0;
+
+	for (i = 0; i < e->nslots; i++) {
+		const struct ng_slot *s = &e->slot[i];
+
+		if ((s->flags & NG_S_ENQ) && !(s->flags & NG_S_DROP)) {
+			idx[n] = i;
+			enter[n++] = corrected(an, e, i, s->enter_ns);
+		}
+	}
+	if (n < 2 || n < e->nranks)
+		return;
+	last = ng_lateness(enter, n, late);
+	if (last < 0)
+		return;
+	an->straggle_calls++;
+	for (i = 0; i < n; i++) {
+		struct ng_proc *p = &an->procs[e->comm->members[idx[i]]];
+
+		p->coll_calls++;
+		p->chance += 1.0 / n;
+		if (p->coll_calls == 1)
+			p->op1 = e->slot[idx[i]].op;
+		else if (p->op1 != e->slot[idx[i]].op)
+			p->opmixed = 1;
+		if (late[i] == 0)
+			tmid = enter[i];
+	}
+	for (i = 0; i < n; i++)
+		ng_heat_add(an, &an->procs[e->comm->members[idx[i]]], tmid,
+			    late[i] > 0 ? late[i] : 0);
+	an->procs[e->comm->members[idx[last]]].late_calls++;
+	an->procs[e->comm->members[idx[last]]].late_sum_ns += (double)late[last];
+}
+
+static void account(struct ng_an *an, struct ng_entry *e)
+{
+	const struct ng_slot *first = NULL;
+	double best = -1;
+	uint64_t bytes = 0;
+	struct ng_row *row;
+	int i;
+
+	for (i = 0; i < e->nslots; i++) {
+		const struct ng_slot *s = &e->slot[i];
+
+		if (!first && (s->flags & NG_S_ENQ) && !(s->flags & NG_S_DROP))
+			first = s;
+		if ((s->flags & NG_S_TIMED) && s->dur > 0 && (best < 0 || s->dur < best))
+			best = (double)s->dur;
+		if (!bytes && s->bytes)
+			bytes = s->bytes;
+	}
+	if (!first)
+		first = &e->slot[0];
+	if (first->bytes)
+		bytes = first->bytes;
+	an->matched++;
+	check_mismatch(an, e);
+	straggle(an, e);
+	/* The collective's time is its shortest GPU duration: the ranks that
+	 * arrived early also waited for the last one, which straggle()
+	 * reports on its own. */
+	row = ng_row_get(an, first->op, bytes, e->nranks > 0 ? e->nranks : e->comm->nranks);
+	row->calls++;
+	if (best > 0) {
+		row->timed++;
+		row->bytes_sum_timed += bytes;
+		row->time_sum_ns += best;
+		ng_qs_add(&row->qs, best);
+	} else {
+		an->untimed++;
+	}
+	if (an->opts.chrome)
+		ng_chrome_entry(an, e);
+	free(e);
+}
+
+static void finalize(struct ng_an *an, struct ng_entry *e)
+{
+	if (an->settled) {
+		account(an, e);
+		return;
+	}
+	clock_sample(an, e);
+	e->next = NULL;
+	if (an->pend_tail)
+		an->pend_tail->next = e;
+	else
+		an->pend_head = e;
+	an->pend_tail = e;
+	an->npend++;
+	maybe_settle(an);
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+struct ng_an *ng_an_new(const struct ng_an_opts *opts)
+{
+	struct ng_an *an = xcalloc(1, sizeof(*an));
+
+	if (opts)
+		an->opts = *opts;
+	an->first_ts = INT64_MAX;
+	an->last_ts = INT64_MIN;
+	an->chrome_first = 1;
+	an->heat_w = 1000000;	/* 1 ms bins, doubled as the trace grows */
+	an->heat_t0 = INT64_MIN;
+	return an;
+}
+
+void ng_an_seen(struct ng_an *an, const struct ng_src *src)
+{
+	struct ng_proc *p = proc_get(an, src);
+	struct ng_host *h = &an->hosts[src->host];
+
+	an->events++;
+	if (src->ts < p->first_ts)
+		p->first_ts = src->ts;
+	if (src->ts > p->last_ts)
+		p->last_ts = src->ts;
+	if (src->ts < h->first_ts)
+		h->first_ts = src->ts;
+	if (src->ts > h->last_ts)
+		h->last_ts = src->ts;
+	if (src->ts < an->first_ts)
+		an->first_ts = src->ts;
+	if (src->ts > an->last_ts)
+		an->last_ts = src->ts;
+}
+
+#define SETSTR(field, v) do { free(p->field); p->field = xstrdup(v); } while (0)
+
+void ng_an_process_info(struct ng_an *an, const struct ng_src *src,
+			const struct ng_rec_proc *r)
+{
+	struct ng_proc *p = proc_get(an, src);
+
+	p->has_info = 1;
+	p->rank = r->rank;
+	p->pid = r->pid ? r->pid : src->vpid;
+	p->local_rank = r->local_rank;
+	p->world_size = r->world_size;
+	p->nccl_version = r->nccl_version;
+	p->cudart_version = r->cudart_version;
+	p->driver_version = r->driver_version;
+	p->numa_node = r->numa_node;
+	SETSTR(info_host, r->host && *r->host ? r->host : an->hosts[src->host].name);
+	SETSTR(nccl_path, r->nccl_path);
+	SETSTR(gpu_pci_bus_id, r->gpu_pci_bus_id);
+	SETSTR(socket_ifname, r->socket_ifname);
+	SETSTR(env, r->env);
+	SETSTR(policy_digest, r->policy_digest);
+	SETSTR(rank_source, r->rank_source);
+}
+
+void ng_an_comm_init(struct ng_an *an, const struct ng_src *src,
+		     const struct ng_rec_init *r)
+{
+	struct ng_pc *pc;
+
+	if (!r->comm_hash)
+		return;
+	pc = pc_for(an, src, r->comm_hash, r->nranks);
+	pc->comm_rank = r->rank;
+	pc->nranks = r->nranks;
+	if (r->end) {
+		pc->init_done = 1;
+	} else {
+		pc->init_begun = 1;
+		pc->init_ts = src->ts;
+	}
+}
+
+void ng_an_comm_end(struct ng_an *an, const struct ng_src *src,
+		    const struct ng_rec_misc *r)
+{
+	struct ng_pc *pc;
+
+	if (!r->comm_hash)
+		return;
+	pc = pc_for(an, src, r->comm_hash, 0);
+	pc->ended = 1;
+	/* destroy and finalize wait for the GPU: the untimed tail is done;
+	 * abort and revoke do not. */
+	if (r->kind && (!strcmp(r->kind, "destroy") || !strcmp(r->kind, "finalize"))) {
+		mark_upto(an, pc, pc->last_seq);
+		try_front(an, pc->comm);
+	}
+}
+
+static void p2p(struct ng_an *an, const struct ng_src *src, const struct ng_rec_coll *r,
+		int complete)
+{
+	struct ng_proc *p = proc_get(an, src);
+	struct ng_row *row;
+	int op = ng_an_op_id(an, r->op);
+
+	/* Per call, not per pair: a send row times the sends. */
+	if (!complete) {
+		an->p2p_calls++;
+		return;
+	}
+	if (r->op && !strcmp(r->op, "send")) {
+		row = ng_row_get(an, op, r->bytes, 2);
+		row->calls++;
+		if (r->duration_ns > 0) {
+			row->timed++;
+			row->bytes_sum_timed += r->bytes;
+			row->time_sum_ns += (double)r->duration_ns;
+			ng_qs_add(&row->qs, (double)r->duration_ns);
+		}
+	}
+	(void)p;
+}
+
+void ng_an_enqueue(struct ng_an *an, const struct ng_src *src,
+		   const struct ng_rec_coll *r)
+{
+	struct ng_entry *e, **ep;
+	struct ng_slot *s;
+	struct ng_pc *pc;
+
+	if (!r->comm_hash)
+		return;
+	if (!r->seq) {
+		p2p(an, src, r, 0);
+		return;
+	}
+	an->coll_calls++;
+	pc = pc_for(an, src, r->comm_hash, r->nranks);
+	if (r->seq > pc->last_seq)
+		pc->last_seq = r->seq;
+	e = entry_get(an, pc->comm, r->seq, 1);
+	if (!e) {
+		an->late_events++;
+		return;
+	}
+	ep = ring_at(pc->comm, r->seq - pc->comm->lo);
+	s = entry_slot(ep, pc->member);
+	e = *ep;
+	if (s->flags & NG_S_ENQ)
+		return;		/* duplicate */
+	s->flags |= NG_S_ENQ;
+	e->nenq++;
+	if (r->nranks > e->nranks)
+		e->nranks = (int)r->nranks;
+	s->enter_ns = r->enter_ns;
+	s->exit_ns = r->exit_ns;
+	s->count = r->count;
+	s->bytes = r->bytes;
+	s->stream = r->stream;
+	s->root = (int32_t)r->root_or_peer;
+	s->dtype = (int32_t)r->datatype;
+	s->op = (uint8_t)ng_an_op_id(an, r->op);
+	/* A dropped call never reaches NCCL: its peers wait for it. */
+	if (pc->drop_seq == r->seq || (r->result != 0 && r->result != 7))
+		s->flags |= NG_S_DROP;
+	if (r->seq <= pc->done_seq && !(s->flags & NG_S_DROP))
+		mark_done(e, s);
+	try_front(an, pc->comm);
+}
+
+void ng_an_complete(struct ng_an *an, const struct ng_src *src,
+		    const struct ng_rec_coll *r)
+{
+	struct ng_proc *p = proc_get(an, src);
+	struct ng_entry *e, **ep;
+	struct ng_slot *s;
+	struct ng_pc *pc;
+
+	/* Busy time: merge intervals as they come; completions of one rank
+	 * arrive nearly in order, so overlap with older ones is rare. */
+	if (r->gpu_end_ns > r->gpu_start_ns && r->gpu_start_ns > 0) {
+		if (r->gpu_start_ns > p->cur_end) {
+			if (p->cur_end > p->cur_start)
+				p->busy_ns += p->cur_end - p->cur_start;
+			p->cur_start = r->gpu_start_ns;
+			p->cur_end = r->gpu_end_ns;
+		} else if (r->gpu_end_ns > p->cur_end) {
+			if (r->gpu_start_ns < p->cur_start)
+				p->cur_start = r->gpu_start_ns;
+			p->cur_end = r->gpu_end_ns;
+		}
+	}
+	if (!r->comm_hash)
+		return;
+	if (!r->seq) {
+		p2p(an, src, r, 1);
+		return;
+	}
+	pc = pc_for(an, src, r->comm_hash, r->nranks);
+	e = entry_get(an, pc->comm, r->seq, 1);
+	if (!e) {
+		an->late_events++;
+		return;
+	}
+	ep = ring_at(pc->comm, r->seq - pc->comm->lo);
+	s = entry_slot(ep, pc->member);
+	e = *ep;
+	if (r->nranks > e->nranks)
+		e->nranks = (int)r->nranks;
+	if (!s->bytes)
+		s->bytes = r->bytes;
+	if (!(s->flags & NG_S_ENQ) && !s->op)
+		s->op = (uint8_t)ng_an_op_id(an, r->op);
+	if (!s->stream)
+		s->stream = r->stream;
+	s->gpu_start = r->gpu_start_ns;
+	s->gpu_end = r->gpu_end_ns;
+	s->dur = r->duration_ns > 0 ? r->duration_ns :
+		(r->gpu_end_ns > r->gpu_start_ns ? r->gpu_end_ns - r->gpu_start_ns : 0);
+	if (r->gpu_end_ns > 0)
+		s->flags |= NG_S_TIMED;
+	mark_upto(an, pc, r->seq);
+	try_front(an, pc->comm);
+}
+
+void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
+		   const struct ng_rec_misc *r)
+{
+	struct ng_proc *p = proc_get(an, src);
+	struct ng_timeout_row *t;
+
+	if (r->comm_hash)
+		comm_get(an, r->comm_hash, 0)->timeouts++;
+	if (an->ntimeouts >= NG_LIST_MAX)
+		return;
+	an->timeouts = xrealloc(an->timeouts, (an->ntimeouts + 1) * sizeof(*an->timeouts));
+	t = &an->timeouts[an->ntimeouts++];
+	t->rank = (int)(p - an->procs);	/* proc id; a rank once the trace is read */
+	t->comm_hash = r->comm_hash;
+	t->seq = r->seq;
+	t->waited_ns = r->waited_ns;
+	t->op = xstrdup(r->op);
+	t->action = xstrdup(r->action);
+	t->what = xstrdup(r->what);
+	t->ts = src->ts;
+}
+
+void ng_an_policy(struct ng_an *an, const struct ng_src *src,
+		  const struct ng_rec_misc *r)
+{
+	struct ng_proc *p = proc_get(an, src);
+	struct ng_policy_row *row = NULL;
+	int i, pid = (int)(p - an->procs);
+
+	for (i = 0; i < an->npolicy; i++) {
+		struct ng_policy_row *q = &an->policy[i];
+
+		if (!strcmp(q->key, r->key ? r->key : "") &&
+		    !strcmp(q->action, r->action ? r->action : "") &&
+		    !strcmp(q->user_value, r->user_value ? r->user_value : "") &&
+		    !strcmp(q->effective_value, r->effective_value ? r->effective_value : "")) {
+			row = q;
+			break;
+		}
+	}
+	if (!row) {
+		if (an->npolicy >= NG_LIST_MAX)
+			return;
+		an->policy = xrealloc(an->policy, (an->npolicy + 1) * sizeof(*an->policy));
+		row = &an->policy[an->npolicy++];
+		memset(row, 0, sizeof(*row));
+		row->key = xstrdup(r->key);
+		row->action = xstrdup(r->action);
+		row->user_value = xstrdup(r->user_value);
+		row->effective_value = xstrdup(r->effective_value);
+	}
+	for (i = 0; i < row->nranks; i++)
+		if (row->ranks[i] == pid)
+			return;
+	row->ranks = xrealloc(row->ranks, (row->nranks + 1) * sizeof(*row->ranks));
+	row->ranks[row->nranks++] = pid;
+}
+
+void ng_an_inject(struct ng_an *an, const struct ng_src *src,
+		  const struct ng_rec_misc *r)
+{
+	struct ng_proc *p = proc_get(an, src);
+	struct ng_inject_row *in;
+
+	if (r->comm_hash && r->seq && r->kind &&
+	    (!strcmp(r->kind, "drop") || !strcmp(r->kind, "error")))
+		pc_for(an, src, r->comm_hash, 0)->drop_seq = r->seq;
+	if (an->ninjects >= NG_LIST_MAX)
+		return;
+	an->injects = xrealloc(an->injects, (an->ninjects + 1) * sizeof(*an->injects));
+	in = &an->injects[an->ninjects++];
+	in->rank = (int)(p - an->procs);
+	in->comm_hash = r->comm_hash;
+	in->seq = r->seq;
+	in->kind = xstrdup(r->kind);
+	in->op = xstrdup(r->op);
+	in->detail = xstrdup(r->detail);
+}
+
+void ng_an_lost(struct ng_an *an, uint64_t n)
+{
+	an->lost_events += n;
+}
+
+/* ---- end of trace ----------------------------------------------------- */
+
+static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry *e,
+		     int op, uint64_t queued_after, int64_t age)
+{
+	struct ng_hang *h;
+	int i;
+
+	an->hangs = xrealloc(an->hangs, (an->nhangs + 1) * sizeof(*an->hangs));
+	h = &an->hangs[an->nhangs++];
+	memset(h, 0, sizeof(*h));
+	h->comm_hash = c->hash;
+	h->seq = e ? e->seq : 0;
+	h->op = op;
+	h->queued_after = queued_after;
+	h->age_ns = age;
+	h->timed_out = c->timeouts > 0;
+	h->wait = xcalloc(c->nmembers, sizeof(*h->wait));
+	h->miss = xcalloc(c->nmembers, sizeof(*h->miss));
+	h->last_rank = xcalloc(c->nmembers, sizeof(*h->last_rank));
+	h->last_seq = xcalloc(c->nmembers, sizeof(*h->last_seq));
+	for (i = 0; i < c->nmembers; i++) {
+		struct ng_proc *p = &an->procs[c->members[i]];
+		uint64_t key = ((uint64_t)c->members[i] << 32) ^
+			(uint64_t)ng_map_get(&an->comm_map, c->hash);
+		struct ng_pc *pc = &an->pcs[ng_map_get(&an->pc_map, key)];
+		const struct ng_slot *s = e && i < e->nslots ? &e->slot[i] : NULL;
+
+		h->last_rank[h->nlast] = p->rank;
+		h->last_seq[h->nlast++] = pc->last_seq;
+		if (e) {
+			if (s && (s->flags & NG_S_ENQ) && !(s->flags & NG_S_DROP))
+				h->wait[h->nwait++] = p->rank;
+			else
+				h->miss[h->nmiss++] = p->rank;
+		} else {
+			if (pc->init_begun && !pc->init_done)
+				h->wait[h->nwait++] = p->rank;
+		}
+	}
+	if (c->nranks > c->nmembers)
+		h->unknown_missing = c->nranks - c->nmembers;
+	/* last_seq_by_rank in rank order */
+	for (i = 1; i < h->nlast; i++)
+		for (int j = i; j > 0 && h->last_rank[j] < h->last_rank[j - 1]; j--) {
+			int64_t r = h->last_rank[j];
+			uint64_t s = h->last_seq[j];
+
+			h->last_rank[j] = h->last_rank[j - 1];
+			h->last_seq[j] = h->last_seq[j - 1];
+			h->last_rank[j - 1] = r;
+			h->last_seq[j - 1] = s;
+		}
+}
+
+static void finish_comm(struct ng_an *an, struct ng_comm *c)
+{
+	struct ng_entry *hang = NULL;
+	uint64_t after = 0;
+	int64_t age = 0;
+	int op = 0;
+
+	while (c->nring) {
+		struct ng_entry *e = *ring_at(c, 0);
+
+		if (!e) {
+			pop_front(an, c, 0);
+			continue;
+		}
+		if (hang) {
+			/* Queued behind the hang: never ran. */
+			after++;
+			*ring_at(c, 0) = NULL;
+			free(e);
+			pop_front(an, c, 0);
+			continue;
+		}
+		if (e->ndone > 0 || ready(e)) {
+			/* Some rank finished it, so every rank took part. */
+			pop_front(an, c, 0);
+			continue;
+		}
+		age = INT64_MAX;
+		for (int i = 0; i < e->nslots; i++)
+			if ((e->slot[i].flags & NG_S_ENQ) && an->last_ts - e->slot[i].enter_ns < age) {
+				age = an->last_ts - e->slot[i].enter_ns;
+				op = e->slot[i].op;
+			}
+		if (c->timeouts || age >= HANG_AGE_NS) {
+			hang = e;
+			*ring_at(c, 0) = NULL;
+			pop_front(an, c, 0);
+			continue;
+		}
+		/* Trace stopped while it ran: in flight, not hung. */
+		an->inflight_end++;
+		*ring_at(c, 0) = NULL;
+		free(e);
+		pop_front(an, c, 0);
+	}
+	if (hang) {
+		add_hang(an, c, hang, op, after, age);
+		free(hang);
+	}
+}
+
+static void finish_inits(struct ng_an *an)
+{
+	for (int ci = 0; ci < an->ncomms; ci++) {
+		struct ng_comm *c = an->comms[ci];
+		int64_t oldest = INT64_MAX;
+		int waiting = 0;
+
+		for (int i = 0; i < c->nmembers; i++) {
+			uint64_t key = ((uint64_t)c->members[i] << 32) ^ (uint64_t)ci;
+			struct ng_pc *pc = &an->pcs[ng_map_get(&an->pc_map, key)];
+
+			if (pc->init_begun && !pc->init_done) {
+				waiting++;
+				if (pc->init_ts < oldest)
+					oldest = pc->init_ts;
+			}
+		}
+		if (waiting && (c->timeouts || an->last_ts - oldest >= HANG_AGE_NS))
+			add_hang(an, c, NULL, ng_an_op_id(an, "init"), 0, an->last_ts - oldest);
+	}
+}
+
+static int cmp_hang(const void *a, const void *b)
+{
+	const struct ng_hang *x = a, *y = b;
+
+	if (x->comm_hash != y->comm_hash)
+		return x->comm_hash < y->comm_hash ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_timeout(const void *a, const void *b)
+{
+	const struct ng_timeout_row *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+int ng_an_finish(struct ng_an *an)
+{
+	int i, j;
+
+	if (!an->settled)
+		settle(an);
+	for (i = 0; i < an->ncomms; i++)
+		finish_comm(an, an->comms[i]);
+	finish_inits(an);
+	if (an->nhangs)
+		qsort(an->hangs, an->nhangs, sizeof(*an->hangs), cmp_hang);
+	for (i = 0; i < an->ntimeouts; i++)
+		an->timeouts[i].rank = an->procs[an->timeouts[i].rank].rank;
+	if (an->ntimeouts)
+		qsort(an->timeouts, an->ntimeouts, sizeof(*an->timeouts), cmp_timeout);
+	for (i = 0; i < an->nprocs; i++) {
+		struct ng_proc *p = &an->procs[i];
+
+		if (p->cur_end > p->cur_start)
+			p->busy_ns += p->cur_end - p->cur_start;
+		p->cur_start = p->cur_end = INT64_MIN;
+	}
+	/* Timeouts, injections and policy rows were keyed by proc id. */
+	for (i = 0; i < an->ninjects; i++)
+		an->injects[i].rank = an->procs[an->injects[i].rank].rank;
+	for (i = 0; i < an->npolicy; i++) {
+		struct ng_policy_row *r = &an->policy[i];
+
+		for (j = 0; j < r->nranks; j++)
+			r->ranks[j] = an->procs[r->ranks[j]].rank;
+		qsort(r->ranks, r->nranks, sizeof(*r->ranks), cmp_i64);
+	}
+	ng_an_sort_rows(an);
+	ng_config_mismatches(an);
+	if (an->opts.chrome)
+		return ng_chrome_close(an);
+	return 0;
+}
+
+static const struct ng_an *order_an;
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct ng_proc *x = &order_an->procs[*(const int *)a];
+	const struct ng_proc *y = &order_an->procs[*(const int *)b];
+	int64_t rx = x->rank < 0 ? INT64_MAX : x->rank, ry = y->rank < 0 ? INT64_MAX : y->rank;
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	if (x->host != y->host)
+		return x->host - y->host;
+	return (x->vpid > y->vpid) - (x->vpid < y->vpid);
+}
+
+int *ng_an_rank_order(const struct ng_an *an)
+{
+	int *idx = xcalloc(an->nprocs, sizeof(*idx));
+
+	for (int i = 0; i < an->nprocs; i++)
+		idx[i] = i;
+	order_an = an;
+	qsort(idx, an->nprocs, sizeof(*idx), cmp_rank);
+	order_an = NULL;
+	return idx;
+}
+
+void ng_an_free(struct ng_an *an)
+{
+	int i, j;
+
+	if (!an)
+		return;
+	while (an->pend_head) {
+		struct ng_entry *e = an->pend_head;
+
+		an->pend_head = e->next;
+		free(e);
+	}
+	for (i = 0; i < an->ncomms; i++) {
+		struct ng_comm *c = an->comms[i];
+
+		for (uint32_t k = 0; k < c->nring; k++)
+			free(*ring_at(c, k));
+		free(c->ring);
+		free(c->members);
+		free(c);
+	}
+	free(an->comms);
+	for (i = 0; i < an->nprocs; i++) {
+		struct ng_proc *p = &an->procs[i];
+
+		free(p->info_host);
+		free(p->nccl_path);
+		free(p->gpu_pci_bus_id);
+		free(p->socket_ifname);
+		free(p->env);
+		free(p->policy_digest);
+		free(p->rank_source);
+		free(p->heat_sum);
+		free(p->heat_n);
+		free(p->tracks);
+	}
+	free(an->procs);
+	for (i = 0; i < an->nhosts; i++) {
+		free(an->hosts[i].name);
+		free(an->hosts[i].samples);
+	}
+	free(an->hosts);
+	for (i = 0; i < an->nops; i++)
+		free(an->ops[i]);
+	for (i = 0; i < an->nrows; i++)
+		ng_qs_free(&an->rows[i].qs);
+	free(an->rows);
+	for (i = 0; i < an->nhangs; i++) {
+		free(an->hangs[i].wait);
+		free(an->hangs[i].miss);
+		free(an->hangs[i].last_rank);
+		free(an->hangs[i].last_seq);
+	}
+	free(an->hangs);
+	for (i = 0; i < an->nmism; i++) {
+		free(an->mism[i].rank);
+		free(an->mism[i].op);
+		free(an->mism[i].count);
+		free(an->mism[i].dtype);
+		free(an->mism[i].root);
+	}
+	free(an->mism);
+	for (i = 0; i < an->ntimeouts; i++) {
+		free(an->timeouts[i].op);
+		free(an->timeouts[i].action);
+		free(an->timeouts[i].what);
+	}
+	free(an->timeouts);
+	for (i = 0; i < an->ninjects; i++) {
+		free(an->injects[i].kind);
+		free(an->injects[i].op);
+		free(an->injects[i].detail);
+	}
+	free(an->injects);
+	for (i = 0; i < an->npolicy; i++) {
+		free(an->policy[i].key);
+		free(an->policy[i].action);
+		free(an->policy[i].user_value);
+		free(an->policy[i].effective_value);
+		free(an->policy[i].ranks);
+	}
+	free(an->policy);
+	for (i = 0; i < an->ncfg; i++) {
+		for (j = 0; j < an->cfg[i].n; j++)
+			free(an->cfg[i].val[j]);
+		free(an->cfg[i].key);
+		free(an->cfg[i].val);
+		free(an->cfg[i].rank);
+	}
+	free(an->cfg);
+	ng_map_free(&an->proc_map);
+	ng_map_free(&an->comm_map);
+	ng_map_free(&an->pc_map);
+	free(an->pcs);
+	free(an);
+}

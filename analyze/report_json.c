@@ -1,0 +1,303 @@
+/*
+ * report.json, DESIGN.md section 9 ("schema": "ncclguard-report/1").  Every
+ * key is written even when empty; 64-bit hashes are hex strings (a JSON
+ * number loses them past 2^53).  Beyond section 9: nranks, timed and
+ * below_link in a collectives row, timed_out and age_s in a hang,
+ * clock_offsets[] and events at the top.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "tools/cli.h"
+
+void ng_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void end_list(FILE *f, int n)
+{
+	fputs(n ? "\n  ],\n" : "],\n", f);
+}
+
+static void hash(FILE *f, uint64_t h)
+{
+	fprintf(f, "\"0x%016llx\"", (unsigned long long)h);
+}
+
+static const char *host_of(const struct ng_an *an, const struct ng_proc *p)
+{
+	return p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
+}
+
+/* A row is far below the link when a large message (1 MiB and up, past
+ * the latency-bound sizes) gets less than half of it. */
+int ng_row_below_link(const struct ng_an *an, const struct ng_row *r)
+{
+	double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
+
+	return an->opts.link_gbps > 0 && r->timed && r->bucket >= 20 &&
+		algbw * ng_busbw_factor(an->ops[r->op], r->nranks) < 0.5 * an->opts.link_gbps;
+}
+
+static void ranks(struct ng_an *an, FILE *f, const int *order)
+{
+	char ver[32];
+
+	int first = 1;
+
+	fputs("  \"ranks\": [", f);
+	for (int k = 0; k < an->nprocs; k++) {
+		const struct ng_proc *p = &an->procs[order[k]];
+
+		if (!p->has_info)
+			continue;
+		ng_version_str(p->nccl_version, ver, sizeof(ver));
+		fprintf(f, "%s\n    {\"rank\": %lld, \"host\": ", first ? "" : ",",
+			(long long)p->rank);
+		ng_json_str(f, host_of(an, p));
+		fprintf(f, ", \"pid\": %lld, \"nccl_version\": ", (long long)p->pid);
+		ng_json_str(f, ver);
+		fputs(", \"nccl_path\": ", f);
+		ng_json_str(f, p->nccl_path);
+		fprintf(f, ", \"driver_version\": %lld, \"gpu_pci_bus_id\": ",
+			(long long)p->driver_version);
+		ng_json_str(f, p->gpu_pci_bus_id);
+		fprintf(f, ", \"numa_node\": %lld, \"socket_ifname\": ", (long long)p->numa_node);
+		ng_json_str(f, p->socket_ifname);
+		fputc('}', f);
+		first = 0;
+	}
+	end_list(f, !first);
+}
+
+static void collectives(struct ng_an *an, FILE *f)
+{
+	fputs("  \"collectives\": [", f);
+	for (int i = 0; i < an->nrows; i++) {
+		struct ng_row *r = &an->rows[i];
+		double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
+		double busbw = algbw * ng_busbw_factor(an->ops[r->op], r->nranks);
+		double n = r->qs.n ? (double)r->qs.n : 1;
+
+		fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
+		ng_json_str(f, an->ops[r->op]);
+		fprintf(f, ", \"bytes\": %llu, \"nranks\": %d, \"calls\": %llu, \"timed\": %llu, "
+			"\"time_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
+			"\"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, \"below_link\": %s}",
+			r->bucket < 0 ? 0ULL : 1ULL << r->bucket, r->nranks,
+			(unsigned long long)r->calls, (unsigned long long)r->timed,
+			r->qs.sum / n / 1e3, ng_qs_quantile(&r->qs, 0.5) / 1e3,
+			ng_qs_quantile(&r->qs, 0.99) / 1e3, r->qs.max / 1e3, algbw, busbw,
+			ng_row_below_link(an, r) ? "true" : "false");
+	}
+	end_list(f, an->nrows);
+}
+
+static void stragglers(struct ng_an *an, FILE *f, const int *order)
+{
+	int first = 1;
+
+	fputs("  \"stragglers\": [", f);
+	for (int k = 0; k < an->nprocs; k++) {
+		const struct ng_proc *p = &an->procs[order[k]];
+
+		if (!ng_straggler_flagged(p))
+			continue;
+		fprintf(f, "%s\n    {\"rank\": %lld, \"late_calls\": %llu, \"mean_late_us\": %.3f, "
+			"\"share\": %.4f}", first ? "" : ",", (long long)p->rank,
+			(unsigned long long)p->late_calls, p->late_sum_ns / (double)p->late_calls / 1e3,
+			(double)p->late_calls / (double)p->coll_calls);
+		first = 0;
+	}
+	end_list(f, !first);
+}
+
+static void rank_list(FILE *f, const int64_t *r, int n)
+{
+	fputc('[', f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%lld", i ? ", " : "", (long long)r[i]);
+	fputc(']', f);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void hangs(struct ng_an *an, FILE *f)
+{
+	fputs("  \"hangs\": [", f);
+	for (int i = 0; i < an->nhangs; i++) {
+		struct ng_hang *h = &an->hangs[i];
+
+		qsort(h->wait, h->nwait, sizeof(*h->wait), cmp_i64);
+		qsort(h->miss, h->nmiss, sizeof(*h->miss), cmp_i64);
+		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
+		hash(f, h->comm_hash);
+		fputs(", \"op\": ", f);
+		ng_json_str(f, an->ops[h->op]);
+		fprintf(f, ", \"seq\": %llu, \"waiting_ranks\": ", (unsigned long long)h->seq);
+		rank_list(f, h->wait, h->nwait);
+		fputs(", \"missing_ranks\": ", f);
+		rank_list(f, h->miss, h->nmiss);
+		fputs(", \"last_seq_by_rank\": {", f);
+		for (int j = 0; j < h->nlast; j++)
+			fprintf(f, "%s\"%lld\": %llu", j ? ", " : "", (long long)h->last_rank[j],
+				(unsigned long long)h->last_seq[j]);
+		fprintf(f, "}, \"timed_out\": %s, \"age_s\": %.3f}",
+			h->timed_out ? "true" : "false", (double)h->age_ns / 1e9);
+	}
+	end_list(f, an->nhangs);
+}
+
+static void mismatches(struct ng_an *an, FILE *f)
+{
+	fputs("  \"mismatches\": [", f);
+	for (int i = 0; i < an->nmism; i++) {
+		struct ng_mismatch *m = &an->mism[i];
+
+		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
+		hash(f, m->comm_hash);
+		fprintf(f, ", \"seq\": %llu, \"by_rank\": {", (unsigned long long)m->seq);
+		for (int j = 0; j < m->n; j++) {
+			fprintf(f, "%s\"%lld\": {\"op\": ", j ? ", " : "", (long long)m->rank[j]);
+			ng_json_str(f, an->ops[m->op[j]]);
+			fprintf(f, ", \"count\": %llu, \"datatype\": \"%s\", \"root_or_peer\": %d}",
+				(unsigned long long)m->count[j], ng_dtype_name(m->dtype[j]), m->root[j]);
+		}
+		fputs("}}", f);
+	}
+	end_list(f, an->nmism);
+}
+
+static void config(struct ng_an *an, FILE *f)
+{
+	fputs("  \"config_mismatches\": [", f);
+	for (int i = 0; i < an->ncfg; i++) {
+		struct ng_cfg_key *c = &an->cfg[i];
+
+		fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
+		ng_json_str(f, c->key);
+		fputs(", \"values\": {", f);
+		for (int j = 0; j < c->n; j++) {
+			if (!j || strcmp(c->val[j], c->val[j - 1])) {
+				if (j)
+					fputs("], ", f);
+				ng_json_str(f, c->val[j]);
+				fputs(": [", f);
+			} else {
+				fputs(", ", f);
+			}
+			fprintf(f, "%lld", (long long)c->rank[j]);
+		}
+		fputs(c->n ? "]}}" : "}}", f);
+	}
+	end_list(f, an->ncfg);
+}
+
+int ng_report_json(struct ng_an *an, FILE *f)
+{
+	int *order = ng_an_rank_order(an);
+	int i, first;
+
+	fprintf(f, "{\n  \"schema\": \"ncclguard-report/1\",\n"
+		"  \"generator\": \"ncclguard %s\",\n  \"events\": %llu,\n",
+		NCCLGUARD_VERSION, (unsigned long long)an->events);
+	ranks(an, f, order);
+	collectives(an, f);
+	stragglers(an, f, order);
+	hangs(an, f);
+	mismatches(an, f);
+	config(an, f);
+	fputs("  \"comm_fraction\": [", f);
+	for (i = 0, first = 1; i < an->nprocs; i++) {
+		const struct ng_proc *p = &an->procs[order[i]];
+
+		if (p->rank < 0)
+			continue;
+		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f}", first ? "" : ",",
+			(long long)p->rank, ng_comm_fraction(p));
+		first = 0;
+	}
+	end_list(f, !first);
+	fputs("  \"timeouts\": [", f);
+	for (i = 0; i < an->ntimeouts; i++) {
+		struct ng_timeout_row *t = &an->timeouts[i];
+
+		fprintf(f, "%s\n    {\"rank\": %lld, \"comm_hash\": ", i ? "," : "",
+			(long long)t->rank);
+		hash(f, t->comm_hash);
+		fprintf(f, ", \"seq\": %llu, \"op\": ", (unsigned long long)t->seq);
+		ng_json_str(f, t->op);
+		fprintf(f, ", \"waited_s\": %.3f, \"action\": ", (double)t->waited_ns / 1e9);
+		ng_json_str(f, t->action);
+		fputs(", \"what\": ", f);
+		ng_json_str(f, t->what);
+		fputc('}', f);
+	}
+	end_list(f, an->ntimeouts);
+	fputs("  \"injections\": [", f);
+	for (i = 0; i < an->ninjects; i++) {
+		struct ng_inject_row *in = &an->injects[i];
+
+		fprintf(f, "%s\n    {\"rank\": %lld, \"kind\": ", i ? "," : "", (long long)in->rank);
+		ng_json_str(f, in->kind);
+		fputs(", \"comm_hash\": ", f);
+		hash(f, in->comm_hash);
+		fprintf(f, ", \"seq\": %llu, \"op\": ", (unsigned long long)in->seq);
+		ng_json_str(f, in->op);
+		fputs(", \"detail\": ", f);
+		ng_json_str(f, in->detail);
+		fputc('}', f);
+	}
+	end_list(f, an->ninjects);
+	fputs("  \"policy\": [", f);
+	for (i = 0; i < an->npolicy; i++) {
+		struct ng_policy_row *r = &an->policy[i];
+
+		fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
+		ng_json_str(f, r->key);
+		fputs(", \"action\": ", f);
+		ng_json_str(f, r->action);
+		fputs(", \"user_value\": ", f);
+		ng_json_str(f, r->user_value);
+		fputs(", \"effective_value\": ", f);
+		ng_json_str(f, r->effective_value);
+		fputs(", \"ranks\": ", f);
+		rank_list(f, r->ranks, r->nranks);
+		fputc('}', f);
+	}
+	end_list(f, an->npolicy);
+	fprintf(f, "  \"lost_events\": %llu,\n  \"clock_offsets\": [",
+		(unsigned long long)an->lost_events);
+	for (i = 0; i < an->nhosts; i++) {
+		fprintf(f, "%s\n    {\"host\": ", i ? "," : "");
+		ng_json_str(f, an->hosts[i].name);
+		fprintf(f, ", \"offset_us\": %.3f, \"samples\": %d, \"reference\": %s}",
+			(double)an->hosts[i].offset_ns / 1e3, an->hosts[i].nsamples,
+			i == an->ref_host ? "true" : "false");
+	}
+	fputs(an->nhosts ? "\n  ]\n}\n" : "]\n}\n", f);
+	free(order);
+	return ferror(f) ? -1 : 0;
+}

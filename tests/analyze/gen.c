@@ -1,0 +1,479 @@
+/*
+ * ng_trace_gen: writes a synthetic multi-rank ncclguard trace as CTF 1.8 in
+ * LTTng-UST's layout (DIR[/HOST]/ust/uid/0/64-bit/{metadata,channel0_R}),
+ * with LTTng's env, monotonic clock, packet context and vpid/vtid/procname
+ * stream context, and the ncclguard events with the fields of
+ * tracer/tp_api.h.  Deterministic for a seed, so traces made with it can be
+ * committed next to their expected reports; fast enough for the
+ * multi-million-event benchmark.
+ *
+ * The job: each rank makes `iters` collectives on one communicator; a rank
+ * enters each with some jitter, the collective runs once the last rank is
+ * in, and every rank's GPU slice ends together.  Options make one rank
+ * slow, skip the last call (its peers hang and time out), drop a call by
+ * injection, call with a different count, report another NCCL version, or
+ * live on a second host whose clock is off.
+ *
+ *   ng_trace_gen -o DIR [--ranks N] [--iters K] [--ops a,b] [--sizes b1,b2]
+ *       [--slow-rank R --slow-ms MS] [--skip-last R] [--drop R:SEQ]
+ *       [--mismatch R:SEQ:COUNT] [--nccl-version R:CODE] [--hosts H]
+ *       [--clock-error-ms MS] [--lost N] [--sample N] [--gbps G] [--seed S]
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PKT_MAX (1 << 20)
+
+enum { E_PROC, E_INIT_BEGIN, E_INIT_END, E_COMM_END, E_ENQ, E_DONE, E_TIMEOUT,
+       E_POLICY, E_INJECT, E_CALLSITE, E_COUNT };
+
+/* Fields in tracer/tp_api.h order: i int, u uint64_t, s string. */
+static const struct {
+	const char *name, *fields;
+} events[E_COUNT] = {
+	[E_PROC] = { "process_info", "s:host i:pid i:rank i:local_rank i:world_size "
+		"i:nccl_version s:nccl_path i:cudart_version i:driver_version "
+		"s:gpu_pci_bus_id i:numa_node s:cpu_affinity s:socket_ifname s:env "
+		"s:policy_path s:policy_digest s:rank_source" },
+	[E_INIT_BEGIN] = { "comm_init_begin", "u:comm_hash u:parent_hash i:nranks i:rank "
+		"i:cuda_dev i:result u:duration_ns s:kind i:comm_index i:blocking" },
+	[E_INIT_END] = { "comm_init_end", "u:comm_hash u:parent_hash i:nranks i:rank "
+		"i:cuda_dev i:result u:duration_ns s:kind i:comm_index i:blocking" },
+	[E_COMM_END] = { "comm_end", "u:comm_hash s:kind i:result" },
+	[E_ENQ] = { "coll_enqueue", "u:comm_hash u:seq u:p2p_seq s:op u:count i:datatype "
+		"u:bytes i:root_or_peer u:stream i:group_depth i:captured i:result i:nranks "
+		"i:redop u:enter_ns u:exit_ns" },
+	[E_DONE] = { "coll_complete", "u:comm_hash u:seq u:p2p_seq s:op u:bytes u:stream "
+		"u:gpu_start_ns u:gpu_end_ns u:duration_ns i:nranks i:root_or_peer" },
+	[E_TIMEOUT] = { "timeout", "u:comm_hash u:seq s:op u:waited_ns s:action s:what" },
+	[E_POLICY] = { "policy", "s:key s:action s:user_value s:effective_value" },
+	[E_INJECT] = { "inject", "s:kind u:comm_hash u:seq s:op s:detail" },
+	[E_CALLSITE] = { "callsite", "u:comm_hash u:seq s:frames" },
+};
+
+struct stream {
+	FILE *f;
+	unsigned char *buf;
+	size_t len;
+	uint64_t ts_begin, ts_end, seq_num, discarded;
+	int nev, id, vpid;
+	unsigned char uuid[16];
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "ng_trace_gen: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void put(struct stream *s, const void *p, size_t n)
+{
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
+}
+
+static void put_u64(struct stream *s, uint64_t v) { put(s, &v, 8); }
+
+static void flush_packet(struct stream *s)
+{
+	unsigned char hdr[84];
+	uint64_t bits = (sizeof(hdr) + s->len) * 8;
+	uint32_t magic = 0xC1FC1FC1, zero = 0, cpu = (uint32_t)s->id;
+	uint64_t inst = (uint64_t)s->id;
+	size_t o = 0;
+
+	if (!s->nev)
+		return;
+#define H(v) do { memcpy(hdr + o, &(v), sizeof(v)); o += sizeof(v); } while (0)
+	H(magic);
+	memcpy(hdr + o, s->uuid, 16);
+	o += 16;
+	H(zero);		/* stream_id */
+	H(inst);
+	H(s->ts_begin);
+	H(s->ts_end);
+	H(bits);		/* content_size */
+	H(bits);		/* packet_size */
+	H(s->seq_num);
+	H(s->discarded);
+	H(cpu);
+#undef H
+	if (fwrite(hdr, 1, o, s->f) != o || fwrite(s->buf, 1, s->len, s->f) != s->len)
+		die("write");
+	s->seq_num++;
+	s->len = 0;
+	s->nev = 0;
+}
+
+/* One event: header (id, timestamp), LTTng's context, then the fields as
+ * the spec says, from the variadic arguments. */
+static void emit(struct stream *s, int id, uint64_t ts, ...)
+{
+	const char *spec = events[id].fields;
+	char procname[17] = "python3";
+	uint16_t id16 = (uint16_t)id;
+	int32_t vpid = s->vpid;
+	va_list ap;
+
+	if (s->len > PKT_MAX - 8192)
+		flush_packet(s);
+	if (!s->nev)
+		s->ts_begin = ts;
+	s->ts_end = ts;
+	s->nev++;
+	put(s, &id16, 2);
+	put_u64(s, ts);
+	put(s, &vpid, 4);
+	put(s, &vpid, 4);	/* vtid: single-threaded caller */
+	put(s, procname, 17);
+	va_start(ap, ts);
+	for (const char *p = spec; *p; ) {
+		char t = *p;
+
+		if (t == 'i') {
+			int32_t v = va_arg(ap, int);
+
+			put(s, &v, 4);
+		} else if (t == 'u') {
+			put_u64(s, va_arg(ap, uint64_t));
+		} else {
+			const char *v = va_arg(ap, const char *);
+
+			put(s, v, strlen(v) + 1);
+		}
+		p = strchr(p, ' ');
+		if (!p)
+			break;
+		p++;
+	}
+	va_end(ap);
+}
+
+static void mkdirs(const char *path)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0755) && errno != EEXIST)
+				die(buf);
+			*p = '/';
+		}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		die(buf);
+}
+
+static void uuid_str(const unsigned char *u, char *out)
+{
+	sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		u[12], u[13], u[14], u[15]);
+}
+
+static void write_metadata(const char *dir, const char *host, const unsigned char *uuid,
+			   int64_t clock_offset, int host_idx)
+{
+	char path[4200], us[40], cu[40];
+	unsigned char cuuid[16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	f = fopen(path, "w");
+	if (!f)
+		die(path);
+	uuid_str(uuid, us);
+	memcpy(cuuid, uuid, 16);
+	cuuid[15] ^= 0x5a;
+	uuid_str(cuuid, cu);
+	fprintf(f, "/* CTF 1.8 */\n\n"
+		"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+		"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+		"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+		"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+		"typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n\n"
+		"trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
+		"\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n"
+		"\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n"
+		"env {\n\tdomain = \"ust\";\n\ttracer_name = \"lttng-ust\";\n\ttracer_major = 2;\n"
+		"\ttracer_minor = 13;\n\ttracer_buffering_scheme = \"uid\";\n"
+		"\ttracer_buffering_id = 0;\n\tarchitecture_bit_width = 64;\n"
+		"\ttrace_name = \"ncclguard\";\n\ttrace_creation_datetime = \"20250101T000000+0000\";\n"
+		"\thostname = \"%s\";\n};\n\n"
+		"clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
+		"\tdescription = \"Monotonic Clock\";\n\tfreq = 1000000000;\n\toffset = %lld;\n};\n\n"
+		"typealias integer {\n\tsize = 64; align = 8; signed = false;\n"
+		"\tmap = clock.monotonic.value;\n} := uint64_clock_monotonic_t;\n\n"
+		"struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n"
+		"\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n"
+		"\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n"
+		"\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n\n"
+		"stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
+		"\t\tuint64_clock_monotonic_t timestamp;\n\t};\n"
+		"\tpacket.context := struct packet_context;\n\tevent.context := struct {\n"
+		"\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vpid;\n"
+		"\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vtid;\n"
+		"\t\tinteger { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17];\n"
+		"\t};\n};\n\n", us, host, cu, (long long)clock_offset);
+	for (int e = 0; e < E_COUNT; e++) {
+		const char *p = events[e].fields;
+
+		fprintf(f, "event {\n\tname = \"ncclguard:%s\";\n\tid = %d;\n\tstream_id = 0;\n"
+			"\tloglevel = 13;\n\tfields := struct {\n", events[e].name, e);
+		while (p && *p) {
+			const char *sp = strchr(p, ' ');
+			int len = sp ? (int)(sp - p) : (int)strlen(p);
+
+			if (p[0] == 'i')
+				fprintf(f, "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; "
+					"base = 10; } _%.*s;\n", len - 2, p + 2);
+			else if (p[0] == 'u')
+				fprintf(f, "\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; "
+					"base = 10; } _%.*s;\n", len - 2, p + 2);
+			else
+				fprintf(f, "\t\tstring _%.*s;\n", len - 2, p + 2);
+			p = sp ? sp + 1 : NULL;
+		}
+		fputs("\t};\n};\n\n", f);
+	}
+	(void)host_idx;
+	if (fclose(f))
+		die(path);
+}
+
+static uint64_t rng_state = 88172645463325252ULL;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static uint64_t jitter(uint64_t max)
+{
+	return max ? rnd() % max : 0;
+}
+
+static int parse_list(const char *s, char out[][32], int max)
+{
+	int n = 0;
+
+	while (s && *s && n < max) {
+		const char *c = strchr(s, ',');
+		int len = c ? (int)(c - s) : (int)strlen(s);
+
+		snprintf(out[n++], 32, "%.*s", len, s);
+		s = c ? c + 1 : NULL;
+	}
+	return n;
+}
+
+static double factor(const char *op, int n)
+{
+	if (!strcmp(op, "allreduce"))
+		return 2.0 * (n - 1) / n;
+	if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter") || !strcmp(op, "alltoall"))
+		return (double)(n - 1) / n;
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
+	int ranks = 4, iters = 50, slow = -1, skip_last = -1, hosts = 1, lost = 0, sample = 1;
+	int drop_rank = -1, mm_rank = -1, ver_rank = -1;
+	uint64_t drop_seq = 0, mm_seq = 0, mm_count = 0, ver_code = 0;
+	double slow_ms = 0, clock_err_ms = 0, gbps = 20;
+	char ops[16][32], sizes_l[32][32];
+	int nops, nsizes;
+	const uint64_t comm = 0x5eedc0ffee123456ULL, T0 = 1735689600000000000ULL;
+	struct stream *st;
+	uint64_t *t_enter, *t_exit, *t_end;
+	int stop_at;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v) {
+			fprintf(stderr, "ng_trace_gen: %s needs a value\n", a);
+			return 2;
+		}
+		i++;
+		if (!strcmp(a, "-o")) out = v;
+		else if (!strcmp(a, "--ranks")) ranks = atoi(v);
+		else if (!strcmp(a, "--iters")) iters = atoi(v);
+		else if (!strcmp(a, "--ops")) ops_s = v;
+		else if (!strcmp(a, "--sizes")) sizes_s = v;
+		else if (!strcmp(a, "--slow-rank")) slow = atoi(v);
+		else if (!strcmp(a, "--slow-ms")) slow_ms = atof(v);
+		else if (!strcmp(a, "--skip-last")) skip_last = atoi(v);
+		else if (!strcmp(a, "--drop")) sscanf(v, "%d:%lu", &drop_rank, &drop_seq);
+		else if (!strcmp(a, "--mismatch"))
+			sscanf(v, "%d:%lu:%lu", &mm_rank, &mm_seq, &mm_count);
+		else if (!strcmp(a, "--nccl-version")) sscanf(v, "%d:%lu", &ver_rank, &ver_code);
+		else if (!strcmp(a, "--hosts")) hosts = atoi(v);
+		else if (!strcmp(a, "--clock-error-ms")) clock_err_ms = atof(v);
+		else if (!strcmp(a, "--lost")) lost = atoi(v);
+		else if (!strcmp(a, "--sample")) sample = atoi(v);
+		else if (!strcmp(a, "--gbps")) gbps = atof(v);
+		else if (!strcmp(a, "--seed")) rng_state ^= strtoull(v, NULL, 0) * 0x9e3779b97f4a7c15ULL;
+		else {
+			fprintf(stderr, "ng_trace_gen: unknown option %s\n", a);
+			return 2;
+		}
+	}
+	if (!out || ranks < 1 || iters < 1 || hosts < 1 || hosts > ranks || sample < 1) {
+		fprintf(stderr, "usage: ng_trace_gen -o DIR [options] (see the top of gen.c)\n");
+		return 2;
+	}
+	nops = parse_list(ops_s, ops, 16);
+	nsizes = parse_list(sizes_s, sizes_l, 32);
+	st = calloc(ranks, sizeof(*st));
+	t_enter = calloc(ranks, sizeof(*t_enter));
+	t_exit = calloc(ranks, sizeof(*t_exit));
+	t_end = calloc(ranks, sizeof(*t_end));
+	if (!st || !t_enter || !t_exit || !t_end)
+		die("calloc");
+
+	/* Hosts: each boots at a different time (its monotonic zero), and
+	 * host h's idea of the epoch is off by h * clock_err_ms. */
+	for (int h = 0; h < hosts; h++) {
+		char dir[4096], host[32];
+		unsigned char uuid[16];
+		int64_t boot = (int64_t)T0 - 86400000000000LL - h * 3700000000000LL;
+		int64_t declared = boot + (int64_t)(h * clock_err_ms * 1e6);
+
+		snprintf(host, sizeof(host), "node%d", h);
+		if (hosts == 1)
+			snprintf(dir, sizeof(dir), "%s/ust/uid/0/64-bit", out);
+		else
+			snprintf(dir, sizeof(dir), "%s/%s/ust/uid/0/64-bit", out, host);
+		mkdirs(dir);
+		for (int k = 0; k < 16; k++)
+			uuid[k] = (unsigned char)(0x40 + 17 * k + h);
+		write_metadata(dir, host, uuid, declared, h);
+		for (int r = 0; r < ranks; r++) {
+			char path[4200];
+
+			if (r * hosts / ranks != h)
+				continue;
+			snprintf(path, sizeof(path), "%s/channel0_%d", dir, r);
+			st[r].f = fopen(path, "wb");
+			st[r].buf = malloc(PKT_MAX);
+			if (!st[r].f || !st[r].buf)
+				die(path);
+			st[r].id = r;
+			st[r].vpid = 4000 + 7 * r;
+			memcpy(st[r].uuid, uuid, 16);
+		}
+	}
+	/* raw monotonic time of true time t on rank r's host */
+#define RAW(r, t) ((t) - ((int64_t)T0 - 86400000000000LL - \
+			  ((r) * hosts / ranks) * 3700000000000LL))
+	for (int r = 0; r < ranks; r++) {
+		char host[32], env[128], path[64];
+		uint64_t t = T0 + 1000000 + r * 20000;
+		int ver = r == ver_rank ? (int)ver_code : 22105;
+
+		snprintf(host, sizeof(host), "node%d", r * hosts / ranks);
+		snprintf(env, sizeof(env), "NCCL_DEBUG=WARN;NCCL_SOCKET_IFNAME=eth0");
+		snprintf(path, sizeof(path), "/opt/nccl-%d/lib/libnccl.so.2", ver);
+		emit(&st[r], E_PROC, RAW(r, t), host, st[r].vpid, r, r % (ranks / hosts),
+		     ranks, ver, path, 12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", env,
+		     "", "", "torchrun");
+		emit(&st[r], E_INIT_BEGIN, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0, -1,
+		     (uint64_t)0, "initrank", 0, 1);
+		emit(&st[r], E_INIT_END, RAW(r, T0 + 8000000), comm, (uint64_t)0, ranks, r, 0, 0,
+		     (uint64_t)(T0 + 8000000 - t - 100000), "initrank", 0, 1);
+	}
+
+	stop_at = iters;
+	uint64_t t = T0 + 10000000;
+	for (int i = 0; i < iters; i++) {
+		const char *op = ops[i % nops];
+		uint64_t bytes = strtoull(sizes_l[i % nsizes], NULL, 10), seq = i + 1;
+		uint64_t go = 0, dur;
+		int last_call = i == iters - 1, hang = 0;
+
+		/* arrivals */
+		for (int r = 0; r < ranks; r++) {
+			t_enter[r] = t + jitter(40000) + (r == slow ? (uint64_t)(slow_ms * 1e6) : 0);
+			t_exit[r] = t_enter[r] + 6000 + jitter(4000);
+			if (t_enter[r] > go)
+				go = t_enter[r];
+		}
+		if ((last_call && skip_last >= 0) || (drop_rank >= 0 && seq == drop_seq))
+			hang = 1;
+		go += 10000;
+		dur = 20000 + (uint64_t)((double)bytes * factor(op, ranks) / gbps);
+		for (int r = 0; r < ranks; r++) {
+			uint64_t count = bytes / 4, b = bytes;
+			int joins = !(last_call && r == skip_last);
+
+			if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter"))
+				count = bytes / 4 / ranks;
+			if (r == mm_rank && seq == mm_seq)
+				count = mm_count;
+			if (!joins)
+				continue;
+			if (r == drop_rank && seq == drop_seq)
+				emit(&st[r], E_INJECT, RAW(r, t_enter[r] + 1000), "drop", comm, seq, op,
+				     "");
+			emit(&st[r], E_ENQ, RAW(r, t_exit[r]), comm, seq, (uint64_t)0, op, count, 7, b,
+			     -1, (uint64_t)0x7f0000001000ULL, 0, 0, 0, ranks, 0,
+			     (uint64_t)RAW(r, t_enter[r]), (uint64_t)RAW(r, t_exit[r]));
+			t_end[r] = go + dur + jitter(3000);
+			if (!hang && (i % sample == 0 || last_call)) {
+				uint64_t s0 = t_exit[r] - 2000;
+
+				emit(&st[r], E_DONE, RAW(r, t_end[r] + 30000), comm, seq, (uint64_t)0, op,
+				     b, (uint64_t)0x7f0000001000ULL, (uint64_t)RAW(r, s0),
+				     (uint64_t)RAW(r, t_end[r]), t_end[r] - s0, ranks, -1);
+			}
+		}
+		if (hang) {
+			/* The ranks in it wait; the watchdog fires after 5 s. */
+			for (int r = 0; r < ranks; r++) {
+				if ((last_call && r == skip_last) || (r == drop_rank && seq == drop_seq))
+					continue;
+				emit(&st[r], E_TIMEOUT, RAW(r, t_enter[r] + 5000000000ULL), comm, seq, op,
+				     (uint64_t)5000000000ULL, "warn", "collective");
+			}
+			stop_at = i;
+			break;
+		}
+		t = go + dur + 30000 + 200000 + jitter(20000);
+		if (lost && i == iters / 2)
+			flush_packet(&st[0]);
+	}
+	if (stop_at == iters)
+		for (int r = 0; r < ranks; r++)
+			emit(&st[r], E_COMM_END, RAW(r, t + 1000000), comm, "destroy", 0);
+	for (int r = 0; r < ranks; r++) {
+		if (r == 0)
+			st[r].discarded = 0;
+		flush_packet(&st[r]);
+		if (r == 0 && lost) {
+			/* a last packet that says the ring buffer dropped `lost` events */
+			st[r].discarded = (uint64_t)lost;
+			emit(&st[r], E_POLICY, RAW(r, t + 2000000), "NCCL_DEBUG", "allow", "WARN", "WARN");
+			flush_packet(&st[r]);
+		}
+		if (fclose(st[r].f))
+			die("close");
+		free(st[r].buf);
+	}
+	free(st);
+	free(t_enter);
+	free(t_exit);
+	free(t_end);
+	return 0;
+}

@@ -1,0 +1,75 @@
+#!/bin/sh
+# A missing, empty or corrupt trace: a clear message, a non-zero exit, no
+# crash and no half-written report.
+. "$NG_ROOT/tests/lib.sh"
+GEN="$NG_BUILD/tests/ng_trace_gen"
+
+# expect_fail NAME PATTERN ARGS...: exit 1 or 2, message on stderr
+expect_fail() {
+	name=$1; pat=$2; shift 2
+	note "$name"
+	"$NG_BIN" analyze "$@" > "$NG_TMP/out" 2> "$NG_TMP/err"
+	rc=$?
+	cat "$NG_TMP/err"
+	[ "$rc" = 1 ] || [ "$rc" = 2 ] || fail "$name: exit $rc, expected 1 or 2"
+	assert_grep "$pat" "$NG_TMP/err"
+	assert_no_grep "ERROR: AddressSanitizer\|runtime error" "$NG_TMP/err"
+}
+
+expect_fail "no argument" "no trace directory given"
+expect_fail "unknown option" "unknown option" "$NG_TMP" --frobnicate
+expect_fail "bad --link-gbps" "expected a positive number" "$NG_TMP" --link-gbps fast
+expect_fail "missing dir" "No such file or directory" "$NG_TMP/does-not-exist"
+
+mkdir -p "$NG_TMP/empty"
+expect_fail "empty dir" "no trace found" "$NG_TMP/empty"
+[ -z "$(ls "$NG_TMP/empty")" ] || fail "empty dir: files were left behind: $(ls "$NG_TMP/empty")"
+
+touch "$NG_TMP/plainfile"
+expect_fail "a file, not a dir" "not a directory" "$NG_TMP/plainfile"
+
+# metadata of zero bytes
+mkdir -p "$NG_TMP/zero/ust/uid/0/64-bit"
+: > "$NG_TMP/zero/ust/uid/0/64-bit/metadata"
+expect_fail "empty metadata" "not a readable CTF trace" "$NG_TMP/zero"
+
+# garbage metadata
+"$GEN" -o "$NG_TMP/garbage" --ranks 2 --iters 3
+head -c 3000 /dev/urandom > "$NG_TMP/garbage/ust/uid/0/64-bit/metadata"
+expect_fail "garbage metadata" "not a readable CTF trace" "$NG_TMP/garbage"
+
+# a stream file cut in the middle of a packet
+"$GEN" -o "$NG_TMP/cut" --ranks 2 --iters 20
+f="$NG_TMP/cut/ust/uid/0/64-bit/channel0_1"
+head -c 500 "$f" > "$f.tmp" && mv "$f.tmp" "$f"
+expect_fail "truncated stream" "not a readable CTF trace\\|corrupt trace" "$NG_TMP/cut"
+[ ! -e "$NG_TMP/cut/report.json" ] || fail "truncated stream: report.json written"
+[ -z "$(ls "$NG_TMP/cut" | grep tmp)" ] || fail "truncated stream: temp files left"
+
+# a stream file overwritten with junk after its first packet header
+"$GEN" -o "$NG_TMP/junk" --ranks 2 --iters 20
+f="$NG_TMP/junk/ust/uid/0/64-bit/channel0_0"
+head -c 200 "$f" > "$f.tmp" && head -c 4000 /dev/urandom >> "$f.tmp" && mv "$f.tmp" "$f"
+expect_fail "junk stream" "not a readable CTF trace\\|corrupt trace" "$NG_TMP/junk"
+
+# a packet whose events are overwritten: found while reading, not indexing
+"$GEN" -o "$NG_TMP/bad_event" --ranks 2 --iters 20
+f="$NG_TMP/bad_event/ust/uid/0/64-bit/channel0_0"
+printf '\377%.0s' $(seq 1 64) | dd of="$f" bs=1 seek=400 conv=notrunc 2>/dev/null
+expect_fail "bad event" "corrupt trace\\|not a readable CTF trace" "$NG_TMP/bad_event"
+
+# valid CTF, no event in it
+"$GEN" -o "$NG_TMP/noevents" --ranks 2 --iters 3
+rm -f "$NG_TMP"/noevents/ust/uid/0/64-bit/channel0_*
+expect_fail "no events" "no ncclguard events" "$NG_TMP/noevents"
+
+# the unwritable output is an error too, after a good read
+"$GEN" -o "$NG_TMP/good" --ranks 2 --iters 3
+expect_fail "unwritable output" "cannot write" "$NG_TMP/good" --json /nonexistent/dir/r.json
+
+note "a good trace still works"
+"$NG_BIN" analyze "$NG_TMP/good" > "$NG_TMP/out" || fail "good trace: exit $?"
+for f in report.json trace.json report.html; do
+	[ -s "$NG_TMP/good/$f" ] || fail "default output $f missing"
+done
+assert_grep "Wrote: $NG_TMP/good/report.json" "$NG_TMP/out"

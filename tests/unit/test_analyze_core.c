@@ -1,0 +1,311 @@
+/* The analysis core on in-memory records: busbw factors, size buckets,
+ * quantiles, lateness, matching across ranks, stragglers, hangs,
+ * mismatches, sampled completions and clock alignment between hosts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analyze/analyze.h"
+
+#define COMM 0xabcdef0123456789ULL
+#define MS 1000000LL
+
+static void test_busbw_factors(void **state)
+{
+	(void)state;
+	assert_float_equal(ng_busbw_factor("allreduce", 8), 2.0 * 7 / 8, 1e-12);
+	assert_float_equal(ng_busbw_factor("allgather", 4), 0.75, 1e-12);
+	assert_float_equal(ng_busbw_factor("reducescatter", 2), 0.5, 1e-12);
+	assert_float_equal(ng_busbw_factor("alltoall", 4), 0.75, 1e-12);
+	assert_float_equal(ng_busbw_factor("broadcast", 8), 1, 1e-12);
+	assert_float_equal(ng_busbw_factor("reduce", 8), 1, 1e-12);
+	assert_float_equal(ng_busbw_factor("allreduce", 1), 0, 1e-12);
+}
+
+static void test_buckets(void **state)
+{
+	(void)state;
+	assert_int_equal(ng_size_bucket(0), -1);
+	assert_int_equal(ng_size_bucket(1), 0);
+	assert_int_equal(ng_size_bucket(1024), 10);
+	assert_int_equal(ng_size_bucket(1025), 10);
+	assert_int_equal(ng_size_bucket(2047), 10);
+	assert_int_equal(ng_size_bucket(26214400), 24);	/* 25 MiB DDP bucket */
+	assert_int_equal(ng_size_bucket(UINT64_MAX), 63);
+}
+
+static void test_quantiles(void **state)
+{
+	struct ng_qs q = { 0 };
+	int i;
+
+	(void)state;
+	for (i = 1; i <= 100; i++)
+		ng_qs_add(&q, i * 1000.0);
+	assert_float_equal(ng_qs_quantile(&q, 0.5), 50000, 1e-9);
+	assert_float_equal(ng_qs_quantile(&q, 0.99), 99000, 1e-9);
+	assert_float_equal(q.max, 100000, 1e-9);
+	/* past the exact buffer: a histogram within 1.1% */
+	for (i = 0; i < 2 * NG_QS_EXACT; i++)
+		ng_qs_add(&q, 1e6);
+	assert_non_null(q.hist);
+	assert_float_equal(ng_qs_quantile(&q, 0.5), 1e6, 1e6 * 0.011);
+	ng_qs_free(&q);
+}
+
+static void test_lateness(void **state)
+{
+	int64_t enter[4] = { 100, 120, 5000, 110 }, late[4];
+	int64_t two[2] = { 1000, 300 }, late2[2];
+
+	(void)state;
+	/* lower median of {100,110,120,5000} is 110 */
+	assert_int_equal(ng_lateness(enter, 4, late), 2);
+	assert_int_equal(late[2], 4890);
+	assert_int_equal(late[0], -10);
+	/* two ranks: the whole gap */
+	assert_int_equal(ng_lateness(two, 2, late2), 0);
+	assert_int_equal(late2[0], 700);
+	assert_int_equal(ng_lateness(two, 1, late2), -1);
+}
+
+/* ---- a small job in records ------------------------------------------ */
+
+struct job {
+	struct ng_an *an;
+	int ranks, host_of[8];
+	int64_t clock_err[8];	/* per host: its clock reads this much ahead */
+};
+
+static struct ng_src src(struct job *j, int r, int64_t t)
+{
+	struct ng_src s = { .host = j->host_of[r], .vpid = 100 + r,
+			    .ts = t + j->clock_err[j->host_of[r]] };
+
+	return s;
+}
+
+static void job_start(struct job *j, int ranks, int hosts)
+{
+	char name[16];
+
+	memset(j, 0, sizeof(*j));
+	j->an = ng_an_new(NULL);
+	j->ranks = ranks;
+	for (int h = 0; h < hosts; h++) {
+		snprintf(name, sizeof(name), "h%d", h);
+		ng_an_host(j->an, name);
+	}
+	for (int r = 0; r < ranks; r++)
+		j->host_of[r] = r * hosts / ranks;
+}
+
+static void job_info(struct job *j, int r, int version)
+{
+	struct ng_rec_proc p = { .host = "", .nccl_path = "/lib/libnccl.so.2", .env = "NCCL_DEBUG=WARN",
+				 .pid = 100 + r, .rank = r, .world_size = j->ranks,
+				 .nccl_version = version };
+	struct ng_src s = src(j, r, 0);
+
+	ng_an_seen(j->an, &s);
+	ng_an_process_info(j->an, &s, &p);
+}
+
+/* Rank r enqueues seq at t (+ its own delay) and, unless `done` is 0,
+ * completes with the others at `end`. */
+static void job_call(struct job *j, int r, uint64_t seq, int64_t enter, int64_t end,
+		     uint64_t count, int done)
+{
+	int64_t err = j->clock_err[j->host_of[r]];
+	struct ng_rec_coll e = { .comm_hash = COMM, .seq = seq, .op = "allreduce",
+				 .count = count, .datatype = 7, .bytes = count * 4,
+				 .root_or_peer = -1, .nranks = j->ranks,
+				 .enter_ns = enter + err, .exit_ns = enter + err + 5000 };
+	struct ng_rec_coll c = e;
+	struct ng_src s = src(j, r, enter + 5000);
+
+	ng_an_seen(j->an, &s);
+	ng_an_enqueue(j->an, &s, &e);
+	if (!done)
+		return;
+	c.gpu_start_ns = enter + err + 6000;
+	c.gpu_end_ns = end + err;
+	c.duration_ns = end - enter - 6000;
+	s = src(j, r, end + 10000);
+	ng_an_seen(j->an, &s);
+	ng_an_complete(j->an, &s, &c);
+}
+
+static void test_slow_rank(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+
+	(void)state;
+	job_start(&j, 4, 1);
+	for (int r = 0; r < 4; r++)
+		job_info(&j, r, 22105);
+	for (uint64_t seq = 1; seq <= 40; seq++) {
+		for (int r = 0; r < 4; r++)
+			job_call(&j, r, seq, t + r * 1000 + (r == 1 ? 20 * MS : 0), t + 21 * MS,
+				 1024, 1);
+		t += 30 * MS;
+	}
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(j.an->matched, 40);
+	assert_int_equal(j.an->nhangs, 0);
+	for (int i = 0; i < j.an->nprocs; i++) {
+		struct ng_proc *p = &j.an->procs[i];
+
+		assert_int_equal(ng_straggler_flagged(p), p->rank == 1);
+		if (p->rank == 1) {
+			assert_int_equal(p->late_calls, 40);
+			/* against the lower median (rank 2's arrival at +2 us) */
+			assert_float_equal(p->late_sum_ns / 40, 20 * MS - 1000, 1);
+		}
+	}
+	assert_int_equal(j.an->nrows, 1);
+	assert_int_equal(j.an->rows[0].calls, 40);
+	assert_int_equal(j.an->rows[0].bucket, 12);
+	ng_an_free(j.an);
+}
+
+static void test_hang_and_mismatch(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+	struct ng_rec_misc to = { .comm_hash = COMM, .seq = 10, .op = "allreduce",
+				  .waited_ns = 5000 * MS, .action = "warn", .what = "collective" };
+
+	(void)state;
+	job_start(&j, 3, 1);
+	for (int r = 0; r < 3; r++)
+		job_info(&j, r, 22105);
+	for (uint64_t seq = 1; seq <= 10; seq++) {
+		for (int r = 0; r < 3; r++) {
+			if (seq == 10 && r == 2)
+				continue;	/* rank 2 never calls the last one */
+			job_call(&j, r, seq, t, t + MS, seq == 4 && r == 0 ? 512 : 256, seq < 10);
+		}
+		t += 2 * MS;
+	}
+	for (int r = 0; r < 2; r++) {
+		struct ng_src s = src(&j, r, t + 5000 * MS);
+
+		ng_an_seen(j.an, &s);
+		ng_an_timeout(j.an, &s, &to);
+	}
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(j.an->matched, 9);
+	assert_int_equal(j.an->nhangs, 1);
+	assert_int_equal(j.an->hangs[0].seq, 10);
+	assert_int_equal(j.an->hangs[0].nwait, 2);
+	assert_int_equal(j.an->hangs[0].nmiss, 1);
+	assert_int_equal(j.an->hangs[0].miss[0], 2);
+	assert_int_equal(j.an->hangs[0].last_seq[2], 9);
+	assert_true(j.an->hangs[0].timed_out);
+	assert_int_equal(j.an->mism_total, 1);
+	assert_int_equal(j.an->mism[0].seq, 4);
+	assert_int_equal(j.an->ntimeouts, 2);
+	ng_an_free(j.an);
+}
+
+/* Completions only every 4th call (sampled timing) still close the calls
+ * in between, and nothing is reported as hung. */
+static void test_sampled(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+
+	(void)state;
+	job_start(&j, 2, 1);
+	for (int r = 0; r < 2; r++)
+		job_info(&j, r, 22105);
+	for (uint64_t seq = 1; seq <= 16; seq++) {
+		for (int r = 0; r < 2; r++)
+			job_call(&j, r, seq, t, t + MS, 256, seq % 4 == 0);
+		t += 2 * MS;
+	}
+	assert_int_equal(j.an->matched, 16);	/* closed while reading */
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(j.an->nhangs, 0);
+	assert_int_equal(j.an->rows[0].calls, 16);
+	assert_int_equal(j.an->rows[0].timed, 4);
+	ng_an_free(j.an);
+}
+
+/* Host 1's clock reads 250 ms ahead: estimated from the common ends, and
+ * the ranks there are not taken for stragglers. */
+static void test_clock_alignment(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+
+	(void)state;
+	job_start(&j, 4, 2);
+	j.clock_err[1] = 250 * MS;
+	for (int r = 0; r < 4; r++)
+		job_info(&j, r, r == 3 ? 21903 : 22105);
+	for (uint64_t seq = 1; seq <= 60; seq++) {
+		for (int r = 0; r < 4; r++)
+			job_call(&j, r, seq, t + r * 2000, t + 3 * MS + r * 500, 1 << 20, 1);
+		t += 5 * MS;
+	}
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(j.an->matched, 60);
+	assert_int_equal(j.an->hosts[0].offset_ns, 0);
+	assert_true(llabs(j.an->hosts[1].offset_ns + 250 * MS) < 10000);
+	for (int i = 0; i < j.an->nprocs; i++)
+		assert_false(ng_straggler_flagged(&j.an->procs[i]));
+	/* mixed NCCL versions and paths: one config mismatch, version */
+	assert_int_equal(j.an->ncfg, 1);
+	assert_string_equal(j.an->cfg[0].key, "nccl_version");
+	ng_an_free(j.an);
+}
+
+static void test_json_keys(void **state)
+{
+	static const char *const keys[] = {
+		"\"schema\": \"ncclguard-report/1\"", "\"ranks\"", "\"collectives\"",
+		"\"stragglers\"", "\"hangs\"", "\"mismatches\"", "\"config_mismatches\"",
+		"\"comm_fraction\"", "\"timeouts\"", "\"injections\"", "\"policy\"",
+		"\"lost_events\"",
+	};
+	struct job j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	job_start(&j, 2, 1);
+	assert_int_equal(ng_an_finish(j.an), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(ng_report_json(j.an, f), 0);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_non_null(strstr(buf, keys[i]));
+	free(buf);
+	ng_an_free(j.an);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_busbw_factors),
+		cmocka_unit_test(test_buckets),
+		cmocka_unit_test(test_quantiles),
+		cmocka_unit_test(test_lateness),
+		cmocka_unit_test(test_slow_rank),
+		cmocka_unit_test(test_hang_and_mismatch),
+		cmocka_unit_test(test_sampled),
+		cmocka_unit_test(test_clock_alignment),
+		cmocka_unit_test(test_json_keys),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
