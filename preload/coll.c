@@ -137,6 +137,9 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 			ng_coll_end(call, call->result);
 			return 1;
 		}
+		/* An injected delay makes a slow rank: it arrives late. */
+		if (inj == NG_INJ_DELAY)
+			call->enter_ns = ng_now_ns();
 	}
 	if (!ng_group_depth)
 		ng_timing_before(call);

@@ -277,7 +277,7 @@ int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
 		switch (r->kind) {
 		case NG_INJ_DELAY:
 			sleep_ms(r->ms);
-			break;
+			return NG_INJ_DELAY;
 		case NG_INJ_STALL:
 			for (;;)
 				pause();
