@@ -24,6 +24,7 @@
 #define NG_IDLE_POLL_MS 100
 #define NG_ANCHOR_EVERY_NS 1000000000ull
 #define NG_ABORT_GRACE_S 10
+#define NG_EXIT_FLUSH_NS 500000000ull
 
 struct pending {
 	struct ng_flight *f;
@@ -31,6 +32,7 @@ struct pending {
 
 static pthread_t thread;
 static int running;
+static int atexit_done;
 static struct pending pend[NG_PENDING_MAX];
 static int npend;
 static int cur_dev = -1;
@@ -457,9 +459,14 @@ static void anchor_all(uint64_t now)
 	}
 }
 
+/* Serialises the watchdog's ticks with the exit flush. */
+static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
+static int exiting;
+
 static void *watchdog_main(void *arg)
 {
 	enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+	int mode_set = 0;
 	sigset_t all;
 
 	(void)arg;
@@ -471,9 +478,12 @@ static void *watchdog_main(void *arg)
 		int busy = 0;
 		struct timespec ts;
 
+		pthread_mutex_lock(&tick_lock);
+		if (exiting) {
+			pthread_mutex_unlock(&tick_lock);
+			return NULL;
+		}
 		if (ng_cuda.cudaEventQuery) {
-			static int mode_set;
-
 			if (!mode_set && ng_cuda.cudaThreadExchangeStreamCaptureMode) {
 				ng_cuda.cudaThreadExchangeStreamCaptureMode(&mode);
 				mode_set = 1;
@@ -483,11 +493,36 @@ static void *watchdog_main(void *arg)
 			anchor_all(now);
 		}
 		check_host_calls(now);
+		pthread_mutex_unlock(&tick_lock);
 		ts.tv_sec = 0;
 		ts.tv_nsec = (busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS) * 1000000L;
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
+}
+
+/* At exit (an atexit handler registered after the CUDA runtime's, so it
+ * runs while CUDA still works): the last calls of a program have usually
+ * completed by now but the watchdog has not seen them; emit them, waiting
+ * a little for the stragglers, and stop the watchdog. */
+static void flush_at_exit(void)
+{
+	uint64_t deadline = ng_now_ns() + NG_EXIT_FLUSH_NS;
+	int saved = ng_in_shim;
+
+	if (!running)
+		return;
+	pthread_mutex_lock(&tick_lock);
+	exiting = 1;
+	ng_in_shim = 1;
+	cur_dev = -1;
+	while (ng_cuda.cudaEventQuery && poll_flights() > 0 && ng_now_ns() < deadline) {
+		struct timespec ts = { 0, 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	ng_in_shim = saved;
+	pthread_mutex_unlock(&tick_lock);
 }
 
 void ng_watchdog_start(void)
@@ -498,16 +533,23 @@ void ng_watchdog_start(void)
 		return;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&thread, &attr, watchdog_main, NULL))
+	if (pthread_create(&thread, &attr, watchdog_main, NULL)) {
 		ng_warn("cannot start the watchdog thread: no timing, no hang detection");
-	else
+	} else {
 		running = 1;
+		if (!atexit_done) {
+			atexit(flush_at_exit);
+			atexit_done = 1;
+		}
+	}
 	pthread_attr_destroy(&attr);
 }
 
 void ng_watchdog_reset_after_fork(void)
 {
 	running = 0;
+	exiting = 0;
+	pthread_mutex_init(&tick_lock, NULL);
 	npend = 0;
 	cur_dev = -1;
 }

@@ -5,17 +5,25 @@ set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DEPS=/tmp/ngdeps
-if [ ! -d "$DEPS/usr" ]; then
+STAMP="$DEPS/.complete-$(ls "$NG_ROOT"/.deps/debs | md5sum | cut -c1-8)"
+if [ ! -f "$STAMP" ]; then
 	mkdir -p "$DEPS"
 	for d in "$NG_ROOT"/.deps/debs/*.deb; do dpkg -x "$d" "$DEPS"; done
+	touch "$STAMP"
 fi
 DEPLIB="$DEPS/usr/lib/x86_64-linux-gnu"
 export CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 NCCL_PKG=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])')
 export NCCL_HOME="$NCCL_PKG"
 export NCCL_LIBDIR="$NCCL_PKG/lib"
-# Build flags: headers and static/dev libraries from the carried packages.
-export NG_MAKEFLAGS="CUDA_HOME=$CUDA_HOME NCCL_HOME=$NCCL_HOME INIH_LIB=$DEPLIB/libinih.a CFLAGS=-I$DEPS/usr/include LDFLAGS=-L$DEPLIB"
+# Build with the carried headers and static/dev libraries.  DT_RPATH (not
+# RUNPATH) so the carried libraries' own dependencies are found as well,
+# without LD_LIBRARY_PATH in the training processes.
+ngmake() {
+	make CUDA_HOME="$CUDA_HOME" NCCL_HOME="$NCCL_HOME" INIH_LIB="$DEPLIB/libinih.a" \
+		CFLAGS="-I$DEPS/usr/include -I$DEPS/usr/include/x86_64-linux-gnu -Wno-error" \
+		LDFLAGS="-L$DEPLIB -Wl,-rpath,$DEPLIB -Wl,--disable-new-dtags" "$@"
+}
 export PKG_CONFIG_SYSROOT_DIR="$DEPS" PKG_CONFIG_PATH="$DEPLIB/pkgconfig"
 # Only LTTng and babeltrace2 commands get the carried libraries.
 lt() { LD_LIBRARY_PATH="$DEPLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }

@@ -1,51 +1,116 @@
 #!/bin/bash
-# Everything shown on a GPU host, in one call (issue 7): builds the shim,
-# the tracer and the CLI there, then
-#   1. examples/train_ddp.py under `ncclguard run` with a policy: trace,
-#      report, Chrome trace; losses identical with and without the shim;
-#   2. examples/allreduce.c on real NCCL, 8 B .. 256 MiB: the analyzer's busbw
-#      next to the example's own;
-#   3. CUDA graph capture of NCCL collectives (examples/graph_capture.py);
-#   4. a nonblocking communicator (examples/allreduce --nonblocking);
-#   5. an injected stall caught by the watchdog;
-#   6. overhead, interleaved: nccl-tests all_reduce_perf at 8 B and the DDP
-#      step, without the shim, with it and no session, with it recording.
-# Prints a short table last.  Stages: $STAGES (default all), e.g. STAGES="1 6".
+# Everything shown on a GPU host, in one or two calls (issue 7).  Builds the
+# shim, tracer and CLI there, then stages:
+#   1  train_ddp.py under `ncclguard run` with a policy: trace, report, Chrome
+#      trace; losses identical with and without the shim
+#   2  examples/allreduce.c on real NCCL, 8 B .. 256 MiB: analyzer vs example
+#   3  CUDA graph capture of NCCL collectives (examples/graph_capture.py)
+#   4  a nonblocking communicator (tests/shim/job.c --nonblocking)
+#   5  an injected stall in train_ddp.py caught by the watchdog (exit 4)
+#   6  overhead, interleaved: nccl-tests all_reduce_perf at 8 B
+#   7  overhead, interleaved: the DDP step time
+# STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
+# Prints a short table last; logs and reports go to $OUT.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/gpu/env.sh
 OUT=${OUT:-/tmp/ngout}; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7"}
 NP=${NP:-1}
+REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
-row() { printf "%-44s %s\n" "$1" "$2" | tee -a "$TABLE"; }
+row() { printf "%-46s %s\n" "$1" "$2" | tee -a "$TABLE"; }
 want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-nvidia-smi -L
-make -j16 $NG_MAKEFLAGS all >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-# The example against the wheel's NCCL and the toolkit's runtime.
-make -j16 $NG_MAKEFLAGS gpu-examples >>"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+nvidia-smi -L | head -8
+ngmake -j16 all >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+mkdir -p build/gpu
+GCC_NCCL="-O2 -I$NCCL_HOME/include -I$CUDA_HOME/include -L$NCCL_LIBDIR -L$CUDA_HOME/lib64 -l:libnccl.so.2 -lcudart"
+gcc -o build/gpu/allreduce examples/allreduce.c $GCC_NCCL -lm &&
+gcc -o build/gpu/job tests/shim/job.c $GCC_NCCL || exit 1
 export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 NG=$PWD/build/bin/ncclguard
-# LTTng from the carried packages: a root session daemon.
+SHIM=$PWD/build/lib/libncclguard.so
 lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 sleep 1
-ngrun() { lt "$NG" run "$@"; }
-
 losses() { grep '^step [0-9]' "$1" | md5sum | cut -c1-8; }
-ddp() { torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py "$@"; }
+count() { lt babeltrace2 "$1" 2>/dev/null | grep -c "ncclguard:$2:" ; }
+tr_ddp() { torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py "$@"; }
 
 if want 1; then
-	ddp --steps 30 >"$OUT/ddp_plain.log" 2>&1
-	ngrun -o "$OUT/ddp_trace" --policy examples/policy/gpu-host.conf -- \
+	tr_ddp --steps 30 >"$OUT/ddp_plain.log" 2>&1
+	$NG run -o "$OUT/ddp" --policy examples/policy/single-node.conf -- \
 		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/ddp_run.log" 2>&1
-	rc=$?
-	row "1 ddp under ncclguard run: exit" "$rc"
-	row "1 losses plain / shim" "$(losses "$OUT/ddp_plain.log") / $(losses "$OUT/ddp_run.log")"
-	lt "$NG" analyze "$OUT/ddp_trace" --json "$OUT/ddp_report.json" --chrome "$OUT/ddp_chrome.json" \
-		--html "$OUT/ddp_report.html" >"$OUT/ddp_analyze.txt" 2>&1
-	row "1 analyze exit" "$?"
-	row "1 coll_complete events" "$(lt babeltrace2 "$OUT/ddp_trace" 2>/dev/null | grep -c coll_complete)"
-	lt babeltrace2 "$OUT/ddp_trace" 2>/dev/null | grep coll_complete | head -3 >"$OUT/ddp_events.txt"
+	row "1 ddp under ncclguard run: exit" "$?"
+	row "1 losses plain / shim (md5)" "$(losses "$OUT/ddp_plain.log") / $(losses "$OUT/ddp_run.log")"
+	$NG analyze "$OUT/ddp" --json "$OUT/ddp_report.json" >"$OUT/ddp_analyze.txt" 2>&1
+	row "1 analyze: exit" "$?"
+	row "1 events coll_enqueue / coll_complete" "$(count "$OUT/ddp" coll_enqueue) / $(count "$OUT/ddp" coll_complete)"
+	lt babeltrace2 "$OUT/ddp" 2>/dev/null | grep -E "process_info|coll_complete|policy" | head -8 >"$OUT/ddp_events.txt"
+	grep -h "ncclguard\[" "$OUT/ddp_run.log" | head -5
 fi
-cat "$TABLE"
+if want 2; then
+	build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M --iters 20 --warmup 5 >"$OUT/sweep_plain.log" 2>&1
+	$NG run -o "$OUT/sweep" -- build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M \
+		--iters 20 --warmup 5 >"$OUT/sweep_run.log" 2>&1
+	row "2 allreduce sweep under ncclguard run: exit" "$?"
+	$NG analyze "$OUT/sweep" >"$OUT/sweep_analyze.txt" 2>&1
+	row "2 analyze: exit" "$?"
+fi
+if want 3; then
+	$NG run -o "$OUT/graph" -- torchrun --standalone --nproc_per_node=$NP examples/graph_capture.py >"$OUT/graph.log" 2>&1
+	row "3 graph capture: exit" "$?"
+	row "3 graph result" "$(grep -o 'graph replays.*' "$OUT/graph.log")"
+	row "3 captured coll_enqueue events" "$(lt babeltrace2 "$OUT/graph" 2>/dev/null | grep coll_enqueue | grep -c 'captured = 1')"
+fi
+if want 4; then
+	rm -f /tmp/nb.id
+	$NG run -o "$OUT/nb" -- env RANK=0 WORLD_SIZE=1 build/gpu/job /tmp/nb.id 20 --nonblocking --poll >"$OUT/nb.log" 2>&1
+	row "4 nonblocking comm job: exit" "$?"
+	row "4 nonblocking: iterations ok / coll_complete" "$(grep -c 'ok$' "$OUT/nb.log") / $(count "$OUT/nb" coll_complete)"
+fi
+if want 5; then
+	start=$(date +%s.%N)
+	NCCLGUARD_TIMEOUT=5 NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR=$OUT NCCLGUARD_INJECT="stall:op=allreduce,seq=10" \
+		LD_PRELOAD=$SHIM tr_ddp --steps 30 >"$OUT/stall.log" 2>&1
+	rc=$?
+	row "5 stall: torchrun exit / seconds" "$rc / $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5)"
+	grep -E "ncclguard\[|Watchdog|watchdog|timeout|exitcode" "$OUT/stall.log" | head -8
+fi
+if want 6; then
+	NT=/tmp/nccltests; mkdir -p /tmp/ncclhome/lib
+	ln -sf "$NCCL_HOME/include" /tmp/ncclhome/include; ln -sf "$NCCL_LIBDIR/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so
+	[ -x $NT/all_reduce_perf ] || make -j16 -C .nccl-tests NCCL_HOME=/tmp/ncclhome CUDA_HOME=$CUDA_HOME BUILDDIR=$NT \
+		NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$OUT/nccltests.log" 2>&1 || { tail -20 "$OUT/nccltests.log"; }
+	arp() { "$@" $NT/all_reduce_perf -b 8 -e 8 -g 1 -n 20000 -w 2000 -c 0 2>&1 | awk '$1 == 8 {print $6}'; }
+	for i in $(seq $REPS); do
+		arp env >>"$OUT/arp_plain"
+		arp env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 NCCLGUARD_TIMING=0 >>"$OUT/arp_notiming"
+		arp env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 >>"$OUT/arp_shim"
+		arp env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=64 >>"$OUT/arp_sampled"
+		arp $NG run -o "$OUT/arp_tr$i" -- env NCCLGUARD_SAMPLE=64 >>"$OUT/arp_rec_sampled"
+		arp $NG run -o "$OUT/arp_tr1$i" -- env >>"$OUT/arp_rec"
+	done
+	p=$(median <"$OUT/arp_plain")
+	for v in plain notiming shim sampled rec_sampled rec; do
+		m=$(median <"$OUT/arp_$v")
+		row "6 all_reduce_perf 8B us: $v" "$m ($(awk "BEGIN{printf \"%+.1f%%\", ($m/$p-1)*100}"))  [$(tr '\n' ' ' <"$OUT/arp_$v")]"
+	done
+fi
+if want 7; then
+	step() { "$@" torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 200 --warmup 20 --hidden 256 2>&1 |
+		awk '/^step_time_ms/ {print $5}'; }
+	for i in $(seq $REPS); do
+		step env >>"$OUT/ddp_plain"
+		step env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 >>"$OUT/ddp_shim"
+		step env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 NCCLGUARD_TIMING=0 >>"$OUT/ddp_notiming"
+		step $NG run -o "$OUT/ddp_tr$i" -- >>"$OUT/ddp_rec"
+	done
+	p=$(median <"$OUT/ddp_plain")
+	for v in plain notiming shim rec; do
+		m=$(median <"$OUT/ddp_$v")
+		row "7 DDP step ms (median): $v" "$m ($(awk "BEGIN{printf \"%+.2f%%\", ($m/$p-1)*100}"))  [$(tr '\n' ' ' <"$OUT/ddp_$v")]"
+	done
+fi
+echo; echo "== summary"; cat "$TABLE"

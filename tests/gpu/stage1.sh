@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/ngout}; mkdir -p "$OUT"
 nvidia-smi -L
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'
-make -j8 $NG_MAKEFLAGS build/lib/libncclguard.so >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+ngmake -j8 build/lib/libncclguard.so >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 nm -D --defined-only build/lib/libncclguard.so | wc -l
 run_ddp() { torchrun --standalone --nproc_per_node=1 examples/train_ddp.py --steps 20 "$@" 2>&1; }
 run_ddp >"$OUT/ddp_plain.log"

@@ -12,18 +12,18 @@ waited_ok() {	# the reported wait is within timeout + 0.5 s
 }
 
 note "a rank that skips its last collective: the others report it and exit 4"
-launch skip 3 $G NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit -- "$JOB" "$NG_TMP/skip.id" 5 --skip 1:5
+launch skip 3 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit -- "$JOB" "$NG_TMP/skip.id" 5 --skip 1:5
 wait_ranks skip 3 20
 for r in 0 2; do
 	[ "$(rc_of skip $r)" = 4 ] || { show_rank skip $r; fail "rank $r: exit $(rc_of skip $r), want 4"; }
 	assert_grep "allreduce seq 5 on comm [0-9a-f]* (3 ranks, 4.0 KiB) not complete" "$NG_TMP/skip.$r.err"
-	waited_ok "$NG_TMP/skip.$r.err" 1
+	waited_ok "$NG_TMP/skip.$r.err" 2
 	assert_grep '"last_completed_seq": 4' "$NG_TMP/ncclguard-hang-rank$r-pid$(sed -n 's/.*pid \([0-9]*\).*/\1/p' "$NG_TMP/skip.$r.err" | head -1).json"
 done
 [ "$(rc_of skip 1)" = 0 ] || { show_rank skip 1; fail "the skipping rank should finish"; }
 
 note "a dropped call: the same, named by the injection"
-launch drop 3 $G NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=drop:rank=1,op=allreduce,seq=3" \
+launch drop 3 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=drop:rank=1,op=allreduce,seq=3" \
 	-- "$JOB" "$NG_TMP/drop.id" 3
 wait_ranks drop 3 20
 assert_grep "injecting drop into allreduce seq 3" "$NG_TMP/drop.1.err"
@@ -33,36 +33,36 @@ for r in 0 2; do
 done
 
 note "a stalled host call is reported as a host-side hang"
-launch stall 2 $G NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=stall:rank=0,op=allreduce,seq=2" \
+launch stall 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=stall:rank=0,op=allreduce,seq=2" \
 	-- "$JOB" "$NG_TMP/stall.id" 3
 wait_ranks stall 2 20
 [ "$(rc_of stall 0)" = 4 ] || { show_rank stall 0; fail "stalled rank: exit $(rc_of stall 0)"; }
-assert_grep "host call ncclAllReduce seq 2 .* has not returned after 1\.[0-4] s" "$NG_TMP/stall.0.err"
+assert_grep "host call ncclAllReduce seq 2 .* has not returned after 2\.[0-4] s" "$NG_TMP/stall.0.err"
 [ "$(rc_of stall 1)" = 4 ] || { show_rank stall 1; fail "peer of the stalled rank: exit $(rc_of stall 1)"; }
 
 note "an injected error reaches the program as that result code"
-launch err 2 $G NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=error:rank=0,op=allreduce,seq=2,code=ncclInternalError" \
+launch err 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=error:rank=0,op=allreduce,seq=2,code=ncclInternalError" \
 	-- "$JOB" "$NG_TMP/err.id" 3
 wait_ranks err 2 20
 assert_grep "allreduce 2 returned 3" "$NG_TMP/err.0.out"
 [ "$(rc_of err 0)" = 13 ] || { show_rank err 0; fail "error rank: exit $(rc_of err 0)"; }
 
 note "a hung init is reported"
-launch init 1 $G NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit -- env WORLD_SIZE=2 "$JOB" "$NG_TMP/init.id" 1
+launch init 1 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit -- env WORLD_SIZE=2 "$JOB" "$NG_TMP/init.id" 1
 wait_ranks init 1 20
 [ "$(rc_of init 0)" = 4 ] || { show_rank init 0; fail "hung init: exit $(rc_of init 0)"; }
 assert_grep "host call ncclCommInitRankConfig .* communicator init" "$NG_TMP/init.0.err"
 
 note "warn keeps the job alive"
-launch warn 2 $G NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=warn -- "$JOB" "$NG_TMP/warn.id" 2 --skip 1:2
-sleep 3
+launch warn 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=warn -- "$JOB" "$NG_TMP/warn.id" 2 --skip 1:2
+sleep 4
 [ -f "$NG_TMP/warn.0.rc" ] && { show_rank warn 0; fail "warn: rank 0 ended"; }
 assert_grep "allreduce seq 2 on comm" "$NG_TMP/warn.0.err"
 [ "$(grep -c 'not complete after' "$NG_TMP/warn.0.err")" = 1 ] || fail "warn: reported more than once"
 wait_ranks warn 2 0
 
 note "abort lets a program that checks ncclCommGetAsyncError shut down cleanly"
-launch abort 2 $G NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=abort -- "$JOB" "$NG_TMP/abort.id" 3 --skip 1:3 --poll
+launch abort 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=abort -- "$JOB" "$NG_TMP/abort.id" 3 --skip 1:3 --poll
 wait_ranks abort 2 20
 [ "$(rc_of abort 0)" = 7 ] || { show_rank abort 0; fail "abort: rank 0 exit $(rc_of abort 0), want 7"; }
 assert_grep "async error" "$NG_TMP/abort.0.out"
