@@ -1,1 +1,9 @@
-# bench/: overhead and throughput benchmarks (make bench).
+# bench/: overhead and throughput benchmarks (`make bench`); results are
+# recorded by hand in bench/RESULTS.md with date, machine and command.
+$(BUILD)/bench/host_overhead: bench/host_overhead.c $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
+
+bench: all $(BUILD)/bench/host_overhead
+	bench/host_overhead.sh
+	bench/analyze.sh

@@ -405,6 +405,8 @@ static int poll_flights(void)
 	struct blocked blocked[64];
 	int nblocked = 0, out = 0;
 	struct ng_flight *f;
+	if (!__atomic_load_n(&ng_flight_queue.cells, __ATOMIC_ACQUIRE))
+		return 0;	/* no communicator timed yet (or NCCLGUARD_TIMING=0) */
 	while (npend < NG_PENDING_MAX && (f = ng_ring_pop(&ng_flight_queue))) {
 		pend[npend].f = f;
 		npend++;

@@ -1,0 +1,97 @@
+#!/bin/sh
+# Each of 4 ranks on the CPU backend sees the enforced values at init, even
+# though it started with other values and changed them itself after start;
+# pinned to gpus[LOCAL_RANK] with cudaSetDevice(LOCAL_RANK) landing on
+# device 0, CPU affinity from the GPU's NUMA node, and the env plugin
+# serving the policy after the program changed its environment again.
+. "$NG_ROOT/tests/lib.sh"
+. "$NG_ROOT/tests/policy/fakehost.sh"
+PROBE="$NG_BUILD/tests/policy/envprobe"
+[ -x "$PROBE" ] || fail "no $PROBE (make $PROBE)"
+[ -e "$NG_SIM/libnccl.so.2" ] || fail "no CPU backend in $NG_SIM"
+
+ng_fake_host "$NG_TMP/host"
+mkdir -m 700 "$NG_TMP/etc"
+POL="$NG_TMP/etc/ncclguard.conf"
+cat >"$POL" <<'CONF'
+[env]
+NCCL_SOCKET_IFNAME = enforce =ib0
+NCCL_P2P_DISABLE   = forbid
+NCCL_IB_DISABLE    = default 1
+NCCL_DEBUG         = allow
+[network]
+require_up = yes
+deny = eth0
+[devices]
+pin = local_rank
+gpus = 3,2,1,0
+numa = yes
+[timeouts]
+init = 60
+[violation]
+action = fail
+CONF
+chmod 600 "$POL"
+
+VARS="NCCL_SOCKET_IFNAME NCCL_P2P_DISABLE NCCL_IB_DISABLE NCCL_DEBUG CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER"
+note "4 ranks, user values that the policy overrides, changed again after start"
+for r in 0 1 2 3; do
+	env RANK=$r LOCAL_RANK=$r WORLD_SIZE=4 LOCAL_WORLD_SIZE=4 \
+		NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" \
+		NCCL_SOCKET_IFNAME=eth0 NCCL_P2P_DISABLE=1 NCCL_DEBUG=WARN \
+		CUDA_VISIBLE_DEVICES=0,1,2,3 NCCLSIM_GPUS=4 \
+		LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+		"$PROBE" --id "$NG_TMP/id" --mutate $VARS >"$NG_TMP/out.$r" 2>"$NG_TMP/err.$r" &
+done
+wait_all=0
+for r in 0 1 2 3; do wait || wait_all=1; done
+for r in 0 1 2 3; do
+	out="$NG_TMP/out.$r"; err="$NG_TMP/err.$r"
+	grep -q "^init " "$out" || { cat "$err"; fail "rank $r did not reach init"; }
+	gpu=$((3 - r))
+	assert_grep "^main NCCL_SOCKET_IFNAME==ib0$" "$out"
+	assert_grep "^main NCCL_P2P_DISABLE=<unset>$" "$out"
+	assert_grep "^main NCCL_IB_DISABLE=1$" "$out"
+	assert_grep "^main NCCL_DEBUG=WARN$" "$out"
+	assert_grep "^main CUDA_VISIBLE_DEVICES=$gpu$" "$out"
+	assert_grep "^main CUDA_DEVICE_ORDER=PCI_BUS_ID$" "$out"
+	# After the program's own changes: restored before NCCL read them.
+	assert_grep "^init NCCL_SOCKET_IFNAME==ib0$" "$out"
+	assert_grep "^init NCCL_P2P_DISABLE=<unset>$" "$out"
+	assert_grep "^init NCCL_IB_DISABLE=1$" "$out"
+	# cudaSetDevice(LOCAL_RANK) on a process that sees one GPU.
+	assert_grep "^cudaSetDevice($r) = 0, device 0$" "$out"
+	# NUMA: GPUs 0,1 near cpu 0, GPUs 2,3 near the last cpu of the two.
+	if [ "$(nproc)" -gt 1 ]; then
+		want=$([ $gpu -le 1 ] && echo 0 || echo 1)
+		assert_grep "^affinity $want$" "$out"
+	fi
+	# The env plugin NCCL >= 2.28.7 loads: the policy, whatever the environment.
+	assert_grep "^plugin NCCL_SOCKET_IFNAME==ib0$" "$out"
+	assert_grep "^plugin NCCL_P2P_DISABLE=<unset>$" "$out"
+	# One log line per decision, warnings for the overridden values.
+	assert_grep "policy: NCCL_SOCKET_IFNAME==ib0 enforced by $POL:2; the value 'eth0' is ignored" "$err"
+	assert_grep "policy: NCCL_P2P_DISABLE=1 removed: forbidden by $POL:3" "$err"
+	assert_grep "local rank $r pinned to GPU $gpu" "$err"
+	assert_grep "restored before ncclCommInitRank\|restored before ncclGetUniqueId" "$err"
+	[ $r = 0 ] || assert_grep "cudaSetDevice($r) -> device 0" "$err"
+done
+[ $wait_all = 0 ] || fail "a rank failed"
+
+AR="$NG_BUILD/bin/allreduce_example"
+if [ -x "$AR" ]; then
+	note "examples/allreduce --launch 4 under the policy: every rank pinned, runs clean"
+	NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" NCCLSIM_GPUS=4 \
+		NCCL_SOCKET_IFNAME=eth0 NCCL_P2P_DISABLE=1 \
+		LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+		"$AR" --launch 4 >"$NG_TMP/ar.out" 2>"$NG_TMP/ar.err" ||
+		{ cat "$NG_TMP/ar.err"; fail "allreduce --launch 4 failed under the policy"; }
+	for r in 0 1 2 3; do
+		assert_grep "rank $r pid [0-9]*\]: policy: CUDA_VISIBLE_DEVICES=$((3 - r)): local rank $r pinned" "$NG_TMP/ar.err"
+		assert_grep "rank $r pid [0-9]*\]: policy: NCCL_SOCKET_IFNAME==ib0 (enforced by $POL:2; already set)" "$NG_TMP/ar.err"
+	done
+	assert_no_grep "violation" "$NG_TMP/ar.err"
+else
+	note "no $AR: allreduce example skipped"
+fi
+echo ok

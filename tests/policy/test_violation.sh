@@ -1,0 +1,87 @@
+#!/bin/sh
+# Exit 3 before NCCL starts: a missing interface (from the policy, from the
+# user, or set by the program after start), an IB HCA that matches nothing,
+# a policy file others can write; `[violation] action = warn` goes on.
+. "$NG_ROOT/tests/lib.sh"
+. "$NG_ROOT/tests/policy/fakehost.sh"
+PROBE="$NG_BUILD/tests/policy/envprobe"
+[ -x "$PROBE" ] || fail "no $PROBE"
+ng_fake_host "$NG_TMP/host"
+mkdir -m 700 "$NG_TMP/etc"
+POL="$NG_TMP/etc/p.conf"
+
+# run_probe NAME [ENV=VALUE...]: one rank; status in $rc.
+run_probe() {
+	name=$1; shift
+	rm -f "$NG_TMP/id"
+	env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 NCCLGUARD_POLICY="$POL" \
+		NCCLGUARD_SYSROOT="$NG_TMP/host" LD_LIBRARY_PATH="$NG_SIM" \
+		LD_PRELOAD="$NG_PRELOAD" "$@" "$PROBE" --id "$NG_TMP/id" NCCL_SOCKET_IFNAME \
+		>"$NG_TMP/$name.out" 2>"$NG_TMP/$name.err"
+	rc=$?
+}
+policy() { printf "$1" >"$POL"; chmod "${2:-600}" "$POL"; }
+
+note "enforced interface that does not exist"
+policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib9\n[network]\nrequire_up = yes\n'
+run_probe missing
+assert_eq "$rc" 3 "exit status, missing interface"
+assert_grep "policy violation: NCCL_SOCKET_IFNAME==ib9: no interface named ib9" "$NG_TMP/missing.err"
+assert_grep "fix: correct the policy's NCCL_SOCKET_IFNAME ($POL:2)" "$NG_TMP/missing.err"
+assert_grep "stopping before NCCL starts (exit 3)" "$NG_TMP/missing.err"
+[ ! -s "$NG_TMP/missing.out" ] || fail "the program ran: $(cat "$NG_TMP/missing.out")"
+
+note "the user's interface is down (require_up)"
+policy '[network]\nrequire_up = yes\n'
+run_probe down NCCL_SOCKET_IFNAME==ib1
+assert_eq "$rc" 3 "exit status, interface down"
+assert_grep "NCCL_SOCKET_IFNAME==ib1 selects ib1, which is up, not running" "$NG_TMP/down.err"
+
+note "the program sets a missing interface after start: caught before ncclGetUniqueId"
+rm -f "$NG_TMP/id"
+env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" \
+	LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+	"$PROBE" --id "$NG_TMP/id" --set NCCL_SOCKET_IFNAME==ib7 NCCL_SOCKET_IFNAME \
+	>"$NG_TMP/late.out" 2>"$NG_TMP/late.err"
+assert_eq "$?" 3 "exit status, interface set after start"
+assert_grep "^main NCCL_SOCKET_IFNAME=<unset>" "$NG_TMP/late.out"
+assert_no_grep "^init" "$NG_TMP/late.out"
+assert_grep "violation.*before ncclGetUniqueId" "$NG_TMP/late.err"
+
+note "NCCL_IB_HCA that matches no active port"
+policy '[env]\nNCCL_IB_HCA = enforce mlx5_1\n'
+run_probe hca
+assert_eq "$rc" 3 "exit status, HCA"
+assert_grep "silently fall back to sockets" "$NG_TMP/hca.err"
+
+note "warn instead of fail"
+policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib9\n[violation]\naction = warn\n'
+run_probe warn
+assert_eq "$rc" 0 "exit status with action = warn"
+assert_grep "going on (\[violation\] action = warn)" "$NG_TMP/warn.err"
+assert_grep "^init NCCL_SOCKET_IFNAME==ib9" "$NG_TMP/warn.out"
+
+note "a policy others can write is refused"
+policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n' 666
+run_probe trust
+assert_eq "$rc" 3 "exit status, writable policy"
+assert_grep "refusing $POL: policy file $POL is writable by others" "$NG_TMP/trust.err"
+policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n' 600
+chmod 777 "$NG_TMP/etc"
+run_probe trustdir
+chmod 700 "$NG_TMP/etc"
+assert_eq "$rc" 3 "exit status, writable folder"
+assert_grep "its folder $NG_TMP/etc is writable by others" "$NG_TMP/trustdir.err"
+
+note "a malformed policy names file and line"
+policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n[devices]\npin = sometimes\n'
+run_probe bad
+assert_eq "$rc" 3 "exit status, malformed policy"
+assert_grep "policy error: $POL:4: pin = 'sometimes': expected none or local_rank" "$NG_TMP/bad.err"
+
+note "a good policy: runs"
+policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n[network]\nrequire_up = yes\n'
+run_probe good
+assert_eq "$rc" 0 "exit status, good policy"
+assert_grep "^init NCCL_SOCKET_IFNAME==ib0" "$NG_TMP/good.out"
+echo ok

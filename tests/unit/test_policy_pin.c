@@ -1,0 +1,546 @@
+/* Pinning, NUMA mapping, interface and HCA checks and environment
+ * decisions on fake hosts (hostprobe.c's root): 4 GPUs on two NUMA nodes,
+ * NICs up and down, one active and one down InfiniBand port. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "policy.h"
+
+static char root[64] = "/tmp/ngpinXXXXXX";
+static char root2[64] = "/tmp/ngpin2XXXXXX";
+
+static void mkdirs(const char *path)
+{
+	char tmp[512];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(tmp, 0755);
+}
+
+static void put(const char *base, const char *rel, const char *text)
+{
+	char path[512], dir[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", base, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	mkdirs(dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void gpu(const char *base, const char *bus, int node, const char *cpus, int procfs)
+{
+	char rel[256], n[16];
+
+	if (procfs) {
+		snprintf(rel, sizeof(rel), "/proc/driver/nvidia/gpus/%s/information", bus);
+		put(base, rel, "Model: NVIDIA H200\n");
+	}
+	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/numa_node", bus);
+	snprintf(n, sizeof(n), "%d\n", node);
+	put(base, rel, n);
+	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/local_cpulist", bus);
+	put(base, rel, cpus);
+	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/vendor", bus);
+	put(base, rel, "0x10de\n");
+	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/class", bus);
+	put(base, rel, "0x030200\n");
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(root) || !mkdtemp(root2))
+		return -1;
+	/* Created out of order: PCI order is 18, 3b, 86, af. */
+	gpu(root, "0000:86:00.0", 1, "16-31,48-63\n", 1);
+	gpu(root, "0000:18:00.0", 0, "0-15,32-47\n", 1);
+	gpu(root, "0000:af:00.0", 1, "16-31,48-63\n", 1);
+	gpu(root, "0000:3b:00.0", 0, "0-15,32-47\n", 1);
+	/* A NIC on the PCI bus is not a GPU. */
+	put(root, "/sys/bus/pci/devices/0000:5e:00.0/vendor", "0x15b3\n");
+	put(root, "/sys/class/net/lo/flags", "0x49\n");
+	put(root, "/sys/class/net/eth0/flags", "0x1043\n");
+	put(root, "/sys/class/net/ib0/flags", "0x1043\n");
+	put(root, "/sys/class/net/ib1/flags", "0x1003\n");		/* up, no carrier */
+	put(root, "/sys/class/net/ib2/flags", "0x1043\n");
+	put(root, "/sys/class/net/ib2/ncclguard_addr", "0\n");		/* no IP */
+	put(root, "/sys/class/net/docker0/flags", "0x1003\n");
+	put(root, "/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+	put(root, "/sys/class/infiniband/mlx5_1/ports/1/state", "1: DOWN\n");
+	/* The second host: GPUs only in PCI sysfs (no driver procfs), no ib. */
+	gpu(root2, "0000:c1:00.0", 1, "8-15\n", 0);
+	gpu(root2, "0000:41:00.0", 0, "0-7\n", 0);
+	put(root2, "/sys/class/net/lo/flags", "0x49\n");
+	put(root2, "/sys/class/net/eth0/flags", "0x1043\n");
+	put(root2, "/sys/class/net/docker0/flags", "0x1043\n");
+	ng_host_set_root(root);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, root2);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- a fake environment --------------------------------------------- */
+static const char *env_names[32], *env_values[32];
+static char *envp[33];
+static char env_buf[32][128];
+static int nenv;
+
+static void env_reset(void)
+{
+	nenv = 0;
+	envp[0] = NULL;
+}
+
+static void env_put(const char *n, const char *v)
+{
+	env_names[nenv] = n;
+	env_values[nenv] = v;
+	snprintf(env_buf[nenv], sizeof(env_buf[nenv]), "%s=%s", n, v);
+	envp[nenv] = env_buf[nenv];
+	envp[++nenv] = NULL;
+}
+
+static const char *fake_getenv(const char *n)
+{
+	for (int i = 0; i < nenv; i++)
+		if (!strcmp(env_names[i], n))
+			return env_values[i];
+	return NULL;
+}
+
+static void policy(const char *text, struct ng_policy *p)
+{
+	if (ng_policy_parse_buffer("t.conf", text, strlen(text), p)) {
+		char buf[400];
+
+		ng_policy_format_error(p, 0, buf, sizeof(buf));
+		fail_msg("policy rejected: %s", buf);
+	}
+}
+
+static void plan(const char *text, int lr, const uint64_t *cpus, int recheck, struct ng_plan *pl)
+{
+	struct ng_policy p;
+	struct ng_plan_input in = {
+		.getenv = fake_getenv, .envp = envp, .local_rank = lr, .allowed_cpus = cpus,
+		.recheck = recheck, .where = "ncclCommInitRank",
+	};
+
+	policy(text, &p);
+	assert_int_equal(ng_plan_build(&p, &in, pl), 0);
+	ng_policy_free(&p);
+}
+
+static const struct ng_decision *find(const struct ng_plan *pl, const char *key)
+{
+	for (int i = 0; i < pl->n; i++)
+		if (!strcmp(pl->d[i].key, key))
+			return &pl->d[i];
+	return NULL;
+}
+
+static const struct ng_decision *find_level(const struct ng_plan *pl, enum ng_dec_level l)
+{
+	for (int i = 0; i < pl->n; i++)
+		if (pl->d[i].level == l)
+			return &pl->d[i];
+	return NULL;
+}
+
+static void dump(const struct ng_plan *pl)
+{
+	for (int i = 0; i < pl->n; i++)
+		print_message("  [%d] %s: %s\n", pl->d[i].level, pl->d[i].key, pl->d[i].msg);
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void test_gpu_order(void **state)
+{
+	char ids[8][NG_BUSID_LEN];
+	struct ng_gpu_place g;
+
+	(void)state;
+	ng_host_set_root(root);
+	assert_int_equal(ng_host_gpus(ids, 8), 4);
+	assert_string_equal(ids[0], "0000:18:00.0");
+	assert_string_equal(ids[1], "0000:3b:00.0");
+	assert_string_equal(ids[2], "0000:86:00.0");
+	assert_string_equal(ids[3], "0000:af:00.0");
+	ng_pin_locate(2, &g);
+	assert_true(g.found);
+	assert_string_equal(g.busid, "0000:86:00.0");
+	assert_int_equal(g.numa_node, 1);
+	assert_string_equal(g.cpulist, "16-31,48-63");
+	ng_pin_locate(1, &g);
+	assert_int_equal(g.numa_node, 0);
+	ng_pin_locate(4, &g);
+	assert_false(g.found);
+	assert_int_equal(g.numa_node, -1);
+	/* PCI sysfs only. */
+	ng_host_set_root(root2);
+	assert_int_equal(ng_host_gpus(ids, 8), 2);
+	assert_string_equal(ids[0], "0000:41:00.0");
+	ng_pin_locate(1, &g);
+	assert_string_equal(g.busid, "0000:c1:00.0");
+	assert_string_equal(g.cpulist, "8-15");
+	ng_host_set_root(root);
+}
+
+static void test_cpulist(void **state)
+{
+	uint64_t m[NG_CPU_WORDS];
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(ng_cpulist_parse("0-3,8,10-11", m, NG_CPU_WORDS * 64), 0);
+	assert_true(m[0] == 0xd0full);
+	ng_cpulist_format(m, NG_CPU_WORDS * 64, buf, sizeof(buf));
+	assert_string_equal(buf, "0-3,8,10-11");
+	assert_int_equal(ng_cpulist_parse("64-127", m, NG_CPU_WORDS * 64), 0);
+	assert_true(m[0] == 0 && m[1] == ~0ull);
+	assert_int_equal(ng_cpulist_parse("3-1", m, 64), -1);
+	assert_int_equal(ng_cpulist_parse("0-64", m, 64), -1);
+	assert_int_equal(ng_cpulist_parse("x", m, 64), -1);
+	assert_int_equal(ng_cpulist_parse("", m, 64), -1);
+	assert_int_equal(ng_cpulist_parse("1,", m, 64), 0);
+}
+
+static const char pin_conf[] = "[devices]\npin = local_rank\ngpus = 0,1,2,3\nnuma = yes\n";
+
+static void test_pin_numa(void **state)
+{
+	struct ng_plan pl;
+	const struct ng_decision *d;
+	uint64_t all[NG_CPU_WORDS], few[NG_CPU_WORDS];
+	char buf[128];
+
+	(void)state;
+	env_reset();
+	env_put("CUDA_VISIBLE_DEVICES", "0,1,2,3");
+	ng_cpulist_parse("0-63", all, NG_CPU_WORDS * 64);
+	plan(pin_conf, 2, all, 0, &pl);
+	assert_int_equal(pl.violations, 0);
+	assert_true(pl.pinned);
+	assert_int_equal(pl.gpu, 2);
+	d = find(&pl, "CUDA_VISIBLE_DEVICES");
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_string_equal(d->effective, "2");
+	assert_string_equal(d->user, "0,1,2,3");
+	assert_int_equal(d->level, NG_DEC_INFO);	/* narrowed, not contradicted */
+	d = find(&pl, "CUDA_DEVICE_ORDER");
+	assert_string_equal(d->effective, "PCI_BUS_ID");
+	assert_string_equal(ng_plan_getenv(&pl, &(struct ng_plan_input){ .getenv = fake_getenv },
+					   "CUDA_VISIBLE_DEVICES"), "2");
+	assert_int_equal(pl.place.numa_node, 1);
+	assert_true(pl.affinity);
+	ng_cpulist_format(pl.cpus, NG_CPU_WORDS * 64, buf, sizeof(buf));
+	assert_string_equal(buf, "16-31,48-63");
+	d = find(&pl, "cpu_affinity");
+	assert_non_null(strstr(d->msg, "NUMA node 1"));
+	ng_plan_free(&pl);
+
+	/* The launcher allowed only some cpus: the intersection. */
+	ng_cpulist_parse("0-3,20-23", few, NG_CPU_WORDS * 64);
+	plan(pin_conf, 3, few, 0, &pl);
+	ng_cpulist_format(pl.cpus, NG_CPU_WORDS * 64, buf, sizeof(buf));
+	assert_string_equal(buf, "20-23");
+	ng_plan_free(&pl);
+	/* None of the GPU's cpus allowed: affinity unchanged, a warning. */
+	ng_cpulist_parse("0-3", few, NG_CPU_WORDS * 64);
+	plan(pin_conf, 3, few, 0, &pl);
+	assert_false(pl.affinity);
+	assert_int_equal(find(&pl, "cpu_affinity")->level, NG_DEC_WARN);
+	assert_int_equal(pl.violations, 0);
+	ng_plan_free(&pl);
+
+	/* A user CUDA_VISIBLE_DEVICES that does not include the GPU: warning. */
+	env_reset();
+	env_put("CUDA_VISIBLE_DEVICES", "3");
+	env_put("CUDA_DEVICE_ORDER", "FASTEST_FIRST");
+	plan(pin_conf, 0, all, 0, &pl);
+	assert_int_equal(find(&pl, "CUDA_VISIBLE_DEVICES")->level, NG_DEC_WARN);
+	assert_int_equal(find(&pl, "CUDA_DEVICE_ORDER")->level, NG_DEC_WARN);
+	ng_cpulist_format(pl.cpus, NG_CPU_WORDS * 64, buf, sizeof(buf));
+	assert_string_equal(buf, "0-15,32-47");
+	ng_plan_free(&pl);
+}
+
+static void test_pin_edges(void **state)
+{
+	struct ng_plan pl;
+	const struct ng_decision *d;
+
+	(void)state;
+	env_reset();
+	/* A GPU the host does not show: warning, still pinned. */
+	plan("[devices]\npin = local_rank\ngpus = 0,1,2,9\nnuma = yes\n", 3, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 0);
+	assert_true(pl.pinned);
+	assert_string_equal(find(&pl, "CUDA_VISIBLE_DEVICES")->effective, "9");
+	d = find(&pl, "gpu");
+	assert_int_equal(d->level, NG_DEC_WARN);
+	assert_non_null(strstr(d->msg, "shows no such GPU"));
+	assert_false(pl.affinity);
+	ng_plan_free(&pl);
+	/* More local ranks than GPUs: violation. */
+	plan(pin_conf, 4, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	assert_non_null(strstr(find_level(&pl, NG_DEC_VIOLATION)->msg, "local rank 4 has no GPU"));
+	ng_plan_free(&pl);
+	/* No local rank (the launcher itself, a helper program): no pinning. */
+	plan(pin_conf, -1, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 0);
+	assert_false(pl.pinned);
+	assert_int_equal(find(&pl, "CUDA_VISIBLE_DEVICES")->set, NG_SET_NONE);
+	ng_plan_free(&pl);
+	/* pin = none with gpus: the list, or a check of the user's. */
+	plan("[devices]\ngpus = 1,3\n", 0, NULL, 0, &pl);
+	assert_string_equal(find(&pl, "CUDA_VISIBLE_DEVICES")->effective, "1,3");
+	ng_plan_free(&pl);
+	env_put("CUDA_VISIBLE_DEVICES", "3,2");
+	plan("[devices]\ngpus = 1,3\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	assert_non_null(strstr(find_level(&pl, NG_DEC_VIOLATION)->msg, "names GPU 2"));
+	ng_plan_free(&pl);
+}
+
+static void test_env(void **state)
+{
+	struct ng_plan pl;
+	const struct ng_decision *d;
+	const char *conf = "[env]\nNCCL_A = enforce x\nNCCL_B = default y\nNCCL_C = forbid\n"
+			   "NCCL_D = allow\nNCCL_E = default e\nstrict = yes\n";
+
+	(void)state;
+	env_reset();
+	env_put("NCCL_A", "user");
+	env_put("NCCL_B", "mine");
+	env_put("NCCL_C", "1");
+	env_put("NCCL_D", "INFO");
+	env_put("NCCL_OTHER", "7");
+	env_put("HOME", "/root");
+	plan(conf, 0, NULL, 0, &pl);
+	d = find(&pl, "NCCL_A");
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_int_equal(d->level, NG_DEC_WARN);
+	assert_string_equal(d->user, "user");
+	assert_string_equal(d->effective, "x");
+	d = find(&pl, "NCCL_B");
+	assert_int_equal(d->set, NG_SET_NONE);
+	assert_string_equal(d->effective, "mine");
+	d = find(&pl, "NCCL_C");
+	assert_int_equal(d->set, NG_SET_UNSET);
+	assert_int_equal(d->level, NG_DEC_WARN);
+	assert_int_equal(find(&pl, "NCCL_D")->set, NG_SET_NONE);
+	d = find(&pl, "NCCL_E");
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_string_equal(d->effective, "e");
+	d = find(&pl, "NCCL_OTHER");
+	assert_non_null(d);
+	assert_string_equal(d->action, "strict");
+	assert_int_equal(d->set, NG_SET_UNSET);
+	assert_null(find(&pl, "HOME"));
+	assert_int_equal(pl.violations, 0);
+	ng_plan_free(&pl);
+
+	/* A recheck where everything is in place reports nothing. */
+	env_reset();
+	env_put("NCCL_A", "x");
+	env_put("NCCL_B", "mine");
+	env_put("NCCL_D", "INFO");
+	env_put("NCCL_E", "e");
+	plan(conf, 0, NULL, 1, &pl);
+	for (int i = 0; i < pl.n; i++)
+		assert_int_not_equal(pl.d[i].level, NG_DEC_INFO);
+	assert_null(find(&pl, "NCCL_A"));
+	ng_plan_free(&pl);
+	/* ... and the program changed NCCL_A since: restored, said. */
+	env_values[0] = "changed";
+	plan(conf, 0, NULL, 1, &pl);
+	d = find(&pl, "NCCL_A");
+	assert_non_null(d);
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_non_null(strstr(d->msg, "restored before ncclCommInitRank"));
+	ng_plan_free(&pl);
+}
+
+static void test_socket(void **state)
+{
+	struct ng_plan pl;
+	const struct ng_decision *d;
+
+	(void)state;
+	env_reset();
+	plan("[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n[network]\nrequire_up = yes\n", 0, NULL,
+	     0, &pl);
+	assert_int_equal(pl.violations, 0);
+	assert_string_equal(find(&pl, "NCCL_SOCKET_IFNAME")->effective, "=ib0");
+	ng_plan_free(&pl);
+	/* A missing exact name: a violation naming setting, value and fix. */
+	plan("[env]\nNCCL_SOCKET_IFNAME = enforce =ib9\n[network]\nrequire_up = yes\n", 0, NULL,
+	     0, &pl);
+	assert_int_equal(pl.violations, 1);
+	d = find_level(&pl, NG_DEC_VIOLATION);
+	assert_non_null(strstr(d->msg, "NCCL_SOCKET_IFNAME==ib9"));
+	assert_non_null(strstr(d->msg, "fix: correct the policy's NCCL_SOCKET_IFNAME (t.conf:2)"));
+	ng_plan_free(&pl);
+	/* Without require_up a missing name still fails: NCCL would. */
+	plan("[env]\nNCCL_SOCKET_IFNAME = enforce =ib9\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	assert_non_null(strstr(find_level(&pl, NG_DEC_VIOLATION)->msg, "selects no interface"));
+	ng_plan_free(&pl);
+	/* The user's own value. */
+	env_put("NCCL_SOCKET_IFNAME", "ib");
+	plan("[network]\nrequire_up = no\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 0);
+	assert_string_equal(find(&pl, "NCCL_SOCKET_IFNAME")->effective, "ib0");
+	ng_plan_free(&pl);
+	/* require_up: the prefix also selects ib1 (no carrier) and ib2 (no IP). */
+	plan("[network]\nrequire_up = yes\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	d = find_level(&pl, NG_DEC_VIOLATION);
+	assert_non_null(strstr(d->msg, "selects ib1, which is up, not running"));
+	assert_non_null(strstr(d->msg, "fix: bring ib1 up or set NCCL_SOCKET_IFNAME"));
+	ng_plan_free(&pl);
+	/* Exclusion list. */
+	env_reset();
+	env_put("NCCL_SOCKET_IFNAME", "^ib,lo,docker");
+	plan("[network]\nrequire_up = yes\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 0);
+	assert_string_equal(find(&pl, "NCCL_SOCKET_IFNAME")->effective, "eth0");
+	ng_plan_free(&pl);
+	/* deny against the user's choice and against NCCL's default. */
+	env_reset();
+	env_put("NCCL_SOCKET_IFNAME", "eth");
+	plan("[network]\ndeny = eth0,docker\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	assert_non_null(strstr(find_level(&pl, NG_DEC_VIOLATION)->msg, "which deny = eth0,docker"));
+	ng_plan_free(&pl);
+	env_reset();
+	plan("[network]\ndeny = eth0,docker\n", 0, NULL, 0, &pl);	/* NCCL picks ib0 */
+	assert_int_equal(pl.violations, 0);
+	assert_string_equal(find(&pl, "NCCL_SOCKET_IFNAME")->effective, "ib0");
+	ng_plan_free(&pl);
+	ng_host_set_root(root2);					/* no ib: eth0 */
+	plan("[network]\ndeny = eth0,docker\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	assert_non_null(strstr(find_level(&pl, NG_DEC_VIOLATION)->msg,
+			       "not set and NCCL would pick eth0"));
+	ng_plan_free(&pl);
+	ng_host_set_root(root);
+}
+
+static void test_ib(void **state)
+{
+	struct ng_plan pl;
+	const struct ng_decision *d;
+
+	(void)state;
+	env_reset();
+	plan("[env]\nNCCL_IB_HCA = enforce =mlx5_0:1\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 0);
+	assert_string_equal(find(&pl, "NCCL_IB_HCA")->level == NG_DEC_INFO ? "ok" : "", "ok");
+	ng_plan_free(&pl);
+	/* Matches only a port that is down: NCCL would fall back to sockets. */
+	plan("[env]\nNCCL_IB_HCA = enforce mlx5_1\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	d = find_level(&pl, NG_DEC_VIOLATION);
+	assert_non_null(strstr(d->msg, "fall back to sockets"));
+	assert_non_null(strstr(d->msg, "mlx5_0:1 active"));
+	ng_plan_free(&pl);
+	/* Wrong port. */
+	plan("[env]\nNCCL_IB_HCA = enforce mlx5_0:2\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	ng_plan_free(&pl);
+	/* require_up: every entry must match an active port. */
+	plan("[env]\nNCCL_IB_HCA = enforce mlx5_0,mlx5_7\n[network]\nrequire_up = yes\n", 0, NULL,
+	     0, &pl);
+	assert_int_equal(pl.violations, 1);
+	assert_non_null(strstr(find_level(&pl, NG_DEC_VIOLATION)->msg, "'mlx5_7' matches no"));
+	ng_plan_free(&pl);
+	/* Excluding the down one leaves the active one. */
+	plan("[env]\nNCCL_IB_HCA = enforce ^mlx5_1\n[network]\nrequire_up = yes\n", 0, NULL, 0,
+	     &pl);
+	assert_int_equal(pl.violations, 0);
+	ng_plan_free(&pl);
+	/* IB disabled: not checked. */
+	env_put("NCCL_IB_DISABLE", "1");
+	plan("[env]\nNCCL_IB_HCA = enforce mlx5_9\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 0);
+	ng_plan_free(&pl);
+	/* A host without IB. */
+	env_reset();
+	ng_host_set_root(root2);
+	plan("[env]\nNCCL_IB_HCA = enforce mlx5_0\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	assert_non_null(strstr(find_level(&pl, NG_DEC_VIOLATION)->msg, "no InfiniBand device"));
+	ng_plan_free(&pl);
+	ng_host_set_root(root);
+}
+
+static void test_timeouts(void **state)
+{
+	struct ng_plan pl;
+	const struct ng_decision *d;
+
+	(void)state;
+	env_reset();
+	env_put("NCCLGUARD_TIMEOUT", "5");
+	plan("[timeouts]\ninit = 30\ncollective = 60\naction = abort\n", 0, NULL, 0, &pl);
+	assert_true(pl.init_s == 30);
+	assert_true(pl.collective_s == 60);
+	assert_int_equal(pl.timeout_action, NG_PTO_ABORT);
+	d = find(&pl, "timeouts.collective");
+	assert_string_equal(d->user, "5");
+	assert_string_equal(d->effective, "60");
+	ng_plan_free(&pl);
+	plan("[env]\nNCCL_DEBUG = allow\n", 0, NULL, 0, &pl);
+	assert_true(pl.init_s < 0);
+	assert_int_equal(pl.timeout_action, NG_PTO_UNSET);
+	(void)dump;
+	ng_plan_free(&pl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpu_order),
+		cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_pin_numa),
+		cmocka_unit_test(test_pin_edges),
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_socket),
+		cmocka_unit_test(test_ib),
+		cmocka_unit_test(test_timeouts),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

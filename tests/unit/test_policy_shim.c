@@ -1,0 +1,234 @@
+/* The shim side of the policy (policy.c, envplugin.c) with fakes of the
+ * core it calls: applying a file, timeouts, rechecks, cudaSetDevice under
+ * the pin, the env plugin NCCL would load, exit 3 and the trust refusal. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ncclguard.h"
+#include "policy.h"
+
+/* ---- fakes of the core ------------------------------------------------ */
+struct ng_config ng_cfg = { .log_level = NG_LOG_INFO, .timeout_s = 600, .init_timeout_s = 300 };
+struct ng_rank ng_rank = { .rank = 0, .local_rank = 2, .world_size = 4, .source = "test" };
+static int ntrace, nwarn, ninfo;
+static char last_trace[256], last_warn[1024];
+
+void ng_log(int level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+	ninfo++;
+}
+
+void ng_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_warn, sizeof(last_warn), fmt, ap);
+	va_end(ap);
+	nwarn++;
+}
+
+void ng_trace_policy(const char *key, const char *action, const char *user, const char *eff)
+{
+	snprintf(last_trace, sizeof(last_trace), "%s %s '%s' '%s'", key, action, user, eff);
+	ntrace++;
+}
+
+/* What NCCL sees of ncclEnvPlugin_v1. */
+typedef struct {
+	const char *name;
+	ncclResult_t (*init)(uint8_t, uint8_t, uint8_t, const char *);
+	ncclResult_t (*finalize)(void);
+	const char *(*getEnv)(const char *);
+} env_v1_t;
+extern env_v1_t ncclEnvPlugin_v1;
+
+static char dir[] = "/tmp/ngshimXXXXXX";
+static char path[256];
+
+static void write_policy(const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+static int setup(void **state)
+{
+	char net[512];
+
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	chmod(dir, 0700);
+	snprintf(path, sizeof(path), "%s/site.conf", dir);
+	/* A fake host with one interface up. */
+	snprintf(net, sizeof(net), "mkdir -p %s/root/sys/class/net/ib0 && echo 0x1043 > "
+		 "%s/root/sys/class/net/ib0/flags", dir, dir);
+	if (system(net))
+		return -1;
+	snprintf(net, sizeof(net), "%s/root", dir);
+	setenv("NCCLGUARD_SYSROOT", net, 1);
+	setenv("NCCLGUARD_POLICY", path, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static const char conf[] =
+	"[env]\n"
+	"NCCL_SOCKET_IFNAME = enforce =ib0\n"
+	"NCCL_P2P_DISABLE = forbid\n"
+	"NCCL_IB_DISABLE = default 1\n"
+	"NCCL_DEBUG = allow\n"
+	"[devices]\n"
+	"pin = local_rank\n"
+	"gpus = 4,5,6,7\n"
+	"[timeouts]\n"
+	"init = 12\n"
+	"collective = 34\n"
+	"action = exit\n";
+
+/* Runs in order: init, then everything that needs an applied policy. */
+static void test_init_and_after(void **state)
+{
+	Dl_info info;
+	char digest[65];
+
+	(void)state;
+	/* Before: no policy served, plain getenv. */
+	setenv("NCCL_P2P_DISABLE", "1", 1);
+	setenv("NCCL_SOCKET_IFNAME", "eth0", 1);
+	assert_string_equal(ncclEnvPlugin_v1.getEnv("NCCL_P2P_DISABLE"), "1");
+	write_policy(conf, 0600);
+	ng_policy_init();
+	assert_string_equal(getenv("NCCL_SOCKET_IFNAME"), "=ib0");
+	assert_null(getenv("NCCL_P2P_DISABLE"));
+	assert_string_equal(getenv("NCCL_IB_DISABLE"), "1");
+	assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "6");
+	assert_string_equal(getenv("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+	assert_true(ng_cfg.init_timeout_s == 12);
+	assert_true(ng_cfg.timeout_s == 34);
+	assert_int_equal(ng_cfg.on_timeout, NG_ACT_EXIT);
+	assert_true(ntrace >= 8);
+	assert_true(ninfo >= 8);
+	assert_non_null(strstr(ng_policy_path(), "site.conf"));
+	ng_sha256_hex(conf, strlen(conf), digest);
+	assert_string_equal(ng_policy_digest(), digest);
+	/* The env plugin: NCCL_ENV_PLUGIN names this very object. */
+	assert_true(dladdr((void *)ng_policy_init, &info));
+	assert_non_null(getenv("NCCL_ENV_PLUGIN"));
+	assert_int_equal(ncclEnvPlugin_v1.init(2, 28, 7, ""), ncclSuccess);
+	assert_string_equal(ncclEnvPlugin_v1.name, "ncclguard");
+
+	/* The program changes its environment after start. */
+	setenv("NCCL_SOCKET_IFNAME", "eth0", 1);
+	setenv("NCCL_P2P_DISABLE", "1", 1);
+	unsetenv("NCCL_IB_DISABLE");
+	setenv("NCCL_DEBUG", "TRACE", 1);
+	/* NCCL asking through the plugin gets the policy regardless. */
+	assert_string_equal(ncclEnvPlugin_v1.getEnv("NCCL_SOCKET_IFNAME"), "=ib0");
+	assert_null(ncclEnvPlugin_v1.getEnv("NCCL_P2P_DISABLE"));
+	assert_string_equal(ncclEnvPlugin_v1.getEnv("NCCL_IB_DISABLE"), "1");
+	assert_string_equal(ncclEnvPlugin_v1.getEnv("NCCL_DEBUG"), "TRACE");
+	assert_string_equal(ncclEnvPlugin_v1.getEnv("HOME") ? "set" : "unset",
+			    getenv("HOME") ? "set" : "unset");
+	/* And the recheck before init puts the environment back. */
+	nwarn = 0;
+	ng_policy_recheck("ncclCommInitRank");
+	assert_string_equal(getenv("NCCL_SOCKET_IFNAME"), "=ib0");
+	assert_null(getenv("NCCL_P2P_DISABLE"));
+	assert_string_equal(getenv("NCCL_IB_DISABLE"), "1");
+	assert_string_equal(getenv("NCCL_DEBUG"), "TRACE");
+	assert_true(nwarn >= 2);
+	/* Nothing changed: a quiet recheck. */
+	nwarn = 0;
+	ng_policy_recheck("ncclCommInitRank");
+	assert_int_equal(nwarn, 0);
+
+	/* cudaSetDevice(LOCAL_RANK) lands on device 0, said once. */
+	ntrace = 0;
+	assert_int_equal(ng_policy_set_device(2), 0);
+	assert_int_equal(ntrace, 1);
+	assert_string_equal(last_trace, "cudaSetDevice remap '2' '0'");
+	assert_int_equal(ng_policy_set_device(2), 0);
+	assert_int_equal(ntrace, 1);
+	assert_int_equal(ng_policy_set_device(0), 0);
+	/* Another device: reported (once), passed on. */
+	nwarn = 0;
+	assert_int_equal(ng_policy_set_device(3), 3);
+	assert_int_equal(ng_policy_set_device(3), 3);
+	assert_int_equal(nwarn, 1);
+	assert_non_null(strstr(last_warn, "outside the pin"));
+	assert_string_equal(last_trace, "cudaSetDevice outside_pin '3' '6'");
+}
+
+/* In a child: ng_policy_init's exit status with this file. */
+static int child_status(const char *text, mode_t mode, mode_t dirmode)
+{
+	int st;
+	pid_t pid;
+
+	write_policy(text, mode);
+	chmod(dir, dirmode);
+	pid = fork();
+	if (pid == 0) {
+		ng_policy_init();
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	chmod(dir, 0700);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_exit_codes(void **state)
+{
+	(void)state;
+	/* A missing interface: exit 3 before NCCL starts. */
+	assert_int_equal(child_status("[env]\nNCCL_SOCKET_IFNAME = enforce =ib9\n", 0600, 0700),
+			 NG_EXIT_POLICY);
+	/* The same with action = warn: goes on. */
+	assert_int_equal(child_status("[env]\nNCCL_SOCKET_IFNAME = enforce =ib9\n[violation]\n"
+				      "action = warn\n", 0600, 0700), 0);
+	/* Malformed: refused, exit 3. */
+	assert_int_equal(child_status("[env]\nNCCL_X = enforse 1\n", 0600, 0700), NG_EXIT_POLICY);
+	/* Writable by others, or in a folder others can write: refused. */
+	assert_int_equal(child_status("[env]\nNCCL_X = enforce 1\n", 0666, 0700), NG_EXIT_POLICY);
+	assert_int_equal(child_status("[env]\nNCCL_X = enforce 1\n", 0644, 0777), NG_EXIT_POLICY);
+	/* ... unless it enforces nothing. */
+	assert_int_equal(child_status("[env]\nNCCL_X = allow\n", 0666, 0700), 0);
+	/* Untrusted with action = warn: nothing applied, goes on. */
+	assert_int_equal(child_status("[env]\nNCCL_X = enforce 1\n[violation]\naction = warn\n",
+				      0666, 0700), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init_and_after),
+		cmocka_unit_test(test_exit_codes),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
