@@ -123,6 +123,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 			call->seq = __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED);
 	}
 	call->captured = capturing(stream);
+	call->trace = ng_tp && ng_tp->coll_enabled();
 	call->flight = NULL;
 	call->index = 0;
 	call->site = ng_cfg.stacks ? ng_callsite(ret) : NULL;
@@ -149,17 +150,16 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 
 void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
-	int saved = errno;
+	int saved = errno, carried;
 
 	call->exit_ns = ng_now_ns();
-	if (ng_group_depth)
-		ng_timing_group_member(call, r);
-	else
-		ng_timing_after(call, r);
-	ng_host_exit();
 	call->result = r;
-	if (ng_tp) {
+	carried = ng_group_depth ? ng_timing_group_member(call, r) : ng_timing_after(call, r);
+	ng_host_exit();
+	/* The event itself is written by the watchdog thread, off this path. */
+	if (call->trace && !carried && !ng_timing_record_only(call))
 		ng_trace_coll_enqueue(call);
+	if (ng_tp) {
 		if (call->site && call->comm) {
 			struct ng_ev_callsite ev = {
 				.comm_hash = call->comm->hash,

@@ -206,6 +206,7 @@ struct ng_call {
 	ncclResult_t result;		/* when the call is not forwarded */
 	struct ng_flight *flight;
 	const char *site;		/* symbolised call site, NCCLGUARD_STACKS=1 */
+	int trace;			/* a session records coll_enqueue */
 };
 /* Returns nonzero when the wrapper must return call->result without
  * calling NCCL (an injected fault). */
@@ -261,16 +262,27 @@ struct ng_flight {
 	const char *site;
 	uint64_t index;			/* comm call index it confirms */
 	int probe;			/* a watchdog probe, not a call */
+	int nogpu;			/* no events: carries the enqueue record only */
+	/* The coll_enqueue record, emitted by the watchdog thread: an LTTng
+	 * event costs 250-600 ns on our VMs, too much for the caller. */
+	int trace;			/* emit coll_enqueue for it */
+	uint64_t comm_hash, count, exit_ns;
+	int dtype, nranks, group_depth, captured, result;
 };
 extern struct ng_ring ng_flight_queue;
 /* Record a probe after the last call of the comm (watchdog thread). */
 int ng_timing_probe(struct ng_comm *c, uint64_t index);
 extern uint64_t ng_timing_dropped;
+void ng_timing_init(void);		/* at the first NCCL call */
 int ng_timing_comm_ready(struct ng_comm *c);
 struct ng_pool *ng_timing_pool(int dev);
 void ng_timing_before(struct ng_call *call);
-void ng_timing_after(struct ng_call *call, ncclResult_t r);
-void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
+/* These return 1 when a flight now carries the call's enqueue record. */
+int ng_timing_after(struct ng_call *call, ncclResult_t r);
+int ng_timing_group_member(struct ng_call *call, ncclResult_t r);
+/* Hand the enqueue record of an untimed call to the watchdog; 0 if the
+ * ring is full (the caller emits it itself). */
+int ng_timing_record_only(const struct ng_call *call);
 void ng_timing_group_end(ncclResult_t r);
 void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
 void ng_timing_undefer(struct ng_comm *c, ncclResult_t state);
@@ -321,6 +333,7 @@ extern const struct ng_tp_ops *ng_tp;	/* NULL: no provider, no events */
 void ng_trace_load(void);
 void ng_process_info_maybe(void);
 void ng_trace_coll_enqueue(const struct ng_call *call);
+void ng_trace_flight_enqueue(const struct ng_flight *f);
 void ng_trace_policy(const char *key, const char *action,
 		     const char *user_value, const char *effective_value);
 

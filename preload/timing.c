@@ -54,6 +54,7 @@ NG_TLS int ng_group_depth;
 
 static int timing_setup(void)
 {
+	/* Callers hold pool_lock, or are the first NCCL call (init_lock). */
 	if (flight_slab)
 		return 0;
 	flight_slab = calloc(NG_FLIGHTS, sizeof(*flight_slab));
@@ -188,6 +189,16 @@ static struct ng_flight *flight_get(const struct ng_call *call)
 	f->site = call->site;
 	f->index = call->index;
 	f->probe = 0;
+	f->nogpu = 0;
+	f->trace = call->trace;
+	f->comm_hash = call->comm ? call->comm->hash : 0;
+	f->count = call->count;
+	f->dtype = call->dtype;
+	f->nranks = call->nranks;
+	f->group_depth = ng_group_depth;
+	f->captured = call->captured;
+	f->result = call->result;
+	f->exit_ns = call->exit_ns;
 	f->start = f->end = NULL;
 	return f;
 }
@@ -209,6 +220,8 @@ static void flight_submit(struct ng_flight *f)
 {
 	if (ng_ring_push(&ng_flight_queue, f)) {
 		dropped();
+		if (f->trace)
+			ng_trace_flight_enqueue(f);
 		ng_flight_put(f);
 	}
 }
@@ -222,6 +235,49 @@ static int sampled(const struct ng_call *call)
 	return ng_cfg.sample_every <= 1 || call->bytes >= ng_cfg.sample_bytes ||
 	       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0 ||
 	       __atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED);
+}
+
+/* The call's GPU timing is off (failed call, no event): keep only its
+ * enqueue record, if a session wants it. */
+static void submit_record(struct ng_flight *f)
+{
+	ng_ev_put(f->start);
+	ng_ev_put(f->end);
+	f->start = f->end = NULL;
+	if (!f->trace) {
+		ng_ring_push(&flight_free, f);
+		return;
+	}
+	f->nogpu = 1;
+	if (ng_ring_push(&ng_flight_queue, f)) {
+		ng_trace_flight_enqueue(f);
+		ng_ring_push(&flight_free, f);
+	}
+}
+
+void ng_timing_init(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	if (timing_setup())
+		ng_warn_once("out of memory for the flight table: events are written inline");
+	pthread_mutex_unlock(&pool_lock);
+}
+
+int ng_timing_record_only(const struct ng_call *call)
+{
+	struct ng_flight *f;
+
+	if (!flight_slab || !__atomic_load_n(&ng_flight_queue.cells, __ATOMIC_ACQUIRE))
+		return 0;
+	f = flight_get(call);
+	if (!f)
+		return 0;
+	f->nogpu = 1;
+	if (ng_ring_push(&ng_flight_queue, f)) {
+		ng_ring_push(&flight_free, f);
+		return 0;
+	}
+	return 1;
 }
 
 /* Before the real call (outside a group): the opening event. */
@@ -250,28 +306,31 @@ void ng_timing_before(struct ng_call *call)
 /* After the real call (outside a group): the closing event, then hand the
  * flight to the watchdog.  A nonblocking communicator's call that returned
  * ncclInProgress is closed later, from ncclCommGetAsyncError. */
-void ng_timing_after(struct ng_call *call, ncclResult_t r)
+int ng_timing_after(struct ng_call *call, ncclResult_t r)
 {
 	struct ng_flight *f = call->flight;
 
 	if (!f)
-		return;
+		return 0;
+	f->result = r;
+	f->exit_ns = call->exit_ns;
 	if (r != ncclSuccess && r != ncclInProgress) {
-		ng_flight_put(f);	/* nothing was enqueued */
-		return;
+		submit_record(f);	/* nothing was enqueued on the GPU */
+		return 1;
 	}
 	if (r == ncclInProgress) {
 		ng_timing_defer(call->comm, f);
-		return;
+		return 1;
 	}
 	f->end = ev_get(call->comm->pool, call->stream);
 	if (!f->end) {
 		dropped();
-		ng_flight_put(f);
-		return;
+		submit_record(f);
+		return 1;
 	}
 	__atomic_store_n(&call->comm->last_timed_call, call->index, __ATOMIC_RELAXED);
 	flight_submit(f);
+	return 1;
 }
 
 /* A marker after everything the program has put on the comm's last
@@ -308,7 +367,7 @@ void ng_timing_close(struct ng_flight *f)
 	f->end = ev_get(f->comm->pool, f->stream);
 	if (!f->end) {
 		dropped();
-		ng_flight_put(f);
+		submit_record(f);
 		return;
 	}
 	__atomic_store_n(&f->comm->last_timed_call, f->index, __ATOMIC_RELAXED);
@@ -325,7 +384,7 @@ static struct ng_group *group_state(void)
 }
 
 /* A member call inside ncclGroupStart/End (after the real call returned). */
-void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
+int ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 {
 	struct ng_pool *p = call->comm ? call->comm->pool : NULL;
 	struct ng_group *g;
@@ -335,11 +394,11 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 
 	if (!p || call->captured || (r != ncclSuccess && r != ncclInProgress) ||
 	    !sampled(call))
-		return;
+		return 0;
 	g = group_state();
 	if (!g || g->n >= NG_GROUP_MAX) {
 		dropped();
-		return;
+		return 0;
 	}
 	for (i = 0; i < g->nstreams; i++)
 		if (g->streams[i].stream == call->stream && g->streams[i].pool == p)
@@ -347,7 +406,7 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 	if (!gs) {
 		if (g->nstreams >= NG_GROUP_STREAMS) {
 			dropped();
-			return;
+			return 0;
 		}
 		gs = &g->streams[g->nstreams];
 		gs->stream = call->stream;
@@ -356,18 +415,20 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 		gs->start = ev_get(p, call->stream);
 		if (!gs->start) {
 			dropped();
-			return;
+			return 0;
 		}
 		g->nstreams++;
 	}
 	f = flight_get(call);
 	if (!f) {
 		dropped();
-		return;
+		return 0;
 	}
+	f->result = r;
 	__atomic_add_fetch(&gs->start->refs, 1, __ATOMIC_RELAXED);
 	f->start = gs->start;
 	g->members[g->n++] = f;
+	return 1;
 }
 
 /* After the outermost ncclGroupEnd: a closing event per stream, shared. */
@@ -398,7 +459,7 @@ void ng_timing_group_end(ncclResult_t r)
 		if (j == g->nstreams || !ends[j]) {
 			if (r == ncclSuccess)
 				dropped();
-			ng_flight_put(f);
+			submit_record(f);
 			continue;
 		}
 		__atomic_add_fetch(&ends[j]->refs, 1, __ATOMIC_RELAXED);
@@ -423,7 +484,7 @@ void ng_timing_defer(struct ng_comm *c, struct ng_flight *f)
 	if (c->ndeferred >= NG_DEFERRED_MAX) {
 		pthread_mutex_unlock(&c->lock);
 		dropped();
-		ng_flight_put(f);
+		submit_record(f);
 		return;
 	}
 	c->deferred[c->ndeferred++] = f;
@@ -447,7 +508,7 @@ void ng_timing_undefer(struct ng_comm *c, ncclResult_t state)
 		if (state == ncclSuccess)
 			ng_timing_close(todo[i]);
 		else
-			ng_flight_put(todo[i]);
+			submit_record(todo[i]);
 	}
 }
 

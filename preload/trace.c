@@ -263,3 +263,29 @@ void ng_trace_coll_enqueue(const struct ng_call *call)
 	ev.exit_ns = call->exit_ns;
 	ng_tp->coll_enqueue(&ev);
 }
+
+/* The watchdog thread writes the enqueue events of calls it was handed. */
+void ng_trace_flight_enqueue(const struct ng_flight *f)
+{
+	struct ng_ev_coll_enqueue ev;
+
+	if (!ng_tp)
+		return;
+	ev.comm_hash = f->comm_hash;
+	ev.seq = f->seq;
+	ev.p2p_seq = f->p2p_seq;
+	ev.op = ng_fn_op[f->fn];
+	ev.count = f->count;
+	ev.datatype = f->dtype;
+	ev.bytes = f->bytes;
+	ev.root_or_peer = f->root;
+	ev.stream = (uint64_t)(uintptr_t)f->stream;
+	ev.group_depth = f->group_depth;
+	ev.captured = f->captured;
+	ev.result = f->result;
+	ev.nranks = f->nranks;
+	ev.redop = -1;
+	ev.enter_ns = f->enter_ns;
+	ev.exit_ns = f->exit_ns;
+	ng_tp->coll_enqueue(&ev);
+}

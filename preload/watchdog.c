@@ -297,8 +297,8 @@ static void check_comm(struct ng_comm *c, void *arg)
 		return;
 	r = c->recent[u & (NG_RECENT - 1)];
 	if (__atomic_load_n(&c->recent[u & (NG_RECENT - 1)].index, __ATOMIC_ACQUIRE) != u ||
-	    r.index != u)
-		return;		/* overwritten or being written: next tick */
+	    r.index != u || r.enter_ns >= now)
+		return;		/* overwritten, being written, or newer than this tick */
 	if (!c->probe_out && !__atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&c->last_timed_call, __ATOMIC_RELAXED) < issued &&
 	    now - r.enter_ns > NG_PROBE_AFTER_NS && !c->revoked &&
@@ -328,7 +328,8 @@ static void check_host_calls(uint64_t now)
 		double limit;
 		char when[32];
 
-		if (!t || s->reported)
+		/* t may be newer than this tick's `now`: not late. */
+		if (!t || s->reported || t >= now)
 			continue;
 		limit = is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s;
 		if (now - t < (uint64_t)(limit * 1e9))
@@ -408,6 +409,14 @@ static int poll_flights(void)
 	if (!__atomic_load_n(&ng_flight_queue.cells, __ATOMIC_ACQUIRE))
 		return 0;	/* no communicator timed yet (or NCCLGUARD_TIMING=0) */
 	while (npend < NG_PENDING_MAX && (f = ng_ring_pop(&ng_flight_queue))) {
+		if (f->trace) {
+			ng_trace_flight_enqueue(f);
+			f->trace = 0;
+		}
+		if (f->nogpu) {
+			ng_flight_put(f);
+			continue;
+		}
 		pend[npend].f = f;
 		npend++;
 	}
