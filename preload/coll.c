@@ -32,7 +32,7 @@ static struct ng_hostcall *slot(void)
 	return my_slot;
 }
 
-void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
+void ng_host_enter_at(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now)
 {
 	struct ng_hostcall *s = slot();
 
@@ -42,7 +42,12 @@ void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
 	s->comm_hash = comm_hash;
 	s->seq = seq;
 	s->reported = 0;
-	__atomic_store_n(&s->enter_ns, ng_now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&s->enter_ns, now ? now : 1, __ATOMIC_RELEASE);
+}
+
+void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
+{
+	ng_host_enter_at(fn, comm_hash, seq, ng_now_ns());
 }
 
 void ng_host_exit(void)
@@ -106,7 +111,10 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	ng_in_shim++;
 	call->active = 1;
 	call->fn = fn;
-	call->enter_ns = ng_now_ns();
+	/* A precise clock only when a session records the times; the
+	 * watchdog's deadlines are fine with the coarse one (5 ns, not 30). */
+	call->trace = ng_tp && ng_tp->coll_enabled();
+	call->enter_ns = call->trace ? ng_now_ns() : ng_now_coarse_ns();
 	call->handle = comm;
 	call->comm = c = ng_comm_find(comm);
 	call->count = count;
@@ -123,13 +131,13 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 			call->seq = __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED);
 	}
 	call->captured = capturing(stream);
-	call->trace = ng_tp && ng_tp->coll_enabled();
 	call->flight = NULL;
 	call->index = 0;
 	call->site = ng_cfg.stacks ? ng_callsite(ret) : NULL;
 	if (c && !call->captured)
 		remember(c, call);
-	ng_host_enter(fn, c ? c->hash : 0, call->seq ? call->seq : call->p2p_seq);
+	ng_host_enter_at(fn, c ? c->hash : 0, call->seq ? call->seq : call->p2p_seq,
+			 call->enter_ns);
 	if (__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED)) {
 		inj = ng_inject_check(fn, ng_fn_op[fn], c,
 				      call->seq ? call->seq : call->p2p_seq,
@@ -140,7 +148,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		}
 		/* An injected delay makes a slow rank: it arrives late. */
 		if (inj == NG_INJ_DELAY)
-			call->enter_ns = ng_now_ns();
+			call->enter_ns = call->trace ? ng_now_ns() : ng_now_coarse_ns();
 	}
 	if (!ng_group_depth)
 		ng_timing_before(call);
@@ -152,7 +160,7 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
 	int saved = errno, carried;
 
-	call->exit_ns = ng_now_ns();
+	call->exit_ns = call->trace ? ng_now_ns() : 0;
 	call->result = r;
 	carried = ng_group_depth ? ng_timing_group_member(call, r) : ng_timing_after(call, r);
 	ng_host_exit();

@@ -28,6 +28,14 @@ uint64_t ng_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+uint64_t ng_now_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 int ng_parse_action(const char *s, enum ng_action *out)
 {
 	for (size_t i = 0; i < sizeof(action_names) / sizeof(*action_names); i++) {

@@ -59,6 +59,7 @@ void ng_config_from_env(struct ng_config *cfg);
 int ng_parse_action(const char *s, enum ng_action *out);
 const char *ng_action_name(enum ng_action a);
 uint64_t ng_now_ns(void);		/* CLOCK_MONOTONIC, the trace clock */
+uint64_t ng_now_coarse_ns(void);	/* CLOCK_MONOTONIC_COARSE: ms, 5 ns a read */
 
 /* ---- rank.c ----------------------------------------------------------- */
 struct ng_rank {
@@ -227,6 +228,7 @@ struct ng_hostcall {
 #define NG_HOST_SLOTS 256
 extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq);
+void ng_host_enter_at(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now);
 void ng_host_exit(void);
 extern NG_TLS int ng_group_depth;
 

@@ -9,13 +9,18 @@
 #   5  an injected stall in train_ddp.py caught by the watchdog (exit 4)
 #   6  overhead, interleaved: nccl-tests all_reduce_perf at 8 B
 #   7  overhead, interleaved: the DDP step time
+#   8  (NP>=2) an injected delay on rank 1: the report names it the straggler
+#   9  (NP>=2) an injected drop on rank 1: the others exit 4, rank 1 missing
+#  10  (NP>=2) a policy pinning local ranks to GPUs in reverse order
 # STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/gpu/env.sh
-OUT=${OUT:-/tmp/ngout}; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7"}
+# Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
+RESULTS=${OUT:-}
+OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -75,7 +80,7 @@ if want 5; then
 	NCCLGUARD_TIMEOUT=5 NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR=$OUT NCCLGUARD_INJECT="stall:op=allreduce,seq=10" \
 		LD_PRELOAD=$SHIM tr_ddp --steps 30 >"$OUT/stall.log" 2>&1
 	rc=$?
-	row "5 stall: torchrun exit / seconds" "$rc / $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5)"
+	row "5 stall: torchrun exit / seconds" "$rc / $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}")"
 	grep -E "ncclguard\[|Watchdog|watchdog|timeout|exitcode" "$OUT/stall.log" | head -8
 fi
 if want 6; then
@@ -83,13 +88,13 @@ if want 6; then
 	ln -sf "$NCCL_HOME/include" /tmp/ncclhome/include; ln -sf "$NCCL_LIBDIR/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so
 	[ -x $NT/all_reduce_perf ] || make -j16 -C .nccl-tests NCCL_HOME=/tmp/ncclhome CUDA_HOME=$CUDA_HOME BUILDDIR=$NT \
 		NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$OUT/nccltests.log" 2>&1 || { tail -20 "$OUT/nccltests.log"; }
-	arp() { "$@" $NT/all_reduce_perf -b 8 -e 8 -g 1 -n 20000 -w 2000 -c 0 2>&1 | awk '$1 == 8 {print $6}'; }
+	arp() { "$@" $NT/all_reduce_perf -b 8 -e 8 -g $NP -n 50000 -w 5000 -c 0 2>&1 | awk '$1 == 8 {print $6}'; }
 	for i in $(seq $REPS); do
 		arp env >>"$OUT/arp_plain"
 		arp env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 NCCLGUARD_TIMING=0 >>"$OUT/arp_notiming"
 		arp env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 >>"$OUT/arp_shim"
-		arp env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=64 >>"$OUT/arp_sampled"
-		arp $NG run -o "$OUT/arp_tr$i" -- env NCCLGUARD_SAMPLE=64 >>"$OUT/arp_rec_sampled"
+		arp env LD_PRELOAD=$SHIM NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=16 >>"$OUT/arp_sampled"
+		arp $NG run -o "$OUT/arp_tr$i" -- env NCCLGUARD_SAMPLE=16 >>"$OUT/arp_rec_sampled"
 		arp $NG run -o "$OUT/arp_tr1$i" -- env >>"$OUT/arp_rec"
 	done
 	p=$(median <"$OUT/arp_plain")
@@ -113,4 +118,40 @@ if want 7; then
 		row "7 DDP step ms (median): $v" "$m ($(awk "BEGIN{printf \"%+.2f%%\", ($m/$p-1)*100}"))  [$(tr '\n' ' ' <"$OUT/ddp_$v")]"
 	done
 fi
+if want 8 && [ "$NP" -ge 2 ]; then
+	$NG run -o "$OUT/delay" --inject "delay:ms=20,rank=1,op=allreduce" -- \
+		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 20 >"$OUT/delay.log" 2>&1
+	row "8 delay on rank 1: exit" "$?"
+	$NG analyze "$OUT/delay" >"$OUT/delay_analyze.txt" 2>&1
+	row "8 straggler finding" "$(grep -m1 -o 'straggler: rank [0-9]* arrived last in [0-9]*%' "$OUT/delay_analyze.txt")"
+fi
+if want 9 && [ "$NP" -ge 2 ]; then
+	start=$(date +%s.%N)
+	$NG run -o "$OUT/drop" --timeout 5 --on-timeout exit --inject "drop:rank=1,op=allreduce,seq=20" -- \
+		env NCCLGUARD_DUMP_DIR=$OUT torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 40 >"$OUT/drop.log" 2>&1
+	row "9 drop on rank 1: exit / seconds" "$? / $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}")"
+	row "9 rank 0 report" "$(grep -m1 -o 'rank 0 pid [0-9]*\]: [a-z]* seq [0-9]* on comm [0-9a-f]* ([0-9]* ranks, [^)]*) not complete after [0-9.]* s' "$OUT/drop.log")"
+	row "9 exit statuses" "$(grep -o 'exitcode *: *[0-9-]*' "$OUT/drop.log" | tr '\n' ' ')"
+	$NG analyze "$OUT/drop" >"$OUT/drop_analyze.txt" 2>&1
+	row "9 hang finding" "$(grep -m1 'hang' "$OUT/drop_analyze.txt" | cut -c1-150)"
+fi
+if want 10 && [ "$NP" -ge 2 ]; then
+	rev=$(seq $((NP - 1)) -1 0 | paste -sd,)
+	sed "s/^gpus = .*/gpus = $rev/" examples/policy/single-node.conf >"$OUT/reverse.conf"
+	$NG run -o "$OUT/pin" --policy "$OUT/reverse.conf" -- \
+		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 5 >"$OUT/pin.log" 2>&1
+	row "10 reverse pin ($rev): exit" "$?"
+	nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader | tr '\n' ' ' | sed 's/^/10 nvidia-smi: /'; echo
+	lt babeltrace2 "$OUT/pin" 2>/dev/null | grep process_info | grep -o 'rank = [0-9]*, local_rank = [0-9]*\|gpu_pci_bus_id = "[^"]*"' | paste -sd' ' | tee -a "$TABLE"
+fi
+if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 echo; echo "== summary"; cat "$TABLE"
+if [ -n "$RESULTS" ]; then
+	cp "$TABLE" "$RESULTS/"
+	cat "$OUT"/*_analyze.txt >"$RESULTS/analyze.txt" 2>/dev/null
+	tail -n 30 "$OUT"/*.log >"$RESULTS/logs.txt" 2>/dev/null
+	# The traces themselves (small), for the analyzer's golden tests.
+	(cd "$OUT" && tar czf "$RESULTS/traces.tgz" --exclude='*.json' --exclude='*.html' \
+		$(ls -d */ 2>/dev/null | grep -v '^arp_\|^ddp_tr') 2>/dev/null)
+	cp "$OUT"/ncclguard-hang-*.json "$RESULTS/" 2>/dev/null | head -1
+fi
