@@ -1,0 +1,59 @@
+/* The cost model: a launch takes at least latency + busbytes / bandwidth,
+ * busbytes as nccl-tests counts them (its busbw = busbytes / time), so the
+ * bus bandwidth a tracer computes from event times is NCCLSIM_GBPS. */
+#include <stdlib.h>
+
+#include "sim.h"
+
+static double env_double(const char *name, double def)
+{
+	const char *v = getenv(name);
+	char *end;
+	double d;
+
+	if (!v || !*v)
+		return def;
+	d = strtod(v, &end);
+	return end == v || d < 0 ? def : d;
+}
+
+void sim_cost_from_env(struct sim_cost *c)
+{
+	c->gbps = env_double("NCCLSIM_GBPS", 10.0);
+	c->latency_us = env_double("NCCLSIM_LATENCY_US", 20.0);
+}
+
+uint64_t sim_busbytes(enum sim_kind k, size_t count, size_t elem, int nranks)
+{
+	double n = nranks > 0 ? nranks : 1;
+	double bytes = (double)count * (double)elem;
+
+	switch (k) {
+	case SIM_ALLREDUCE:
+		return (uint64_t)(bytes * 2.0 * (n - 1) / n);
+	case SIM_ALLGATHER:
+	case SIM_REDUCESCATTER:
+	case SIM_ALLTOALL:
+	case SIM_GATHER:
+	case SIM_SCATTER:
+		/* count is per rank: size = count * elem * n */
+		return (uint64_t)(bytes * n * (n - 1) / n);
+	case SIM_BROADCAST:
+	case SIM_REDUCE:
+		return nranks > 1 ? (uint64_t)bytes : 0;
+	case SIM_SEND:
+	case SIM_RECV:
+		return (uint64_t)bytes;
+	default:
+		return 0;
+	}
+}
+
+uint64_t sim_cost_ns(const struct sim_cost *c, uint64_t busbytes)
+{
+	double ns = c->latency_us * 1e3;
+
+	if (c->gbps > 0)
+		ns += (double)busbytes / c->gbps;	/* GB/s == bytes/ns */
+	return (uint64_t)ns;
+}

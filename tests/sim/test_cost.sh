@@ -1,0 +1,36 @@
+#!/bin/sh
+# The cost model: event time around an all-reduce and a send/recv ring is
+# latency + busbytes / bandwidth (nccl-tests' bus bytes): not less, and
+# not more than 20 % more (a loaded 2-core machine wakes ranks late).
+. "$NG_ROOT/tests/lib.sh"
+. "$NG_ROOT/tests/sim/common.sh"
+
+# A slow model (25 MB/s) over little data: the real copying, even under a
+# sanitizer, stays well inside the modelled time.
+bytes=262144
+for n in 2 4; do
+	NCCLSIM_GBPS=0.025 NCCLSIM_LATENCY_US=500 run_ok "$NG_TMP/cost$n.log" "$SIMTEST" cost $bytes $n
+	cat "$NG_TMP/cost$n.log"
+	assert_eq "$(grep -c allreduce_us "$NG_TMP/cost$n.log")" "$n" "ranks reporting"
+	# all-reduce: 2 (n-1)/n * bytes; send/recv ring: bytes (one direction)
+	awk -v n=$n -v b=$bytes '
+		function check(what, got, want) {
+			if (got < want * 0.97 || got > want * 1.20) {
+				printf "%s: %.0f us, model %.0f us\n", what, got, want; bad = 1
+			}
+		}
+		/allreduce_us/ {
+			check("allreduce", $4, 500 + 2 * (n - 1) / n * b / 0.025 / 1000)
+			check("sendrecv", $6, 500 + b / 0.025 / 1000)
+		}
+		END { exit bad }' "$NG_TMP/cost$n.log" || fail "durations off the model"
+done
+
+note "latency only, and no model at all"
+NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=3000 run_ok "$NG_TMP/lat.log" "$SIMTEST" cost 4096 2
+awk '/allreduce_us/ && ($4 < 2900 || $4 > 3600) { print; bad = 1 } END { exit bad }' \
+	"$NG_TMP/lat.log" || fail "latency-only duration"
+NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 run_ok "$NG_TMP/zero.log" "$SIMTEST" cost 4096 2
+awk '/allreduce_us/ && $4 > 2000 { print; bad = 1 } END { exit bad }' \
+	"$NG_TMP/zero.log" || fail "a call without a model costs only its bookkeeping"
+echo "PASS cost"
