@@ -1,0 +1,95 @@
+# Sourced by the tracer tests instead of tests/lib.sh (it sources that).
+#
+# Each test gets its own LTTng: as root, the script re-runs itself in a
+# private mount namespace with an empty /var/run/lttng and /dev/shm, so
+# `ncclguard run` starts a session daemon of its own there, whatever runs
+# on the host; as a user, LTTNG_HOME points into the test's directory.
+# Either way the daemon we started is killed on exit.  Where neither works
+# (root without CAP_SYS_ADMIN), tests share the host's daemon: every count
+# is then taken for our own process ids only, and tests that need "no
+# daemon" skip.  NG_LTTNG_SHARED=1 asks for that shared mode.
+if [ -z "${NG_LTTNG_ISOLATED:-}" ] && [ -z "${NG_LTTNG_SHARED:-}" ] && [ "$(id -u)" = 0 ] &&
+   unshare -m true 2>/dev/null; then
+	NG_LTTNG_ISOLATED=root exec unshare -m sh -c '
+		mkdir -p /var/run/lttng &&
+		mount -t tmpfs -o mode=0755 ng-lttng /var/run/lttng &&
+		mount -t tmpfs -o mode=1777 ng-shm /dev/shm || exit 1
+		exec sh "$@"' sh "$0" "$@"
+fi
+[ -n "${NG_LTTNG_ISOLATED:-}" ] || [ "$(id -u)" = 0 ] || NG_LTTNG_ISOLATED=user
+NG_LTTNG_ISOLATED=${NG_LTTNG_ISOLATED:-}
+
+. "$NG_ROOT/tests/lib.sh"
+
+export LTTNG_HOME="$NG_TMP"
+NG_TP_EMIT="$NG_BUILD/tests/tp_emit"
+NG_TP_LIB="$NG_BUILD/lib/libncclguard-tp.so"
+[ -x "$NG_TP_EMIT" ] || fail "$NG_TP_EMIT not built (make $NG_TP_EMIT)"
+[ -f "$NG_TP_LIB" ] || fail "$NG_TP_LIB not built"
+command -v babeltrace2 >/dev/null || fail "babeltrace2 not installed"
+
+ng_sessiond_pidfile() {
+	if [ "$(id -u)" = 0 ]; then
+		echo /var/run/lttng/lttng-sessiond.pid
+	else
+		echo "$LTTNG_HOME/.lttng/lttng-sessiond.pid"
+	fi
+}
+
+ng_sessiond_pid() {
+	f=$(ng_sessiond_pidfile)
+	[ -f "$f" ] || return 1
+	p=$(cat "$f" 2>/dev/null) || return 1
+	[ -n "$p" ] && kill -0 "$p" 2>/dev/null && echo "$p"
+}
+
+NG_SESSIOND_BEFORE=$(ng_sessiond_pid || true)
+
+# Kills the session daemon this test started (never one it found).
+ng_lttng_cleanup() {
+	p=$(ng_sessiond_pid || true)
+	[ -n "$p" ] && [ "$p" != "$NG_SESSIOND_BEFORE" ] || return 0
+	kill "$p" 2>/dev/null
+	i=0
+	while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	kill -9 "$p" 2>/dev/null
+	return 0
+}
+trap 'ng_lttng_cleanup; [ -n "${NG_KEEP:-}" ] && echo "kept $NG_TMP" || rm -rf "$NG_TMP"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+ng_need_no_sessiond() {
+	if [ -z "$NG_LTTNG_ISOLATED" ]; then
+		echo "SKIP: cannot isolate LTTng (root without unshare): $*"
+		exit 0
+	fi
+}
+
+# ng_trace_text DIR OUT: babeltrace2's text of the trace in DIR.
+ng_trace_text() {
+	babeltrace2 "$1" >"$2" 2>"$2.err" || { cat "$2.err"; fail "babeltrace2 $1 failed"; }
+}
+
+# ng_count FILE EVENT PID: events of that name from that process.
+ng_count() {
+	grep -c "ncclguard:$2: .*vpid = $3," "$1" || true
+}
+
+# ng_emit_pid FILE: the pid tp_emit printed.
+ng_emit_pid() {
+	sed -n 's/^tp_emit pid=\([0-9]*\) .*/\1/p' "$1" | head -n 1
+}
+
+NG_EVENTS="process_info comm_init_begin comm_init_end comm_end coll_enqueue
+coll_complete timeout policy inject callsite"
+
+# ng_assert_all FILE PID N: exactly N of every event kind from PID.
+ng_assert_all() {
+	for ev in $NG_EVENTS; do
+		assert_eq "$(ng_count "$1" "$ev" "$2")" "$3" "$ev events of pid $2"
+	done
+}
