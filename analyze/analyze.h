@@ -134,8 +134,10 @@ struct ng_track {
 	int tid;
 };
 
-/* A rank's part in one collective. */
-enum { NG_S_ENQ = 1, NG_S_DONE = 2, NG_S_TIMED = 4, NG_S_DROP = 8 };
+/* A rank's part in one collective.  DONE: the rank is past it (its own
+ * coll_complete, a later one, or a destroy); OWN: its own coll_complete
+ * arrived, with or without times. */
+enum { NG_S_ENQ = 1, NG_S_DONE = 2, NG_S_TIMED = 4, NG_S_DROP = 8, NG_S_OWN = 16 };
 struct ng_slot {
 	int64_t enter_ns, exit_ns, gpu_start, gpu_end, dur;
 	uint64_t count, stream, bytes;
@@ -156,6 +158,7 @@ struct ng_comm {
 	int nranks;
 	int nmembers, cap_members;
 	int *members;		/* proc ids; a slot index is a member index */
+	int *member_pc;		/* index in ng_an.pcs of each member */
 	int timeouts;		/* timeout events naming this comm */
 	/* in-flight window: ring of entries for seq lo, lo+1, ... */
 	struct ng_entry **ring;
@@ -171,6 +174,8 @@ struct ng_pc {
 	int64_t comm_rank, nranks;
 	uint64_t last_seq, done_seq, marked_seq, drop_seq;
 	int init_begun, init_done, ended;
+	int destroyed;		/* destroy or finalize: the calls before it are
+				 * done, their completions may still follow */
 	int64_t init_ts;
 };
 
@@ -234,6 +239,7 @@ struct ng_an {
 	int nrows;
 	uint64_t events, lost_events, coll_calls, p2p_calls, late_events;
 	uint64_t matched, straggle_calls, untimed, forced;
+	int finishing;		/* end of trace: nothing more to wait for */
 	int64_t first_ts, last_ts;
 
 	/* clock alignment: finished entries wait here until offsets settle */

@@ -8,6 +8,16 @@
  * is in flight, and the first such collective of a comm that timed out or
  * sat for a second is a hang.
  *
+ * A rank's coll_complete events need not come in seq order, nor before its
+ * comm_end: the shim's watchdog emits them per stream as the GPU gets there,
+ * a group on a nonblocking comm is timed only once the comm leaves
+ * InProgress, and a short job's last completions come from the flush at
+ * exit, after the destroy.  A call a rank is done with only by implication
+ * therefore waits for its own completion (held()) for HOLD_SEQS more seqs of
+ * that rank, or after a destroy until the end of the trace, so it keeps its
+ * time; and a completion of a seq already closed is late, never the start
+ * of a new window (lo only grows).
+ *
  * Hosts' clocks differ: finished collectives wait on a pending list until
  * every host has a clock offset (clock_sample(), settle()).
  */
@@ -21,6 +31,7 @@
 #define PEND_MAX	1024		/* finished collectives held for clocks */
 #define CLOCK_SAMPLES	32		/* per host before offsets settle */
 #define HANG_AGE_NS	1000000000LL	/* in flight this long at the end */
+#define HOLD_SEQS	16		/* wait this far for an own completion */
 
 static void *xcalloc(size_t n, size_t sz)
 {
@@ -217,8 +228,10 @@ static struct ng_pc *pc_get(struct ng_an *an, int proc, struct ng_comm *c, int c
 	if (c->nmembers == c->cap_members) {
 		c->cap_members = c->cap_members ? c->cap_members * 2 : 8;
 		c->members = xrealloc(c->members, c->cap_members * sizeof(*c->members));
+		c->member_pc = xrealloc(c->member_pc, c->cap_members * sizeof(*c->member_pc));
 	}
 	pc->member = c->nmembers;
+	c->member_pc[c->nmembers] = an->npcs;
 	c->members[c->nmembers++] = proc;
 	ng_map_put(&an->pc_map, key, an->npcs);
 	return &an->pcs[an->npcs++];
@@ -259,7 +272,44 @@ static int ready(const struct ng_entry *e)
 {
 	int n = e->nranks > 0 ? e->nranks : e->comm->nranks;
 
-	return n > 0 && e->nenq >= n && e->ndone >= n;
+	/* A rank done with it but never seen to enter it lost that event
+	 * (or the trace started later): held() waits for it a while. */
+	return n > 0 && e->nenq > 0 && e->ndone >= n;
+}
+
+/* Some rank is done with e by implication only (a later completion or a
+ * destroy) and its own completion, or its enqueue, may still come: wait
+ * for it (see the top of the file). */
+static int held(const struct ng_an *an, const struct ng_entry *e)
+{
+	const struct ng_comm *c = e->comm;
+
+	if (an->finishing)
+		return 0;
+	for (int i = 0; i < e->nslots && i < c->nmembers; i++) {
+		uint8_t f = e->slot[i].flags;
+		const struct ng_pc *pc;
+
+		if (!(f & NG_S_DONE) || (f & NG_S_DROP) || ((f & NG_S_OWN) && (f & NG_S_ENQ)))
+			continue;
+		pc = &an->pcs[c->member_pc[i]];
+		if (pc->destroyed || pc->done_seq < e->seq + HOLD_SEQS)
+			return 1;
+	}
+	return 0;
+}
+
+/* The front seq has no entry and every rank completed HOLD_SEQS past it. */
+static int hole_passed(const struct ng_an *an, const struct ng_comm *c)
+{
+	if (an->finishing)
+		return 1;
+	if (!c->nmembers)
+		return 0;
+	for (int i = 0; i < c->nmembers; i++)
+		if (an->pcs[c->member_pc[i]].done_seq < c->lo + HOLD_SEQS)
+			return 0;
+	return 1;
 }
 
 static void finalize(struct ng_an *an, struct ng_entry *e);
@@ -283,12 +333,15 @@ static void try_front(struct ng_an *an, struct ng_comm *c)
 	while (c->nring) {
 		struct ng_entry *e = *ring_at(c, 0);
 
-		if (e && ready(e)) {
+		if (e && ready(e) && !held(an, e)) {
 			pop_front(an, c, 0);
 			continue;
 		}
-		/* A seq nobody recorded (lost events) must not stall the rest. */
-		if (!e && c->nring > 1 && *ring_at(c, 1) && ready(*ring_at(c, 1))) {
+		/* A seq nobody recorded (lost events, a trace started mid-run)
+		 * must not stall the rest, once every rank is well past it; its
+		 * events may also just come late (the shim writes a group's
+		 * events once it is timed). */
+		if (!e && hole_passed(an, c)) {
 			pop_front(an, c, 0);
 			continue;
 		}
@@ -307,8 +360,10 @@ static struct ng_entry *entry_get(struct ng_an *an, struct ng_comm *c,
 		c->cap = RING_MIN;
 		c->ring = xcalloc(c->cap, sizeof(*c->ring));
 	}
-	if (!c->nring)
-		c->lo = seq;	/* a trace may start mid-run */
+	/* Seqs start at 1 and lo only grows: a seq below it was closed (a
+	 * late event).  A trace that starts mid-run leaves holes, given up
+	 * as the ranks move past them (try_front()) or, past RING_MAX, at
+	 * once (below). */
 	if (seq < c->lo)
 		return NULL;
 	off = seq - c->lo;
@@ -726,8 +781,9 @@ void ng_an_comm_end(struct ng_an *an, const struct ng_src *src,
 	pc = pc_for(an, src, r->comm_hash, 0);
 	pc->ended = 1;
 	/* destroy and finalize wait for the GPU: the untimed tail is done;
-	 * abort and revoke do not. */
+	 * abort and revoke do not.  Its completions may follow (held()). */
 	if (r->kind && (!strcmp(r->kind, "destroy") || !strcmp(r->kind, "finalize"))) {
+		pc->destroyed = 1;
 		mark_upto(an, pc, pc->last_seq);
 		try_front(an, pc->comm);
 	}
@@ -800,7 +856,10 @@ void ng_an_enqueue(struct ng_an *an, const struct ng_src *src,
 	/* A dropped call never reaches NCCL: its peers wait for it. */
 	if (pc->drop_seq == r->seq || (r->result != 0 && r->result != 7))
 		s->flags |= NG_S_DROP;
-	if (r->seq <= pc->done_seq && !(s->flags & NG_S_DROP))
+	/* Done already: a later seq completed first, or the comm was destroyed
+	 * before this event came (the shim may write it late, from its
+	 * watchdog or its exit flush). */
+	if ((r->seq <= pc->done_seq || pc->destroyed) && !(s->flags & NG_S_DROP))
 		mark_done(e, s);
 	try_front(an, pc->comm);
 }
@@ -856,6 +915,11 @@ void ng_an_complete(struct ng_an *an, const struct ng_src *src,
 		(r->gpu_end_ns > r->gpu_start_ns ? r->gpu_end_ns - r->gpu_start_ns : 0);
 	if (r->gpu_end_ns > 0)
 		s->flags |= NG_S_TIMED;
+	/* Its own completion, even after a later one marked the seqs up to
+	 * it (mark_upto() covers each seq once). */
+	s->flags |= NG_S_OWN;
+	if (!(s->flags & NG_S_DROP))
+		mark_done(e, s);
 	mark_upto(an, pc, r->seq);
 	try_front(an, pc->comm);
 }
@@ -1026,20 +1090,23 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 			pop_front(an, c, 0);
 			continue;
 		}
+		/* The youngest arrival's age; nothing to say of a seq that no
+		 * rank was seen to enter (only lost events make one). */
 		age = INT64_MAX;
 		for (int i = 0; i < e->nslots; i++)
 			if ((e->slot[i].flags & NG_S_ENQ) && an->last_ts - e->slot[i].enter_ns < age) {
 				age = an->last_ts - e->slot[i].enter_ns;
 				op = e->slot[i].op;
 			}
-		if (c->timeouts || age >= HANG_AGE_NS) {
+		if (age != INT64_MAX && (c->timeouts || age >= HANG_AGE_NS)) {
 			hang = e;
 			*ring_at(c, 0) = NULL;
 			pop_front(an, c, 0);
 			continue;
 		}
 		/* Trace stopped while it ran: in flight, not hung. */
-		an->inflight_end++;
+		if (age != INT64_MAX)
+			an->inflight_end++;
 		*ring_at(c, 0) = NULL;
 		free(e);
 		pop_front(an, c, 0);
@@ -1094,6 +1161,7 @@ int ng_an_finish(struct ng_an *an)
 {
 	int i, j;
 
+	an->finishing = 1;
 	if (!an->settled)
 		settle(an);
 	for (i = 0; i < an->ncomms; i++)
@@ -1175,6 +1243,7 @@ void ng_an_free(struct ng_an *an)
 			free(*ring_at(c, k));
 		free(c->ring);
 		free(c->members);
+		free(c->member_pc);
 		free(c);
 	}
 	free(an->comms);

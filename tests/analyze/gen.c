@@ -12,12 +12,18 @@
  * in, and every rank's GPU slice ends together.  Options make one rank
  * slow, skip the last call (its peers hang and time out), drop a call by
  * injection, call with a different count, report another NCCL version, or
- * live on a second host whose clock is off.
+ * live on a second host whose clock is off.  As the shim writes them, a
+ * rank's completions may come out of order: --head puts calls before the
+ * --ops/--sizes cycle, --group-late N makes the first N calls a group whose
+ * completions come after the next call's (a nonblocking comm's group is
+ * timed once the comm leaves InProgress), --flush-after-destroy K writes
+ * the last K calls' completions after the comm_end (the exit flush).
  *
  *   ng_trace_gen -o DIR [--ranks N] [--iters K] [--ops a,b] [--sizes b1,b2]
  *       [--slow-rank R --slow-ms MS] [--skip-last R] [--drop R:SEQ]
  *       [--mismatch R:SEQ:COUNT] [--nccl-version R:CODE] [--hosts H]
  *       [--clock-error-ms MS] [--lost N] [--sample N] [--gbps G] [--seed S]
+ *       [--head OP:BYTES,...] [--group-late N] [--flush-after-destroy K]
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -289,7 +295,12 @@ int main(int argc, char **argv)
 {
 	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
 	int ranks = 4, iters = 50, slow = -1, skip_last = -1, hosts = 1, lost = 0, sample = 1;
-	int drop_rank = -1, mm_rank = -1, ver_rank = -1;
+	int drop_rank = -1, mm_rank = -1, ver_rank = -1, group_late = 0, flush_k = 0;
+	const char *head_s = NULL;
+	char head[64][32];
+	int nhead = 0;
+	struct late { uint64_t seq, bytes, s0, end; const char *op; } *late;
+	int *nlate;
 	uint64_t drop_seq = 0, mm_seq = 0, mm_count = 0, ver_code = 0;
 	double slow_ms = 0, clock_err_ms = 0, gbps = 20;
 	char ops[16][32], sizes_l[32][32];
@@ -325,6 +336,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--sample")) sample = atoi(v);
 		else if (!strcmp(a, "--gbps")) gbps = atof(v);
 		else if (!strcmp(a, "--seed")) rng_state ^= strtoull(v, NULL, 0) * 0x9e3779b97f4a7c15ULL;
+		else if (!strcmp(a, "--head")) head_s = v;
+		else if (!strcmp(a, "--group-late")) group_late = atoi(v);
+		else if (!strcmp(a, "--flush-after-destroy")) flush_k = atoi(v);
 		else {
 			fprintf(stderr, "ng_trace_gen: unknown option %s\n", a);
 			return 2;
@@ -336,6 +350,12 @@ int main(int argc, char **argv)
 	}
 	nops = parse_list(ops_s, ops, 16);
 	nsizes = parse_list(sizes_s, sizes_l, 32);
+	nhead = parse_list(head_s, head, 64);
+	iters += nhead;
+	late = calloc((size_t)ranks * (iters + 1), sizeof(*late));
+	nlate = calloc(ranks, sizeof(*nlate));
+	if (!late || !nlate)
+		die("calloc");
 	st = calloc(ranks, sizeof(*st));
 	t_enter = calloc(ranks, sizeof(*t_enter));
 	t_exit = calloc(ranks, sizeof(*t_exit));
@@ -398,10 +418,21 @@ int main(int argc, char **argv)
 	stop_at = iters;
 	uint64_t t = T0 + 10000000;
 	for (int i = 0; i < iters; i++) {
-		const char *op = ops[i % nops];
-		uint64_t bytes = strtoull(sizes_l[i % nsizes], NULL, 10), seq = i + 1;
+		const char *op = ops[(i - nhead) % nops];
+		uint64_t bytes, seq = i + 1;
 		uint64_t go = 0, dur;
-		int last_call = i == iters - 1, hang = 0;
+		int last_call = i == iters - 1, hang = 0, grouped = i < group_late;
+
+		if (i < nhead) {
+			char *colon = strchr(head[i], ':');
+
+			bytes = colon ? strtoull(colon + 1, NULL, 10) : 4;
+			if (colon)
+				*colon = '\0';
+			op = head[i];
+		} else {
+			bytes = strtoull(sizes_l[(i - nhead) % nsizes], NULL, 10);
+		}
 
 		/* arrivals */
 		for (int r = 0; r < ranks; r++) {
@@ -428,15 +459,32 @@ int main(int argc, char **argv)
 				emit(&st[r], E_INJECT, RAW(r, t_enter[r] + 1000), "drop", comm, seq, op,
 				     "");
 			emit(&st[r], E_ENQ, RAW(r, t_exit[r]), comm, seq, (uint64_t)0, op, count, 7, b,
-			     -1, (uint64_t)0x7f0000001000ULL, 0, 0, 0, ranks, 0,
+			     -1, (uint64_t)0x7f0000001000ULL, grouped, 0, 0, ranks, 0,
 			     (uint64_t)RAW(r, t_enter[r]), (uint64_t)RAW(r, t_exit[r]));
 			t_end[r] = go + dur + jitter(3000);
 			if (!hang && (i % sample == 0 || last_call)) {
 				uint64_t s0 = t_exit[r] - 2000;
 
+				if (grouped || i >= iters - flush_k) {
+					late[r * (iters + 1) + nlate[r]++] = (struct late){
+						.seq = seq, .bytes = b, .s0 = s0, .end = t_end[r], .op = op };
+					continue;
+				}
 				emit(&st[r], E_DONE, RAW(r, t_end[r] + 30000), comm, seq, (uint64_t)0, op,
 				     b, (uint64_t)0x7f0000001000ULL, (uint64_t)RAW(r, s0),
 				     (uint64_t)RAW(r, t_end[r]), t_end[r] - s0, ranks, -1);
+			}
+			/* The group's completions, after this call's. */
+			if (i == group_late && nlate[r]) {
+				for (int k = 0; k < nlate[r]; k++) {
+					struct late *l = &late[r * (iters + 1) + k];
+
+					emit(&st[r], E_DONE, RAW(r, t_end[r] + 31000 + k), comm, l->seq,
+					     (uint64_t)0, l->op, l->bytes, (uint64_t)0x7f0000001000ULL,
+					     (uint64_t)RAW(r, l->s0), (uint64_t)RAW(r, l->end),
+					     l->end - l->s0, ranks, -1);
+				}
+				nlate[r] = 0;
 			}
 		}
 		if (hang) {
@@ -455,8 +503,18 @@ int main(int argc, char **argv)
 			flush_packet(&st[0]);
 	}
 	if (stop_at == iters)
-		for (int r = 0; r < ranks; r++)
+		for (int r = 0; r < ranks; r++) {
 			emit(&st[r], E_COMM_END, RAW(r, t + 1000000), comm, "destroy", 0);
+			/* The exit flush. */
+			for (int k = 0; k < nlate[r]; k++) {
+				struct late *l = &late[r * (iters + 1) + k];
+
+				emit(&st[r], E_DONE, RAW(r, t + 2000000 + k * 1000), comm, l->seq,
+				     (uint64_t)0, l->op, l->bytes, (uint64_t)0x7f0000001000ULL,
+				     (uint64_t)RAW(r, l->s0), (uint64_t)RAW(r, l->end),
+				     l->end - l->s0, ranks, -1);
+			}
+		}
 	for (int r = 0; r < ranks; r++) {
 		if (r == 0)
 			st[r].discarded = 0;
@@ -475,5 +533,7 @@ int main(int argc, char **argv)
 	free(t_enter);
 	free(t_exit);
 	free(t_end);
+	free(late);
+	free(nlate);
 	return 0;
 }

@@ -1,8 +1,14 @@
 #!/bin/sh
 # Regenerates the committed analyzer test traces and their expected
 # reports.  Run from anywhere after `make`; review the diff before
-# committing.  The traces are synthetic (tests/analyze/gen.c writes LTTng's
-# CTF layout); recorded CPU-backend traces join them once the tracer lands.
+# committing.  Two kinds of trace:
+#   synthetic (tests/analyze/gen.c writes LTTng's CTF layout): exact
+#     scenarios, regenerated every time;
+#   real_*: jobs recorded by `ncclguard run` on the CPU backend with the
+#     shim, as a user records them.  Their timing differs at every
+#     recording, so they are re-recorded only with RECORD=1 (needs LTTng);
+#     otherwise only their expectations are rewritten.
+# The test (test_golden.sh) never records: it analyses the committed traces.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GEN="$ROOT/build/tests/ng_trace_gen"
@@ -25,6 +31,64 @@ make_case drop --ranks 4 --iters 12 --drop 3:6
 make_case lost_events --ranks 2 --iters 12 --lost 17
 make_case sizes --ranks 8 --iters 48 --ops allreduce,allgather,broadcast \
 	--sizes 1024,65536,1048576,16777216 --sample 2
+# PyTorch DDP on one rank: the init's coalesced broadcasts in a group whose
+# completions come after the next call's, then 30 steps of two all-reduces,
+# the last completions flushed after the destroy.  No hang, no straggler,
+# every call timed.
+make_case one_rank_late --ranks 1 --iters 60 --group-late 2 \
+	--head broadcast:4,broadcast:32,allgather:8,broadcast:64,broadcast:128 \
+	--ops allreduce --sizes 16777216,4 --flush-after-destroy 10
+
+# record NAME RANKS [ENV=VALUE...] -- [ncclguard run options] -- CMD...
+# A session records every process of this user on the host: a recording
+# that caught another job's events (more processes than RANKS) is retried.
+record() {
+	name=$1 ranks=$2; shift 2
+	envs=""
+	while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+	shift
+	for try in 1 2 3 4 5; do
+		tmp=$(mktemp -d)
+		# shellcheck disable=SC2086
+		env LD_LIBRARY_PATH="$ROOT/build/sim" NCCLSIM_GBPS=10 NCCLSIM_LATENCY_US=20 $envs \
+			"$BIN" run -o "$tmp/t" "$@" > "$tmp/log" 2>&1 || true
+		procs=$(babeltrace2 "$tmp/t" 2>/dev/null | grep -o 'vpid = [0-9]*' | sort -u | wc -l)
+		if [ "$procs" = "$ranks" ]; then
+			rm -rf "$T/$name"
+			mkdir -p "$T/$name/trace"
+			for h in "$tmp/t"/*/; do
+				cp -r "$h" "$T/$name/trace/"
+			done
+			rm -rf "$tmp"
+			return 0
+		fi
+		echo "make_traces: $name: $procs processes in the trace, not $ranks; again" >&2
+		rm -rf "$tmp"
+	done
+	echo "make_traces: $name: could not record it alone" >&2
+	exit 1
+}
+
+if [ "${RECORD:-0}" = 1 ]; then
+	EX="$ROOT/build/bin/allreduce_example"
+	SMALL="--min-bytes 1K --max-bytes 4K --iters 2 --warmup 0"
+	# 4 ranks, rank 1 enters every all-reduce 20 ms late: a straggler.
+	record real_slow_rank 4 -- --inject "delay:ms=20,rank=1,op=allreduce" -- \
+		"$EX" --launch 4 $SMALL --iters 3
+	# Rank 2 skips its 3rd call: its peers time out after 1 s and exit 4.
+	record real_skip 4 NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit -- -- \
+		"$EX" --launch 4 $SMALL --skip-seq 3 --skip-rank 2
+	# Each all-reduce in a group with a ring send/recv: members share one
+	# GPU slice, and the completions come after the destroy (exit flush).
+	record real_group 2 -- -- "$EX" --launch 2 $SMALL --group
+	# Every operation at two sizes.
+	record real_mixed 4 -- -- "$EX" --launch 4 --mixed --min-bytes 1K --max-bytes 2K \
+		--iters 1 --warmup 0
+	# One rank (no stragglers, no hangs): grouped calls of every operation,
+	# then many all-reduces, completions flushed after the destroy.
+	record real_one_rank 1 -- -- "$EX" --launch 1 --mixed --group --min-bytes 4 \
+		--max-bytes 32 --step-factor 8 --iters 3 --warmup 0
+fi
 
 # Exactly what test_golden.sh runs, with its output paths shown as TMP.
 for d in "$T"/*/; do

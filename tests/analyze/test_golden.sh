@@ -22,6 +22,19 @@ for d in "$T"/*/; do
 	diff -u "$d/expect.txt" "$out/summary.txt" || fail "$name: summary differs"
 	python3 "$NG_ROOT/tests/analyze/check_chrome.py" "$out/chrome.json" ||
 		fail "$name: Chrome trace malformed"
+	# Whatever the expectations say: a one-rank job has no stragglers and
+	# no hangs; in the recorded jobs that ran to the end, and the one-rank
+	# ones, every collective with a completion has a time.
+	python3 - "$out/report.json" "$name" <<'PY' || fail "$name: report.json findings wrong"
+import json, sys
+r = json.load(open(sys.argv[1])); name = sys.argv[2]
+if len(r["ranks"]) == 1:
+    assert not r["stragglers"] and not r["hangs"], (r["stragglers"], r["hangs"])
+if name in ("real_group", "real_mixed", "real_one_rank", "one_rank_late", "real_slow_rank"):
+    assert not r["hangs"], r["hangs"]
+    for c in r["collectives"]:
+        assert c["timed"] == c["calls"], c
+PY
 	assert_grep '<svg' "$out/report.html"
 	assert_no_grep '<script' "$out/report.html"
 	assert_no_grep 'src="http' "$out/report.html"
