@@ -13,7 +13,10 @@ import torch.distributed as dist
 
 
 def main():
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    # With a policy that pins each local rank to its GPU (pin = local_rank),
+    # the process sees only that GPU, as device 0: the usual idiom
+    # LOCAL_RANK % device_count() picks the right one either way.
+    local_rank = int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count()
     torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
     world = dist.get_world_size()
