@@ -68,6 +68,12 @@ void ng_first_call(void)
 	if (first_call_done)
 		goto out;
 	saw_nccl_call = 1;
+	if (ng_cfg.disabled) {
+		/* Pass-through: find NCCL to forward to, start nothing. */
+		ng_resolve_nccl();
+		__atomic_store_n(&first_call_done, 1, __ATOMIC_RELEASE);
+		goto out;
+	}
 	if (ng_resolve_nccl())
 		ng_warn("NCCL called but no libnccl.so.2 found (tried RTLD_NEXT, "
 			"dlopen(NOLOAD), pnccl*, NCCLGUARD_NCCL_LIBRARY): calls fail");
