@@ -167,6 +167,8 @@ struct ng_comm {
 	int revoked;
 	int dead;			/* destroyed or aborted */
 	int aborted_by_us;		/* watchdog action abort: report to the program */
+	int abort_done;			/* ncclCommAbort returned */
+	uint64_t abort_started_ns;
 	struct ng_pool *pool;		/* timing events of cuda_dev, NULL: untimed */
 	/* Progress: calls issued (app threads) and known complete (watchdog,
 	 * from timed calls and probes); a call is stuck when it stays past

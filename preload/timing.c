@@ -35,7 +35,6 @@ static struct ng_flight *flight_slab;
 static struct ng_ring flight_free;
 struct ng_ring ng_flight_queue;		/* to the watchdog */
 uint64_t ng_timing_dropped;
-int ng_timing_on = -1;			/* -1 unknown, 0 off, 1 on */
 
 struct ng_group_stream {
 	cudaStream_t stream;
@@ -118,7 +117,7 @@ int ng_timing_comm_ready(struct ng_comm *c)
 {
 	int cur = -1, dev = c->cuda_dev;
 
-	if (ng_timing_on == 0 || !ng_cfg.timing)
+	if (!ng_cfg.timing)
 		return -1;
 	if (ng_resolve_cuda()) {
 		ng_warn_once("no CUDA runtime found in the process: collectives are not timed");
@@ -142,7 +141,6 @@ int ng_timing_comm_ready(struct ng_comm *c)
 	}
 	c->pool = pools[dev];
 	pthread_mutex_unlock(&pool_lock);
-	ng_timing_on = 1;
 	return c->pool ? 0 : -1;
 }
 

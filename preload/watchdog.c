@@ -207,6 +207,7 @@ static void *abort_thread(void *arg)
 	struct ng_comm *c = arg;
 
 	ng_real.ncclCommAbort(c->handle);
+	__atomic_store_n(&c->abort_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -236,6 +237,7 @@ static void do_abort(struct ng_comm *c, const char *reason)
 			return;
 		}
 	}
+	c->abort_started_ns = ng_now_ns();
 	__atomic_store_n(&c->aborted_by_us, 1, __ATOMIC_RELEASE);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -293,6 +295,14 @@ static void check_comm(struct ng_comm *c, void *arg)
 	uint64_t u = c->done_calls + 1;
 	struct ng_recent r;
 
+	if (__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&c->abort_done, __ATOMIC_ACQUIRE) &&
+	    c->abort_started_ns < now &&
+	    now - c->abort_started_ns > NG_ABORT_GRACE_S * 1000000000ull) {
+		ng_warn("ncclCommAbort of comm %016llx has not returned after %d s",
+			(unsigned long long)c->hash, NG_ABORT_GRACE_S);
+		do_exit("abort did not return");
+	}
 	if (u > issued || !c->pool)
 		return;
 	r = c->recent[u & (NG_RECENT - 1)];

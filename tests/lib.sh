@@ -9,7 +9,7 @@ NG_BIN="$NG_BUILD/bin/ncclguard"
 NG_PRELOAD="$NG_LIB"
 if [ -n "${NCCLGUARD_TEST_SANITIZE:-}" ]; then
 	case "$NCCLGUARD_TEST_SANITIZE" in
-	*address*) NG_PRELOAD="$(gcc -print-file-name=libasan.so) $NG_PRELOAD" ;;
+	*address*) NG_PRELOAD="$(gcc -print-file-name=libasan.so):$NG_PRELOAD" ;;  # colon: one word
 	esac
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 fi
