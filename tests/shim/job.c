@@ -2,13 +2,15 @@
  * A test job for the watchdog and injection tests: one process per rank
  * (RANK, WORLD_SIZE from the environment), the unique id through a file.
  *
- *   job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking]
+ *   job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S]
  *
  * Runs ITERS all-reduces and checks each sum.  --skip R:S: rank R skips its
  * S-th all-reduce in its own code (its peers hang on it).  --poll: wait with
  * cudaStreamQuery and ncclCommGetAsyncError instead of a blocking sync, the
  * way a careful framework does; on an async error, abort the communicator
  * and exit 7 ("async error" on stdout).  A failed NCCL call exits 10+code.
+ * --sleep S: idle S seconds with the communicator alive before the end
+ * (bench/idle_cpu.sh measures the watchdog's CPU use then).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
 {
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
-	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1;
+	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId id;
@@ -72,6 +74,8 @@ int main(int argc, char **argv)
 			poll = 1;
 		else if (!strcmp(argv[i], "--nonblocking"))
 			blocking = 0;
+		else if (!strcmp(argv[i], "--sleep") && i + 1 < argc)
+			idle = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "job: unknown option %s\n", argv[i]);
 			return 2;
@@ -143,6 +147,11 @@ int main(int argc, char **argv)
 		}
 		printf("iter %d ok\n", it);
 		fflush(stdout);
+	}
+	if (idle) {
+		printf("idle\n");
+		fflush(stdout);
+		sleep(idle);
 	}
 	ncclCommDestroy(comm);
 	return 0;

@@ -13,9 +13,12 @@ for n in 2 4; do
 	cat "$NG_TMP/cost$n.log"
 	assert_eq "$(grep -c allreduce_us "$NG_TMP/cost$n.log")" "$n" "ranks reporting"
 	# all-reduce: 2 (n-1)/n * bytes; send/recv ring: bytes (one direction)
-	awk -v n=$n -v b=$bytes '
+	# Sanitized builds on a loaded 2-core machine run late more often: the
+	# model is still the floor, the ceiling is looser.
+	awk -v n=$n -v b=$bytes -v hi="${NCCLGUARD_TEST_SANITIZE:+1.5}" '
 		function check(what, got, want) {
-			if (got < want * 0.97 || got > want * 1.20) {
+			if (hi == "") hi = 1.20
+			if (got < want * 0.97 || got > want * hi) {
 				printf "%s: %.0f us, model %.0f us\n", what, got, want; bad = 1
 			}
 		}
