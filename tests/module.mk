@@ -3,9 +3,9 @@
 # tests run on the CPU backend:
 SIM_LIBS_DEP := $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
 
-$(BUILD)/tests/shim/libext_module.so: tests/shim/ext_module.c $(SIM_LIBS_DEP)
+$(BUILD)/tests/shim/libext_module.so: tests/shim/ext_module.c tests/shim/idfile.h $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -o $@ $(filter %.c,$^) -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
 
 $(BUILD)/tests/shim/ext_driver: tests/shim/ext_driver.c
 	@mkdir -p $(dir $@)
@@ -13,7 +13,7 @@ $(BUILD)/tests/shim/ext_driver: tests/shim/ext_driver.c
 
 TEST_BINS += $(BUILD)/tests/shim/libext_module.so $(BUILD)/tests/shim/ext_driver
 
-$(BUILD)/tests/shim/job: tests/shim/job.c $(SIM_LIBS_DEP)
+$(BUILD)/tests/shim/job: tests/shim/job.c tests/shim/idfile.h $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/../../sim'
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/../../sim'
 TEST_BINS += $(BUILD)/tests/shim/job

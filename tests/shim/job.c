@@ -19,33 +19,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-static int get_id(const char *path, int rank, ncclUniqueId *id)
-{
-	char tmp[4096];
-	FILE *f;
-
-	if (rank == 0) {
-		if (ncclGetUniqueId(id) != ncclSuccess)
-			return -1;
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-		f = fopen(tmp, "wb");
-		if (!f || fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f))
-			return -1;
-		return rename(tmp, path);
-	}
-	for (int i = 0; i < 4000; i++) {
-		f = fopen(path, "rb");
-		if (f) {
-			size_t n = fread(id, sizeof(*id), 1, f);
-
-			fclose(f);
-			if (n == 1)
-				return 0;
-		}
-		usleep(5000);
-	}
-	return -1;
-}
+#include "idfile.h"
 
 int main(int argc, char **argv)
 {
