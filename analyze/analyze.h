@@ -338,6 +338,12 @@ typedef void (*ng_finding_fn)(void *ctx, int severity, const char *line);
 /* The findings in plain words, worst first; returns how many. */
 int ng_findings(struct ng_an *an, ng_finding_fn fn, void *ctx);
 void ng_fmt_bytes(uint64_t b, char *buf, size_t len);
+/* A table row as text, shared by the summary and the HTML report. */
+struct ng_row_text {
+	char size[32], mean[32], p50[32], p99[32], max[32];
+	double algbw;			/* GB/s over the timed calls */
+};
+void ng_row_text(struct ng_row *r, struct ng_row_text *t);
 void ng_fmt_ns(double ns, char *buf, size_t len);
 void ng_summary(struct ng_an *an, FILE *f);
 

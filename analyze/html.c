@@ -243,27 +243,20 @@ static void plot_heat(struct ng_an *an, FILE *f, const int *order, int n)
 
 static void tables(struct ng_an *an, FILE *f)
 {
-	char a[32], b[32], c[32], d[32], e[32];
 
 	fputs("<h2>Collectives</h2>\n<table><tr><th>op</th><th>size</th><th>ranks</th>"
 	      "<th>calls</th><th>mean</th><th>p50</th><th>p99</th><th>max</th>"
 	      "<th>algbw GB/s</th><th>busbw GB/s</th></tr>\n", f);
 	for (int i = 0; i < an->nrows; i++) {
 		struct ng_row *r = &an->rows[i];
-		double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
+		struct ng_row_text t;
 
-		ng_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, a, sizeof(a));
-		ng_fmt_ns(r->qs.n ? r->qs.sum / (double)r->qs.n : 0, b, sizeof(b));
-		ng_fmt_ns(ng_qs_quantile(&r->qs, 0.5), c, sizeof(c));
-		ng_fmt_ns(ng_qs_quantile(&r->qs, 0.99), d, sizeof(d));
-		ng_fmt_ns(r->qs.max, e, sizeof(e));
-		if (!r->timed)	/* sampled timing skipped every call of this row */
-			strcpy(b, "-"), strcpy(c, "-"), strcpy(d, "-"), strcpy(e, "-");
+		ng_row_text(r, &t);
 		fprintf(f, "<tr%s><td>%s</td><td>%s</td><td>%d</td><td>%llu</td><td>%s</td>"
 			"<td>%s</td><td>%s</td><td>%s</td><td>%.2f</td><td>%.2f</td></tr>\n",
-			ng_row_below_link(an, r) ? " class=\"slow\"" : "", an->ops[r->op], a,
-			r->nranks, (unsigned long long)r->calls, b, c, d, e, algbw,
-			row_busbw(an, r));
+			ng_row_below_link(an, r) ? " class=\"slow\"" : "", an->ops[r->op], t.size,
+			r->nranks, (unsigned long long)r->calls, t.mean, t.p50, t.p99, t.max,
+			t.algbw, row_busbw(an, r));
 	}
 	fputs("</table>\n", f);
 	if (an->nhosts > 1) {

@@ -459,3 +459,20 @@ void ng_config_mismatches(struct ng_an *an)
 	}
 	free(names);
 }
+
+void ng_row_text(struct ng_row *r, struct ng_row_text *t)
+{
+	t->algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
+	ng_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, t->size, sizeof(t->size));
+	if (!r->timed) {	/* sampled timing skipped every call of this row */
+		strcpy(t->mean, "-");
+		strcpy(t->p50, "-");
+		strcpy(t->p99, "-");
+		strcpy(t->max, "-");
+		return;
+	}
+	ng_fmt_ns(r->qs.n ? r->qs.sum / (double)r->qs.n : 0, t->mean, sizeof(t->mean));
+	ng_fmt_ns(ng_qs_quantile(&r->qs, 0.5), t->p50, sizeof(t->p50));
+	ng_fmt_ns(ng_qs_quantile(&r->qs, 0.99), t->p99, sizeof(t->p99));
+	ng_fmt_ns(r->qs.max, t->max, sizeof(t->max));
+}

@@ -267,8 +267,8 @@ static void print_finding(void *ctx, int severity, const char *line)
 void ng_summary(struct ng_an *an, FILE *f)
 {
 	int *order = ng_an_rank_order(an);
+	char a[32];
 	int nranks = 0;
-	char a[32], b[32], c[32], d[32], e[32];
 
 	for (int i = 0; i < an->nprocs; i++)
 		nranks += an->procs[i].has_info;
@@ -285,18 +285,13 @@ void ng_summary(struct ng_an *an, FILE *f)
 		"ranks", "calls", "mean", "p50", "p99", "max", "algbw", "busbw");
 	for (int i = 0; i < an->nrows; i++) {
 		struct ng_row *r = &an->rows[i];
-		double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
+		struct ng_row_text t;
 
-		ng_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, a, sizeof(a));
-		ng_fmt_ns(r->qs.n ? r->qs.sum / (double)r->qs.n : 0, b, sizeof(b));
-		ng_fmt_ns(ng_qs_quantile(&r->qs, 0.5), c, sizeof(c));
-		ng_fmt_ns(ng_qs_quantile(&r->qs, 0.99), d, sizeof(d));
-		ng_fmt_ns(r->qs.max, e, sizeof(e));
-		if (!r->timed)	/* sampled timing skipped every call of this row */
-			strcpy(b, "-"), strcpy(c, "-"), strcpy(d, "-"), strcpy(e, "-");
+		ng_row_text(r, &t);
 		fprintf(f, "  %-14s %10s %6d %8llu %10s %10s %10s %10s %9.2f %9.2f%s\n",
-			an->ops[r->op], a, r->nranks, (unsigned long long)r->calls, b, c, d, e,
-			algbw, algbw * ng_busbw_factor(an->ops[r->op], r->nranks),
+			an->ops[r->op], t.size, r->nranks, (unsigned long long)r->calls, t.mean,
+			t.p50, t.p99, t.max, t.algbw,
+			t.algbw * ng_busbw_factor(an->ops[r->op], r->nranks),
 			ng_row_below_link(an, r) ? "  << slow" : "");
 	}
 	if (!an->nrows)
