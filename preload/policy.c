@@ -84,6 +84,10 @@ static void violated(int nviolations, const char *what)
 		ng_warn("policy %s: %d violation%s %s; stopping before NCCL starts (exit %d). "
 			"Check the file with `ncclguard policy check %s`", pol_path, nviolations,
 			nviolations == 1 ? "" : "s", what, NG_EXIT_POLICY, pol_path);
+		/* Under `ncclguard run`, the decisions that stopped us belong
+		 * in the trace too: load the provider to flush them. */
+		if (getenv("NCCLGUARD_TRACE") && !strcmp(getenv("NCCLGUARD_TRACE"), "1"))
+			ng_trace_load();
 		_exit(NG_EXIT_POLICY);
 	}
 	ng_warn("policy %s: %d violation%s %s; going on ([violation] action = warn)", pol_path,

@@ -17,3 +17,8 @@ $(BUILD)/tests/shim/job: tests/shim/job.c tests/shim/idfile.h $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/../../sim'
 TEST_BINS += $(BUILD)/tests/shim/job
+
+$(BUILD)/tests/shim/forker: tests/shim/forker.c $(SIM_LIBS_DEP)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
+TEST_BINS += $(BUILD)/tests/shim/forker

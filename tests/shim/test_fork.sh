@@ -1,0 +1,9 @@
+# Fork safety: a child of a process in which the shim already runs gets its
+# own watchdog when it uses NCCL, and its hang is caught.
+. "$NG_ROOT/tests/lib.sh"
+export LD_LIBRARY_PATH="$NG_SIM"
+LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" \
+	RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 timeout 20 "$NG_BUILD/tests/shim/forker" >"$NG_TMP/out" 2>"$NG_TMP/err" ||
+	fail "forker failed: $(cat "$NG_TMP/err")"
+assert_grep "child exit 4" "$NG_TMP/out"
+assert_grep "host call ncclCommInitRank .* communicator init" "$NG_TMP/err"
