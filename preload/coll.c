@@ -165,8 +165,12 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 	carried = ng_group_depth ? ng_timing_group_member(call, r) : ng_timing_after(call, r);
 	ng_host_exit();
 	/* The event itself is written by the watchdog thread, off this path. */
-	if (call->trace && !carried && !ng_timing_record_only(call))
-		ng_trace_coll_enqueue(call);
+	if (call->trace && !carried && !ng_timing_record_only(call)) {
+		struct ng_flight f;	/* the watchdog's queue is full: write it here */
+
+		ng_flight_fill(&f, call);
+		ng_trace_flight_enqueue(&f);
+	}
 	if (ng_tp) {
 		if (call->site && call->comm) {
 			struct ng_ev_callsite ev = {

@@ -278,6 +278,8 @@ extern struct ng_ring ng_flight_queue;
 int ng_timing_probe(struct ng_comm *c, uint64_t index);
 extern uint64_t ng_timing_dropped;
 void ng_timing_init(void);		/* at the first NCCL call */
+/* A flight record of the call (its enqueue fields; no events). */
+void ng_flight_fill(struct ng_flight *f, const struct ng_call *call);
 int ng_timing_comm_ready(struct ng_comm *c);
 struct ng_pool *ng_timing_pool(int dev);
 void ng_timing_before(struct ng_call *call);
@@ -336,7 +338,6 @@ const char *ng_policy_digest(void);
 extern const struct ng_tp_ops *ng_tp;	/* NULL: no provider, no events */
 void ng_trace_load(void);
 void ng_process_info_maybe(void);
-void ng_trace_coll_enqueue(const struct ng_call *call);
 void ng_trace_flight_enqueue(const struct ng_flight *f);
 void ng_trace_policy(const char *key, const char *action,
 		     const char *user_value, const char *effective_value);

@@ -170,12 +170,8 @@ void ng_ev_put(struct ng_ev *e)
 		ng_ring_push(&e->pool->free, e);
 }
 
-static struct ng_flight *flight_get(const struct ng_call *call)
+void ng_flight_fill(struct ng_flight *f, const struct ng_call *call)
 {
-	struct ng_flight *f = ng_ring_pop(&flight_free);
-
-	if (!f)
-		return NULL;
 	f->comm = call->comm;
 	f->seq = call->seq;
 	f->p2p_seq = call->p2p_seq;
@@ -198,6 +194,14 @@ static struct ng_flight *flight_get(const struct ng_call *call)
 	f->result = call->result;
 	f->exit_ns = call->exit_ns;
 	f->start = f->end = NULL;
+}
+
+static struct ng_flight *flight_get(const struct ng_call *call)
+{
+	struct ng_flight *f = ng_ring_pop(&flight_free);
+
+	if (f)
+		ng_flight_fill(f, call);
 	return f;
 }
 

@@ -239,32 +239,8 @@ void ng_process_info_maybe(void)
 	ng_tp->process_info(&ev);
 }
 
-void ng_trace_coll_enqueue(const struct ng_call *call)
-{
-	struct ng_ev_coll_enqueue ev;
-
-	if (!ng_tp->coll_enabled())
-		return;
-	ev.comm_hash = call->comm ? call->comm->hash : 0;
-	ev.seq = call->seq;
-	ev.p2p_seq = call->p2p_seq;
-	ev.op = ng_fn_op[call->fn];
-	ev.count = call->count;
-	ev.datatype = call->dtype;
-	ev.bytes = call->bytes;
-	ev.root_or_peer = call->root;
-	ev.stream = (uint64_t)(uintptr_t)call->stream;
-	ev.group_depth = ng_group_depth;
-	ev.captured = call->captured;
-	ev.result = call->result;
-	ev.nranks = call->nranks;
-	ev.redop = -1;
-	ev.enter_ns = call->enter_ns;
-	ev.exit_ns = call->exit_ns;
-	ng_tp->coll_enqueue(&ev);
-}
-
-/* The watchdog thread writes the enqueue events of calls it was handed. */
+/* The coll_enqueue event of a call, from its flight record: written by the
+ * watchdog thread, or by the caller when the watchdog's queue is full. */
 void ng_trace_flight_enqueue(const struct ng_flight *f)
 {
 	struct ng_ev_coll_enqueue ev;
