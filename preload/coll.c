@@ -158,19 +158,23 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 
 void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
-	int saved = errno, carried;
+	int saved = errno;
 
 	call->exit_ns = call->trace ? ng_now_ns() : 0;
 	call->result = r;
-	carried = ng_group_depth ? ng_timing_group_member(call, r) : ng_timing_after(call, r);
-	ng_host_exit();
-	/* The event itself is written by the watchdog thread, off this path. */
-	if (call->trace && !carried && !ng_timing_record_only(call)) {
-		struct ng_flight f;	/* the watchdog's queue is full: write it here */
+	/* The event itself is written by the watchdog thread, off this path,
+	 * and before the flight below can complete. */
+	if (call->trace && ng_recbuf_push(call) && !ng_timing_record_only(call)) {
+		struct ng_flight f;	/* both rings full: write it here */
 
 		ng_flight_fill(&f, call);
 		ng_trace_flight_enqueue(&f);
 	}
+	if (ng_group_depth)
+		ng_timing_group_member(call, r);
+	else
+		ng_timing_after(call, r);
+	ng_host_exit();
 	if (ng_tp) {
 		if (call->site && call->comm) {
 			struct ng_ev_callsite ev = {

@@ -29,6 +29,7 @@ static void atfork_child(void)
 	saw_nccl_call = 0;
 	forked_child = 1;
 	ng_timing_reset_after_fork();
+	ng_recbuf_reset_after_fork();
 	ng_watchdog_reset_after_fork();
 }
 
@@ -86,6 +87,7 @@ void ng_first_call(void)
 			 ng_rank.local_rank, ng_rank.source);
 	}
 	ng_trace_load();
+	ng_recbuf_init();
 	ng_timing_init();
 	ng_watchdog_start();
 	__atomic_store_n(&first_call_done, 1, __ATOMIC_RELEASE);

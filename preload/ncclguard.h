@@ -283,13 +283,19 @@ void ng_flight_fill(struct ng_flight *f, const struct ng_call *call);
 int ng_timing_comm_ready(struct ng_comm *c);
 struct ng_pool *ng_timing_pool(int dev);
 void ng_timing_before(struct ng_call *call);
-/* These return 1 when a flight now carries the call's enqueue record. */
-int ng_timing_after(struct ng_call *call, ncclResult_t r);
-int ng_timing_group_member(struct ng_call *call, ncclResult_t r);
-/* Hand the enqueue record of an untimed call to the watchdog; 0 if the
- * ring is full (the caller emits it itself). */
+void ng_timing_after(struct ng_call *call, ncclResult_t r);
+void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
+/* Hand a call's enqueue record to the watchdog through the shared ring
+ * (when its thread's ring is full); 0 if that is full too. */
 int ng_timing_record_only(const struct ng_call *call);
 void ng_timing_group_end(ncclResult_t r);
+/* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c). */
+void ng_recbuf_init(void);
+int ng_recbuf_push(const struct ng_call *call);	/* -1: full, none */
+int ng_recbuf_drain(void);
+void ng_recbuf_wait(int ms);
+void ng_recbuf_reset_after_fork(void);
+extern uint64_t ng_recbuf_full;
 void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
 void ng_timing_undefer(struct ng_comm *c, ncclResult_t state);
 void ng_timing_close(struct ng_flight *f);

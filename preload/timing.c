@@ -200,8 +200,10 @@ static struct ng_flight *flight_get(const struct ng_call *call)
 {
 	struct ng_flight *f = ng_ring_pop(&flight_free);
 
-	if (f)
+	if (f) {
 		ng_flight_fill(f, call);
+		f->trace = 0;	/* the enqueue record travels by recbuf.c */
+	}
 	return f;
 }
 
@@ -222,8 +224,6 @@ static void flight_submit(struct ng_flight *f)
 {
 	if (ng_ring_push(&ng_flight_queue, f)) {
 		dropped();
-		if (f->trace)
-			ng_trace_flight_enqueue(f);
 		ng_flight_put(f);
 	}
 }
@@ -237,24 +237,6 @@ static int sampled(const struct ng_call *call)
 	return ng_cfg.sample_every <= 1 || call->bytes >= ng_cfg.sample_bytes ||
 	       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0 ||
 	       __atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED);
-}
-
-/* The call's GPU timing is off (failed call, no event): keep only its
- * enqueue record, if a session wants it. */
-static void submit_record(struct ng_flight *f)
-{
-	ng_ev_put(f->start);
-	ng_ev_put(f->end);
-	f->start = f->end = NULL;
-	if (!f->trace) {
-		ng_ring_push(&flight_free, f);
-		return;
-	}
-	f->nogpu = 1;
-	if (ng_ring_push(&ng_flight_queue, f)) {
-		ng_trace_flight_enqueue(f);
-		ng_ring_push(&flight_free, f);
-	}
 }
 
 void ng_timing_init(void)
@@ -274,6 +256,7 @@ int ng_timing_record_only(const struct ng_call *call)
 	f = flight_get(call);
 	if (!f)
 		return 0;
+	f->trace = 1;
 	f->nogpu = 1;
 	if (ng_ring_push(&ng_flight_queue, f)) {
 		ng_ring_push(&flight_free, f);
@@ -308,31 +291,30 @@ void ng_timing_before(struct ng_call *call)
 /* After the real call (outside a group): the closing event, then hand the
  * flight to the watchdog.  A nonblocking communicator's call that returned
  * ncclInProgress is closed later, from ncclCommGetAsyncError. */
-int ng_timing_after(struct ng_call *call, ncclResult_t r)
+void ng_timing_after(struct ng_call *call, ncclResult_t r)
 {
 	struct ng_flight *f = call->flight;
 
 	if (!f)
-		return 0;
+		return;
 	f->result = r;
 	f->exit_ns = call->exit_ns;
 	if (r != ncclSuccess && r != ncclInProgress) {
-		submit_record(f);	/* nothing was enqueued on the GPU */
-		return 1;
+		ng_flight_put(f);	/* nothing was enqueued on the GPU */
+		return;
 	}
 	if (r == ncclInProgress) {
 		ng_timing_defer(call->comm, f);
-		return 1;
+		return;
 	}
 	f->end = ev_get(call->comm->pool, call->stream);
 	if (!f->end) {
 		dropped();
-		submit_record(f);
-		return 1;
+		ng_flight_put(f);
+		return;
 	}
 	__atomic_store_n(&call->comm->last_timed_call, call->index, __ATOMIC_RELAXED);
 	flight_submit(f);
-	return 1;
 }
 
 /* A marker after everything the program has put on the comm's last
@@ -369,7 +351,7 @@ void ng_timing_close(struct ng_flight *f)
 	f->end = ev_get(f->comm->pool, f->stream);
 	if (!f->end) {
 		dropped();
-		submit_record(f);
+		ng_flight_put(f);
 		return;
 	}
 	__atomic_store_n(&f->comm->last_timed_call, f->index, __ATOMIC_RELAXED);
@@ -386,7 +368,7 @@ static struct ng_group *group_state(void)
 }
 
 /* A member call inside ncclGroupStart/End (after the real call returned). */
-int ng_timing_group_member(struct ng_call *call, ncclResult_t r)
+void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 {
 	struct ng_pool *p = call->comm ? call->comm->pool : NULL;
 	struct ng_group *g;
@@ -396,11 +378,11 @@ int ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 
 	if (!p || call->captured || (r != ncclSuccess && r != ncclInProgress) ||
 	    !sampled(call))
-		return 0;
+		return;
 	g = group_state();
 	if (!g || g->n >= NG_GROUP_MAX) {
 		dropped();
-		return 0;
+		return;
 	}
 	for (i = 0; i < g->nstreams; i++)
 		if (g->streams[i].stream == call->stream && g->streams[i].pool == p)
@@ -408,7 +390,7 @@ int ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 	if (!gs) {
 		if (g->nstreams >= NG_GROUP_STREAMS) {
 			dropped();
-			return 0;
+			return;
 		}
 		gs = &g->streams[g->nstreams];
 		gs->stream = call->stream;
@@ -417,20 +399,19 @@ int ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 		gs->start = ev_get(p, call->stream);
 		if (!gs->start) {
 			dropped();
-			return 0;
+			return;
 		}
 		g->nstreams++;
 	}
 	f = flight_get(call);
 	if (!f) {
 		dropped();
-		return 0;
+		return;
 	}
 	f->result = r;
 	__atomic_add_fetch(&gs->start->refs, 1, __ATOMIC_RELAXED);
 	f->start = gs->start;
 	g->members[g->n++] = f;
-	return 1;
 }
 
 /* After the outermost ncclGroupEnd: a closing event per stream, shared. */
@@ -461,7 +442,7 @@ void ng_timing_group_end(ncclResult_t r)
 		if (j == g->nstreams || !ends[j]) {
 			if (r == ncclSuccess)
 				dropped();
-			submit_record(f);
+			ng_flight_put(f);
 			continue;
 		}
 		__atomic_add_fetch(&ends[j]->refs, 1, __ATOMIC_RELAXED);
@@ -486,7 +467,7 @@ void ng_timing_defer(struct ng_comm *c, struct ng_flight *f)
 	if (c->ndeferred >= NG_DEFERRED_MAX) {
 		pthread_mutex_unlock(&c->lock);
 		dropped();
-		submit_record(f);
+		ng_flight_put(f);
 		return;
 	}
 	c->deferred[c->ndeferred++] = f;
@@ -510,7 +491,7 @@ void ng_timing_undefer(struct ng_comm *c, ncclResult_t state)
 		if (state == ncclSuccess)
 			ng_timing_close(todo[i]);
 		else
-			submit_record(todo[i]);
+			ng_flight_put(todo[i]);
 	}
 }
 

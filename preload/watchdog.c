@@ -67,15 +67,6 @@ static void reanchor(struct ng_pool *p, uint64_t now)
 	}
 }
 
-static uint64_t gpu_ns(struct ng_pool *p, struct ng_ev *e)
-{
-	float ms = 0;
-
-	if (ng_cuda.cudaEventElapsedTime(&ms, p->anchor->ev, e->ev) != cudaSuccess)
-		return 0;
-	return (uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)ms * 1e6));
-}
-
 /* ---- reports --------------------------------------------------------- */
 
 static void fmt_bytes(char *buf, size_t len, uint64_t b)
@@ -213,6 +204,7 @@ static void *abort_thread(void *arg)
 
 static void do_exit(const char *reason)
 {
+	ng_recbuf_drain();	/* the calls that led here belong in the trace */
 	ng_watchdog_dump(reason);
 	ng_warn("exiting with status %d (NCCLGUARD_ON_TIMEOUT=exit)", NG_EXIT_TIMEOUT);
 	_exit(NG_EXIT_TIMEOUT);
@@ -368,54 +360,126 @@ static void check_host_calls(uint64_t now)
 
 /* ---- completions ----------------------------------------------------- */
 
-static void complete(struct ng_flight *f)
+/* 0: emitted; -1: its events are not complete after all. */
+static int complete(struct ng_flight *f)
 {
 	struct ng_pool *p = f->comm->pool;
 	struct ng_ev_coll_complete ev;
-	float ms = 0;
 
-	if (f->index > f->comm->done_calls)
-		f->comm->done_calls = f->index;
-	if (f->probe) {
-		f->comm->probe_out = 0;
-		ng_flight_put(f);
-		return;
-	}
-	if (f->seq) {
-		uint64_t prev = __atomic_load_n(&f->comm->last_done_seq, __ATOMIC_RELAXED);
+	if (!f->probe && ng_tp && ng_tp->coll_enabled()) {
+		float s_ms = 0, e_ms = 0;
+		cudaError_t es, ee;
 
-		if (f->seq > prev)
-			__atomic_store_n(&f->comm->last_done_seq, f->seq, __ATOMIC_RELAXED);
-	}
-	if (ng_tp && ng_tp->coll_enabled()) {
+		/* Two reads against the anchor give both ends and the duration. */
+		es = ng_cuda.cudaEventElapsedTime(&s_ms, p->anchor->ev, f->start->ev);
+		ee = ng_cuda.cudaEventElapsedTime(&e_ms, p->anchor->ev, f->end->ev);
+		if (es == cudaErrorNotReady || ee == cudaErrorNotReady)
+			return -1;
 		ev.comm_hash = f->comm->hash;
 		ev.seq = f->seq;
 		ev.p2p_seq = f->p2p_seq;
 		ev.op = ng_fn_op[f->fn];
 		ev.bytes = f->bytes;
 		ev.stream = (uint64_t)(uintptr_t)f->stream;
-		ev.gpu_start_ns = gpu_ns(p, f->start);
-		ev.gpu_end_ns = gpu_ns(p, f->end);
-		if (ng_cuda.cudaEventElapsedTime(&ms, f->start->ev, f->end->ev) != cudaSuccess)
-			ms = 0;
-		ev.duration_ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
+		ev.gpu_start_ns = es == cudaSuccess ?
+			(uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)s_ms * 1e6)) : 0;
+		ev.gpu_end_ns = ee == cudaSuccess ?
+			(uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)e_ms * 1e6)) : 0;
+		ev.duration_ns = ev.gpu_start_ns && ev.gpu_end_ns > ev.gpu_start_ns ?
+			ev.gpu_end_ns - ev.gpu_start_ns : 0;
 		ev.nranks = f->comm->nranks;
 		ev.root_or_peer = f->root;
 		ng_tp->coll_complete(&ev);
 	}
+	if (f->index > f->comm->done_calls)
+		f->comm->done_calls = f->index;
+	if (f->probe)
+		f->comm->probe_out = 0;
+	if (f->seq) {
+		uint64_t prev = __atomic_load_n(&f->comm->last_done_seq, __ATOMIC_RELAXED);
+
+		if (f->seq > prev)
+			__atomic_store_n(&f->comm->last_done_seq, f->seq, __ATOMIC_RELAXED);
+	}
+	ng_flight_put(f);
+	return 0;
+}
+
+/* A failed stream (aborted comm, revoked): no times. */
+static void failed(struct ng_flight *f)
+{
+	ng_cuda.cudaGetLastError();
+	if (f->probe)
+		f->comm->probe_out = 0;
 	ng_flight_put(f);
 }
 
-struct blocked {
-	cudaStream_t s;
-	struct ng_pool *p;
-};
+static cudaError_t query(struct ng_flight *f)
+{
+	set_dev(f->comm->pool->dev);
+	return ng_cuda.cudaEventQuery(f->end->ev);
+}
+
+static int same_stream(const struct ng_flight *a, const struct ng_flight *b)
+{
+	return a->stream == b->stream && a->comm->pool == b->comm->pool;
+}
+
+static int idx[NG_PENDING_MAX];
+static char seen[NG_PENDING_MAX];
+
+/* The pending flights of one stream, in the order they were recorded
+ * there: they complete in that order, so bisection finds the first one
+ * still running in log2(n) queries (an 8-byte all-reduce loop puts ~1000
+ * calls on the GPU per poll).  Returns 1 if some are still running. */
+static int poll_stream(int first, char *gone)
+{
+	int m = 0, lo, hi;
+
+	for (int i = first; i < npend; i++)
+		if (!seen[i] && same_stream(pend[i].f, pend[first].f)) {
+			seen[i] = 1;
+			idx[m++] = i;
+		}
+	lo = 0;
+	hi = m;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		cudaError_t q = query(pend[idx[mid]].f);
+
+		if (q == cudaSuccess) {
+			lo = mid + 1;
+		} else if (q == cudaErrorNotReady) {
+			hi = mid;
+		} else {
+			/* A failed stream: no order to rely on, drop what failed. */
+			for (int k = 0; k < m; k++) {
+				struct ng_flight *f = pend[idx[k]].f;
+
+				q = query(f);
+				if (q == cudaSuccess) {
+					if (!complete(f))
+						gone[idx[k]] = 1;
+				} else if (q != cudaErrorNotReady) {
+					failed(f);
+					gone[idx[k]] = 1;
+				}
+			}
+			return 1;
+		}
+	}
+	for (int k = 0; k < lo; k++)
+		if (!complete(pend[idx[k]].f))
+			gone[idx[k]] = 1;
+	return lo < m;
+}
 
 static int poll_flights(void)
 {
-	struct blocked blocked[64];
-	int nblocked = 0, out = 0;
+	static char gone[NG_PENDING_MAX];
 	struct ng_flight *f;
+	int out = 0;
+
 	if (!__atomic_load_n(&ng_flight_queue.cells, __ATOMIC_ACQUIRE))
 		return 0;	/* no communicator timed yet (or NCCLGUARD_TIMING=0) */
 	while (npend < NG_PENDING_MAX && (f = ng_ring_pop(&ng_flight_queue))) {
@@ -430,40 +494,14 @@ static int poll_flights(void)
 		pend[npend].f = f;
 		npend++;
 	}
-	for (int i = 0; i < npend; i++) {
-		struct pending *e = &pend[i];
-		int b, done = 0;
-
-		f = e->f;
-		for (b = 0; b < nblocked; b++)
-			if (blocked[b].s == f->stream && blocked[b].p == f->comm->pool)
-				break;
-		if (b == nblocked) {
-			cudaError_t q;
-
-			set_dev(f->comm->pool->dev);
-			q = ng_cuda.cudaEventQuery(f->end->ev);
-			if (q == cudaSuccess) {
-				done = 1;
-			} else if (q != cudaErrorNotReady) {
-				/* A failed stream (aborted comm, revoked): no times. */
-				ng_cuda.cudaGetLastError();
-				if (f->probe)
-					f->comm->probe_out = 0;
-				ng_flight_put(f);
-				continue;
-			} else if (nblocked < 64) {
-				blocked[nblocked].s = f->stream;
-				blocked[nblocked].p = f->comm->pool;
-				nblocked++;
-			}
-		}
-		if (done) {
-			complete(f);
-			continue;
-		}
-		pend[out++] = *e;
-	}
+	memset(seen, 0, npend);
+	memset(gone, 0, npend);
+	for (int i = 0; i < npend; i++)
+		if (!seen[i])
+			poll_stream(i, gone);
+	for (int i = 0; i < npend; i++)
+		if (!gone[i])
+			pend[out++] = pend[i];
 	npend = out;
 	return npend;
 }
@@ -496,28 +534,27 @@ static void *watchdog_main(void *arg)
 	ng_in_shim = 1;		/* nothing this thread calls is the program's */
 	for (;;) {
 		uint64_t now = ng_now_ns();
-		int busy = 0;
-		struct timespec ts;
+		int busy;
 
 		pthread_mutex_lock(&tick_lock);
 		if (exiting) {
 			pthread_mutex_unlock(&tick_lock);
 			return NULL;
 		}
+		/* Enqueue records first: a completion follows its enqueue. */
+		busy = ng_recbuf_drain();
 		if (ng_cuda.cudaEventQuery) {
 			if (!mode_set && ng_cuda.cudaThreadExchangeStreamCaptureMode) {
 				ng_cuda.cudaThreadExchangeStreamCaptureMode(&mode);
 				mode_set = 1;
 			}
-			busy = poll_flights();
+			busy += poll_flights();
 			ng_comm_foreach(check_comm, &now);
 			anchor_all(now);
 		}
 		check_host_calls(now);
 		pthread_mutex_unlock(&tick_lock);
-		ts.tv_sec = 0;
-		ts.tv_nsec = (busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS) * 1000000L;
-		nanosleep(&ts, NULL);
+		ng_recbuf_wait(busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS);
 	}
 	return NULL;
 }
@@ -537,6 +574,7 @@ static void flush_at_exit(void)
 	exiting = 1;
 	ng_in_shim = 1;
 	cur_dev = -1;
+	ng_recbuf_drain();
 	while (ng_cuda.cudaEventQuery && poll_flights() > 0 && ng_now_ns() < deadline) {
 		struct timespec ts = { 0, 1000000L };
 
@@ -544,6 +582,9 @@ static void flush_at_exit(void)
 	}
 	ng_in_shim = saved;
 	pthread_mutex_unlock(&tick_lock);
+	ng_debug("exit: %llu calls went untimed (event pool or rings full); "
+		 "%llu enqueue records passed a full thread ring",
+		 (unsigned long long)ng_timing_dropped, (unsigned long long)ng_recbuf_full);
 }
 
 void ng_watchdog_start(void)

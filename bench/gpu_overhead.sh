@@ -1,0 +1,108 @@
+#!/bin/bash
+# The shim's overhead on real NCCL (issue 7), on a GPU host: the same
+# workload with and without the shim, variants interleaved round by round
+# (in a rotated order), and per variant the median over rounds and the
+# median of the per-round ratios to the plain run (pairing the rounds
+# cancels the drift between them, which on our VMs is larger than the
+# effect measured).
+#
+#   MODE=arp  nccl-tests all_reduce_perf at 8 bytes: each process runs
+#             CYCLES cycles of ITERS calls and reports their median (us)
+#   MODE=ddp  examples/train_ddp.py: median step time (ms) of STEPS steps
+#
+# VARIANTS picks from: plain notiming shim every sampled rec rec_notiming
+# rec_every rec_sampled, and old_<variant> for the same with the shim built
+# from .ab/, an older tree for A/B runs (`mkdir .ab && git archive REV |
+# tar -x -C .ab`; carried like .deps).
+# Needs tests/gpu/env.sh's carried packages (.deps) and, for arp, a clone
+# of NVIDIA/nccl-tests in .nccl-tests.  Results: $OUT/overhead-$MODE.txt.
+set -u
+cd "$(dirname "$0")/.."
+. tests/gpu/env.sh
+MODE=${MODE:-arp}
+NP=${NP:-1}
+ROUNDS=${ROUNDS:-8}
+CYCLES=${CYCLES:-5}
+ITERS=${ITERS:-20000}
+STEPS=${STEPS:-300}
+VARIANTS=${VARIANTS:-"plain notiming shim every sampled rec rec_notiming rec_every rec_sampled"}
+W=/tmp/ngbench; rm -rf "$W"; mkdir -p "$W"
+RES=${OUT:-$W}/overhead-$MODE.txt
+
+build() {
+	ngmake -j16 build/lib/libncclguard.so build/lib/libncclguard-tp.so build/bin/ncclguard \
+		>"$W/build$1.log" 2>&1 || { tail -20 "$W/build$1.log"; exit 1; }
+}
+build ""
+if [ -d .ab ]; then (cd .ab && build -old) || exit 1; fi
+export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
+sleep 1
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+if [ "$MODE" = arp ]; then
+	NT=/tmp/nccltests; mkdir -p /tmp/ncclhome/lib
+	ln -sf "$NCCL_HOME/include" /tmp/ncclhome/include
+	ln -sf "$NCCL_LIBDIR/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so
+	[ -x $NT/all_reduce_perf ] || make -j16 -C .nccl-tests NCCL_HOME=/tmp/ncclhome CUDA_HOME="$CUDA_HOME" \
+		BUILDDIR=$NT NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$W/nccltests.log" 2>&1 ||
+		{ tail -20 "$W/nccltests.log"; exit 1; }
+	workload() { "$@" $NT/all_reduce_perf -b 8 -e 8 -g "$NP" -n "$ITERS" -w 2000 -N "$CYCLES" -c 0 2>&1 |
+		awk '$1 == 8 {print $6}' | median; }
+	UNIT=us
+else
+	workload() { "$@" torchrun --standalone --nproc_per_node="$NP" examples/train_ddp.py \
+		--steps "$STEPS" --warmup 30 --hidden 256 2>&1 | awk '/^step_time_ms/ {print $5}'; }
+	UNIT=ms
+fi
+
+run_variant() {
+	local v=$1 root=$PWD n=0
+	case $v in old_*) root=$PWD/.ab; v=${v#old_} ;; esac
+	local shim=$root/build/lib/libncclguard.so ng=$root/build/bin/ncclguard d=$W/trace
+	rm -rf "$d"
+	case $v in
+	plain) workload env ;;
+	notiming) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_TIMING=0 ;;
+	shim) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 ;;
+	every) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=1 ;;
+	sampled) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=16 ;;
+	rec) workload "$ng" run -o "$d" -- env ;;
+	rec_notiming) workload "$ng" run -o "$d" -- env NCCLGUARD_TIMING=0 ;;
+	rec_every) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1 ;;
+	rec_sampled) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=16 ;;
+	*) echo "unknown variant $v" >&2; n=1 ;;
+	esac
+	return $n
+}
+
+set -- $VARIANTS
+for r in $(seq "$ROUNDS"); do
+	for ((k = 0; k < $#; k++)); do
+		i=$(( (k + r - 1) % $# + 1 ))
+		v=${!i}
+		t=$(run_variant "$v")
+		echo "$r $v ${t:-nan}" | tee -a "$W/raw"
+	done
+done
+
+{
+	echo "# $(date -u +%F) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores;" \
+		"MODE=$MODE NP=$NP ROUNDS=$ROUNDS CYCLES=$CYCLES ITERS=$ITERS STEPS=$STEPS"
+	printf "%-16s %10s %21s %10s %17s\n" variant "median $UNIT" "min..max" "vs plain" "ratio IQR"
+	for v in $VARIANTS; do
+		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.$v"
+		m=$(median <"$W/t.$v")
+		# per-round ratio to the plain run of the same round
+		awk -v v="$v" '$3 != "nan" {t[$1 " " $2] = $3; r[$1] = 1}
+			END {for (k in r) if ((k " plain") in t && (k " " v) in t) print t[k " " v] / t[k " plain"]}' \
+			"$W/raw" | sort -g >"$W/r.$v"
+		rm_=$(median <"$W/r.$v")
+		q=$(awk '{a[NR]=$1} END {if (NR) printf "%+.1f%%..%+.1f%%", (a[int((NR+3)/4)]-1)*100, (a[int((3*NR+3)/4)]-1)*100}' "$W/r.$v")
+		printf "%-16s %10s %21s %10s %17s\n" "$v" "${m:-nan}" \
+			"$(sort -g "$W/t.$v" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')" \
+			"$(awk -v x="${rm_:-1}" 'BEGIN {printf "%+.2f%%", (x - 1) * 100}')" "$q"
+	done
+	echo "# raw (round variant value):"
+	sed 's/^/#   /' "$W/raw"
+} | tee "$RES"

@@ -1,0 +1,34 @@
+#!/bin/sh
+# A burst of small all-reduces faster than the watchdog's idle poll, with
+# GPU timing sampled so that most calls carry only their enqueue record:
+# every call's coll_enqueue reaches the trace once (the per-thread rings
+# wake the watchdog when half full and fall back to the shared ring, then
+# to writing inline, never dropping a record), and 1 call in 64 is timed.
+NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$NG_ROOT/tests/tracer/common.sh"
+EXAMPLE="$NG_BUILD/bin/allreduce_example"
+[ -x "$EXAMPLE" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
+
+export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_LOG=debug
+ITERS=20000 WARMUP=5 N=$((20000 + 5))
+timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/trace" -- env NCCLGUARD_SAMPLE=64 "$EXAMPLE" --launch 2 \
+	--min-bytes 8 --max-bytes 8 --iters $ITERS --warmup $WARMUP >"$NG_TMP/out" 2>"$NG_TMP/err" ||
+	{ tail -n 20 "$NG_TMP/out" "$NG_TMP/err"; fail "burst job failed"; }
+assert_grep "(0 events lost)" "$NG_TMP/err"
+ng_trace_text "$NG_TMP/trace" "$NG_TMP/text"
+
+sed -n 's/^ncclguard\[rank [0-9?]* pid \([0-9]*\)\].*/\1/p' "$NG_TMP/err" | sort -u >"$NG_TMP/pids"
+assert_eq "$(wc -l <"$NG_TMP/pids")" 2 "ranks that logged"
+seq 1 $N >"$NG_TMP/want"
+for pid in $(cat "$NG_TMP/pids"); do
+	note "pid $pid: one coll_enqueue per call, seq 1..$N"
+	grep "ncclguard:coll_enqueue: .*vpid = $pid," "$NG_TMP/text" |
+		sed 's/.* seq = \([0-9]*\),.*/\1/' >"$NG_TMP/seqs.$pid"
+	sort -n "$NG_TMP/seqs.$pid" >"$NG_TMP/sorted.$pid"
+	cmp -s "$NG_TMP/sorted.$pid" "$NG_TMP/want" ||
+		fail "pid $pid: $(wc -l <"$NG_TMP/seqs.$pid") enqueue events, expected seq 1..$N once each"
+	note "pid $pid: sampled GPU timing, 1 call in 64"
+	assert_eq "$(ng_count "$NG_TMP/text" coll_complete "$pid")" $(((N + 63) / 64)) "coll_complete events"
+done
+grep "enqueue records" "$NG_TMP/err" | head -n 2
+exit 0
