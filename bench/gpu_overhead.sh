@@ -9,6 +9,10 @@
 #   MODE=arp  nccl-tests all_reduce_perf at 8 bytes: each process runs
 #             CYCLES cycles of ITERS calls and reports their median (us)
 #   MODE=ddp  examples/train_ddp.py: median step time (ms) of STEPS steps
+#   MODE=ab   bench/ab_loop.c: in one process, blocks of ITERS 8-byte
+#             all-reduces (AB_ITERS) through the shim alternate with blocks calling
+#             NCCL directly; the value is the median ratio over BLOCKS pairs
+#             (%); "plain" is the A/A run, the noise floor
 #
 # VARIANTS picks from: plain notiming shim every sampled rec rec_notiming
 # rec_every rec_sampled, and old_<variant> for the same with the shim built
@@ -18,7 +22,7 @@
 # of NVIDIA/nccl-tests in .nccl-tests.  Results: $OUT/overhead-$MODE.txt.
 set -u
 cd "$(dirname "$0")/.."
-. tests/gpu/env.sh
+NG_ROOT=$PWD . tests/gpu/env.sh
 MODE=${MODE:-arp}
 NP=${NP:-1}
 ROUNDS=${ROUNDS:-8}
@@ -50,6 +54,12 @@ if [ "$MODE" = arp ]; then
 	workload() { "$@" $NT/all_reduce_perf -b 8 -e 8 -g "$NP" -n "$ITERS" -w 2000 -N "$CYCLES" -c 0 2>&1 |
 		awk '$1 == 8 {print $6}' | median; }
 	UNIT=us
+elif [ "$MODE" = ab ]; then
+	gcc -O2 -o "$W/ab_loop" bench/ab_loop.c -I"$NCCL_HOME/include" -I"$CUDA_HOME/include" \
+		-L"$NCCL_LIBDIR" -L"$CUDA_HOME/lib64" -l:libnccl.so.2 -lcudart -ldl || exit 1
+	workload() { RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 "$@" "$W/ab_loop" "${BLOCKS:-100}" "${AB_ITERS:-2000}" 8 2>&1 |
+		tee -a "${OUT:-$W}/ab.log" | awk '/^ratio/ {sub(/%/, "", $4); print $4 + 0}'; }
+	UNIT=%
 else
 	workload() { "$@" torchrun --standalone --nproc_per_node="$NP" examples/train_ddp.py \
 		--steps "$STEPS" --warmup 30 --hidden 256 2>&1 | awk '/^step_time_ms/ {print $5}'; }
@@ -93,6 +103,10 @@ done
 	for v in $VARIANTS; do
 		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.$v"
 		m=$(median <"$W/t.$v")
+		if [ "$MODE" = ab ]; then	# already a ratio, paired within the process
+			printf "%-16s %10s %21s\n" "$v" "${m:-nan}" "$(sort -g "$W/t.$v" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')"
+			continue
+		fi
 		# per-round ratio to the plain run of the same round
 		awk -v v="$v" '$3 != "nan" {t[$1 " " $2] = $3; r[$1] = 1}
 			END {for (k in r) if ((k " plain") in t && (k " " v) in t) print t[k " " v] / t[k " plain"]}' \

@@ -4,7 +4,11 @@ $(BUILD)/bench/host_overhead: bench/host_overhead.c $(BUILD)/sim/libnccl.so.2 $(
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
 
-bench: all $(BUILD)/bench/host_overhead $(BUILD)/tests/shim/job
+$(BUILD)/bench/ab_loop: bench/ab_loop.c $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -ldl
+
+bench: all $(BUILD)/bench/host_overhead $(BUILD)/bench/ab_loop $(BUILD)/tests/shim/job
 	bench/host_overhead.sh
 	bench/idle_cpu.sh
 	bench/analyze.sh
