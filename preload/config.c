@@ -12,8 +12,12 @@ struct ng_config ng_cfg = {
 	.init_timeout_s = 300,
 	.on_timeout = NG_ACT_WARN,
 	.timing = 1,
+	/* Two timing events cost the caller ~3 us on an H200 host, 60% of an
+	 * 8-byte all-reduce: by default at most 1000 timed calls a second per
+	 * comm below 1 MiB, a bounded 0.3% of a host-bound loop (RESULTS.md). */
 	.sample_every = 1,
-	.sample_bytes = 0,
+	.sample_gap_ns = 1000000,
+	.sample_bytes = 1 << 20,
 };
 
 static const char *const action_names[] = {
@@ -97,20 +101,30 @@ void ng_config_from_env(struct ng_config *cfg)
 	cfg->stacks = v && !strcmp(v, "1");
 	v = getenv("NCCLGUARD_TIMING");
 	cfg->timing = !(v && !strcmp(v, "0"));
-	/* NCCLGUARD_SAMPLE=N[:BYTES]: time every Nth call smaller than BYTES
-	 * (default 64 KiB) and every call at least that big. */
+	/* NCCLGUARD_SAMPLE=1 (every call), N[:BYTES] (1 call in N below
+	 * BYTES, default 64 KiB) or R/s[:BYTES] (at most R calls a second
+	 * below BYTES, default 1 MiB). */
 	v = getenv("NCCLGUARD_SAMPLE");
 	if (v && *v) {
 		char *end;
 		long n = strtol(v, &end, 10);
-		unsigned long long b = 65536;
+		int rate = !strncmp(end, "/s", 2);
+		unsigned long long b = rate ? 1 << 20 : 65536;
 
-		if (*end == ':')
+		if (rate)
+			end += 2;
+		if (*end == ':' && end[1] >= '0' && end[1] <= '9')
 			b = strtoull(end + 1, &end, 10);
-		if (n < 1 || *end)
-			ng_warn("NCCLGUARD_SAMPLE='%s': expected N or N:BYTES; timing every call", v);
-		else {
+		if (n < 1 || n > 1000000000 || *end) {
+			ng_warn("NCCLGUARD_SAMPLE='%s': expected 1, N[:BYTES] or R/s[:BYTES]; "
+				"keeping the default (1000/s below 1 MiB)", v);
+		} else if (rate) {
+			cfg->sample_every = 1;
+			cfg->sample_gap_ns = 1000000000ull / (unsigned long)n;
+			cfg->sample_bytes = b;
+		} else {
 			cfg->sample_every = n;
+			cfg->sample_gap_ns = 0;
 			cfg->sample_bytes = n > 1 ? b : 0;
 		}
 	}

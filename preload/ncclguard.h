@@ -49,8 +49,12 @@ struct ng_config {
 	enum ng_action on_timeout;
 	int stacks;
 	int timing;			/* NCCLGUARD_TIMING=0: no GPU events at all */
-	long sample_every;		/* time 1 call in N below sample_bytes */
-	uint64_t sample_bytes;		/* calls at least this big are always timed */
+	/* GPU timing of calls below sample_bytes: 1 in sample_every, or with
+	 * sample_gap_ns set, at most one per gap on average per comm (bursts
+	 * of NG_SAMPLE_BURST).  Calls of sample_bytes or more: every one. */
+	long sample_every;
+	uint64_t sample_gap_ns;
+	uint64_t sample_bytes;
 	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
 };
@@ -161,7 +165,8 @@ struct ng_comm {
 	int nranks, rank, cuda_dev;
 	int index;			/* creation order in this process */
 	int blocking;
-	uint64_t seq, p2p_seq;		/* last issued, atomics */
+	uint64_t seq, p2p_seq;		/* last issued (one writer: NCCL's rule) */
+	uint64_t sample_tat;		/* rate sampling: next conforming time */
 	uint64_t split_count;		/* children made from this comm */
 	uint64_t last_done_seq;		/* last completed collective */
 	int revoked;
@@ -289,10 +294,12 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
  * (when its thread's ring is full); 0 if that is full too. */
 int ng_timing_record_only(const struct ng_call *call);
 void ng_timing_group_end(ncclResult_t r);
+int ng_timing_sampled(const struct ng_call *call);	/* GPU-time this call? */
 /* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c). */
 void ng_recbuf_init(void);
 int ng_recbuf_push(const struct ng_call *call);	/* -1: full, none */
-int ng_recbuf_drain(void);
+int ng_recbuf_drain(void (*emit)(const struct ng_flight *));
+int ng_recbuf_count(void);		/* rings made so far */
 void ng_recbuf_wait(int ms);
 void ng_recbuf_reset_after_fork(void);
 extern uint64_t ng_recbuf_full;

@@ -117,8 +117,9 @@ int ng_recbuf_push(const struct ng_call *call)
 	return 0;
 }
 
-/* Watchdog thread (or the exit flush, under the watchdog's tick lock). */
-int ng_recbuf_drain(void)
+/* Watchdog thread (or the exit flush, under the watchdog's tick lock):
+ * hands every record to `emit` (the LTTng writer). */
+int ng_recbuf_drain(void (*emit)(const struct ng_flight *))
 {
 	int n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE), total = 0;
 
@@ -133,10 +134,17 @@ int ng_recbuf_drain(void)
 		h = b->head;
 		t = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
 		for (; h != t; h++, total++)
-			ng_trace_flight_enqueue(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
+			emit(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
 		__atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
 	}
 	return total;
+}
+
+int ng_recbuf_count(void)
+{
+	int n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE);
+
+	return n < NG_RECBUFS_MAX ? n : NG_RECBUFS_MAX;
 }
 
 /* The watchdog's sleep: `ms`, or less when a producer's ring fills up. */

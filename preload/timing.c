@@ -228,15 +228,30 @@ static void flight_submit(struct ng_flight *f)
 	}
 }
 
-/* Two timing events cost ~2.8 us on an H200, 40% of an 8-byte all-reduce:
- * with NCCLGUARD_SAMPLE small calls are sampled, and the watchdog probes
- * the stream to confirm the ones in between (watchdog.c).  Once the program
- * captures graphs, probes are unsafe, so every call is timed. */
-static int sampled(const struct ng_call *call)
+#define NG_SAMPLE_BURST 256	/* well under the 512 calls a pool can time at once */
+
+/* Two timing events cost the caller ~3 us on an H200 host: small calls are
+ * sampled (config.c) and the watchdog probes the stream to confirm the
+ * ones in between (watchdog.c).  Rate sampling is GCRA over the comm's
+ * calls: a call conforms unless the comm is NG_SAMPLE_BURST gaps ahead of
+ * schedule.  Once the program captures graphs, probes are unsafe, so every
+ * call is timed. */
+int ng_timing_sampled(const struct ng_call *call)
 {
-	return ng_cfg.sample_every <= 1 || call->bytes >= ng_cfg.sample_bytes ||
-	       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0 ||
-	       __atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED);
+	struct ng_comm *c = call->comm;
+	uint64_t now = call->enter_ns, tat;
+
+	if (call->bytes >= ng_cfg.sample_bytes ||
+	    __atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED))
+		return 1;
+	if (!ng_cfg.sample_gap_ns)
+		return ng_cfg.sample_every <= 1 ||
+		       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0;
+	tat = c->sample_tat;
+	if (tat > now + NG_SAMPLE_BURST * ng_cfg.sample_gap_ns)
+		return 0;
+	c->sample_tat = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
+	return 1;
 }
 
 void ng_timing_init(void)
@@ -272,7 +287,7 @@ void ng_timing_before(struct ng_call *call)
 	struct ng_flight *f;
 
 	call->flight = NULL;
-	if (!p || call->captured || !sampled(call))
+	if (!p || call->captured || !ng_timing_sampled(call))
 		return;
 	f = flight_get(call);
 	if (!f) {
@@ -377,7 +392,7 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 	int i;
 
 	if (!p || call->captured || (r != ncclSuccess && r != ncclInProgress) ||
-	    !sampled(call))
+	    !ng_timing_sampled(call))
 		return;
 	g = group_state();
 	if (!g || g->n >= NG_GROUP_MAX) {

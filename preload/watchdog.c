@@ -204,7 +204,8 @@ static void *abort_thread(void *arg)
 
 static void do_exit(const char *reason)
 {
-	ng_recbuf_drain();	/* the calls that led here belong in the trace */
+	/* The calls that led here belong in the trace. */
+	ng_recbuf_drain(ng_trace_flight_enqueue);
 	ng_watchdog_dump(reason);
 	ng_warn("exiting with status %d (NCCLGUARD_ON_TIMEOUT=exit)", NG_EXIT_TIMEOUT);
 	_exit(NG_EXIT_TIMEOUT);
@@ -542,7 +543,7 @@ static void *watchdog_main(void *arg)
 			return NULL;
 		}
 		/* Enqueue records first: a completion follows its enqueue. */
-		busy = ng_recbuf_drain();
+		busy = ng_recbuf_drain(ng_trace_flight_enqueue);
 		if (ng_cuda.cudaEventQuery) {
 			if (!mode_set && ng_cuda.cudaThreadExchangeStreamCaptureMode) {
 				ng_cuda.cudaThreadExchangeStreamCaptureMode(&mode);
@@ -574,7 +575,7 @@ static void flush_at_exit(void)
 	exiting = 1;
 	ng_in_shim = 1;
 	cur_dev = -1;
-	ng_recbuf_drain();
+	ng_recbuf_drain(ng_trace_flight_enqueue);
 	while (ng_cuda.cudaEventQuery && poll_flights() > 0 && ng_now_ns() < deadline) {
 		struct timespec ts = { 0, 1000000L };
 

@@ -3,7 +3,8 @@
 # GPU timing sampled so that most calls carry only their enqueue record:
 # every call's coll_enqueue reaches the trace once (the per-thread rings
 # wake the watchdog when half full and fall back to the shared ring, then
-# to writing inline, never dropping a record), and 1 call in 64 is timed.
+# to writing inline, never dropping a record), and 1 call in 64 is timed;
+# then the default rate sampling bounds the timed calls.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 EXAMPLE="$NG_BUILD/bin/allreduce_example"
@@ -31,4 +32,17 @@ for pid in $(cat "$NG_TMP/pids"); do
 	assert_eq "$(ng_count "$NG_TMP/text" coll_complete "$pid")" $(((N + 63) / 64)) "coll_complete events"
 done
 grep "enqueue records" "$NG_TMP/err" | head -n 2
+
+note "default sampling: a burst of 257 timed calls, then at most 1000 a second"
+start=$(date +%s%N)
+timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/trace2" -- "$EXAMPLE" --launch 1 \
+	--min-bytes 8 --max-bytes 8 --iters $ITERS --warmup $WARMUP >"$NG_TMP/out2" 2>"$NG_TMP/err2" ||
+	{ tail -n 20 "$NG_TMP/out2" "$NG_TMP/err2"; fail "second burst job failed"; }
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+ng_trace_text "$NG_TMP/trace2" "$NG_TMP/text2"
+pid=$(sed -n 's/^ncclguard\[rank [0-9?]* pid \([0-9]*\)\].*/\1/p' "$NG_TMP/err2" | head -n 1)
+assert_eq "$(ng_count "$NG_TMP/text2" coll_enqueue "$pid")" $N "coll_enqueue events"
+c=$(ng_count "$NG_TMP/text2" coll_complete "$pid")
+[ "$c" -ge 257 ] && [ "$c" -le $((257 + ms)) ] ||
+	fail "$c coll_complete events in a $ms ms job: expected 257 to $((257 + ms))"
 exit 0

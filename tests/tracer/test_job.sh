@@ -13,6 +13,8 @@ EXAMPLE="$NG_BUILD/bin/allreduce_example"
 # debug: each process names its pid on stderr, so that only this job's
 # processes are counted where the session daemon is shared.
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=10 NCCLSIM_LATENCY_US=200 NCCLGUARD_LOG=debug
+# Every call GPU-timed (the default samples small calls past a burst).
+export NCCLGUARD_SAMPLE=1
 SIZES=3 REPS=3			# 1K 4K 16K; warmup 1 + iters 2
 rc=0
 timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/trace" -- "$EXAMPLE" --launch 4 --mixed --group \

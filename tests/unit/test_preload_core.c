@@ -1,9 +1,11 @@
 /* Unit tests of the shim's core: rank discovery, identity hashes, the API
- * table, the communicator registry, the ring and the injection parser. */
+ * table, the communicator registry, the rings, GPU-timing sampling and the
+ * injection parser. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -223,6 +225,162 @@ static void test_ring_threads(void **state)
 	free(shared.cells);
 }
 
+/* ---- per-thread record rings ------------------------------------------ */
+
+#define REC_THREADS 4
+#define REC_PER_THREAD 20000
+
+static struct ng_comm rec_comm[REC_THREADS];
+static uint64_t rec_last[REC_THREADS], rec_got;
+static int rec_bad;
+
+static void rec_emit(const struct ng_flight *f)
+{
+	uint64_t t = f->comm_hash - 1;
+
+	if (t >= REC_THREADS || f->seq != rec_last[t] + 1)
+		rec_bad++;	/* a record lost, doubled or out of its thread's order */
+	else
+		rec_last[t] = f->seq;
+	rec_got++;
+}
+
+static void *rec_producer(void *arg)
+{
+	struct ng_call call = { .comm = arg, .fn = NG_FN_ncclAllReduce };
+
+	for (uint64_t i = 1; i <= REC_PER_THREAD; i++) {
+		call.seq = i;
+		while (ng_recbuf_push(&call))
+			sched_yield();	/* full: the shim falls back, the test waits */
+	}
+	return NULL;
+}
+
+static void *rec_short_lived(void *arg)
+{
+	struct ng_call call = { .comm = arg, .seq = 1 };
+
+	return (void *)(intptr_t)ng_recbuf_push(&call);
+}
+
+static void test_recbuf_threads(void **state)
+{
+	pthread_t t[REC_THREADS];
+	int n;
+
+	(void)state;
+	ng_recbuf_init();
+	for (int i = 0; i < REC_THREADS; i++) {
+		rec_comm[i].hash = i + 1;
+		assert_int_equal(pthread_create(&t[i], NULL, rec_producer, &rec_comm[i]), 0);
+	}
+	while (rec_got < REC_THREADS * REC_PER_THREAD)
+		if (!ng_recbuf_drain(rec_emit))
+			sched_yield();
+	for (int i = 0; i < REC_THREADS; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(rec_bad, 0);
+	for (int i = 0; i < REC_THREADS; i++)
+		assert_int_equal(rec_last[i], REC_PER_THREAD);
+	n = ng_recbuf_count();
+	assert_int_equal(n, REC_THREADS);
+	/* Threads that come later take over the rings of those that exited. */
+	for (int i = 0; i < REC_THREADS; i++) {
+		void *rc;
+
+		rec_last[i] = 0;
+		pthread_create(&t[i], NULL, rec_short_lived, &rec_comm[i]);
+		pthread_join(t[i], &rc);
+		assert_int_equal((intptr_t)rc, 0);
+	}
+	assert_int_equal(ng_recbuf_count(), n);
+	assert_int_equal(ng_recbuf_drain(rec_emit), REC_THREADS);
+	assert_int_equal(rec_bad, 0);
+}
+
+/* ---- GPU-timing sampling ---------------------------------------------- */
+
+static void test_sample_config(void **state)
+{
+	struct ng_config def = ng_cfg, c;
+	static const struct {
+		const char *v;
+		long every;
+		uint64_t gap_ns, bytes;
+	} cases[] = {
+		{ "1", 1, 0, 0 },
+		{ "16", 16, 0, 65536 },
+		{ "16:4096", 16, 0, 4096 },
+		{ "500/s", 1, 2000000, 1 << 20 },
+		{ "2000/s:0", 1, 500000, 0 },
+	};
+	static const char *const bad[] = { "0", "-3", "abc", "10/s:x", "4:", "4:-1", "5/m", "2000000000/s", "" };
+
+	(void)state;
+	assert_int_equal(def.sample_gap_ns, 1000000);	/* the default: 1000/s */
+	assert_int_equal(def.sample_bytes, 1 << 20);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c = def;
+		setenv("NCCLGUARD_SAMPLE", cases[i].v, 1);
+		ng_config_from_env(&c);
+		assert_int_equal(c.sample_every, cases[i].every);
+		assert_int_equal(c.sample_gap_ns, cases[i].gap_ns);
+		assert_int_equal(c.sample_bytes, cases[i].bytes);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c = def;
+		setenv("NCCLGUARD_SAMPLE", bad[i], 1);
+		ng_config_from_env(&c);		/* warns, keeps the default */
+		assert_int_equal(c.sample_every, def.sample_every);
+		assert_int_equal(c.sample_gap_ns, def.sample_gap_ns);
+		assert_int_equal(c.sample_bytes, def.sample_bytes);
+	}
+	unsetenv("NCCLGUARD_SAMPLE");
+}
+
+static int timed(struct ng_call *call, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		call->index++;
+		k += ng_timing_sampled(call);
+	}
+	return k;
+}
+
+static void test_sample_rule(void **state)
+{
+	struct ng_config saved = ng_cfg;
+	static struct ng_comm c;
+	struct ng_call call = { .comm = &c, .bytes = 8, .enter_ns = 5000000000ull };
+
+	(void)state;
+	/* Rate: a burst of 256 (+1) then one per gap as time passes. */
+	ng_cfg.sample_every = 1;
+	ng_cfg.sample_gap_ns = 1000000;
+	ng_cfg.sample_bytes = 1 << 20;
+	assert_int_equal(timed(&call, 5000), 257);
+	call.enter_ns += 10000000;		/* 10 ms later: 10 more */
+	assert_int_equal(timed(&call, 5000), 10);
+	call.bytes = 1 << 20;			/* big calls: every one */
+	assert_int_equal(timed(&call, 100), 100);
+	call.bytes = 8;
+	call.enter_ns += 5000000000ull;		/* idle 5 s: a full burst again */
+	assert_int_equal(timed(&call, 5000), 257);
+	/* Count: 1 in 4, by the comm's call index (the same calls on all ranks). */
+	ng_cfg.sample_every = 4;
+	ng_cfg.sample_gap_ns = 0;
+	ng_cfg.sample_bytes = 65536;
+	call.index = 0;
+	assert_int_equal(timed(&call, 4000), 1000);
+	ng_cfg.sample_every = 1;
+	ng_cfg.sample_bytes = 0;
+	assert_int_equal(timed(&call, 10), 10);
+	ng_cfg = saved;
+}
+
 /* ---- injection specs ------------------------------------------------- */
 
 static void test_inject_valid(void **state)
@@ -277,6 +435,9 @@ int main(void)
 		cmocka_unit_test(test_comm_registry),
 		cmocka_unit_test(test_ring_basic),
 		cmocka_unit_test(test_ring_threads),
+		cmocka_unit_test(test_recbuf_threads),
+		cmocka_unit_test(test_sample_config),
+		cmocka_unit_test(test_sample_rule),
 		cmocka_unit_test(test_inject_valid),
 		cmocka_unit_test(test_inject_invalid),
 	};
