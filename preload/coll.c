@@ -184,7 +184,7 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 	/* The event itself is written by the watchdog thread, off this path,
 	 * and before the flight below can complete. */
 	if (call->trace && ng_recbuf_push(call) && !ng_timing_record_only(call)) {
-		struct ng_flight f;	/* both rings full: write it here */
+		struct ng_flight f;	/* no ring for this thread, shared one full */
 
 		ng_flight_fill(&f, call);
 		ng_trace_flight_enqueue(&f);

@@ -296,13 +296,13 @@ int ng_timing_record_only(const struct ng_call *call);
 void ng_timing_group_end(ncclResult_t r);
 int ng_timing_sampled(const struct ng_call *call);	/* GPU-time this call? */
 /* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c). */
-void ng_recbuf_init(void);
-int ng_recbuf_push(const struct ng_call *call);	/* -1: full, none */
-int ng_recbuf_drain(void (*emit)(const struct ng_flight *));
+void ng_recbuf_init(void (*emit)(const struct ng_flight *));
+int ng_recbuf_push(const struct ng_call *call);	/* -1: this thread has none */
+int ng_recbuf_drain(void);
 int ng_recbuf_count(void);		/* rings made so far */
 void ng_recbuf_wait(int ms);
 void ng_recbuf_reset_after_fork(void);
-extern uint64_t ng_recbuf_full;
+extern uint64_t ng_recbuf_full;		/* pushes that found the ring full */
 void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
 void ng_timing_undefer(struct ng_comm *c, ncclResult_t state);
 void ng_timing_close(struct ng_flight *f);
@@ -319,6 +319,7 @@ void ng_watchdog_start(void);
 void ng_watchdog_reset_after_fork(void);
 /* Dump the in-flight table (timeouts, exit action). */
 void ng_watchdog_dump(const char *reason);
+void ng_watchdog_flush_records(void);
 
 /* ---- inject.c: fault injection (DESIGN.md section 5) ------------------ */
 enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };

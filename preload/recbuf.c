@@ -7,8 +7,9 @@
  * no cache line that another producer writes.  The shared MPMC rings of
  * timing.c cost 300-600 ns per call on an H200 host when every call went
  * through them (bench/RESULTS.md).  Records of one thread reach the trace
- * in that thread's call order.  A thread that exits leaves its ring to the
- * next thread that needs one.
+ * in that thread's call order: a thread that finds its ring full drains it
+ * itself (under the consumers' lock) rather than reorder or drop.  A
+ * thread that exits leaves its ring to the next thread that needs one.
  */
 #include <limits.h>
 #include <linux/futex.h>
@@ -20,7 +21,7 @@
 
 #include "ncclguard.h"
 
-#define NG_RECBUF_SIZE 4096		/* power of two */
+#define NG_RECBUF_SIZE 8192		/* power of two; 1.4 MB */
 #define NG_RECBUFS_MAX 256
 
 struct ng_recbuf {
@@ -40,6 +41,8 @@ static NG_TLS int none;
 static pthread_key_t exit_key;
 static int key_ok;
 static int kick;			/* futex: the watchdog should drain now */
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;	/* consumers */
+static void (*emit_fn)(const struct ng_flight *);
 uint64_t ng_recbuf_full;
 
 static void orphan(void *p)
@@ -49,9 +52,20 @@ static void orphan(void *p)
 	__atomic_store_n(&b->orphaned, 1, __ATOMIC_RELEASE);
 }
 
-void ng_recbuf_init(void)
+void ng_recbuf_init(void (*emit)(const struct ng_flight *))
 {
+	emit_fn = emit;
 	key_ok = !pthread_key_create(&exit_key, orphan);
+}
+
+static uint64_t drain_one(struct ng_recbuf *b)
+{
+	uint64_t h = b->head, t = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE), n = t - h;
+
+	for (; h != t; h++)
+		emit_fn(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
+	__atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
+	return n;
 }
 
 static struct ng_recbuf *claim(void)
@@ -109,7 +123,10 @@ int ng_recbuf_push(const struct ng_call *call)
 			wake_watchdog();
 		if (used >= NG_RECBUF_SIZE) {
 			__atomic_add_fetch(&ng_recbuf_full, 1, __ATOMIC_RELAXED);
-			return -1;
+			pthread_mutex_lock(&drain_lock);
+			drain_one(b);
+			pthread_mutex_unlock(&drain_lock);
+			b->head_seen = t;
 		}
 	}
 	ng_flight_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
@@ -117,26 +134,21 @@ int ng_recbuf_push(const struct ng_call *call)
 	return 0;
 }
 
-/* Watchdog thread (or the exit flush, under the watchdog's tick lock):
- * hands every record to `emit` (the LTTng writer). */
-int ng_recbuf_drain(void (*emit)(const struct ng_flight *))
+/* Any thread: every ring's records to the writer given to init. */
+int ng_recbuf_drain(void)
 {
 	int n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE), total = 0;
 
 	if (n > NG_RECBUFS_MAX)
 		n = NG_RECBUFS_MAX;
+	pthread_mutex_lock(&drain_lock);
 	for (int i = 0; i < n; i++) {
 		struct ng_recbuf *b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
-		uint64_t h, t;
 
-		if (!b)
-			continue;
-		h = b->head;
-		t = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
-		for (; h != t; h++, total++)
-			emit(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
-		__atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
+		if (b)
+			total += (int)drain_one(b);
 	}
+	pthread_mutex_unlock(&drain_lock);
 	return total;
 }
 
@@ -166,4 +178,5 @@ void ng_recbuf_reset_after_fork(void)
 	mine = NULL;
 	none = 0;
 	kick = 0;
+	pthread_mutex_init(&drain_lock, NULL);
 }

@@ -205,7 +205,7 @@ static void *abort_thread(void *arg)
 static void do_exit(const char *reason)
 {
 	/* The calls that led here belong in the trace. */
-	ng_recbuf_drain(ng_trace_flight_enqueue);
+	ng_recbuf_drain();
 	ng_watchdog_dump(reason);
 	ng_warn("exiting with status %d (NCCLGUARD_ON_TIMEOUT=exit)", NG_EXIT_TIMEOUT);
 	_exit(NG_EXIT_TIMEOUT);
@@ -495,6 +495,10 @@ static int poll_flights(void)
 		pend[npend].f = f;
 		npend++;
 	}
+	/* A flight is submitted after its call's enqueue record is in a
+	 * ring: writing the rings now puts every enqueue before its
+	 * completion. */
+	ng_recbuf_drain();
 	memset(seen, 0, npend);
 	memset(gone, 0, npend);
 	for (int i = 0; i < npend; i++)
@@ -542,17 +546,17 @@ static void *watchdog_main(void *arg)
 			pthread_mutex_unlock(&tick_lock);
 			return NULL;
 		}
-		/* Enqueue records first: a completion follows its enqueue. */
-		busy = ng_recbuf_drain(ng_trace_flight_enqueue);
+		busy = 0;
 		if (ng_cuda.cudaEventQuery) {
 			if (!mode_set && ng_cuda.cudaThreadExchangeStreamCaptureMode) {
 				ng_cuda.cudaThreadExchangeStreamCaptureMode(&mode);
 				mode_set = 1;
 			}
-			busy += poll_flights();
+			busy = poll_flights();
 			ng_comm_foreach(check_comm, &now);
 			anchor_all(now);
 		}
+		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
 		pthread_mutex_unlock(&tick_lock);
 		ng_recbuf_wait(busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS);
@@ -575,7 +579,7 @@ static void flush_at_exit(void)
 	exiting = 1;
 	ng_in_shim = 1;
 	cur_dev = -1;
-	ng_recbuf_drain(ng_trace_flight_enqueue);
+	ng_recbuf_drain();
 	while (ng_cuda.cudaEventQuery && poll_flights() > 0 && ng_now_ns() < deadline) {
 		struct timespec ts = { 0, 1000000L };
 
@@ -586,6 +590,12 @@ static void flush_at_exit(void)
 	ng_debug("exit: %llu calls went untimed (event pool or rings full); "
 		 "%llu enqueue records passed a full thread ring",
 		 (unsigned long long)ng_timing_dropped, (unsigned long long)ng_recbuf_full);
+}
+
+/* Any thread: write the enqueue records still in the rings. */
+void ng_watchdog_flush_records(void)
+{
+	ng_recbuf_drain();
 }
 
 void ng_watchdog_start(void)

@@ -361,8 +361,12 @@ static void emit_end(uint64_t hash, const char *kind, ncclResult_t r)
 {
 	struct ng_ev_comm_end ev = { .comm_hash = hash, .kind = kind, .result = r };
 
-	if (ng_tp)
-		ng_tp->comm_end(&ev);
+	if (!ng_tp)
+		return;
+	/* The comm's last enqueue records first: the analyzer closes a comm
+	 * at its comm_end. */
+	ng_watchdog_flush_records();
+	ng_tp->comm_end(&ev);
 }
 
 /* After the watchdog aborted a comm its handle points to freed memory:
