@@ -8,7 +8,16 @@ $(BUILD)/bench/ab_loop: bench/ab_loop.c $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/l
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -ldl
 
-bench: all $(BUILD)/bench/host_overhead $(BUILD)/bench/ab_loop $(BUILD)/tests/shim/job
+# ab_loop against a no-op NCCL: the shim's own cost (bench/shim_cost.sh).
+$(BUILD)/bench/null/libnccl.so.2: bench/null_nccl.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $<
+$(BUILD)/bench/ab_loop_null: bench/ab_loop.c $(BUILD)/bench/null/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/bench/null -L$(BUILD)/sim \
+		-l:libnccl.so.2 -l:libcudart.so.13 -ldl
+
+bench: all $(BUILD)/bench/host_overhead $(BUILD)/bench/ab_loop $(BUILD)/bench/ab_loop_null $(BUILD)/tests/shim/job
+	bench/shim_cost.sh
 	bench/host_overhead.sh
 	bench/idle_cpu.sh
 	bench/analyze.sh

@@ -12,8 +12,13 @@
 static int dummy_comm;
 static long spin_ns = -1;
 
+static long touch_kb;
+static volatile char *scratch;
+
 /* NULL_NCCL_SPIN_NS: each collective busy-waits that long, as NCCL's own
- * host work does (~5 us for an 8-byte all-reduce on an H200 host). */
+ * host work does (~5 us for an 8-byte all-reduce on an H200 host);
+ * NULL_NCCL_TOUCH_KB: and writes that much memory, evicting the caller's
+ * cache lines as NCCL's code and data do. */
 static void spin(void)
 {
 	struct timespec a, b;
@@ -22,7 +27,13 @@ static void spin(void)
 		const char *v = getenv("NULL_NCCL_SPIN_NS");
 
 		spin_ns = v ? atol(v) : 0;
+		v = getenv("NULL_NCCL_TOUCH_KB");
+		touch_kb = v ? atol(v) : 0;
+		if (touch_kb > 0 && !(scratch = malloc(touch_kb * 1024)))
+			touch_kb = 0;
 	}
+	for (long i = 0; i < touch_kb * 1024; i += 64)
+		scratch[i]++;
 	if (!spin_ns)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &a);

@@ -72,11 +72,12 @@ struct ng_comm *ng_comm_find(ncclComm_t h)
 struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
 			    int nranks, int rank, int cuda_dev, int blocking)
 {
-	struct ng_comm *c = calloc(1, sizeof(*c));
+	struct ng_comm *c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
 	size_t i;
 
 	if (!c)
 		return NULL;
+	memset(c, 0, sizeof(*c));
 	c->handle = h;
 	c->hash = hash;
 	c->parent_hash = parent;

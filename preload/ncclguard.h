@@ -152,34 +152,42 @@ extern int ng_capture_seen;
 struct ng_pool;
 struct ng_flight;
 /* A call as the watchdog needs it to name what is stuck. */
-struct ng_recent {
+struct ng_recent {			/* one cache line each */
 	uint64_t index;			/* published last: 0 while being written */
 	int fn;
 	uint64_t seq, bytes, enter_ns;
 	cudaStream_t stream;
 	const char *site;
-};
+} __attribute__((aligned(64)));
 struct ng_comm {
+	/* What every call reads or writes, in one cache line: NCCL's 5 us of
+	 * host code per call evicts the shim's data, so each line is a miss. */
 	ncclComm_t handle;
-	uint64_t hash, parent_hash;
-	int nranks, rank, cuda_dev;
+	uint64_t hash;
+	uint64_t seq, p2p_seq;		/* last issued (one writer: NCCL's rule) */
+	uint64_t ncalls;		/* calls issued (app thread) */
+	struct ng_pool *pool;		/* timing events of cuda_dev, NULL: untimed */
+	cudaStream_t last_stream;
+	int nranks;
+	int dead;			/* destroyed or aborted */
+	/* Timed calls only. */
+	uint64_t sample_tat __attribute__((aligned(64)));	/* rate sampling */
+	uint64_t last_timed_call;
+	uint64_t parent_hash;
+	int rank, cuda_dev;
 	int index;			/* creation order in this process */
 	int blocking;
-	uint64_t seq, p2p_seq;		/* last issued (one writer: NCCL's rule) */
-	uint64_t sample_tat;		/* rate sampling: next conforming time */
 	uint64_t split_count;		/* children made from this comm */
-	uint64_t last_done_seq;		/* last completed collective */
 	int revoked;
-	int dead;			/* destroyed or aborted */
 	int aborted_by_us;		/* watchdog action abort: report to the program */
 	int abort_done;			/* ncclCommAbort returned */
 	uint64_t abort_started_ns;
-	struct ng_pool *pool;		/* timing events of cuda_dev, NULL: untimed */
-	/* Progress: calls issued (app threads) and known complete (watchdog,
-	 * from timed calls and probes); a call is stuck when it stays past
+	/* The watchdog's, away from the caller's line: calls known complete
+	 * (from timed calls and probes); a call is stuck when it stays past
 	 * done_calls for longer than the timeout. */
-	uint64_t ncalls, done_calls, last_timed_call, reported_call;
-	cudaStream_t last_stream;
+	uint64_t done_calls __attribute__((aligned(64)));
+	uint64_t last_done_seq;		/* last completed collective */
+	uint64_t reported_call;
 	int probe_out;
 	struct ng_recent recent[NG_RECENT];
 	pthread_mutex_t lock;		/* deferred[] only */
