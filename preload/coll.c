@@ -79,7 +79,7 @@ static inline uint64_t bump(uint64_t *v)
 /* What the watchdog needs to name this call if it never completes.  The
  * values come as arguments, not read back from *call: loading fields just
  * stored there (a 16-byte copy over two 8-byte stores) stalled store
- * forwarding, a third of the shim's time per call. */
+ * forwarding: a third of ng_coll_begin's perf samples. */
 static uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_t bytes,
 			 uint64_t enter_ns, cudaStream_t stream, const char *site)
 {

@@ -429,10 +429,14 @@ static int same_stream(const struct ng_flight *a, const struct ng_flight *b)
 static int idx[NG_PENDING_MAX];
 static char seen[NG_PENDING_MAX];
 
-/* The pending flights of one stream, in the order they were recorded
- * there: they complete in that order, so bisection finds the first one
- * still running in log2(n) queries (an 8-byte all-reduce loop puts ~1000
- * calls on the GPU per poll).  Returns 1 if some are still running. */
+/* The pending flights of one stream, in the order they were submitted:
+ * a thread records an event and then submits it, so for one thread per
+ * stream (what frameworks do) that is the order on the stream and they
+ * complete in it; bisection finds the first one still running in log2(n)
+ * queries (an 8-byte all-reduce loop puts ~1000 calls on the GPU per
+ * poll).  A probe comes from this thread, racing the program's
+ * submissions, so it is queried itself: a probe taken as done too early
+ * would hide a hang.  Returns 1 if some are still running. */
 static int poll_stream(int first, char *gone)
 {
 	int m = 0, lo, hi;
@@ -469,9 +473,14 @@ static int poll_stream(int first, char *gone)
 			return 1;
 		}
 	}
-	for (int k = 0; k < lo; k++)
-		if (!complete(pend[idx[k]].f))
+	for (int k = 0; k < lo; k++) {
+		struct ng_flight *f = pend[idx[k]].f;
+
+		if (f->probe && query(f) != cudaSuccess)
+			continue;
+		if (!complete(f))
 			gone[idx[k]] = 1;
+	}
 	return lo < m;
 }
 
