@@ -233,6 +233,7 @@ static void test_ring_threads(void **state)
 static struct ng_comm rec_comm[REC_THREADS];
 static uint64_t rec_last[REC_THREADS], rec_got;
 static int rec_bad;
+static pthread_barrier_t rec_all_started;	/* all rings exist at once */
 
 static void rec_emit(const struct ng_flight *f)
 {
@@ -253,6 +254,8 @@ static void *rec_producer(void *arg)
 		call.seq = i;
 		if (ng_recbuf_push(&call))	/* a full ring is drained, not refused */
 			__atomic_add_fetch(&rec_bad, 1, __ATOMIC_RELAXED);
+		if (i == 1)
+			pthread_barrier_wait(&rec_all_started);
 	}
 	return NULL;
 }
@@ -271,6 +274,7 @@ static void test_recbuf_threads(void **state)
 
 	(void)state;
 	ng_recbuf_init(rec_emit);
+	pthread_barrier_init(&rec_all_started, NULL, REC_THREADS);
 	for (int i = 0; i < REC_THREADS; i++) {
 		rec_comm[i].hash = i + 1;
 		assert_int_equal(pthread_create(&t[i], NULL, rec_producer, &rec_comm[i]), 0);
@@ -297,6 +301,7 @@ static void test_recbuf_threads(void **state)
 	assert_int_equal(ng_recbuf_count(), n);
 	assert_int_equal(ng_recbuf_drain(), REC_THREADS);
 	assert_int_equal(rec_bad, 0);
+	pthread_barrier_destroy(&rec_all_started);
 }
 
 /* ---- GPU-timing sampling ---------------------------------------------- */
