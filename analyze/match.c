@@ -5,8 +5,10 @@
  * (sampled GPU timing leaves calls in between without coll_complete) or
  * destroyed the comm.  The front of the window is accounted once every
  * rank enqueued and is done with it; what is left at the end of the trace
- * is in flight, and the first such collective of a comm that timed out or
- * sat for a second is a hang.
+ * is in flight, less the calls the ranks' watchdogs confirmed (those before
+ * the lowest seq a timeout event names: with sampled timing the last
+ * completion can be far behind), and the first such collective of a comm
+ * that timed out or sat for a second is a hang.
  *
  * A rank's coll_complete events need not come in seq order, nor before its
  * comm_end: the shim's watchdog emits them per stream as the GPU gets there,
@@ -930,8 +932,13 @@ void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
 	struct ng_proc *p = proc_get(an, src);
 	struct ng_timeout_row *t;
 
-	if (r->comm_hash)
-		comm_get(an, r->comm_hash, 0)->timeouts++;
+	if (r->comm_hash) {
+		struct ng_comm *c = comm_get(an, r->comm_hash, 0);
+
+		c->timeouts++;
+		if (r->seq && (!c->stuck_seq || r->seq < c->stuck_seq))
+			c->stuck_seq = r->seq;
+	}
 	if (an->ntimeouts >= NG_LIST_MAX)
 		return;
 	an->timeouts = xrealloc(an->timeouts, (an->ntimeouts + 1) * sizeof(*an->timeouts));
@@ -1085,8 +1092,10 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 			pop_front(an, c, 0);
 			continue;
 		}
-		if (e->ndone > 0 || ready(e)) {
-			/* Some rank finished it, so every rank took part. */
+		/* Some rank finished it, so every rank took part; or it went
+		 * untimed (sampled) but the watchdogs confirmed it: their
+		 * timeouts name the first call they could not confirm. */
+		if (e->ndone > 0 || ready(e) || e->seq < c->stuck_seq) {
 			pop_front(an, c, 0);
 			continue;
 		}

@@ -28,6 +28,9 @@ make_case count_mismatch --ranks 4 --iters 12 --mismatch 2:5:999
 make_case two_hosts --ranks 4 --iters 40 --hosts 2 --clock-error-ms 250 --slow-rank 3 --slow-ms 2
 make_case mixed_versions --ranks 4 --iters 8 --nccl-version 3:21903
 make_case drop --ranks 4 --iters 12 --drop 3:6
+# The same with GPU timing sampled (1 call in 5): the last completions are
+# seq 11, the watchdogs' timeouts name seq 14, the call rank 3 dropped.
+make_case sampled_drop --ranks 4 --iters 24 --drop 3:14 --sample 5
 make_case lost_events --ranks 2 --iters 12 --lost 17
 make_case sizes --ranks 8 --iters 48 --ops allreduce,allgather,broadcast \
 	--sizes 1024,65536,1048576,16777216 --sample 2
