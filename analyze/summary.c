@@ -297,6 +297,20 @@ void ng_summary(struct ng_an *an, FILE *f)
 	if (!an->nrows)
 		fputs("  (none)\n", f);
 	fputs("\nTime in NCCL (GPU busy in collectives / wall time)\n", f);
+	{
+		uint64_t calls = 0, timed = 0;
+
+		for (int i = 0; i < an->nrows; i++) {
+			calls += an->rows[i].calls;
+			timed += an->rows[i].timed;
+		}
+		/* Sampled GPU timing (the shim's default below 1 MiB): say so
+		 * rather than show a busy time that looks low. */
+		if (timed < calls)
+			fprintf(f, "  from the %llu of %llu calls that were GPU-timed "
+				"(NCCLGUARD_SAMPLE=1 times every call)\n",
+				(unsigned long long)timed, (unsigned long long)calls);
+	}
 	for (int k = 0; k < an->nprocs; k++) {
 		const struct ng_proc *p = &an->procs[order[k]];
 
