@@ -299,7 +299,7 @@ void ng_timing_before(struct ng_call *call);
 void ng_timing_after(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
 /* Hand a call's enqueue record to the watchdog through the shared ring
- * (when its thread's ring is full); 0 if that is full too. */
+ * (when its thread has no ring of its own); 0 if that is full too. */
 int ng_timing_record_only(const struct ng_call *call);
 void ng_timing_group_end(ncclResult_t r);
 int ng_timing_sampled(const struct ng_call *call);	/* GPU-time this call? */

@@ -597,7 +597,7 @@ static void flush_at_exit(void)
 	ng_in_shim = saved;
 	pthread_mutex_unlock(&tick_lock);
 	ng_debug("exit: %llu calls went untimed (event pool or rings full); "
-		 "%llu enqueue records passed a full thread ring",
+		 "%llu enqueue records found their thread's ring full (drained there)",
 		 (unsigned long long)ng_timing_dropped, (unsigned long long)ng_recbuf_full);
 }
 
