@@ -98,8 +98,12 @@ done
 
 {
 	echo "# $(date -u +%F) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores;" \
-		"MODE=$MODE NP=$NP ROUNDS=$ROUNDS CYCLES=$CYCLES ITERS=$ITERS STEPS=$STEPS"
-	printf "%-16s %10s %21s %10s %17s\n" variant "median $UNIT" "min..max" "vs plain" "ratio IQR"
+		"MODE=$MODE NP=$NP ROUNDS=$ROUNDS CYCLES=$CYCLES ITERS=$ITERS STEPS=$STEPS BLOCKS=${BLOCKS:-100} AB_ITERS=${AB_ITERS:-2000}"
+	if [ "$MODE" = ab ]; then
+		printf "%-16s %10s %21s\n" variant "added %" "min..max"
+	else
+		printf "%-16s %10s %21s %10s %17s\n" variant "median $UNIT" "min..max" "vs plain" "ratio IQR"
+	fi
 	for v in $VARIANTS; do
 		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.$v"
 		m=$(median <"$W/t.$v")
