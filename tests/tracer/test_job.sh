@@ -94,4 +94,31 @@ END {
 	if (nprocs != 4) bad(nprocs " processes in the trace, expected 4")
 	exit err
 }' "$NG_TMP/ev" || fail "coll events (see above)"
+
+note "coll_enqueue fields: bytes from count, type and op; root or peer; host times"
+# float (datatype 7); per-rank counts for the gathering and scattering ops.
+awk 'NR == FNR { mine[$1] = 1; next }
+function bad(m) { print "FAIL: " m; err = 1 }
+/ ncclguard:coll_enqueue:/ {
+	line = $0; gsub(/[{}]/, ",", line)
+	n = split(line, kv, /, */)
+	delete f
+	for (i = 1; i <= n; i++) {
+		x = kv[i]; gsub(/^ +| +$/, "", x)
+		if (split(x, q, " = ") == 2) f[q[1]] = q[2]
+	}
+	if (!(f["vpid"] in mine)) next
+	op = f["op"]; gsub(/"/, "", op)
+	k = (op ~ /^(allgather|reducescatter|alltoall|gather|scatter)$/) ? f["nranks"] : 1
+	if (f["datatype"] != 7) bad("datatype " f["datatype"] ": " $0)
+	if (f["bytes"] != f["count"] * 4 * k) bad("bytes " f["bytes"] " for count " f["count"] ": " $0)
+	if (f["nranks"] != 4 || f["result"] != 0 || f["captured"] != 0) bad("nranks, result, captured: " $0)
+	if (f["enter_ns"] <= 0 || f["exit_ns"] < f["enter_ns"]) bad("host times: " $0)
+	r = f["root_or_peer"]
+	if (op ~ /^(allreduce|allgather|reducescatter|alltoall)$/ && r != -1) bad("root_or_peer " r ": " $0)
+	if (op ~ /^(broadcast|reduce|gather|scatter|send|recv)$/ && (r < 0 || r > 3)) bad("root_or_peer " r ": " $0)
+	seen++
+}
+END { if (seen < 100) bad("only " seen " coll_enqueue events checked"); exit err }' \
+	"$NG_TMP/pids" "$NG_TMP/text" || fail "coll_enqueue fields (see above)"
 echo "ok"
