@@ -183,11 +183,11 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 	call->result = r;
 	/* The event itself is written by the watchdog thread, off this path,
 	 * and before the flight below can complete. */
-	if (call->trace && ng_recbuf_push(call) && !ng_timing_record_only(call)) {
-		struct ng_flight f;	/* no ring for this thread, shared one full */
+	if (call->trace && ng_recbuf_push(call)) {
+		struct ng_enq_rec rec;	/* no ring for this thread: write it here */
 
-		ng_flight_fill(&f, call);
-		ng_trace_flight_enqueue(&f);
+		ng_enq_fill(&rec, call);
+		ng_trace_enqueue(&rec);
 	}
 	if (ng_group_depth)
 		ng_timing_group_member(call, r);

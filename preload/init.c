@@ -87,7 +87,7 @@ void ng_first_call(void)
 			 ng_rank.local_rank, ng_rank.source);
 	}
 	ng_trace_load();
-	ng_recbuf_init(ng_trace_flight_enqueue);
+	ng_recbuf_init(ng_trace_enqueue);
 	ng_timing_init();
 	ng_watchdog_start();
 	__atomic_store_n(&first_call_done, 1, __ATOMIC_RELEASE);

@@ -116,6 +116,7 @@ enum ng_fn {
 };
 extern const char *const ng_fn_name[NG_FN_COUNT];	/* "ncclAllReduce" */
 extern const char *const ng_fn_op[NG_FN_COUNT];	/* "allreduce", "-" */
+extern const unsigned char ng_fn_per_rank[NG_FN_COUNT];	/* count is per rank */
 /* Is `op` an operation name of some entry point?  (injection specs) */
 int ng_op_known(const char *op);
 size_t ng_dtype_size(ncclDataType_t t);
@@ -279,32 +280,36 @@ struct ng_flight {
 	const char *site;
 	uint64_t index;			/* comm call index it confirms */
 	int probe;			/* a watchdog probe, not a call */
-	int nogpu;			/* no events: carries the enqueue record only */
-	/* The coll_enqueue record, emitted by the watchdog thread: an LTTng
-	 * event costs 250-600 ns on our VMs, too much for the caller. */
-	int trace;			/* emit coll_enqueue for it */
-	uint64_t comm_hash, count, exit_ns;
-	int dtype, nranks, group_depth, captured, result;
 };
+/* A call's coll_enqueue record on its way to the watchdog thread, which
+ * writes the event (an LTTng event costs the caller 250-600 ns on our
+ * VMs): one cache line, so the caller dirties one line per call. */
+#define NG_ENQ_CAPTURED 1
+#define NG_ENQ_P2P 2
+struct ng_enq_rec {
+	uint64_t comm_hash, seq, count, stream, enter_ns, exit_ns;
+	int32_t root, nranks;
+	uint8_t fn, dtype, group_depth, flags;
+	int32_t result;
+} __attribute__((aligned(64)));
+void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call);
 extern struct ng_ring ng_flight_queue;
 /* Record a probe after the last call of the comm (watchdog thread). */
 int ng_timing_probe(struct ng_comm *c, uint64_t index);
 extern uint64_t ng_timing_dropped;
 void ng_timing_init(void);		/* at the first NCCL call */
 /* A flight record of the call (its enqueue fields; no events). */
-void ng_flight_fill(struct ng_flight *f, const struct ng_call *call);
 int ng_timing_comm_ready(struct ng_comm *c);
 struct ng_pool *ng_timing_pool(int dev);
 void ng_timing_before(struct ng_call *call);
 void ng_timing_after(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
-/* Hand a call's enqueue record to the watchdog through the shared ring
- * (when its thread has no ring of its own); 0 if that is full too. */
-int ng_timing_record_only(const struct ng_call *call);
 void ng_timing_group_end(ncclResult_t r);
 int ng_timing_sampled(const struct ng_call *call);	/* GPU-time this call? */
-/* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c). */
-void ng_recbuf_init(void (*emit)(const struct ng_flight *));
+/* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c);
+ * threads beyond NG_RECBUFS_MAX at once write their events themselves. */
+#define NG_RECBUFS_MAX 256
+void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *));
 int ng_recbuf_push(const struct ng_call *call);	/* -1: this thread has none */
 int ng_recbuf_drain(void);
 int ng_recbuf_count(void);		/* rings made so far */
@@ -360,7 +365,7 @@ const char *ng_policy_digest(void);
 extern const struct ng_tp_ops *ng_tp;	/* NULL: no provider, no events */
 void ng_trace_load(void);
 void ng_process_info_maybe(void);
-void ng_trace_flight_enqueue(const struct ng_flight *f);
+void ng_trace_enqueue(const struct ng_enq_rec *r);
 void ng_trace_policy(const char *key, const char *action,
 		     const char *user_value, const char *effective_value);
 

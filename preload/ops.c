@@ -19,6 +19,17 @@ const char *const ng_fn_op[NG_FN_COUNT] = {
 #include "nccl_api.def"
 };
 
+/* Counts per rank (allgather, reducescatter, ...): bytes are count x type
+ * x nranks. */
+#define NCCL_PASS(ret, fail, name, params, args)
+#define NCCL_HOOK(ret, fail, name, op, params, args)
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank) \
+	[NG_FN_##name] = per_rank,
+#define NCCL_P2P(name, op, params, args, ...)
+const unsigned char ng_fn_per_rank[NG_FN_COUNT] = {
+#include "nccl_api.def"
+};
+
 int ng_op_known(const char *op)
 {
 	if (!strcmp(op, "-"))

@@ -3,13 +3,14 @@
  * the LTTng events (an event costs the caller 250-600 ns on our VMs).
  *
  * One single-producer ring per application thread, filled by value: the
- * caller pays a copy and a release store, no atomic read-modify-write and
- * no cache line that another producer writes.  With every record going
+ * caller pays a 64-byte copy and a release store, no atomic
+ * read-modify-write and no cache line that another producer writes.  With every record going
  * through the shared MPMC rings of timing.c instead, recording cost the
  * caller 300-600 ns on an H200 host (bench/RESULTS.md).  Records of one thread reach the trace
  * in that thread's call order: a thread that finds its ring full drains it
  * itself (under the consumers' lock) rather than reorder or drop.  A
- * thread that exits leaves its ring to the next thread that needs one.
+ * thread that exits leaves its ring to the next thread that needs one;
+ * past NG_RECBUFS_MAX threads, a thread writes its events itself.
  */
 #include <linux/futex.h>
 #include <pthread.h>
@@ -20,8 +21,7 @@
 
 #include "ncclguard.h"
 
-#define NG_RECBUF_SIZE 8192		/* power of two; 1.4 MB */
-#define NG_RECBUFS_MAX 256
+#define NG_RECBUF_SIZE 8192		/* power of two; 512 KiB */
 
 struct ng_recbuf {
 	uint64_t tail;			/* producer */
@@ -30,7 +30,7 @@ struct ng_recbuf {
 	char pad0[64];
 	uint64_t head;			/* watchdog */
 	char pad1[64];
-	struct ng_flight rec[NG_RECBUF_SIZE];
+	struct ng_enq_rec rec[NG_RECBUF_SIZE];
 };
 
 static struct ng_recbuf *bufs[NG_RECBUFS_MAX];
@@ -41,7 +41,7 @@ static pthread_key_t exit_key;
 static int key_ok;
 static int kick;			/* futex: the watchdog should drain now */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;	/* consumers */
-static void (*emit_fn)(const struct ng_flight *);
+static void (*emit_fn)(const struct ng_enq_rec *);
 uint64_t ng_recbuf_full;
 
 static void orphan(void *p)
@@ -51,7 +51,7 @@ static void orphan(void *p)
 	__atomic_store_n(&b->orphaned, 1, __ATOMIC_RELEASE);
 }
 
-void ng_recbuf_init(void (*emit)(const struct ng_flight *))
+void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *))
 {
 	emit_fn = emit;
 	key_ok = !pthread_key_create(&exit_key, orphan);
@@ -128,7 +128,7 @@ int ng_recbuf_push(const struct ng_call *call)
 			b->head_seen = t;
 		}
 	}
-	ng_flight_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
+	ng_enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
 	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
 	return 0;
 }

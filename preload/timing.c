@@ -170,7 +170,7 @@ void ng_ev_put(struct ng_ev *e)
 		ng_ring_push(&e->pool->free, e);
 }
 
-void ng_flight_fill(struct ng_flight *f, const struct ng_call *call)
+static void flight_fill(struct ng_flight *f, const struct ng_call *call)
 {
 	f->comm = call->comm;
 	f->seq = call->seq;
@@ -183,27 +183,32 @@ void ng_flight_fill(struct ng_flight *f, const struct ng_call *call)
 	f->site = call->site;
 	f->index = call->index;
 	f->probe = 0;
-	f->nogpu = 0;
-	f->trace = call->trace;
-	f->comm_hash = call->comm ? call->comm->hash : 0;
-	f->count = call->count;
-	f->dtype = call->dtype;
-	f->nranks = call->nranks;
-	f->group_depth = ng_group_depth;
-	f->captured = call->captured;
-	f->result = call->result;
-	f->exit_ns = call->exit_ns;
 	f->start = f->end = NULL;
+}
+
+void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
+{
+	r->comm_hash = call->comm ? call->comm->hash : 0;
+	r->seq = call->seq ? call->seq : call->p2p_seq;
+	r->count = call->count;
+	r->stream = (uint64_t)(uintptr_t)call->stream;
+	r->enter_ns = call->enter_ns;
+	r->exit_ns = call->exit_ns;
+	r->root = call->root;
+	r->nranks = call->nranks;
+	r->fn = (uint8_t)call->fn;
+	r->dtype = (uint8_t)call->dtype;
+	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
+	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0);
+	r->result = call->result;
 }
 
 static struct ng_flight *flight_get(const struct ng_call *call)
 {
 	struct ng_flight *f = ng_ring_pop(&flight_free);
 
-	if (f) {
-		ng_flight_fill(f, call);
-		f->trace = 0;	/* the enqueue record travels by recbuf.c */
-	}
+	if (f)
+		flight_fill(f, call);
 	return f;
 }
 
@@ -262,24 +267,6 @@ void ng_timing_init(void)
 	pthread_mutex_unlock(&pool_lock);
 }
 
-int ng_timing_record_only(const struct ng_call *call)
-{
-	struct ng_flight *f;
-
-	if (!flight_slab || !__atomic_load_n(&ng_flight_queue.cells, __ATOMIC_ACQUIRE))
-		return 0;
-	f = flight_get(call);
-	if (!f)
-		return 0;
-	f->trace = 1;
-	f->nogpu = 1;
-	if (ng_ring_push(&ng_flight_queue, f)) {
-		ng_ring_push(&flight_free, f);
-		return 0;
-	}
-	return 1;
-}
-
 /* Before the real call (outside a group): the opening event. */
 void ng_timing_before(struct ng_call *call)
 {
@@ -312,8 +299,6 @@ void ng_timing_after(struct ng_call *call, ncclResult_t r)
 
 	if (!f)
 		return;
-	f->result = r;
-	f->exit_ns = call->exit_ns;
 	if (r != ncclSuccess && r != ncclInProgress) {
 		ng_flight_put(f);	/* nothing was enqueued on the GPU */
 		return;
@@ -423,7 +408,6 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 		dropped();
 		return;
 	}
-	f->result = r;
 	__atomic_add_fetch(&gs->start->refs, 1, __ATOMIC_RELAXED);
 	f->start = gs->start;
 	g->members[g->n++] = f;

@@ -241,27 +241,29 @@ void ng_process_info_maybe(void)
 
 /* The coll_enqueue event of a call, from its flight record: written by the
  * watchdog thread, or by the caller when the watchdog's queue is full. */
-void ng_trace_flight_enqueue(const struct ng_flight *f)
+void ng_trace_enqueue(const struct ng_enq_rec *r)
 {
 	struct ng_ev_coll_enqueue ev;
+	int p2p = r->flags & NG_ENQ_P2P;
 
 	if (!ng_tp)
 		return;
-	ev.comm_hash = f->comm_hash;
-	ev.seq = f->seq;
-	ev.p2p_seq = f->p2p_seq;
-	ev.op = ng_fn_op[f->fn];
-	ev.count = f->count;
-	ev.datatype = f->dtype;
-	ev.bytes = f->bytes;
-	ev.root_or_peer = f->root;
-	ev.stream = (uint64_t)(uintptr_t)f->stream;
-	ev.group_depth = f->group_depth;
-	ev.captured = f->captured;
-	ev.result = f->result;
-	ev.nranks = f->nranks;
+	ev.comm_hash = r->comm_hash;
+	ev.seq = p2p ? 0 : r->seq;
+	ev.p2p_seq = p2p ? r->seq : 0;
+	ev.op = ng_fn_op[r->fn];
+	ev.count = r->count;
+	ev.datatype = r->dtype;
+	ev.bytes = r->count * ng_dtype_size(r->dtype) *
+		   (ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1);
+	ev.root_or_peer = r->root;
+	ev.stream = r->stream;
+	ev.group_depth = r->group_depth;
+	ev.captured = r->flags & NG_ENQ_CAPTURED ? 1 : 0;
+	ev.result = r->result;
+	ev.nranks = r->nranks;
 	ev.redop = -1;
-	ev.enter_ns = f->enter_ns;
-	ev.exit_ns = f->exit_ns;
+	ev.enter_ns = r->enter_ns;
+	ev.exit_ns = r->exit_ns;
 	ng_tp->coll_enqueue(&ev);
 }

@@ -493,14 +493,6 @@ static int poll_flights(void)
 	if (!__atomic_load_n(&ng_flight_queue.cells, __ATOMIC_ACQUIRE))
 		return 0;	/* no communicator timed yet (or NCCLGUARD_TIMING=0) */
 	while (npend < NG_PENDING_MAX && (f = ng_ring_pop(&ng_flight_queue))) {
-		if (f->trace) {
-			ng_trace_flight_enqueue(f);
-			f->trace = 0;
-		}
-		if (f->nogpu) {
-			ng_flight_put(f);
-			continue;
-		}
 		pend[npend].f = f;
 		npend++;
 	}

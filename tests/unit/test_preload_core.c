@@ -235,7 +235,7 @@ static uint64_t rec_last[REC_THREADS], rec_got;
 static int rec_bad;
 static pthread_barrier_t rec_all_started;	/* all rings exist at once */
 
-static void rec_emit(const struct ng_flight *f)
+static void rec_emit(const struct ng_enq_rec *f)
 {
 	uint64_t t = f->comm_hash - 1;
 
@@ -302,6 +302,36 @@ static void test_recbuf_threads(void **state)
 	assert_int_equal(ng_recbuf_drain(), REC_THREADS);
 	assert_int_equal(rec_bad, 0);
 	pthread_barrier_destroy(&rec_all_started);
+}
+
+static pthread_barrier_t rec_crowd;
+static int rec_refused;
+
+static void *rec_crowd_member(void *arg)
+{
+	struct ng_call call = { .comm = arg, .seq = 1 };
+
+	if (ng_recbuf_push(&call))
+		__atomic_add_fetch(&rec_refused, 1, __ATOMIC_RELAXED);
+	pthread_barrier_wait(&rec_crowd);	/* all alive at once */
+	return NULL;
+}
+
+/* One thread more than there are rings: it is told to write its own. */
+static void test_recbuf_too_many_threads(void **state)
+{
+	pthread_t t[NG_RECBUFS_MAX + 1];
+
+	(void)state;
+	pthread_barrier_init(&rec_crowd, NULL, NG_RECBUFS_MAX + 1);
+	for (int i = 0; i <= NG_RECBUFS_MAX; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, rec_crowd_member, &rec_comm[0]), 0);
+	for (int i = 0; i <= NG_RECBUFS_MAX; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&rec_crowd);
+	assert_int_equal(rec_refused, 1);
+	assert_int_equal(ng_recbuf_count(), NG_RECBUFS_MAX);
+	ng_recbuf_drain();
 }
 
 /* ---- GPU-timing sampling ---------------------------------------------- */
@@ -441,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_ring_basic),
 		cmocka_unit_test(test_ring_threads),
 		cmocka_unit_test(test_recbuf_threads),
+		cmocka_unit_test(test_recbuf_too_many_threads),
 		cmocka_unit_test(test_sample_config),
 		cmocka_unit_test(test_sample_rule),
 		cmocka_unit_test(test_inject_valid),
