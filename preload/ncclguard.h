@@ -332,7 +332,6 @@ void ng_watchdog_start(void);
 void ng_watchdog_reset_after_fork(void);
 /* Dump the in-flight table (timeouts, exit action). */
 void ng_watchdog_dump(const char *reason);
-void ng_watchdog_flush_records(void);
 
 /* ---- inject.c: fault injection (DESIGN.md section 5) ------------------ */
 enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };

@@ -361,6 +361,12 @@ static void check_host_calls(uint64_t now)
 
 /* ---- completions ----------------------------------------------------- */
 
+/* A time read against the pool's anchor event, on the host's clock. */
+static uint64_t host_ns(const struct ng_pool *p, float ms)
+{
+	return (uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)ms * 1e6));
+}
+
 /* 0: emitted; -1: its events are not complete after all. */
 static int complete(struct ng_flight *f)
 {
@@ -382,10 +388,8 @@ static int complete(struct ng_flight *f)
 		ev.op = ng_fn_op[f->fn];
 		ev.bytes = f->bytes;
 		ev.stream = (uint64_t)(uintptr_t)f->stream;
-		ev.gpu_start_ns = es == cudaSuccess ?
-			(uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)s_ms * 1e6)) : 0;
-		ev.gpu_end_ns = ee == cudaSuccess ?
-			(uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)e_ms * 1e6)) : 0;
+		ev.gpu_start_ns = es == cudaSuccess ? host_ns(p, s_ms) : 0;
+		ev.gpu_end_ns = ee == cudaSuccess ? host_ns(p, e_ms) : 0;
 		ev.duration_ns = ev.gpu_start_ns && ev.gpu_end_ns > ev.gpu_start_ns ?
 			ev.gpu_end_ns - ev.gpu_start_ns : 0;
 		ev.nranks = f->comm->nranks;
@@ -591,12 +595,6 @@ static void flush_at_exit(void)
 	ng_debug("exit: %llu calls went untimed (event pool or rings full); "
 		 "%llu enqueue records found their thread's ring full (drained there)",
 		 (unsigned long long)ng_timing_dropped, (unsigned long long)ng_recbuf_full);
-}
-
-/* Any thread: write the enqueue records still in the rings. */
-void ng_watchdog_flush_records(void)
-{
-	ng_recbuf_drain();
 }
 
 void ng_watchdog_start(void)

@@ -365,7 +365,7 @@ static void emit_end(uint64_t hash, const char *kind, ncclResult_t r)
 		return;
 	/* The comm's last enqueue records first: the analyzer closes a comm
 	 * at its comm_end. */
-	ng_watchdog_flush_records();
+	ng_recbuf_drain();
 	ng_tp->comm_end(&ev);
 }
 

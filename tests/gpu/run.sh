@@ -26,7 +26,6 @@ REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
 row() { printf "%-46s %s\n" "$1" "$2" | tee -a "$TABLE"; }
 want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 nvidia-smi -L | head -8
 ngmake -j16 all >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
@@ -133,6 +132,6 @@ if [ -n "$RESULTS" ]; then
 	tail -n 30 "$OUT"/*.log >"$RESULTS/logs.txt" 2>/dev/null
 	# The traces themselves (small), for the analyzer's golden tests.
 	(cd "$OUT" && tar czf "$RESULTS/traces.tgz" --exclude='*.json' --exclude='*.html' \
-		$(ls -d */ 2>/dev/null | grep -v '^arp_\|^ddp_tr') 2>/dev/null)
+		$(ls -d */ 2>/dev/null) 2>/dev/null)
 	cp "$OUT"/ncclguard-hang-*.json "$RESULTS/" 2>/dev/null | head -1
 fi
