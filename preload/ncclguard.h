@@ -256,13 +256,15 @@ extern NG_TLS int ng_group_depth;
 struct ng_ev {
 	cudaEvent_t ev;
 	struct ng_pool *pool;
+	struct ng_ring *home;		/* the pool's free timing events or markers */
 	int refs;
 };
 struct ng_pool {
 	int dev;
 	cudaStream_t anchor_stream;
 	struct ng_ev *evs;
-	struct ng_ring free;
+	struct ng_ring free;		/* timing events */
+	struct ng_ring marks;		/* cudaEventDisableTiming: completion only */
 	/* Written by the watchdog only once running. */
 	struct ng_ev *anchor, *spare_anchor;
 	uint64_t anchor_host_ns, spare_host_ns;
@@ -274,7 +276,7 @@ struct ng_flight {
 	int fn;
 	uint64_t bytes;
 	cudaStream_t stream;
-	struct ng_ev *start, *end;
+	struct ng_ev *start, *end;	/* start NULL: end is a marker, no times */
 	uint64_t enter_ns;
 	int root;
 	const char *site;

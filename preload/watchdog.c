@@ -373,7 +373,7 @@ static int complete(struct ng_flight *f)
 	struct ng_pool *p = f->comm->pool;
 	struct ng_ev_coll_complete ev;
 
-	if (!f->probe && ng_tp && ng_tp->coll_enabled()) {
+	if (f->start && ng_tp && ng_tp->coll_enabled()) {
 		float s_ms = 0, e_ms = 0;
 		cudaError_t es, ee;
 
