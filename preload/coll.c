@@ -132,7 +132,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	/* A precise clock only when a session records the times; the
 	 * watchdog's deadlines are fine with the coarse one (5 ns, not 30). */
 	call->trace = ng_tp && ng_tp->coll_enabled();
-	call->enter_ns = call->trace ? ng_now_ns() : ng_now_coarse_ns();
+	call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
 	call->handle = comm;
 	call->comm = c = ng_comm_find(comm);
 	call->count = count;
@@ -167,7 +167,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		}
 		/* An injected delay makes a slow rank: it arrives late. */
 		if (inj == NG_INJ_DELAY)
-			call->enter_ns = call->trace ? ng_now_ns() : ng_now_coarse_ns();
+			call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
 	}
 	if (!ng_group_depth)
 		ng_timing_before(call);
@@ -179,7 +179,13 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
 	int saved = errno;
 
-	call->exit_ns = call->trace ? ng_now_ns() : 0;
+	call->exit_ns = 0;
+	if (call->trace) {
+		uint64_t t = ng_clock_ns();
+
+		/* A recalibration in between may step the clock back by ns. */
+		call->exit_ns = t > call->enter_ns ? t : call->enter_ns;
+	}
 	call->result = r;
 	/* The event itself is written by the watchdog thread, off this path,
 	 * and before the flight below can complete. */

@@ -2,7 +2,6 @@
  * The policy file, loaded after this, overrides them. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ncclguard.h"
 
@@ -18,27 +17,12 @@ struct ng_config ng_cfg = {
 	.sample_every = 1,
 	.sample_gap_ns = 1000000,
 	.sample_bytes = 1 << 20,
+	.tsc = 1,
 };
 
 static const char *const action_names[] = {
 	[NG_ACT_WARN] = "warn", [NG_ACT_ABORT] = "abort", [NG_ACT_EXIT] = "exit",
 };
-
-uint64_t ng_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-uint64_t ng_now_coarse_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 int ng_parse_action(const char *s, enum ng_action *out)
 {
@@ -127,6 +111,16 @@ void ng_config_from_env(struct ng_config *cfg)
 			cfg->sample_gap_ns = 0;
 			cfg->sample_bytes = n > 1 ? b : 0;
 		}
+	}
+	v = getenv("NCCLGUARD_CLOCK");
+	if (v && *v) {
+		if (!strcmp(v, "tsc"))
+			cfg->tsc = 1;
+		else if (!strcmp(v, "monotonic"))
+			cfg->tsc = 0;
+		else
+			ng_warn("NCCLGUARD_CLOCK='%s' unknown (tsc, monotonic); using %s",
+				v, cfg->tsc ? "tsc" : "monotonic");
 	}
 	v = getenv("NCCLGUARD_INJECT");
 	cfg->inject = v && *v ? v : NULL;

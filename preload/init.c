@@ -86,6 +86,7 @@ void ng_first_call(void)
 			 ng_nccl_path(), ng_rank.rank, ng_rank.world_size,
 			 ng_rank.local_rank, ng_rank.source);
 	}
+	ng_clock_init();
 	ng_trace_load();
 	ng_recbuf_init(ng_trace_enqueue);
 	ng_timing_init();

@@ -55,6 +55,7 @@ struct ng_config {
 	long sample_every;
 	uint64_t sample_gap_ns;
 	uint64_t sample_bytes;
+	int tsc;			/* NCCLGUARD_CLOCK: the TSC where trusted */
 	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
 };
@@ -62,8 +63,16 @@ extern struct ng_config ng_cfg;
 void ng_config_from_env(struct ng_config *cfg);
 int ng_parse_action(const char *s, enum ng_action *out);
 const char *ng_action_name(enum ng_action a);
+
+/* ---- clock.c ---------------------------------------------------------- */
 uint64_t ng_now_ns(void);		/* CLOCK_MONOTONIC, the trace clock */
 uint64_t ng_now_coarse_ns(void);	/* CLOCK_MONOTONIC_COARSE: ms, 5 ns a read */
+/* CLOCK_MONOTONIC from the TSC where it is invariant and calibrated,
+ * else clock_gettime: the recorded host times of calls. */
+uint64_t ng_clock_ns(void);
+int ng_clock_tsc(void);			/* ng_clock_ns reads the TSC now */
+void ng_clock_init(void);		/* at the first NCCL call */
+void ng_clock_tick(void);		/* the watchdog: recalibrate */
 
 /* ---- rank.c ----------------------------------------------------------- */
 struct ng_rank {
