@@ -15,7 +15,8 @@
 #             (%); "plain" is the A/A run, the noise floor
 #
 # VARIANTS picks from: plain notiming shim every sampled rec rec_notiming
-# rec_every rec_sampled, and old_<variant> for the same with the shim built
+# rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s) rec_mono (recorded times
+# from clock_gettime, not the TSC), and old_<variant> for the same with the shim built
 # from .ab/, an older tree for A/B runs (`mkdir .ab && git archive REV |
 # tar -x -C .ab`; carried like .deps).
 # Needs tests/gpu/env.sh's carried packages (.deps) and, for arp, a clone
@@ -81,8 +82,15 @@ run_variant() {
 	rec_notiming) workload "$ng" run -o "$d" -- env NCCLGUARD_TIMING=0 ;;
 	rec_every) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1 ;;
 	rec_sampled) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=16 ;;
+	rec_100) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s ;;
+	rec_1000) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1000/s ;;
+	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
 	*) echo "unknown variant $v" >&2; n=1 ;;
 	esac
+	# A recorded A/B run must also be a complete trace: every call matched.
+	if [ "$MODE" = ab ] && [ -d "$d" ]; then
+		echo "$1: $("$ng" analyze "$d" 2>&1 | head -1)" >>"${OUT:-$W}/ab_analyze.log"
+	fi
 	return $n
 }
 

@@ -95,14 +95,33 @@ static uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_t bytes
 	r->site = site;
 	__atomic_store_n(&r->index, i, __ATOMIC_RELEASE);
 	c->last_stream = stream;
+	ng_prefetch_w(&c->recent[(i + 1) & (NG_RECENT - 1)]);
 	return i;
+}
+
+/* A thread calls on one communicator after another: the last one found
+ * saves the registry's line.  Records are never freed, and a destroyed
+ * one is marked dead, so the cached pointer is safe to check. */
+static NG_TLS ncclComm_t last_handle;
+static NG_TLS struct ng_comm *last_comm;
+
+static struct ng_comm *comm_of(ncclComm_t h)
+{
+	struct ng_comm *c = last_comm;
+
+	if (c && h == last_handle && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
+		return c;
+	c = ng_comm_find(h);
+	last_handle = h;
+	last_comm = c;
+	return c;
 }
 
 static int capturing(cudaStream_t s)
 {
 	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
 
-	if (!__atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED) ||
+	if (!__atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED) ||
 	    !ng_cuda.cudaStreamIsCapturing)
 		return 0;
 	if (ng_cuda.cudaStreamIsCapturing(s, &st) != cudaSuccess)
@@ -120,7 +139,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->active = 0;
 	if (ng_in_shim)
 		return 0;
-	if (!__atomic_load_n(&ng_initialized, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
 		ng_init();
 	if (ng_cfg.disabled)
 		return 0;
@@ -131,10 +150,10 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->fn = fn;
 	/* A precise clock only when a session records the times; the
 	 * watchdog's deadlines are fine with the coarse one (5 ns, not 30). */
-	call->trace = ng_tp && ng_tp->coll_enabled();
+	call->trace = ng_hot.tp && ng_hot.tp->coll_enabled();
 	call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
 	call->handle = comm;
-	call->comm = c = ng_comm_find(comm);
+	call->comm = c = comm_of(comm);
 	call->count = count;
 	call->dtype = dtype;
 	call->root = root;
@@ -157,7 +176,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 				       call->bytes, call->enter_ns, stream, call->site);
 	ng_host_enter_at(fn, c ? c->hash : 0, call->seq ? call->seq : call->p2p_seq,
 			 call->enter_ns);
-	if (__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED)) {
+	if (__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED)) {
 		inj = ng_inject_check(fn, ng_fn_op[fn], c,
 				      call->seq ? call->seq : call->p2p_seq,
 				      &call->result);
@@ -200,7 +219,7 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 	else
 		ng_timing_after(call, r);
 	ng_host_exit();
-	if (ng_tp) {
+	if (ng_hot.tp) {
 		if (call->site && call->comm) {
 			struct ng_ev_callsite ev = {
 				.comm_hash = call->comm->hash,
@@ -208,7 +227,7 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 				.frames = call->site,
 			};
 
-			ng_tp->callsite(&ev);
+			ng_hot.tp->callsite(&ev);
 		}
 	}
 	ng_in_shim--;

@@ -1,24 +1,10 @@
-/* The shim's settings from NCCLGUARD_* variables (DESIGN.md section 3).
- * The policy file, loaded after this, overrides them. */
+/* The shim's settings from NCCLGUARD_* variables (DESIGN.md section 3);
+ * their defaults are in hot.c.  The policy file, loaded after this,
+ * overrides them. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ncclguard.h"
-
-struct ng_config ng_cfg = {
-	.log_level = NG_LOG_INFO,
-	.timeout_s = 600,
-	.init_timeout_s = 300,
-	.on_timeout = NG_ACT_WARN,
-	.timing = 1,
-	/* Two timing events cost the caller ~3 us on an H200 host, 60% of an
-	 * 8-byte all-reduce: by default at most 1000 timed calls a second per
-	 * comm below 1 MiB, a bounded 0.3% of a host-bound loop (RESULTS.md). */
-	.sample_every = 1,
-	.sample_gap_ns = 1000000,
-	.sample_bytes = 1 << 20,
-	.tsc = 1,
-};
 
 static const char *const action_names[] = {
 	[NG_ACT_WARN] = "warn", [NG_ACT_ABORT] = "abort", [NG_ACT_EXIT] = "exit",
@@ -101,7 +87,7 @@ void ng_config_from_env(struct ng_config *cfg)
 			b = strtoull(end + 1, &end, 10);
 		if (n < 1 || n > 1000000000 || *end) {
 			ng_warn("NCCLGUARD_SAMPLE='%s': expected 1, N[:BYTES] or R/s[:BYTES]; "
-				"keeping the default (1000/s below 1 MiB)", v);
+				"keeping the default (100/s below 1 MiB)", v);
 		} else if (rate) {
 			cfg->sample_every = 1;
 			cfg->sample_gap_ns = 1000000000ull / (unsigned long)n;

@@ -15,7 +15,6 @@ struct ng_real_cuda ng_cuda;
 static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cuda_resolved;
 static char cudart_path[PATH_MAX];
-int ng_capture_seen;
 
 static const char *const cudart_names[] = {
 	"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so",
@@ -123,7 +122,7 @@ NG_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
 		if (!real)
 			return cudaErrorInsufficientDriver;
 	}
-	__atomic_store_n(&ng_capture_seen, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ng_hot.capture_seen, 1, __ATOMIC_RELAXED);
 	return real(stream, mode);
 }
 
@@ -143,6 +142,6 @@ NG_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGra
 		if (!real)
 			return cudaErrorInsufficientDriver;
 	}
-	__atomic_store_n(&ng_capture_seen, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ng_hot.capture_seen, 1, __ATOMIC_RELAXED);
 	return real(stream, graph, deps, data, n, mode);
 }

@@ -13,10 +13,8 @@
 
 
 NG_TLS int ng_in_shim;
-int ng_initialized;
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static int first_call_done;
 static int saw_nccl_call;
 static int forked_child;
 
@@ -25,7 +23,7 @@ static void atfork_child(void)
 	/* CUDA and NCCL state do not survive fork: the child starts afresh if
 	 * it calls NCCL itself (no watchdog thread exists in it yet). */
 	pthread_mutex_init(&init_lock, NULL);
-	first_call_done = 0;
+	ng_hot.first_call_done = 0;
 	saw_nccl_call = 0;
 	forked_child = 1;
 	ng_timing_reset_after_fork();
@@ -37,10 +35,10 @@ void ng_init(void)
 {
 	int saved = errno;
 
-	if (__atomic_load_n(&ng_initialized, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&init_lock);
-	if (ng_initialized)
+	if (ng_hot.initialized)
 		goto out;
 	ng_in_shim++;
 	ng_config_from_env(&ng_cfg);
@@ -55,7 +53,7 @@ void ng_init(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 done:
 	ng_in_shim--;
-	__atomic_store_n(&ng_initialized, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ng_hot.initialized, 1, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&init_lock);
 	errno = saved;
@@ -63,16 +61,16 @@ out:
 
 void ng_first_call(void)
 {
-	if (__atomic_load_n(&first_call_done, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&ng_hot.first_call_done, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&init_lock);
-	if (first_call_done)
+	if (ng_hot.first_call_done)
 		goto out;
 	saw_nccl_call = 1;
 	if (ng_cfg.disabled) {
 		/* Pass-through: find NCCL to forward to, start nothing. */
 		ng_resolve_nccl();
-		__atomic_store_n(&first_call_done, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&ng_hot.first_call_done, 1, __ATOMIC_RELEASE);
 		goto out;
 	}
 	if (ng_resolve_nccl())
@@ -91,7 +89,7 @@ void ng_first_call(void)
 	ng_recbuf_init(ng_trace_enqueue);
 	ng_timing_init();
 	ng_watchdog_start();
-	__atomic_store_n(&first_call_done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ng_hot.first_call_done, 1, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&init_lock);
 }

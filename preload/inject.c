@@ -26,7 +26,6 @@ struct rule {
 
 static struct rule rules[NG_INJECT_MAX];
 static int nrules;
-int ng_inject_active;
 
 static const struct {
 	const char *name;
@@ -200,7 +199,7 @@ int ng_inject_init(const char *spec)
 	char err[512];
 
 	nrules = 0;
-	ng_inject_active = 0;
+	ng_hot.inject_active = 0;
 	if (!spec)
 		return 0;
 	if (parse_all(spec, rules, &nrules, err, sizeof(err))) {
@@ -209,7 +208,7 @@ int ng_inject_init(const char *spec)
 		return -1;
 	}
 	ng_info("fault injection armed: %s", spec);
-	ng_inject_active = 1;
+	ng_hot.inject_active = 1;
 	return 0;
 }
 
@@ -241,13 +240,13 @@ static void fired(const struct rule *r, struct ng_comm *c, uint64_t seq, const c
 	ng_warn("injecting %s%s%s into %s seq %llu on comm %016llx", kind_names[r->kind],
 		*detail ? " " : "", detail, op, (unsigned long long)seq,
 		(unsigned long long)(c ? c->hash : 0));
-	if (ng_tp) {
+	if (ng_hot.tp) {
 		ev.kind = kind_names[r->kind];
 		ev.comm_hash = c ? c->hash : 0;
 		ev.seq = seq;
 		ev.op = op;
 		ev.detail = detail;
-		ng_tp->inject(&ev);
+		ng_hot.tp->inject(&ev);
 	}
 }
 

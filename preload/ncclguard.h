@@ -20,6 +20,18 @@
 #define NG_TLS __thread __attribute__((tls_model("initial-exec")))
 #define NG_UNUSED __attribute__((unused))
 
+/* Take the line for writing now, during the 5 us of NCCL's own code, so
+ * the next call's store to it does not wait for the watchdog's core to
+ * give it up.  (A no-op on x86 CPUs without PREFETCHW.) */
+static inline void ng_prefetch_w(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /* Exit statuses of DESIGN.md section 3. */
 #define NG_EXIT_POLICY 3
 #define NG_EXIT_TIMEOUT 4
@@ -42,24 +54,38 @@ void ng_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- config.c: environment, overridden by the policy file ------------- */
 enum ng_action { NG_ACT_WARN = 0, NG_ACT_ABORT, NG_ACT_EXIT };
 struct ng_config {
+	/* Read by every call: first, in ng_cfg's first cache line (hot.c). */
 	int disabled;
-	int log_level;
-	double timeout_s;		/* collectives and host calls */
-	double init_timeout_s;		/* communicator init and split */
-	enum ng_action on_timeout;
 	int stacks;
-	int timing;			/* NCCLGUARD_TIMING=0: no GPU events at all */
 	/* GPU timing of calls below sample_bytes: 1 in sample_every, or with
 	 * sample_gap_ns set, at most one per gap on average per comm (bursts
 	 * of NG_SAMPLE_BURST).  Calls of sample_bytes or more: every one. */
 	long sample_every;
 	uint64_t sample_gap_ns;
 	uint64_t sample_bytes;
+	int log_level;
+	int timing;			/* NCCLGUARD_TIMING=0: no GPU events at all */
+	double timeout_s;		/* collectives and host calls */
+	double init_timeout_s;		/* communicator init and split */
+	enum ng_action on_timeout;
 	int tsc;			/* NCCLGUARD_CLOCK: the TSC where trusted */
 	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
 };
 extern struct ng_config ng_cfg;
+
+/* ---- hot.c: the state every intercepted call reads ------------------- */
+/* NCCL's ~5 us of host code between two calls evicts the shim's data, so
+ * each cache line and page a call touches is a miss on the next one: the
+ * flags every call reads share one line, next to ng_cfg and ng_real. */
+struct ng_hot {
+	int initialized;		/* ng_init done */
+	int first_call_done;		/* ng_first_call done */
+	int capture_seen;		/* the program began a stream capture */
+	int inject_active;		/* NCCLGUARD_INJECT has rules */
+	const struct ng_tp_ops *tp;	/* NULL: no provider, no events */
+} __attribute__((aligned(64)));
+extern struct ng_hot ng_hot;
 void ng_config_from_env(struct ng_config *cfg);
 int ng_parse_action(const char *s, enum ng_action *out);
 const char *ng_action_name(enum ng_action a);
@@ -92,7 +118,6 @@ void ng_init(void);
 /* The first NCCL call of the process: load the tracer, emit process_info,
  * start the watchdog.  Cheap after the first time. */
 void ng_first_call(void);
-extern int ng_initialized;
 /* Re-entrancy guard: nonzero while this thread is inside the shim. */
 extern NG_TLS int ng_in_shim;
 
@@ -152,8 +177,6 @@ struct ng_real_cuda {
 extern struct ng_real_cuda ng_cuda;
 int ng_resolve_cuda(void);		/* 0 if the runtime was found */
 const char *ng_cudart_path(void);
-/* Set once the program begins a stream capture (cudaStreamBeginCapture*). */
-extern int ng_capture_seen;
 
 /* ---- comm.c: communicators, sequence numbers, identity ---------------- */
 #define NG_MAX_DEVICES 64
@@ -346,7 +369,6 @@ void ng_watchdog_dump(const char *reason);
 
 /* ---- inject.c: fault injection (DESIGN.md section 5) ------------------ */
 enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };
-extern int ng_inject_active;
 /* Parse the spec; 0 when valid (or NULL), else prints what is wrong. */
 int ng_inject_init(const char *spec);
 /* For a call about to be made: performs delays and stalls itself, returns
@@ -372,7 +394,6 @@ const char *ng_policy_path(void);
 const char *ng_policy_digest(void);
 
 /* ---- trace.c: events (buffered until the provider is loaded) ---------- */
-extern const struct ng_tp_ops *ng_tp;	/* NULL: no provider, no events */
 void ng_trace_load(void);
 void ng_process_info_maybe(void);
 void ng_trace_enqueue(const struct ng_enq_rec *r);

@@ -130,6 +130,7 @@ int ng_recbuf_push(const struct ng_call *call)
 	}
 	ng_enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
 	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
+	ng_prefetch_w(&b->rec[(t + 1) & (NG_RECBUF_SIZE - 1)]);
 	return 0;
 }
 

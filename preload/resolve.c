@@ -10,8 +10,6 @@
 
 #include "ncclguard.h"
 
-struct ng_real_nccl ng_real;
-
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 static int resolved;		/* 1: NCCL found; atomics */
 static char nccl_path[PATH_MAX];

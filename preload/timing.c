@@ -267,7 +267,7 @@ int ng_timing_sampled(const struct ng_call *call)
 	uint64_t now = call->enter_ns, tat;
 
 	if (call->bytes >= ng_cfg.sample_bytes ||
-	    __atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED))
+	    __atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED))
 		return 1;
 	if (!ng_cfg.sample_gap_ns)
 		return ng_cfg.sample_every <= 1 ||

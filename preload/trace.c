@@ -18,7 +18,6 @@
 
 extern char **environ;
 
-const struct ng_tp_ops *ng_tp;
 
 #define NG_POLICY_BUFFER 128
 struct pending_policy {
@@ -37,7 +36,7 @@ static void emit_policy(const char *key, const char *action, const char *user,
 		.user_value = user ? user : "", .effective_value = effective ? effective : "",
 	};
 
-	ng_tp->policy(&ev);
+	ng_hot.tp->policy(&ev);
 }
 
 void ng_trace_policy(const char *key, const char *action, const char *user_value,
@@ -45,7 +44,7 @@ void ng_trace_policy(const char *key, const char *action, const char *user_value
 {
 	struct pending_policy *p;
 
-	if (ng_tp) {
+	if (ng_hot.tp) {
 		emit_policy(key, action, user_value, effective_value);
 		return;
 	}
@@ -104,7 +103,7 @@ void ng_trace_load(void)
 	const struct ng_tp_ops *ops;
 	void *h;
 
-	if (ng_tp || (want && !strcmp(want, "0")))
+	if (ng_hot.tp || (want && !strcmp(want, "0")))
 		return;
 	if (provider_path(path, sizeof(path))) {
 		ng_warn("cannot locate libncclguard-tp.so: tracing off");
@@ -124,7 +123,7 @@ void ng_trace_load(void)
 			path, ops ? ops->abi : -1, NG_TP_ABI);
 		return;
 	}
-	__atomic_store_n(&ng_tp, ops, __ATOMIC_RELEASE);
+	__atomic_store_n(&ng_hot.tp, ops, __ATOMIC_RELEASE);
 	flush_pending();
 }
 
@@ -203,7 +202,7 @@ void ng_process_info_maybe(void)
 	const char *ifname;
 	int dev = -1;
 
-	if (!ng_tp || ng_rank.rank < 0 ||
+	if (!ng_hot.tp || ng_rank.rank < 0 ||
 	    __atomic_exchange_n(&info_done, 1, __ATOMIC_ACQ_REL))
 		return;
 	gethostname(host, sizeof(host) - 1);
@@ -236,7 +235,7 @@ void ng_process_info_maybe(void)
 	ev.policy_path = ng_policy_path();
 	ev.policy_digest = ng_policy_digest();
 	ev.rank_source = ng_rank.source;
-	ng_tp->process_info(&ev);
+	ng_hot.tp->process_info(&ev);
 }
 
 /* The coll_enqueue event of a call, from its flight record: written by the
@@ -246,7 +245,7 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 	struct ng_ev_coll_enqueue ev;
 	int p2p = r->flags & NG_ENQ_P2P;
 
-	if (!ng_tp)
+	if (!ng_hot.tp)
 		return;
 	ev.comm_hash = r->comm_hash;
 	ev.seq = p2p ? 0 : r->seq;
@@ -265,5 +264,5 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 	ev.redop = -1;
 	ev.enter_ns = r->enter_ns;
 	ev.exit_ns = r->exit_ns;
-	ng_tp->coll_enqueue(&ev);
+	ng_hot.tp->coll_enqueue(&ev);
 }

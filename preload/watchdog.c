@@ -107,8 +107,8 @@ static void emit_timeout(uint64_t hash, uint64_t seq, const char *op, uint64_t w
 		.action = ng_action_name(ng_cfg.on_timeout), .what = what,
 	};
 
-	if (ng_tp)
-		ng_tp->timeout(&ev);
+	if (ng_hot.tp)
+		ng_hot.tp->timeout(&ev);
 }
 
 struct dump_ctx {
@@ -302,7 +302,7 @@ static void check_comm(struct ng_comm *c, void *arg)
 	if (__atomic_load_n(&c->recent[u & (NG_RECENT - 1)].index, __ATOMIC_ACQUIRE) != u ||
 	    r.index != u || r.enter_ns >= now)
 		return;		/* overwritten, being written, or newer than this tick */
-	if (!c->probe_out && !__atomic_load_n(&ng_capture_seen, __ATOMIC_RELAXED) &&
+	if (!c->probe_out && !__atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&c->last_timed_call, __ATOMIC_RELAXED) < issued &&
 	    now - r.enter_ns > NG_PROBE_AFTER_NS && !c->revoked &&
 	    !__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE)) {
@@ -373,7 +373,7 @@ static int complete(struct ng_flight *f)
 	struct ng_pool *p = f->comm->pool;
 	struct ng_ev_coll_complete ev;
 
-	if (f->start && ng_tp && ng_tp->coll_enabled()) {
+	if (f->start && ng_hot.tp && ng_hot.tp->coll_enabled()) {
 		float s_ms = 0, e_ms = 0;
 		cudaError_t es, ee;
 
@@ -394,7 +394,7 @@ static int complete(struct ng_flight *f)
 			ev.gpu_end_ns - ev.gpu_start_ns : 0;
 		ev.nranks = f->comm->nranks;
 		ev.root_or_peer = f->root;
-		ng_tp->coll_complete(&ev);
+		ng_hot.tp->coll_complete(&ev);
 	}
 	if (f->index > f->comm->done_calls)
 		f->comm->done_calls = f->index;

@@ -12,7 +12,7 @@ static int enter(void)
 {
 	if (ng_in_shim)
 		return 0;
-	if (!__atomic_load_n(&ng_initialized, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
 		ng_init();
 	if (ng_cfg.disabled)
 		return 0;
@@ -41,12 +41,12 @@ static int config_blocking(const ncclConfig_t *config)
 
 static void emit_init(int begin, const struct ng_ev_comm_init *ev)
 {
-	if (!ng_tp)
+	if (!ng_hot.tp)
 		return;
 	if (begin)
-		ng_tp->comm_init_begin(ev);
+		ng_hot.tp->comm_init_begin(ev);
 	else
-		ng_tp->comm_init_end(ev);
+		ng_hot.tp->comm_init_end(ev);
 }
 
 /* An injected fault on an init-like call ("op=init" / "op=split"). */
@@ -54,7 +54,7 @@ static int inject_init(int fn, ncclResult_t *r)
 {
 	int k;
 
-	if (!__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED))
 		return 0;
 	k = ng_inject_check(fn, ng_fn_op[fn], NULL, 0, r);
 	return k == NG_INJ_DROP || k == NG_INJ_ERROR;
@@ -361,12 +361,12 @@ static void emit_end(uint64_t hash, const char *kind, ncclResult_t r)
 {
 	struct ng_ev_comm_end ev = { .comm_hash = hash, .kind = kind, .result = r };
 
-	if (!ng_tp)
+	if (!ng_hot.tp)
 		return;
 	/* The comm's last enqueue records first: the analyzer closes a comm
 	 * at its comm_end. */
 	ng_recbuf_drain();
-	ng_tp->comm_end(&ev);
+	ng_hot.tp->comm_end(&ev);
 }
 
 /* After the watchdog aborted a comm its handle points to freed memory:
@@ -488,7 +488,7 @@ ncclResult_t ngw_ncclGroupEnd(void)
 	if (!enter())
 		return ng_real.ncclGroupEnd();
 	outer = ng_group_depth == 1;
-	if (__atomic_load_n(&ng_inject_active, __ATOMIC_RELAXED) && outer) {
+	if (__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED) && outer) {
 		ncclResult_t ir;
 		int k = ng_inject_check(NG_FN_ncclGroupEnd, "groupend", NULL, 0, &ir);
 

@@ -32,7 +32,7 @@ for pid in $(cat "$NG_TMP/pids"); do
 done
 grep "enqueue records" "$NG_TMP/err" | head -n 2
 
-note "default sampling: a burst of 257 timed calls, then at most 1000 a second"
+note "default sampling: a burst of 257 timed calls, then at most 100 a second"
 start=$(date +%s%N)
 timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/trace2" -- "$EXAMPLE" --launch 1 \
 	--min-bytes 8 --max-bytes 8 --iters $ITERS --warmup $WARMUP >"$NG_TMP/out2" 2>"$NG_TMP/err2" ||
@@ -42,8 +42,8 @@ ng_trace_text "$NG_TMP/trace2" "$NG_TMP/text2"
 pid=$(sed -n 's/^ncclguard\[rank [0-9?]* pid \([0-9]*\)\].*/\1/p' "$NG_TMP/err2" | head -n 1)
 assert_eq "$(ng_count "$NG_TMP/text2" coll_enqueue "$pid")" $N "coll_enqueue events"
 c=$(ng_count "$NG_TMP/text2" coll_complete "$pid")
-[ "$c" -ge 257 ] && [ "$c" -le $((257 + ms)) ] ||
-	fail "$c coll_complete events in a $ms ms job: expected 257 to $((257 + ms))"
+[ "$c" -ge 257 ] && [ "$c" -le $((257 + ms / 10 + 1)) ] ||
+	fail "$c coll_complete events in a $ms ms job: expected 257 to $((257 + ms / 10 + 1))"
 "$NG_BIN" analyze "$NG_TMP/trace2" >"$NG_TMP/an2" 2>&1 || { cat "$NG_TMP/an2"; fail "analyze failed"; }
 assert_grep "$N collectives matched" "$NG_TMP/an2"
 assert_grep "no hangs" "$NG_TMP/an2"

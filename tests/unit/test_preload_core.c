@@ -354,7 +354,7 @@ static void test_sample_config(void **state)
 	static const char *const bad[] = { "0", "-3", "abc", "10/s:x", "4:", "4:-1", "5/m", "2000000000/s", "" };
 
 	(void)state;
-	assert_int_equal(def.sample_gap_ns, 1000000);	/* the default: 1000/s */
+	assert_int_equal(def.sample_gap_ns, 10000000);	/* the default: 100/s */
 	assert_int_equal(def.sample_bytes, 1 << 20);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		c = def;
