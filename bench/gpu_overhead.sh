@@ -14,7 +14,7 @@
 #             NCCL directly; the value is the median ratio over BLOCKS pairs
 #             (%); "plain" is the A/A run, the noise floor
 #
-# VARIANTS picks from: plain notiming shim every sampled rec rec_notiming
+# VARIANTS picks from: plain notiming shim nosession every sampled rec rec_notiming
 # rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s) rec_mono (recorded times
 # from clock_gettime, not the TSC), and old_<variant> for the same with the shim built
 # from .ab/, an older tree for A/B runs (`mkdir .ab && git archive REV |
@@ -76,6 +76,7 @@ run_variant() {
 	plain) workload env ;;
 	notiming) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_TIMING=0 ;;
 	shim) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 ;;
+	nosession) workload env LD_PRELOAD="$shim" ;;	# provider loaded, nothing recording
 	every) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=1 ;;
 	sampled) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=16 ;;
 	rec) workload "$ng" run -o "$d" -- env ;;

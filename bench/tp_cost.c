@@ -39,6 +39,6 @@ int main(int argc, char **argv)
 		ops->coll_enqueue(&ev);
 	}
 	t1 = now();
-	printf("enabled %d: %.1f ns per coll_enqueue event\n", ops->coll_enabled(), (t1 - t0) * 1e9 / n);
+	printf("enabled %d: %.1f ns per coll_enqueue event\n", *ops->coll_state[0], (t1 - t0) * 1e9 / n);
 	return 0;
 }

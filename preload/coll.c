@@ -150,7 +150,7 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->fn = fn;
 	/* A precise clock only when a session records the times; the
 	 * watchdog's deadlines are fine with the coarse one (5 ns, not 30). */
-	call->trace = ng_hot.tp && ng_hot.tp->coll_enabled();
+	call->trace = ng_trace_coll();
 	call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
 	call->handle = comm;
 	call->comm = c = comm_of(comm);

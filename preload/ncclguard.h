@@ -84,8 +84,16 @@ struct ng_hot {
 	int capture_seen;		/* the program began a stream capture */
 	int inject_active;		/* NCCLGUARD_INJECT has rules */
 	const struct ng_tp_ops *tp;	/* NULL: no provider, no events */
+	const int *coll_state[2];	/* tp's, set before tp */
 } __attribute__((aligned(64)));
 extern struct ng_hot ng_hot;
+/* Does a session record coll_enqueue or coll_complete now? */
+static inline int ng_trace_coll(void)
+{
+	return __atomic_load_n(&ng_hot.tp, __ATOMIC_ACQUIRE) &&
+	       (__atomic_load_n(ng_hot.coll_state[0], __ATOMIC_RELAXED) |
+		__atomic_load_n(ng_hot.coll_state[1], __ATOMIC_RELAXED));
+}
 void ng_config_from_env(struct ng_config *cfg);
 int ng_parse_action(const char *s, enum ng_action *out);
 const char *ng_action_name(enum ng_action a);

@@ -123,6 +123,8 @@ void ng_trace_load(void)
 			path, ops ? ops->abi : -1, NG_TP_ABI);
 		return;
 	}
+	ng_hot.coll_state[0] = ops->coll_state[0];
+	ng_hot.coll_state[1] = ops->coll_state[1];
 	__atomic_store_n(&ng_hot.tp, ops, __ATOMIC_RELEASE);
 	flush_pending();
 }

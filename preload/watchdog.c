@@ -373,7 +373,7 @@ static int complete(struct ng_flight *f)
 	struct ng_pool *p = f->comm->pool;
 	struct ng_ev_coll_complete ev;
 
-	if (f->start && ng_hot.tp && ng_hot.tp->coll_enabled()) {
+	if (f->start && ng_trace_coll()) {
 		float s_ms = 0, e_ms = 0;
 		cudaError_t es, ee;
 

@@ -32,13 +32,6 @@ NG_TP_OP(policy, ng_ev_policy)
 NG_TP_OP(inject, ng_ev_inject)
 NG_TP_OP(callsite, ng_ev_callsite)
 
-/* Two loads of the tracepoints' enabled state: no call into LTTng. */
-static int op_coll_enabled(void)
-{
-	return lttng_ust_tracepoint_enabled(ncclguard, coll_enqueue) ||
-	       lttng_ust_tracepoint_enabled(ncclguard, coll_complete);
-}
-
 __attribute__((visibility("default")))
 const struct ng_tp_ops ncclguard_tp_ops = {
 	.abi = NG_TP_ABI,
@@ -52,5 +45,9 @@ const struct ng_tp_ops ncclguard_tp_ops = {
 	.policy = op_policy,
 	.inject = op_inject,
 	.callsite = op_callsite,
-	.coll_enabled = op_coll_enabled,
+	/* What lttng_ust_tracepoint_enabled() reads. */
+	.coll_state = {
+		&lttng_ust_tracepoint_ncclguard___coll_enqueue.state,
+		&lttng_ust_tracepoint_ncclguard___coll_complete.state,
+	},
 };

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define NG_TP_ABI 1
+#define NG_TP_ABI 2
 
 struct ng_ev_process_info {
 	const char *host;
@@ -114,9 +114,10 @@ struct ng_tp_ops {
 	void (*policy)(const struct ng_ev_policy *);
 	void (*inject)(const struct ng_ev_inject *);
 	void (*callsite)(const struct ng_ev_callsite *);
-	/* Nonzero when a session has the event enabled: lets the shim skip
-	 * building an event nobody records (the coll_* hot path). */
-	int (*coll_enabled)(void);
+	/* The enabled state of coll_enqueue and coll_complete (nonzero while
+	 * a session records them), read by the shim on every call: a load,
+	 * not a call into this library. */
+	const int *coll_state[2];
 };
 
 /* Exported by libncclguard-tp.so. */

@@ -9,7 +9,7 @@
  * emits N events of each kind, i = 1..N, with the values below, then exits
  * with STATUS or, with -k, kills itself with SIGKILL.  -s sleeps MS before
  * the dlopen, so the provider arrives in a running, multi-threaded process.
- * Prints "tp_emit pid=P enabled=E load_ms=T" (E: coll_enabled() after
+ * Prints "tp_emit pid=P enabled=E load_ms=T" (E: the coll_* events enabled after
  * loading; T: how long the dlopen took, registration included).
  */
 #include <dlfcn.h>
@@ -113,7 +113,7 @@ static void *worker(void *arg)
 		return (void *)1;
 	}
 	/* load_ms: how long the first NCCL call would wait for registration. */
-	printf("tp_emit pid=%d enabled=%d load_ms=%.1f\n", (int)getpid(), ops->coll_enabled(),
+	printf("tp_emit pid=%d enabled=%d load_ms=%.1f\n", (int)getpid(), *ops->coll_state[0] | *ops->coll_state[1],
 	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	fflush(stdout);
 	for (int i = 1; i <= n_events; i++)
