@@ -86,8 +86,8 @@ if want 6; then
 	# In one process, blocks through the shim against blocks calling NCCL
 	# directly (bench/ab_loop.c): the drift between processes on these VMs
 	# is larger than the effect.  Value: added %, median over rounds.
-	OUT=$OUT MODE=ab ROUNDS=${REPS} VARIANTS="plain notiming shim rec" bash bench/gpu_overhead.sh >"$OUT/ab.txt" 2>&1
-	for v in plain notiming shim rec; do
+	OUT=$OUT MODE=ab ROUNDS=${REPS} VARIANTS="plain notiming shim nosession rec" bash bench/gpu_overhead.sh >"$OUT/ab.txt" 2>&1
+	for v in plain notiming shim nosession rec; do
 		row "6 8-byte all-reduce, added % (ab): $v" "$(awk -v v=$v '$1 == v {print $2 " [" $3 "]"; exit}' "$OUT/overhead-ab.txt")"
 	done
 fi
