@@ -212,8 +212,7 @@ struct ng_comm {
 	int nranks;
 	int dead;			/* destroyed or aborted */
 	/* Timed calls only. */
-	uint64_t sample_tat __attribute__((aligned(64)));	/* rate sampling */
-	uint64_t last_timed_call;
+	uint64_t last_timed_call __attribute__((aligned(64)));
 	uint64_t parent_hash;
 	int rank, cuda_dev;
 	int index;			/* creation order in this process */
@@ -230,6 +229,9 @@ struct ng_comm {
 	uint64_t last_done_seq;		/* last completed collective */
 	uint64_t reported_call;
 	int probe_out;
+	/* Rate sampling, per power-of-two size class: a loop of small calls
+	 * does not use up the samples of the other sizes. */
+	uint64_t sample_tat[64];
 	struct ng_recent recent[NG_RECENT];
 	pthread_mutex_t lock;		/* deferred[] only */
 	int ndeferred;

@@ -258,13 +258,13 @@ static void flight_submit(struct ng_flight *f)
  * sampled (config.c) and the watchdog probes the stream to confirm the
  * ones in between (watchdog.c).  A sampled call is timed while a session
  * records, and marked otherwise.  Rate sampling is GCRA over the comm's
- * calls: a call conforms unless the comm is NG_SAMPLE_BURST gaps ahead of
- * schedule.  Once the program captures graphs, probes are unsafe, so every
+ * calls of one power-of-two size class: a call conforms unless its class
+ * is NG_SAMPLE_BURST gaps ahead of schedule.  Once the program captures graphs, probes are unsafe, so every
  * call is sampled. */
 int ng_timing_sampled(const struct ng_call *call)
 {
 	struct ng_comm *c = call->comm;
-	uint64_t now = call->enter_ns, tat;
+	uint64_t now = call->enter_ns, tat, *slot;
 
 	if (call->bytes >= ng_cfg.sample_bytes ||
 	    __atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED))
@@ -272,10 +272,11 @@ int ng_timing_sampled(const struct ng_call *call)
 	if (!ng_cfg.sample_gap_ns)
 		return ng_cfg.sample_every <= 1 ||
 		       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0;
-	tat = c->sample_tat;
+	slot = &c->sample_tat[63 - __builtin_clzll(call->bytes | 1)];
+	tat = *slot;
 	if (tat > now + NG_SAMPLE_BURST * ng_cfg.sample_gap_ns)
 		return 0;
-	c->sample_tat = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
+	*slot = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
 	return 1;
 }
 

@@ -400,6 +400,10 @@ static void test_sample_rule(void **state)
 	assert_int_equal(timed(&call, 5000), 257);
 	call.enter_ns += 10000000;		/* 10 ms later: 10 more */
 	assert_int_equal(timed(&call, 5000), 10);
+	call.bytes = 4096;			/* another size: its own burst */
+	assert_int_equal(timed(&call, 5000), 257);
+	call.bytes = 12;			/* 8-15 bytes: the same class as 8 */
+	assert_int_equal(timed(&call, 5000), 0);
 	call.bytes = 1 << 20;			/* big calls: every one */
 	assert_int_equal(timed(&call, 100), 100);
 	call.bytes = 8;
