@@ -357,7 +357,8 @@ void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *));
 int ng_recbuf_push(const struct ng_call *call);	/* -1: this thread has none */
 int ng_recbuf_drain(void);
 int ng_recbuf_count(void);		/* rings made so far */
-void ng_recbuf_wait(int ms);
+void ng_recbuf_wait(int ms, int idle);
+void ng_recbuf_wake_if_idle(void);	/* a flight for the watchdog */
 void ng_recbuf_reset_after_fork(void);
 extern uint64_t ng_recbuf_full;		/* pushes that found the ring full */
 void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);

@@ -25,7 +25,7 @@
 #include "ncclguard.h"
 #include "ring.h"
 
-#define NG_EVENTS_PER_POOL 1024	/* timing events, the first two anchors */
+#define NG_EVENTS_PER_POOL 2048	/* timing events, the first two anchors */
 #define NG_MARKS_PER_POOL 1024		/* markers: cudaEventDisableTiming */
 #define NG_FLIGHTS 8192
 #define NG_GROUP_MAX 512
@@ -249,10 +249,12 @@ static void flight_submit(struct ng_flight *f)
 	if (ng_ring_push(&ng_flight_queue, f)) {
 		dropped();
 		ng_flight_put(f);
+		return;
 	}
+	ng_recbuf_wake_if_idle();
 }
 
-#define NG_SAMPLE_BURST 256	/* well under the 512 calls a pool can time at once */
+#define NG_SAMPLE_BURST 256	/* per size class; a pool times 1023 calls at once */
 
 /* Two timing events cost the caller ~3 us on an H200 host: small calls are
  * sampled (config.c) and the watchdog probes the stream to confirm the

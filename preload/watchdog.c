@@ -565,7 +565,7 @@ static void *watchdog_main(void *arg)
 		check_host_calls(now);
 		ng_clock_tick();
 		pthread_mutex_unlock(&tick_lock);
-		ng_recbuf_wait(busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS);
+		ng_recbuf_wait(busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS, !busy);
 	}
 	return NULL;
 }

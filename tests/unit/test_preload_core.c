@@ -421,6 +421,47 @@ static void test_sample_rule(void **state)
 	ng_cfg = saved;
 }
 
+/* ---- waking the watchdog --------------------------------------------- */
+
+static void *idle_sleeper(void *arg)
+{
+	uint64_t t0 = ng_now_ns();
+
+	ng_recbuf_wait(3000, 1);
+	*(uint64_t *)arg = ng_now_ns() - t0;
+	return NULL;
+}
+
+static void *busy_sleeper(void *arg)
+{
+	uint64_t t0 = ng_now_ns();
+
+	ng_recbuf_wait(300, 0);
+	*(uint64_t *)arg = ng_now_ns() - t0;
+	return NULL;
+}
+
+/* A timed call wakes a watchdog in its idle poll (so the event pool is
+ * recycled), and leaves a busy one to its short poll. */
+static void test_wake_if_idle(void **state)
+{
+	struct timespec ts = { 0, 50000000 };
+	uint64_t slept = 0;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, idle_sleeper, &slept), 0);
+	nanosleep(&ts, NULL);
+	ng_recbuf_wake_if_idle();
+	pthread_join(t, NULL);
+	assert_true(slept < 2000000000ull);	/* not the 3 s */
+	assert_int_equal(pthread_create(&t, NULL, busy_sleeper, &slept), 0);
+	nanosleep(&ts, NULL);
+	ng_recbuf_wake_if_idle();
+	pthread_join(t, NULL);
+	assert_true(slept >= 250000000ull);	/* the whole 300 ms */
+}
+
 /* ---- the recorded clock ---------------------------------------------- */
 
 static void calibrate(void)
@@ -542,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_recbuf_too_many_threads),
 		cmocka_unit_test(test_sample_config),
 		cmocka_unit_test(test_sample_rule),
+		cmocka_unit_test(test_wake_if_idle),
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_inject_valid),
 		cmocka_unit_test(test_inject_invalid),
