@@ -180,23 +180,21 @@ void ng_clock_tick(void)
 
 	if (!usable || read_pair(&t, &ns) || t <= base_tsc || ns <= base_ns)
 		return;
-	if (!map.on) {
-		if (ns - base_ns < NG_CLOCK_MIN_WINDOW_NS)
-			return;
-		mult = (uint64_t)(((unsigned __int128)(ns - base_ns) << 32) / (t - base_tsc));
-		publish(1, t, ns, mult);
+	if (!map.on && ns - base_ns < NG_CLOCK_MIN_WINDOW_NS)
 		return;
-	}
 	/* What the mapping in use says now against the clock: a jump (a
 	 * suspended or migrated VM) means the TSC cannot be relied on. */
-	err = convert(t, map.tsc0, map.ns0, map.mult);
-	err = err > ns ? err - ns : ns - err;
-	if (err > NG_CLOCK_MAX_ERROR_NS) {
-		ng_info("the TSC drifted %llu us from CLOCK_MONOTONIC: recorded host "
-			"times use clock_gettime from now on", (unsigned long long)err / 1000);
-		usable = 0;
-		publish(0, 0, 0, 0);
-		return;
+	if (map.on) {
+		err = convert(t, map.tsc0, map.ns0, map.mult);
+		err = err > ns ? err - ns : ns - err;
+		if (err > NG_CLOCK_MAX_ERROR_NS) {
+			ng_info("the TSC drifted %llu us from CLOCK_MONOTONIC: recorded host "
+				"times use clock_gettime from now on",
+				(unsigned long long)err / 1000);
+			usable = 0;
+			publish(0, 0, 0, 0);
+			return;
+		}
 	}
 	mult = (uint64_t)(((unsigned __int128)(ns - base_ns) << 32) / (t - base_tsc));
 	publish(1, t, ns, mult);

@@ -143,7 +143,8 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		ng_init();
 	if (ng_cfg.disabled)
 		return 0;
-	ng_first_call();
+	if (!__atomic_load_n(&ng_hot.first_call_done, __ATOMIC_ACQUIRE))
+		ng_first_call();
 	call->saved_errno = errno;
 	ng_in_shim++;
 	call->active = 1;
