@@ -143,6 +143,15 @@ extern struct ng_real_nccl ng_real;
 int ng_resolve_nccl(void);
 /* Path of the library the table resolved to ("" if none). */
 const char *ng_nccl_path(void);
+/* The executable segment of the resolved NCCL, where its calls to its own
+ * public functions come from; set by ng_resolve_nccl. */
+extern uintptr_t ng_nccl_text_lo, ng_nccl_text_len;
+int ng_nccl_text_set(const void *addr);
+static inline int ng_from_nccl(const void *ret)
+{
+	return (uintptr_t)ret - __atomic_load_n(&ng_nccl_text_lo, __ATOMIC_RELAXED) <
+	       __atomic_load_n(&ng_nccl_text_len, __ATOMIC_ACQUIRE);
+}
 /* The resolver's building blocks, for unit tests. */
 void *ng_resolve_symbol(const char *name, void **handle_io);
 int ng_is_self(const void *addr);

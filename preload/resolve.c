@@ -3,6 +3,7 @@
  * nothing there; the loaded copy is still reachable with RTLD_NOLOAD.  The
  * strong pnccl* names cannot be interposed by anyone, ourselves included. */
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 static int resolved;		/* 1: NCCL found; atomics */
 static char nccl_path[PATH_MAX];
+uintptr_t ng_nccl_text_lo, ng_nccl_text_len;
 
 int ng_is_self(const void *addr)
 {
@@ -68,6 +70,45 @@ void *ng_resolve_symbol(const char *name, void **handle_io)
 	return NULL;
 }
 
+struct text_find {
+	uintptr_t addr, lo, len;
+};
+
+static int text_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct text_find *t = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    t->addr - lo < ph->p_memsz) {
+			t->lo = lo;
+			t->len = ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* NCCL calls some of its own public functions through its PLT (2.28:
+ * ncclCommGetAsyncError inside every collective, ncclGetUniqueId,
+ * ncclBroadcast): those calls land here and are NCCL's, not the
+ * program's.  Remember where NCCL's code is to tell them apart. */
+int ng_nccl_text_set(const void *addr)
+{
+	struct text_find t = { (uintptr_t)addr, 0, 0 };
+
+	if (!dl_iterate_phdr(text_of, &t))
+		return -1;
+	__atomic_store_n(&ng_nccl_text_len, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ng_nccl_text_lo, t.lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&ng_nccl_text_len, t.len, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int ng_resolve_nccl(void)
 {
 	void *handle = NULL;
@@ -102,6 +143,9 @@ int ng_resolve_nccl(void)
 		if (!realpath(info.dli_fname, nccl_path))
 			snprintf(nccl_path, sizeof(nccl_path), "%s", info.dli_fname);
 	}
+	if (ng_nccl_text_set((void *)ng_real.ncclGetVersion))
+		ng_debug("no code segment found for %s: its calls to its own API look like the program's",
+			 nccl_path);
 	if (missing)
 		ng_debug("%d NCCL entry points are not in %s (older NCCL); calls to them fail with ncclInvalidUsage",
 			 missing, nccl_path);

@@ -30,9 +30,12 @@ static int ensure(int fn, void *const *slot)
 		return ng_real.name args;                                     \
 	}
 
+/* NCCL's own calls to its API (resolve.c) go straight back to it. */
 #define NCCL_HOOK(ret, fail, name, op, params, args)                          \
 	NG_EXPORT ret name params                                             \
 	{                                                                     \
+		if (ng_from_nccl(__builtin_return_address(0)) && ng_real.name) \
+			return ng_real.name args;                             \
 		return ngw_##name args;                                       \
 	}
 

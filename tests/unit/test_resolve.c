@@ -66,6 +66,16 @@ static void test_rtld_local(void **state)
 	count(NULL, &v);
 	assert_int_equal(v, 11112);
 	assert_null(ng_resolve_symbol("ncclNoSuchThing", &h));
+
+	/* Calls coming from that library's code are NCCL's own. */
+	assert_false(ng_from_nccl((void *)fn));
+	assert_int_equal(ng_nccl_text_set((void *)fn), 0);
+	assert_true(ng_from_nccl((void *)fn));
+	assert_true(ng_from_nccl((const char *)count + 1));
+	assert_false(ng_from_nccl((void *)&ng_is_self));
+	assert_false(ng_from_nccl((void *)&printf));
+	assert_false(ng_from_nccl(&v));		/* data, not code */
+	assert_int_not_equal(ng_nccl_text_set(&v), 0);
 }
 
 static void test_self(void **state)
