@@ -108,10 +108,14 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
 		if (s->flags & NG_S_ENQ) {
 			sep(an);
 			fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"enqueue\",\"name\":\"%s\","
-				"\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"seq\":%llu,\"bytes\":%llu,"
-				"\"host_us\":%.3f}}", op, pid, tid, us(an, s->enter_ns + off),
-				(unsigned long long)e->seq, (unsigned long long)s->bytes,
-				(double)(s->exit_ns - s->enter_ns) / 1e3);
+				"\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"seq\":%llu,\"bytes\":%llu",
+				op, pid, tid, us(an, s->enter_ns + off),
+				(unsigned long long)e->seq, (unsigned long long)s->bytes);
+			/* The shim measures the host span with the GPU time only
+			 * (exit_ns 0 otherwise). */
+			if (s->exit_ns >= s->enter_ns && s->exit_ns > 0)
+				fprintf(f, ",\"host_us\":%.3f", (double)(s->exit_ns - s->enter_ns) / 1e3);
+			fputs("}}", f);
 		}
 		if ((s->flags & NG_S_TIMED) && s->gpu_end >= s->gpu_start && s->gpu_start > 0) {
 			int64_t dur = s->gpu_end - s->gpu_start;

@@ -46,7 +46,7 @@ uint64_t ng_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-uint64_t ng_now_coarse_ns(void)
+NG_HOT uint64_t ng_now_coarse_ns(void)
 {
 	struct timespec ts;
 
@@ -91,7 +91,7 @@ static uint64_t convert(uint64_t t, uint64_t tsc0, uint64_t ns0, uint64_t mult)
 	return t >= tsc0 ? ns0 + scale(t - tsc0, mult) : ns0 - scale(tsc0 - t, mult);
 }
 
-uint64_t ng_clock_ns(void)
+NG_HOT uint64_t ng_clock_ns(void)
 {
 	uint32_t s;
 	uint64_t t, tsc0, ns0, mult;

@@ -13,30 +13,31 @@
 
 struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
 static int host_slots_used;
-static NG_TLS struct ng_hostcall *my_slot;
-static NG_TLS int my_slot_none;
 
-static struct ng_hostcall *slot(void)
+static NG_COLD struct ng_hostcall *slot_claim(void)
 {
-	int i;
+	int e = errno, i;
 
-	if (my_slot || my_slot_none)
-		return my_slot;
+	if (ng_tls.slot_none)
+		return NULL;
 	i = __atomic_fetch_add(&host_slots_used, 1, __ATOMIC_RELAXED);
 	if (i >= NG_HOST_SLOTS) {
-		my_slot_none = 1;
+		ng_tls.slot_none = 1;
 		return NULL;
 	}
-	my_slot = &ng_host_slots[i];
-	my_slot->tid = (int)syscall(SYS_gettid);
-	return my_slot;
+	ng_tls.slot = &ng_host_slots[i];
+	ng_tls.slot->tid = (int)syscall(SYS_gettid);
+	errno = e;
+	return ng_tls.slot;
 }
 
-void ng_host_enter_at(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now)
+static inline void host_enter(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now)
 {
-	struct ng_hostcall *s = slot();
+	struct ng_hostcall *s = ng_tls.slot;
 
-	if (!s || s->enter_ns)	/* nested: keep the outer call */
+	if (__builtin_expect(!s, 0) && !(s = slot_claim()))
+		return;
+	if (s->enter_ns)	/* nested: keep the outer call */
 		return;
 	s->fn = fn;
 	s->comm_hash = comm_hash;
@@ -45,15 +46,20 @@ void ng_host_enter_at(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now)
 	__atomic_store_n(&s->enter_ns, now ? now : 1, __ATOMIC_RELEASE);
 }
 
+static inline void host_exit(void)
+{
+	if (ng_tls.slot)
+		__atomic_store_n(&ng_tls.slot->enter_ns, 0, __ATOMIC_RELEASE);
+}
+
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
 {
-	ng_host_enter_at(fn, comm_hash, seq, ng_now_ns());
+	host_enter(fn, comm_hash, seq, ng_now_ns());
 }
 
 void ng_host_exit(void)
 {
-	if (my_slot)
-		__atomic_store_n(&my_slot->enter_ns, 0, __ATOMIC_RELEASE);
+	host_exit();
 }
 
 void ng_missing(int fn)
@@ -102,50 +108,134 @@ static uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_t bytes
 /* A thread calls on one communicator after another: the last one found
  * saves the registry's line.  Records are never freed, and a destroyed
  * one is marked dead, so the cached pointer is safe to check. */
-static NG_TLS ncclComm_t last_handle;
-static NG_TLS struct ng_comm *last_comm;
 
 static struct ng_comm *comm_of(ncclComm_t h)
 {
-	struct ng_comm *c = last_comm;
+	struct ng_comm *c = ng_tls.last_comm;
 
-	if (c && h == last_handle && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
+	if (c && h == ng_tls.last_handle && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
 		return c;
 	c = ng_comm_find(h);
-	last_handle = h;
-	last_comm = c;
+	ng_tls.last_handle = h;
+	ng_tls.last_comm = c;
 	return c;
 }
 
-static int capturing(cudaStream_t s)
+/*
+ * The rare cases, out of line and in .text.unlikely: every line of code
+ * and data the common case touches is a miss after NCCL's 5 us of host
+ * code (perf on an H200 host spread the shim's samples over the first
+ * instruction of each line), and only these may change errno.
+ */
+static NG_COLD int coll_setup(void)
 {
-	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+	int e = errno;
 
-	if (!__atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED) ||
-	    !ng_cuda.cudaStreamIsCapturing)
-		return 0;
-	if (ng_cuda.cudaStreamIsCapturing(s, &st) != cudaSuccess)
-		return 0;
-	return st != cudaStreamCaptureStatusNone;
+	if (!__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
+		ng_init();
+	if (!ng_cfg.disabled)
+		ng_first_call();
+	errno = e;
+	return !ng_cfg.disabled;
 }
 
-int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
-		  ncclDataType_t dtype, int root, ncclComm_t comm,
-		  cudaStream_t stream, int per_rank, const void *ret)
+static NG_COLD int capturing(cudaStream_t s)
+{
+	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+	int e = errno, r = 0;
+
+	if (ng_cuda.cudaStreamIsCapturing &&
+	    ng_cuda.cudaStreamIsCapturing(s, &st) == cudaSuccess)
+		r = st != cudaStreamCaptureStatusNone;
+	errno = e;
+	return r;
+}
+
+static NG_COLD const char *callsite(const void *ret)
+{
+	int e = errno;
+	const char *site = ng_callsite(ret);
+
+	errno = e;
+	return site;
+}
+
+/* 1: the call is not forwarded (an injected drop or error). */
+static NG_COLD int inject(struct ng_call *call)
+{
+	uint64_t seq = call->seq ? call->seq : call->p2p_seq;
+	int e = errno, inj;
+
+	inj = ng_inject_check(call->fn, ng_fn_op[call->fn], call->comm, seq, &call->result);
+	errno = e;
+	if (inj == NG_INJ_DROP || inj == NG_INJ_ERROR) {
+		ng_coll_end(call, call->result);
+		return 1;
+	}
+	/* An injected delay makes a slow rank: it arrives late. */
+	if (inj == NG_INJ_DELAY)
+		call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
+	return 0;
+}
+
+static NG_COLD void timing_start(struct ng_call *call)
+{
+	int e = errno;
+
+	ng_timing_before(call);
+	errno = e;
+}
+
+static NG_COLD void timing_end(struct ng_call *call, ncclResult_t r)
+{
+	int e = errno;
+
+	if (ng_group_depth)
+		ng_timing_group_member(call, r);
+	else
+		ng_timing_after(call, r);
+	errno = e;
+}
+
+/* No ring for this thread: write the event here. */
+static NG_COLD void record_inline(const struct ng_call *call)
+{
+	struct ng_enq_rec rec;
+	int e = errno;
+
+	ng_enq_fill(&rec, call);
+	ng_trace_enqueue(&rec);
+	errno = e;
+}
+
+static NG_COLD void record_callsite(const struct ng_call *call)
+{
+	struct ng_ev_callsite ev = {
+		.comm_hash = call->comm->hash,
+		.seq = call->seq ? call->seq : call->p2p_seq,
+		.frames = call->site,
+	};
+	int e = errno;
+
+	ng_hot.tp->callsite(&ev);
+	errno = e;
+}
+
+NG_HOT int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
+			 ncclDataType_t dtype, int root, ncclComm_t comm,
+			 cudaStream_t stream, int per_rank, const void *ret)
 {
 	struct ng_comm *c;
-	int inj;
+	uint64_t seq;
 
 	call->active = 0;
 	if (ng_in_shim)
 		return 0;
-	if (!__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
-		ng_init();
-	if (ng_cfg.disabled)
+	if (__builtin_expect(!__atomic_load_n(&ng_hot.first_call_done, __ATOMIC_ACQUIRE), 0) &&
+	    !coll_setup())
 		return 0;
-	if (!__atomic_load_n(&ng_hot.first_call_done, __ATOMIC_ACQUIRE))
-		ng_first_call();
-	call->saved_errno = errno;
+	if (__builtin_expect(ng_cfg.disabled, 0))
+		return 0;
 	ng_in_shim++;
 	call->active = 1;
 	call->fn = fn;
@@ -162,75 +252,50 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->nranks = c ? c->nranks : 0;
 	call->bytes = count * ng_dtype_size(dtype) * (per_rank && c ? c->nranks : 1);
 	call->seq = call->p2p_seq = 0;
+	seq = 0;
 	if (c) {
 		if (is_p2p)
-			call->p2p_seq = bump(&c->p2p_seq);
+			seq = call->p2p_seq = bump(&c->p2p_seq);
 		else
-			call->seq = bump(&c->seq);
+			seq = call->seq = bump(&c->seq);
 	}
-	call->captured = capturing(stream);
+	call->captured = __builtin_expect(ng_hot.capture_seen, 0) ? capturing(stream) : 0;
 	call->flight = NULL;
 	call->index = 0;
-	call->site = ng_cfg.stacks ? ng_callsite(ret) : NULL;
+	call->site = __builtin_expect(ng_cfg.stacks, 0) ? callsite(ret) : NULL;
 	if (c && !call->captured)
-		call->index = remember(c, fn, call->seq ? call->seq : call->p2p_seq,
-				       call->bytes, call->enter_ns, stream, call->site);
-	ng_host_enter_at(fn, c ? c->hash : 0, call->seq ? call->seq : call->p2p_seq,
-			 call->enter_ns);
-	if (__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED)) {
-		inj = ng_inject_check(fn, ng_fn_op[fn], c,
-				      call->seq ? call->seq : call->p2p_seq,
-				      &call->result);
-		if (inj == NG_INJ_DROP || inj == NG_INJ_ERROR) {
-			ng_coll_end(call, call->result);
-			return 1;
-		}
-		/* An injected delay makes a slow rank: it arrives late. */
-		if (inj == NG_INJ_DELAY)
-			call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
-	}
-	if (!ng_group_depth)
-		ng_timing_before(call);
-	errno = call->saved_errno;
+		call->index = remember(c, fn, seq, call->bytes, call->enter_ns, stream, call->site);
+	host_enter(fn, c ? c->hash : 0, seq, call->enter_ns);
+	if (__builtin_expect(__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED), 0) &&
+	    inject(call))
+		return 1;
+	if (!ng_group_depth && c && c->pool && !call->captured && ng_timing_sampled(call))
+		timing_start(call);
 	return 0;
 }
 
-void ng_coll_end(struct ng_call *call, ncclResult_t r)
+NG_HOT void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
-	int saved = errno;
-
+	call->result = r;
+	/* The host span only with the GPU time: a second TSC read costs
+	 * 25 ns on the H200 hosts, half a point of an 8-byte all-reduce. */
 	call->exit_ns = 0;
 	if (call->trace) {
-		uint64_t t = ng_clock_ns();
+		if (call->flight || ng_group_depth) {
+			uint64_t t = ng_clock_ns();
 
-		/* A recalibration in between may step the clock back by ns. */
-		call->exit_ns = t > call->enter_ns ? t : call->enter_ns;
-	}
-	call->result = r;
-	/* The event itself is written by the watchdog thread, off this path,
-	 * and before the flight below can complete. */
-	if (call->trace && ng_recbuf_push(call)) {
-		struct ng_enq_rec rec;	/* no ring for this thread: write it here */
-
-		ng_enq_fill(&rec, call);
-		ng_trace_enqueue(&rec);
-	}
-	if (ng_group_depth)
-		ng_timing_group_member(call, r);
-	else
-		ng_timing_after(call, r);
-	ng_host_exit();
-	if (ng_hot.tp) {
-		if (call->site && call->comm) {
-			struct ng_ev_callsite ev = {
-				.comm_hash = call->comm->hash,
-				.seq = call->seq ? call->seq : call->p2p_seq,
-				.frames = call->site,
-			};
-
-			ng_hot.tp->callsite(&ev);
+			/* A recalibration in between may step the clock back by ns. */
+			call->exit_ns = t > call->enter_ns ? t : call->enter_ns;
 		}
+		/* The event itself is written by the watchdog thread, off this
+		 * path, and before the flight below can complete. */
+		if (__builtin_expect(ng_recbuf_push(call), 0))
+			record_inline(call);
 	}
+	if (call->flight || ng_group_depth)
+		timing_end(call, r);
+	host_exit();
+	if (__builtin_expect(call->site != NULL, 0) && call->comm && ng_hot.tp)
+		record_callsite(call);
 	ng_in_shim--;
-	errno = saved;
 }

@@ -27,3 +27,5 @@ struct ng_config ng_cfg NG_HOT_DATA = {
 };
 
 struct ng_real_nccl ng_real NG_HOT_DATA;
+
+NG_TLS struct ng_tls ng_tls;

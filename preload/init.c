@@ -12,7 +12,6 @@
 #include "ncclguard.h"
 
 
-NG_TLS int ng_in_shim;
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int saw_nccl_call;

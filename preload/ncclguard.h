@@ -19,6 +19,10 @@
 #define NG_EXPORT __attribute__((visibility("default")))
 #define NG_TLS __thread __attribute__((tls_model("initial-exec")))
 #define NG_UNUSED __attribute__((unused))
+/* The per-call path in .text.hot, its rare cases in .text.unlikely: the
+ * lines a call runs are then few and together. */
+#define NG_HOT __attribute__((hot))
+#define NG_COLD __attribute__((cold, noinline))
 
 /* Take the line for writing now, during the 5 us of NCCL's own code, so
  * the next call's store to it does not wait for the watchdog's core to
@@ -127,7 +131,20 @@ void ng_init(void);
  * start the watchdog.  Cheap after the first time. */
 void ng_first_call(void);
 /* Re-entrancy guard: nonzero while this thread is inside the shim. */
-extern NG_TLS int ng_in_shim;
+/* What a call reads of its thread, in one line and behind one GOT entry
+ * (each initial-exec variable of a shared object is one more load). */
+struct ng_recbuf;
+struct ng_tls {
+	int in_shim;			/* re-entrancy guard */
+	int group_depth;		/* ncclGroupStart nesting */
+	ncclComm_t last_handle;		/* coll.c: the last comm found */
+	struct ng_comm *last_comm;
+	struct ng_hostcall *slot;	/* coll.c: this thread's host call */
+	struct ng_recbuf *recbuf;	/* recbuf.c: this thread's ring */
+	int slot_none, recbuf_none;	/* none left for this thread */
+} __attribute__((aligned(64)));
+extern NG_TLS struct ng_tls ng_tls;
+#define ng_in_shim (ng_tls.in_shim)
 
 /* ---- resolve.c: the real NCCL functions (from nccl_api.def) ----------- */
 #define NCCL_PASS(ret, fail, name, params, args) ret(*name) params;
@@ -170,7 +187,20 @@ extern const char *const ng_fn_op[NG_FN_COUNT];	/* "allreduce", "-" */
 extern const unsigned char ng_fn_per_rank[NG_FN_COUNT];	/* count is per rank */
 /* Is `op` an operation name of some entry point?  (injection specs) */
 int ng_op_known(const char *op);
-size_t ng_dtype_size(ncclDataType_t t);
+/* Bytes per element, 0 if unknown: log2 of each size packed two bits
+ * per type, so a call reads no table. */
+#define NG_DT_LOG2(t, l) ((uint32_t)(l) << (2 * (t)))
+#define NG_DT_SIZES (NG_DT_LOG2(ncclInt8, 0) | NG_DT_LOG2(ncclUint8, 0) |        \
+		     NG_DT_LOG2(ncclInt32, 2) | NG_DT_LOG2(ncclUint32, 2) |      \
+		     NG_DT_LOG2(ncclInt64, 3) | NG_DT_LOG2(ncclUint64, 3) |      \
+		     NG_DT_LOG2(ncclFloat16, 1) | NG_DT_LOG2(ncclFloat32, 2) |   \
+		     NG_DT_LOG2(ncclFloat64, 3) | NG_DT_LOG2(ncclBfloat16, 1) |  \
+		     NG_DT_LOG2(ncclFloat8e4m3, 0) | NG_DT_LOG2(ncclFloat8e5m2, 0))
+static inline size_t ng_dtype_size(ncclDataType_t t)
+{
+	_Static_assert(ncclNumTypes <= 16, "two bits per type in a 32-bit word");
+	return (unsigned)t < ncclNumTypes ? (size_t)1 << ((NG_DT_SIZES >> (2 * t)) & 3) : 0;
+}
 
 /* ---- cudart.c: the CUDA runtime calls the shim itself makes ----------- */
 struct ng_real_cuda {
@@ -270,7 +300,6 @@ struct ng_call {
 	cudaStream_t stream;
 	int captured;
 	uint64_t index;			/* the comm's call counter, coll and p2p */
-	int saved_errno;
 	ncclResult_t result;		/* when the call is not forwarded */
 	struct ng_flight *flight;
 	const char *site;		/* symbolised call site, NCCLGUARD_STACKS=1 */
@@ -295,9 +324,8 @@ struct ng_hostcall {
 #define NG_HOST_SLOTS 256
 extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq);
-void ng_host_enter_at(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now);
 void ng_host_exit(void);
-extern NG_TLS int ng_group_depth;
+#define ng_group_depth (ng_tls.group_depth)
 
 /* Hand-written wrappers of the NCCL_HOOK entries (wrap_comm.c). */
 #define NCCL_HOOK(ret, fail, name, op, params, args) ret ngw_##name params;
@@ -358,7 +386,32 @@ void ng_timing_before(struct ng_call *call);
 void ng_timing_after(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_end(ncclResult_t r);
-int ng_timing_sampled(const struct ng_call *call);	/* GPU-time this call? */
+#define NG_SAMPLE_BURST 256	/* per size class; a pool times 1023 calls at once */
+/* Two timing events cost the caller ~3 us on an H200 host: small calls are
+ * sampled (config.c) and the watchdog probes the stream to confirm the
+ * ones in between (watchdog.c).  A sampled call is timed while a session
+ * records, and marked otherwise.  Rate sampling is GCRA over the comm's
+ * calls of one power-of-two size class: a call conforms unless its class
+ * is NG_SAMPLE_BURST gaps ahead of schedule.  Once the program captures
+ * graphs, probes are unsafe, so every call is sampled.  Needs call->comm. */
+static inline int ng_timing_sampled(const struct ng_call *call)
+{
+	struct ng_comm *c = call->comm;
+	uint64_t now = call->enter_ns, tat, *slot;
+
+	if (call->bytes >= ng_cfg.sample_bytes ||
+	    __atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED))
+		return 1;
+	if (!ng_cfg.sample_gap_ns)
+		return ng_cfg.sample_every <= 1 ||
+		       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0;
+	slot = &c->sample_tat[63 - __builtin_clzll(call->bytes | 1)];
+	tat = *slot;
+	if (tat > now + NG_SAMPLE_BURST * ng_cfg.sample_gap_ns)
+		return 0;
+	*slot = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
+	return 1;
+}
 /* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c);
  * threads beyond NG_RECBUFS_MAX at once write their events themselves. */
 #define NG_RECBUFS_MAX 256

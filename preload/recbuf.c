@@ -12,6 +12,7 @@
  * thread that exits leaves its ring to the next thread that needs one;
  * past NG_RECBUFS_MAX threads, a thread writes its events itself.
  */
+#include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,8 +36,6 @@ struct ng_recbuf {
 
 static struct ng_recbuf *bufs[NG_RECBUFS_MAX];
 static int nbufs;
-static NG_TLS struct ng_recbuf *mine;
-static NG_TLS int none;
 static pthread_key_t exit_key;
 static int key_ok;
 static int kick;			/* futex: the watchdog should drain now */
@@ -73,7 +72,7 @@ static struct ng_recbuf *claim(void)
 	struct ng_recbuf *b = NULL;
 	int i, n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE);
 
-	if (none || !key_ok)
+	if (ng_tls.recbuf_none || !key_ok)
 		return NULL;
 	for (i = 0; i < n && !b; i++) {
 		struct ng_recbuf *o = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
@@ -86,17 +85,17 @@ static struct ng_recbuf *claim(void)
 	if (!b) {
 		i = __atomic_fetch_add(&nbufs, 1, __ATOMIC_ACQ_REL);
 		if (i >= NG_RECBUFS_MAX || !(b = calloc(1, sizeof(*b)))) {
-			none = 1;
+			ng_tls.recbuf_none = 1;
 			return NULL;
 		}
 		__atomic_store_n(&bufs[i], b, __ATOMIC_RELEASE);
 	}
 	if (pthread_setspecific(exit_key, b)) {
 		orphan(b);
-		none = 1;
+		ng_tls.recbuf_none = 1;
 		return NULL;
 	}
-	mine = b;
+	ng_tls.recbuf = b;
 	return b;
 }
 
@@ -106,29 +105,63 @@ static void wake_watchdog(void)
 	syscall(SYS_futex, &kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-int ng_recbuf_push(const struct ng_call *call)
+NG_HOT void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
-	struct ng_recbuf *b = mine ? mine : claim();
-	uint64_t t, used;
+	r->comm_hash = call->comm ? call->comm->hash : 0;
+	r->seq = call->seq ? call->seq : call->p2p_seq;
+	r->count = call->count;
+	r->stream = (uint64_t)(uintptr_t)call->stream;
+	r->enter_ns = call->enter_ns;
+	r->exit_ns = call->exit_ns;
+	r->root = call->root;
+	r->nranks = call->nranks;
+	r->fn = (uint8_t)call->fn;
+	r->dtype = (uint8_t)call->dtype;
+	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
+	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0);
+	r->result = call->result;
+}
 
-	if (!b)
+/* The ring is half full or more: is there room for one record? */
+static NG_COLD void make_room(struct ng_recbuf *b, uint64_t t)
+{
+	int e = errno;
+	uint64_t used;
+
+	b->head_seen = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	used = t - b->head_seen;
+	/* Half full: the watchdog is asleep for long (idle poll). */
+	if (used == NG_RECBUF_SIZE / 2)
+		wake_watchdog();
+	if (used >= NG_RECBUF_SIZE) {
+		__atomic_add_fetch(&ng_recbuf_full, 1, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&drain_lock);
+		drain_one(b);
+		pthread_mutex_unlock(&drain_lock);
+		b->head_seen = t;
+	}
+	errno = e;
+}
+
+static NG_COLD struct ng_recbuf *claim_keep_errno(void)
+{
+	int e = errno;
+	struct ng_recbuf *b = claim();
+
+	errno = e;
+	return b;
+}
+
+NG_HOT int ng_recbuf_push(const struct ng_call *call)
+{
+	struct ng_recbuf *b = ng_tls.recbuf;
+	uint64_t t;
+
+	if (__builtin_expect(!b, 0) && !(b = claim_keep_errno()))
 		return -1;
 	t = b->tail;
-	used = t - b->head_seen;
-	if (used >= NG_RECBUF_SIZE / 2) {
-		b->head_seen = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
-		used = t - b->head_seen;
-		/* Half full: the watchdog is asleep for long (idle poll). */
-		if (used == NG_RECBUF_SIZE / 2)
-			wake_watchdog();
-		if (used >= NG_RECBUF_SIZE) {
-			__atomic_add_fetch(&ng_recbuf_full, 1, __ATOMIC_RELAXED);
-			pthread_mutex_lock(&drain_lock);
-			drain_one(b);
-			pthread_mutex_unlock(&drain_lock);
-			b->head_seen = t;
-		}
-	}
+	if (__builtin_expect(t - b->head_seen >= NG_RECBUF_SIZE / 2, 0))
+		make_room(b, t);
 	ng_enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
 	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
 	ng_prefetch_w(&b->rec[(t + 1) & (NG_RECBUF_SIZE - 1)]);
@@ -189,8 +222,8 @@ void ng_recbuf_reset_after_fork(void)
 	for (int i = 0; i < NG_RECBUFS_MAX; i++)
 		bufs[i] = NULL;
 	nbufs = 0;
-	mine = NULL;
-	none = 0;
+	ng_tls.recbuf = NULL;
+	ng_tls.recbuf_none = 0;
 	kick = 0;
 	idling = 0;
 	pthread_mutex_init(&drain_lock, NULL);

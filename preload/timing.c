@@ -52,7 +52,6 @@ struct ng_group {
 };
 
 static NG_TLS struct ng_group *tls_group;
-NG_TLS int ng_group_depth;
 
 static int timing_setup(void)
 {
@@ -205,23 +204,6 @@ static void flight_fill(struct ng_flight *f, const struct ng_call *call)
 	f->start = f->end = NULL;
 }
 
-void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
-{
-	r->comm_hash = call->comm ? call->comm->hash : 0;
-	r->seq = call->seq ? call->seq : call->p2p_seq;
-	r->count = call->count;
-	r->stream = (uint64_t)(uintptr_t)call->stream;
-	r->enter_ns = call->enter_ns;
-	r->exit_ns = call->exit_ns;
-	r->root = call->root;
-	r->nranks = call->nranks;
-	r->fn = (uint8_t)call->fn;
-	r->dtype = (uint8_t)call->dtype;
-	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
-	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0);
-	r->result = call->result;
-}
-
 static struct ng_flight *flight_get(const struct ng_call *call)
 {
 	struct ng_flight *f = ng_ring_pop(&flight_free);
@@ -254,34 +236,6 @@ static void flight_submit(struct ng_flight *f)
 	ng_recbuf_wake_if_idle();
 }
 
-#define NG_SAMPLE_BURST 256	/* per size class; a pool times 1023 calls at once */
-
-/* Two timing events cost the caller ~3 us on an H200 host: small calls are
- * sampled (config.c) and the watchdog probes the stream to confirm the
- * ones in between (watchdog.c).  A sampled call is timed while a session
- * records, and marked otherwise.  Rate sampling is GCRA over the comm's
- * calls of one power-of-two size class: a call conforms unless its class
- * is NG_SAMPLE_BURST gaps ahead of schedule.  Once the program captures graphs, probes are unsafe, so every
- * call is sampled. */
-int ng_timing_sampled(const struct ng_call *call)
-{
-	struct ng_comm *c = call->comm;
-	uint64_t now = call->enter_ns, tat, *slot;
-
-	if (call->bytes >= ng_cfg.sample_bytes ||
-	    __atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED))
-		return 1;
-	if (!ng_cfg.sample_gap_ns)
-		return ng_cfg.sample_every <= 1 ||
-		       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0;
-	slot = &c->sample_tat[63 - __builtin_clzll(call->bytes | 1)];
-	tat = *slot;
-	if (tat > now + NG_SAMPLE_BURST * ng_cfg.sample_gap_ns)
-		return 0;
-	*slot = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
-	return 1;
-}
-
 void ng_timing_init(void)
 {
 	pthread_mutex_lock(&pool_lock);
@@ -290,15 +244,14 @@ void ng_timing_init(void)
 	pthread_mutex_unlock(&pool_lock);
 }
 
-/* Before the real call (outside a group): the opening event. */
+/* Before the real call of a sampled call outside a group (coll.c decided
+ * with ng_timing_sampled, the comm has a pool): the opening event. */
 void ng_timing_before(struct ng_call *call)
 {
-	struct ng_pool *p = call->comm ? call->comm->pool : NULL;
+	struct ng_pool *p = call->comm->pool;
 	struct ng_flight *f;
 
 	call->flight = NULL;
-	if (!p || call->captured || !ng_timing_sampled(call))
-		return;
 	f = flight_get(call);
 	if (!f) {
 		dropped();

@@ -2,7 +2,8 @@
 """Checks a Chrome trace-event JSON file as Perfetto reads it (the JSON
 Object Format): {"traceEvents": [...]}, each event with ph, pid, tid, ts;
 X slices with a non-negative dur; process names "rank R host:pid";
-GPU slices carry seq, bytes and busbw_gbps."""
+GPU slices carry seq, bytes and busbw_gbps; an enqueue's host_us, where
+present, is not negative."""
 import json
 import re
 import sys
@@ -31,6 +32,8 @@ def main(path):
             slices += 1
         else:
             assert e["s"] in ("t", "p", "g"), e
+            # an enqueue's host span, where the shim measured one
+            assert e.get("args", {}).get("host_us", 0) >= 0, e
     assert slices or any(e.get("cat") == "hang" for e in evs), "no GPU slices"
     return 0
 
