@@ -54,6 +54,9 @@ static size_t slot_of(ncclComm_t h)
 	return (x >> 20) & (NG_COMM_SLOTS - 1);
 }
 
+_Static_assert(__builtin_offsetof(struct ng_comm, sample_cls) < 64,
+	       "what every call reads of a comm fits one line");
+
 struct ng_comm *ng_comm_find(ncclComm_t h)
 {
 	size_t i = slot_of(h);

@@ -8,9 +8,7 @@
 
 #define NG_HOT_DATA __attribute__((section(".data.ng_hot"), aligned(64)))
 
-struct ng_hot ng_hot NG_HOT_DATA;
-
-struct ng_config ng_cfg NG_HOT_DATA = {
+struct ng_hotcfg ng_hotcfg NG_HOT_DATA = { .cfg = {
 	.log_level = NG_LOG_INFO,
 	.timeout_s = 600,
 	.init_timeout_s = 300,
@@ -24,7 +22,9 @@ struct ng_config ng_cfg NG_HOT_DATA = {
 	.sample_gap_ns = 10000000,
 	.sample_bytes = 1 << 20,
 	.tsc = 1,
-};
+} };
+_Static_assert(__builtin_offsetof(struct ng_hotcfg, cfg.sample_bytes) + 8 <= 64,
+	       "what every call reads fits one line");
 
 struct ng_real_nccl ng_real NG_HOT_DATA;
 

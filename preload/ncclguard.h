@@ -58,15 +58,16 @@ void ng_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- config.c: environment, overridden by the policy file ------------- */
 enum ng_action { NG_ACT_WARN = 0, NG_ACT_ABORT, NG_ACT_EXIT };
 struct ng_config {
-	/* Read by every call: first, in ng_cfg's first cache line (hot.c). */
+	/* Read by every call: first, in ng_hot's cache line (hot.c). */
 	int disabled;
 	int stacks;
-	/* GPU timing of calls below sample_bytes: 1 in sample_every, or with
-	 * sample_gap_ns set, at most one per gap on average per comm (bursts
-	 * of NG_SAMPLE_BURST).  Calls of sample_bytes or more: every one. */
-	long sample_every;
+	/* GPU timing of calls below sample_bytes: with sample_gap_ns set, at
+	 * most one per gap on average per comm and size class (bursts of
+	 * NG_SAMPLE_BURST), else 1 in sample_every.  Calls of sample_bytes or
+	 * more: every one. */
 	uint64_t sample_gap_ns;
 	uint64_t sample_bytes;
+	long sample_every;
 	int log_level;
 	int timing;			/* NCCLGUARD_TIMING=0: no GPU events at all */
 	double timeout_s;		/* collectives and host calls */
@@ -76,21 +77,27 @@ struct ng_config {
 	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
 };
-extern struct ng_config ng_cfg;
 
 /* ---- hot.c: the state every intercepted call reads ------------------- */
 /* NCCL's ~5 us of host code between two calls evicts the shim's data, so
  * each cache line and page a call touches is a miss on the next one: the
- * flags every call reads share one line, next to ng_cfg and ng_real. */
-struct ng_hot {
+ * flags every call reads and the first 24 bytes of the configuration
+ * share one line (40 + 24), next to ng_real in the same page. */
+struct ng_hot_flags {
 	int initialized;		/* ng_init done */
 	int first_call_done;		/* ng_first_call done */
 	int capture_seen;		/* the program began a stream capture */
 	int inject_active;		/* NCCLGUARD_INJECT has rules */
 	const struct ng_tp_ops *tp;	/* NULL: no provider, no events */
 	const int *coll_state[2];	/* tp's, set before tp */
+};
+struct ng_hotcfg {
+	struct ng_hot_flags hot;
+	struct ng_config cfg;
 } __attribute__((aligned(64)));
-extern struct ng_hot ng_hot;
+extern struct ng_hotcfg ng_hotcfg;
+#define ng_hot (ng_hotcfg.hot)
+#define ng_cfg (ng_hotcfg.cfg)
 /* Does a session record coll_enqueue or coll_complete now? */
 static inline int ng_trace_coll(void)
 {
@@ -242,16 +249,18 @@ struct ng_recent {			/* one cache line each */
 struct ng_comm {
 	/* What every call reads or writes, in one cache line: NCCL's 5 us of
 	 * host code per call evicts the shim's data, so each line is a miss. */
-	ncclComm_t handle;
 	uint64_t hash;
 	uint64_t seq, p2p_seq;		/* last issued (one writer: NCCL's rule) */
 	uint64_t ncalls;		/* calls issued (app thread) */
 	struct ng_pool *pool;		/* timing events of cuda_dev, NULL: untimed */
 	cudaStream_t last_stream;
+	uint64_t sample_cls_tat;	/* sample_tat[sample_cls], kept here */
 	int nranks;
-	int dead;			/* destroyed or aborted */
+	uint8_t dead;			/* destroyed or aborted */
+	uint8_t sample_cls;		/* the size class of the last call */
 	/* Timed calls only. */
 	uint64_t last_timed_call __attribute__((aligned(64)));
+	ncclComm_t handle;
 	uint64_t parent_hash;
 	int rank, cuda_dev;
 	int index;			/* creation order in this process */
@@ -269,7 +278,8 @@ struct ng_comm {
 	uint64_t reported_call;
 	int probe_out;
 	/* Rate sampling, per power-of-two size class: a loop of small calls
-	 * does not use up the samples of the other sizes. */
+	 * does not use up the samples of the other sizes.  The last class's
+	 * entry lives in the per-call line (sample_cls_tat). */
 	uint64_t sample_tat[64];
 	struct ng_recent recent[NG_RECENT];
 	pthread_mutex_t lock;		/* deferred[] only */
@@ -397,7 +407,8 @@ void ng_timing_group_end(ncclResult_t r);
 static inline int ng_timing_sampled(const struct ng_call *call)
 {
 	struct ng_comm *c = call->comm;
-	uint64_t now = call->enter_ns, tat, *slot;
+	uint64_t now = call->enter_ns, tat;
+	unsigned cls;
 
 	if (call->bytes >= ng_cfg.sample_bytes ||
 	    __atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED))
@@ -405,11 +416,16 @@ static inline int ng_timing_sampled(const struct ng_call *call)
 	if (!ng_cfg.sample_gap_ns)
 		return ng_cfg.sample_every <= 1 ||
 		       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0;
-	slot = &c->sample_tat[63 - __builtin_clzll(call->bytes | 1)];
-	tat = *slot;
+	cls = 63 - __builtin_clzll(call->bytes | 1);
+	if (__builtin_expect(cls != c->sample_cls, 0)) {
+		c->sample_tat[c->sample_cls] = c->sample_cls_tat;
+		c->sample_cls_tat = c->sample_tat[cls];
+		c->sample_cls = (uint8_t)cls;
+	}
+	tat = c->sample_cls_tat;
 	if (tat > now + NG_SAMPLE_BURST * ng_cfg.sample_gap_ns)
 		return 0;
-	*slot = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
+	c->sample_cls_tat = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
 	return 1;
 }
 /* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c);

@@ -105,7 +105,7 @@ static void wake_watchdog(void)
 	syscall(SYS_futex, &kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-NG_HOT void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
+static inline void enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
 	r->comm_hash = call->comm ? call->comm->hash : 0;
 	r->seq = call->seq ? call->seq : call->p2p_seq;
@@ -120,6 +120,11 @@ NG_HOT void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
 	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0);
 	r->result = call->result;
+}
+
+void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
+{
+	enq_fill(r, call);
 }
 
 /* The ring is half full or more: is there room for one record? */
@@ -162,7 +167,7 @@ NG_HOT int ng_recbuf_push(const struct ng_call *call)
 	t = b->tail;
 	if (__builtin_expect(t - b->head_seen >= NG_RECBUF_SIZE / 2, 0))
 		make_room(b, t);
-	ng_enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
+	enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
 	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
 	ng_prefetch_w(&b->rec[(t + 1) & (NG_RECBUF_SIZE - 1)]);
 	return 0;

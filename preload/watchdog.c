@@ -609,6 +609,8 @@ void ng_watchdog_start(void)
 	if (pthread_create(&thread, &attr, watchdog_main, NULL)) {
 		ng_warn("cannot start the watchdog thread: no timing, no hang detection");
 	} else {
+		/* Named, so that top and perf tell its time from the program's. */
+		pthread_setname_np(thread, "ncclguard-wd");
 		running = 1;
 		if (!atexit_done) {
 			atexit(flush_at_exit);

@@ -10,8 +10,10 @@
  * way a careful framework does; on an async error, abort the communicator
  * and exit 7 ("async error" on stdout).  A failed NCCL call exits 10+code.
  * --sleep S: idle S seconds with the communicator alive before the end
- * (bench/idle_cpu.sh measures the watchdog's CPU use then).
+ * (bench/idle_cpu.sh measures the watchdog's CPU use then).  --errno: set
+ * errno to a marker before each all-reduce and print what it is after.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,7 @@ int main(int argc, char **argv)
 {
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
-	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0;
+	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId id;
@@ -48,6 +50,8 @@ int main(int argc, char **argv)
 			poll = 1;
 		else if (!strcmp(argv[i], "--nonblocking"))
 			blocking = 0;
+		else if (!strcmp(argv[i], "--errno"))
+			show_errno = 1;
 		else if (!strcmp(argv[i], "--sleep") && i + 1 < argc)
 			idle = atoi(argv[++i]);
 		else {
@@ -84,7 +88,10 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			continue;
 		}
+		errno = 4321;
 		r = ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, s);
+		if (show_errno)
+			printf("iter %d errno %d\n", it, errno);
 		if (r != ncclSuccess && r != ncclInProgress) {
 			printf("allreduce %d returned %d\n", it, r);
 			fflush(stdout);

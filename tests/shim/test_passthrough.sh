@@ -23,6 +23,35 @@ for mode in "--mixed" "--mixed --group" "--split --mixed"; do
 done
 assert_grep "(split)" "$NG_TMP/shim.err"
 
+note "errno after a call is NCCL's, whatever the shim did (first call, timing, recording)"
+JOB="$NG_BUILD/tests/shim/job"
+errnos() { _t=$1; shift; launch "$_t" 2 "$@" -- "$JOB" "$NG_TMP/$_t.id" 40 --errno
+	wait_ranks "$_t" 2 60
+	for r in 0 1; do assert_eq "$(cat "$NG_TMP/$_t.$r.rc")" 0 "$_t rank $r" >&2; done
+	grep -h errno "$NG_TMP/$_t.0.out" "$NG_TMP/$_t.1.out" | tr ' ' _; }
+# shellcheck disable=SC2046
+set -- $(errnos e_plain)
+want="$*"
+[ "$#" = 80 ] || fail "errno lines without the shim: $want"
+# shellcheck disable=SC2046
+set -- $(errnos e_shim LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_SAMPLE=3 NCCLGUARD_STACKS=1)
+assert_eq "$*" "$want" "errno after each call, shim sampling 1 in 3, call sites (which set EAGAIN)"
+# shellcheck disable=SC2046
+set -- $(errnos e_rec LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_SAMPLE=1 NCCLGUARD_INJECT=delay:ms=1,op=allreduce)
+assert_eq "$*" "$want" "errno after each call, every call timed, an injected delay"
+
+note "the watchdog thread is named, so that top and perf tell it apart"
+launch wd 1 LD_PRELOAD="$NG_PRELOAD" -- "$JOB" "$NG_TMP/wd.id" 1 --sleep 3
+i=0; names=""
+while [ $i -lt 40 ] && ! echo "$names" | grep -q ncclguard-wd; do
+	sleep 0.1; i=$((i + 1))
+	pid=$(pgrep -f "$NG_TMP/wd.id" | head -n 1)
+	[ -n "$pid" ] && names=$(cat /proc/"$pid"/task/*/comm 2>/dev/null)
+done
+echo "$names" | grep -qx ncclguard-wd || fail "no thread named ncclguard-wd in the job: $names"
+wait_ranks wd 1 20
+assert_eq "$(cat "$NG_TMP/wd.0.rc")" 0 "idle job"
+
 note "exit status passes through"
 LD_PRELOAD="$NG_PRELOAD" "$EX" --launch 2 --max-bytes 1K --iters 1 --warmup 0 --exit-code 7 >/dev/null 2>&1
 assert_eq "$?" 7 "exit status under the shim"

@@ -5,6 +5,8 @@
 # per-thread ring wakes the watchdog when half full; a thread that finds
 # it full drains it itself), and 1 call in 64 is timed; then the default
 # rate sampling bounds the timed calls, and the analyzer matches them all.
+# Only timed calls carry a host exit time (a second clock read costs the
+# caller as much as the rest of the record).
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 EXAMPLE="$NG_BUILD/bin/allreduce_example"
@@ -29,6 +31,11 @@ for pid in $(cat "$NG_TMP/pids"); do
 		fail "pid $pid: $(wc -l <"$NG_TMP/seqs.$pid") enqueue events, expected seq 1..$N once each, in order"
 	note "pid $pid: sampled GPU timing, 1 call in 64"
 	assert_eq "$(ng_count "$NG_TMP/text" coll_complete "$pid")" $(((N + 63) / 64)) "coll_complete events"
+	note "pid $pid: a host exit time with the GPU time only, never before the entry"
+	grep "ncclguard:coll_enqueue: .*vpid = $pid," "$NG_TMP/text" |
+		sed 's/.* enter_ns = \([0-9]*\), exit_ns = \([0-9]*\).*/\1 \2/' >"$NG_TMP/hostt.$pid"
+	assert_eq "$(awk '$2 != 0' "$NG_TMP/hostt.$pid" | wc -l)" $(((N + 63) / 64)) "enqueues with an exit time"
+	assert_eq "$(awk '$2 != 0 && $2 < $1' "$NG_TMP/hostt.$pid" | wc -l)" 0 "exit times before the entry"
 done
 grep "enqueue records" "$NG_TMP/err" | head -n 2
 
@@ -44,7 +51,9 @@ assert_eq "$(ng_count "$NG_TMP/text2" coll_enqueue "$pid")" $N "coll_enqueue eve
 c=$(ng_count "$NG_TMP/text2" coll_complete "$pid")
 [ "$c" -ge 257 ] && [ "$c" -le $((257 + ms / 10 + 1)) ] ||
 	fail "$c coll_complete events in a $ms ms job: expected 257 to $((257 + ms / 10 + 1))"
-"$NG_BIN" analyze "$NG_TMP/trace2" >"$NG_TMP/an2" 2>&1 || { cat "$NG_TMP/an2"; fail "analyze failed"; }
+"$NG_BIN" analyze "$NG_TMP/trace2" --chrome "$NG_TMP/c2.json" >"$NG_TMP/an2" 2>&1 ||
+	{ cat "$NG_TMP/an2"; fail "analyze failed"; }
+python3 "$NG_ROOT/tests/analyze/check_chrome.py" "$NG_TMP/c2.json" || fail "Chrome trace"
 assert_grep "$N collectives matched" "$NG_TMP/an2"
 assert_grep "no hangs" "$NG_TMP/an2"
 exit 0

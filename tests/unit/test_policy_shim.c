@@ -17,7 +17,7 @@
 #include "policy.h"
 
 /* ---- fakes of the core ------------------------------------------------ */
-struct ng_config ng_cfg = { .log_level = NG_LOG_INFO, .timeout_s = 600, .init_timeout_s = 300 };
+struct ng_hotcfg ng_hotcfg = { .cfg = { .log_level = NG_LOG_INFO, .timeout_s = 600, .init_timeout_s = 300 } };
 struct ng_rank ng_rank = { .rank = 0, .local_rank = 2, .world_size = 4, .source = "test" };
 static int ntrace, nwarn, ninfo;
 static char last_trace[256], last_warn[1024];
