@@ -1,20 +1,21 @@
 /*
  * The life of one collective or point-to-point call: sequence number,
- * injection, GPU timing, host-side watch and the coll_enqueue event.  This
- * is the hot path of every intercepted call: no locks, no allocation, no
- * CUDA call beyond the two event records (and a capture query once the
- * program has captured a graph at all).
+ * injection, GPU timing, host-side watch and the coll_enqueue event.  The
+ * common case is coll_fast.h, inlined into every wrapper: no locks, no
+ * allocation, no CUDA call beyond the event records of a sampled call
+ * (and a capture query once the program has captured a graph at all).
+ * Here are its rare cases, and the host-call slots.
  */
 #include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ncclguard.h"
+#include "coll_fast.h"
 
 struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
 static int host_slots_used;
 
-static NG_COLD struct ng_hostcall *slot_claim(void)
+NG_COLD struct ng_hostcall *ng_coll_slot_claim(void)
 {
 	int e = errno, i;
 
@@ -29,27 +30,6 @@ static NG_COLD struct ng_hostcall *slot_claim(void)
 	ng_tls.slot->tid = (int)syscall(SYS_gettid);
 	errno = e;
 	return ng_tls.slot;
-}
-
-static inline void host_enter(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now)
-{
-	struct ng_hostcall *s = ng_tls.slot;
-
-	if (__builtin_expect(!s, 0) && !(s = slot_claim()))
-		return;
-	if (s->enter_ns)	/* nested: keep the outer call */
-		return;
-	s->fn = fn;
-	s->comm_hash = comm_hash;
-	s->seq = seq;
-	s->reported = 0;
-	__atomic_store_n(&s->enter_ns, now ? now : 1, __ATOMIC_RELEASE);
-}
-
-static inline void host_exit(void)
-{
-	if (ng_tls.slot)
-		__atomic_store_n(&ng_tls.slot->enter_ns, 0, __ATOMIC_RELEASE);
 }
 
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
@@ -69,65 +49,12 @@ void ng_missing(int fn)
 }
 
 /*
- * Counters of a comm advance with a load and a store, not a locked
- * read-modify-write (~20 cycles each, a measurable part of the shim's
- * ~50 ns): NCCL forbids concurrent calls on one communicator, so its
- * calls are already serialised; the watchdog only reads.
- */
-static inline uint64_t bump(uint64_t *v)
-{
-	uint64_t n = __atomic_load_n(v, __ATOMIC_RELAXED) + 1;
-
-	__atomic_store_n(v, n, __ATOMIC_RELAXED);
-	return n;
-}
-
-/* What the watchdog needs to name this call if it never completes.  The
- * values come as arguments, not read back from *call: loading fields just
- * stored there (a 16-byte copy over two 8-byte stores) stalled store
- * forwarding: a third of ng_coll_begin's perf samples. */
-static uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_t bytes,
-			 uint64_t enter_ns, cudaStream_t stream, const char *site)
-{
-	uint64_t i = bump(&c->ncalls);
-	struct ng_recent *r = &c->recent[i & (NG_RECENT - 1)];
-
-	__atomic_store_n(&r->index, 0, __ATOMIC_RELAXED);
-	r->fn = fn;
-	r->seq = seq;
-	r->bytes = bytes;
-	r->enter_ns = enter_ns;
-	r->stream = stream;
-	r->site = site;
-	__atomic_store_n(&r->index, i, __ATOMIC_RELEASE);
-	c->last_stream = stream;
-	ng_prefetch_w(&c->recent[(i + 1) & (NG_RECENT - 1)]);
-	return i;
-}
-
-/* A thread calls on one communicator after another: the last one found
- * saves the registry's line.  Records are never freed, and a destroyed
- * one is marked dead, so the cached pointer is safe to check. */
-
-static struct ng_comm *comm_of(ncclComm_t h)
-{
-	struct ng_comm *c = ng_tls.last_comm;
-
-	if (c && h == ng_tls.last_handle && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
-		return c;
-	c = ng_comm_find(h);
-	ng_tls.last_handle = h;
-	ng_tls.last_comm = c;
-	return c;
-}
-
-/*
  * The rare cases, out of line and in .text.unlikely: every line of code
  * and data the common case touches is a miss after NCCL's 5 us of host
  * code (perf on an H200 host spread the shim's samples over the first
- * instruction of each line), and only these may change errno.
+ * instruction of each line).  Only these may change errno: each keeps it.
  */
-static NG_COLD int coll_setup(void)
+NG_COLD int ng_coll_setup(void)
 {
 	int e = errno;
 
@@ -139,7 +66,7 @@ static NG_COLD int coll_setup(void)
 	return !ng_cfg.disabled;
 }
 
-static NG_COLD int capturing(cudaStream_t s)
+NG_COLD int ng_coll_capturing(cudaStream_t s)
 {
 	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
 	int e = errno, r = 0;
@@ -151,7 +78,7 @@ static NG_COLD int capturing(cudaStream_t s)
 	return r;
 }
 
-static NG_COLD const char *callsite(const void *ret)
+NG_COLD const char *ng_coll_callsite(const void *ret)
 {
 	int e = errno;
 	const char *site = ng_callsite(ret);
@@ -161,7 +88,7 @@ static NG_COLD const char *callsite(const void *ret)
 }
 
 /* 1: the call is not forwarded (an injected drop or error). */
-static NG_COLD int inject(struct ng_call *call)
+NG_COLD int ng_coll_inject(struct ng_call *call)
 {
 	uint64_t seq = call->seq ? call->seq : call->p2p_seq;
 	int e = errno, inj;
@@ -178,7 +105,7 @@ static NG_COLD int inject(struct ng_call *call)
 	return 0;
 }
 
-static NG_COLD void timing_start(struct ng_call *call)
+NG_COLD void ng_coll_timing_start(struct ng_call *call)
 {
 	int e = errno;
 
@@ -186,7 +113,7 @@ static NG_COLD void timing_start(struct ng_call *call)
 	errno = e;
 }
 
-static NG_COLD void timing_end(struct ng_call *call, ncclResult_t r)
+NG_COLD void ng_coll_timing_end(struct ng_call *call, ncclResult_t r)
 {
 	int e = errno;
 
@@ -198,7 +125,7 @@ static NG_COLD void timing_end(struct ng_call *call, ncclResult_t r)
 }
 
 /* No ring for this thread: write the event here. */
-static NG_COLD void record_inline(const struct ng_call *call)
+NG_COLD void ng_coll_record_inline(const struct ng_call *call)
 {
 	struct ng_enq_rec rec;
 	int e = errno;
@@ -208,7 +135,7 @@ static NG_COLD void record_inline(const struct ng_call *call)
 	errno = e;
 }
 
-static NG_COLD void record_callsite(const struct ng_call *call)
+NG_COLD void ng_coll_record_callsite(const struct ng_call *call)
 {
 	struct ng_ev_callsite ev = {
 		.comm_hash = call->comm->hash,
@@ -221,81 +148,16 @@ static NG_COLD void record_callsite(const struct ng_call *call)
 	errno = e;
 }
 
-NG_HOT int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
-			 ncclDataType_t dtype, int root, ncclComm_t comm,
-			 cudaStream_t stream, int per_rank, const void *ret)
+/* Out of line, for the injection path and the unit tests. */
+int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
+		  ncclDataType_t dtype, int root, ncclComm_t comm,
+		  cudaStream_t stream, int per_rank, const void *ret)
 {
-	struct ng_comm *c;
-	uint64_t seq;
-
-	call->active = 0;
-	if (ng_in_shim)
-		return 0;
-	if (__builtin_expect(!__atomic_load_n(&ng_hot.first_call_done, __ATOMIC_ACQUIRE), 0) &&
-	    !coll_setup())
-		return 0;
-	if (__builtin_expect(ng_cfg.disabled, 0))
-		return 0;
-	ng_in_shim++;
-	call->active = 1;
-	call->fn = fn;
-	/* A precise clock only when a session records the times; the
-	 * watchdog's deadlines are fine with the coarse one (5 ns, not 30). */
-	call->trace = ng_trace_coll();
-	call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
-	call->handle = comm;
-	call->comm = c = comm_of(comm);
-	call->count = count;
-	call->dtype = dtype;
-	call->root = root;
-	call->stream = stream;
-	call->nranks = c ? c->nranks : 0;
-	call->bytes = count * ng_dtype_size(dtype) * (per_rank && c ? c->nranks : 1);
-	call->seq = call->p2p_seq = 0;
-	seq = 0;
-	if (c) {
-		if (is_p2p)
-			seq = call->p2p_seq = bump(&c->p2p_seq);
-		else
-			seq = call->seq = bump(&c->seq);
-	}
-	call->captured = __builtin_expect(ng_hot.capture_seen, 0) ? capturing(stream) : 0;
-	call->flight = NULL;
-	call->index = 0;
-	call->site = __builtin_expect(ng_cfg.stacks, 0) ? callsite(ret) : NULL;
-	if (c && !call->captured)
-		call->index = remember(c, fn, seq, call->bytes, call->enter_ns, stream, call->site);
-	host_enter(fn, c ? c->hash : 0, seq, call->enter_ns);
-	if (__builtin_expect(__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED), 0) &&
-	    inject(call))
-		return 1;
-	if (!ng_group_depth && c && c->pool && !call->captured && ng_timing_sampled(call))
-		timing_start(call);
-	return 0;
+	return ng_coll_begin_inline(call, fn, is_p2p, count, dtype, root, comm,
+				    stream, per_rank, ret);
 }
 
-NG_HOT void ng_coll_end(struct ng_call *call, ncclResult_t r)
+void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
-	call->result = r;
-	/* The host span only with the GPU time: a second TSC read costs
-	 * 25 ns on the H200 hosts, half a point of an 8-byte all-reduce. */
-	call->exit_ns = 0;
-	if (call->trace) {
-		if (call->flight || ng_group_depth) {
-			uint64_t t = ng_clock_ns();
-
-			/* A recalibration in between may step the clock back by ns. */
-			call->exit_ns = t > call->enter_ns ? t : call->enter_ns;
-		}
-		/* The event itself is written by the watchdog thread, off this
-		 * path, and before the flight below can complete. */
-		if (__builtin_expect(ng_recbuf_push(call), 0))
-			record_inline(call);
-	}
-	if (call->flight || ng_group_depth)
-		timing_end(call, r);
-	host_exit();
-	if (__builtin_expect(call->site != NULL, 0) && call->comm && ng_hot.tp)
-		record_callsite(call);
-	ng_in_shim--;
+	ng_coll_end_inline(call, r);
 }

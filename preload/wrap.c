@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 
-#include "ncclguard.h"
+#include "coll_fast.h"
 
 /* First use of a PASS entry: NCCL may only now be loaded. */
 static int ensure(int fn, void *const *slot)
@@ -43,9 +43,9 @@ static int ensure(int fn, void *const *slot)
 	{                                                                     \
 		struct ng_call ng_c;                                          \
 		ncclResult_t ng_r;                                            \
-		if (ng_coll_begin(&ng_c, NG_FN_##name, ng_p2p, ng_count,     \
-				  ng_dtype, ng_root, ng_comm, ng_stream,      \
-				  ng_per_rank, __builtin_return_address(0))) \
+		if (ng_coll_begin_inline(&ng_c, NG_FN_##name, ng_p2p, ng_count, \
+					 ng_dtype, ng_root, ng_comm, ng_stream, \
+					 ng_per_rank, __builtin_return_address(0))) \
 			return ng_c.result;                                   \
 		if (__builtin_expect(!ng_real.name, 0) &&                     \
 		    ensure(NG_FN_##name, (void *const *)&ng_real.name)) {     \
@@ -54,7 +54,7 @@ static int ensure(int fn, void *const *slot)
 			ng_r = ng_real.name args;                             \
 		}                                                             \
 		if (ng_c.active)                                              \
-			ng_coll_end(&ng_c, ng_r);                             \
+			ng_coll_end_inline(&ng_c, ng_r);                      \
 		return ng_r;                                                  \
 	}
 
