@@ -45,7 +45,7 @@ static inline void host_exit(void)
 /*
  * Counters of a comm advance with a load and a store, not a locked
  * read-modify-write (~20 cycles each, a measurable part of the shim's
- * ~50 ns): NCCL forbids concurrent calls on one communicator, so its
+ * cost): NCCL forbids concurrent calls on one communicator, so its
  * calls are already serialised; the watchdog only reads.
  */
 static inline uint64_t bump(uint64_t *v)
@@ -59,9 +59,9 @@ static inline uint64_t bump(uint64_t *v)
 /* What the watchdog needs to name this call if it never completes.  The
  * values come as arguments, not read back from *call: loading fields just
  * stored there (a 16-byte copy over two 8-byte stores) stalled store
- * forwarding: a third of ng_coll_begin's perf samples. */
+ * forwarding: a third of the shim's perf samples once. */
 static inline uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_t bytes,
-			 uint64_t enter_ns, cudaStream_t stream, const char *site)
+				uint64_t enter_ns, cudaStream_t stream, const char *site)
 {
 	uint64_t i = bump(&c->ncalls);
 	struct ng_recent *r = &c->recent[i & (NG_RECENT - 1)];
@@ -82,7 +82,6 @@ static inline uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_
 /* A thread calls on one communicator after another: the last one found
  * saves the registry's line.  Records are never freed, and a destroyed
  * one is marked dead, so the cached pointer is safe to check. */
-
 static inline struct ng_comm *comm_of(ncclComm_t h)
 {
 	struct ng_comm *c = ng_tls.last_comm;
