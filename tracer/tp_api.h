@@ -63,7 +63,7 @@ struct ng_ev_coll_enqueue {
 	int result;
 	int nranks;
 	int redop;			/* ncclRedOp_t, -1 if none */
-	uint64_t enter_ns, exit_ns;	/* host entry and exit (0: not GPU-timed) */
+	uint64_t enter_ns, exit_ns;	/* host entry and exit (0: not measured) */
 };
 
 struct ng_ev_coll_complete {
