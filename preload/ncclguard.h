@@ -137,7 +137,6 @@ void ng_init(void);
 /* The first NCCL call of the process: load the tracer, emit process_info,
  * start the watchdog.  Cheap after the first time. */
 void ng_first_call(void);
-/* Re-entrancy guard: nonzero while this thread is inside the shim. */
 /* What a call reads of its thread, in one line and behind one GOT entry
  * (each initial-exec variable of a shared object is one more load). */
 struct ng_recbuf;
@@ -151,6 +150,7 @@ struct ng_tls {
 	int slot_none, recbuf_none;	/* none left for this thread */
 } __attribute__((aligned(64)));
 extern NG_TLS struct ng_tls ng_tls;
+/* Re-entrancy guard: nonzero while this thread is inside the shim. */
 #define ng_in_shim (ng_tls.in_shim)
 
 /* ---- resolve.c: the real NCCL functions (from nccl_api.def) ----------- */
@@ -389,7 +389,6 @@ extern struct ng_ring ng_flight_queue;
 int ng_timing_probe(struct ng_comm *c, uint64_t index);
 extern uint64_t ng_timing_dropped;
 void ng_timing_init(void);		/* at the first NCCL call */
-/* A flight record of the call (its enqueue fields; no events). */
 int ng_timing_comm_ready(struct ng_comm *c);
 struct ng_pool *ng_timing_pool(int dev);
 void ng_timing_before(struct ng_call *call);

@@ -7,9 +7,10 @@
  * on the user's stream and hands the flight to the watchdog through a
  * lock-free ring.  Without a session nobody reads GPU times: a sampled call
  * then only gets a closing marker (an event without timing, 0.34 us
- * against 1.39), which tells the watchdog it completed.  Inside a group nothing runs before the outermost ncclGroupEnd: the
- * members on one stream share the opening event recorded at the first of
- * them and the closing event recorded after the end.  When a pool, the slab
+ * against 1.39), which tells the watchdog it completed.  Inside a group
+ * nothing runs before the outermost ncclGroupEnd: the members on one
+ * stream share the opening event recorded at the first of them and the
+ * closing event recorded after the end.  When a pool, the slab
  * or the ring is exhausted the call goes untimed and is counted.
  *
  * GPU times are put on the host's CLOCK_MONOTONIC through an anchor event
@@ -281,18 +282,10 @@ void ng_timing_after(struct ng_call *call, ncclResult_t r)
 		ng_flight_put(f);	/* nothing was enqueued on the GPU */
 		return;
 	}
-	if (r == ncclInProgress) {
+	if (r == ncclInProgress)
 		ng_timing_defer(call->comm, f);
-		return;
-	}
-	f->end = ev_get(call->comm->pool, call->stream, f->start != NULL);
-	if (!f->end) {
-		dropped();
-		ng_flight_put(f);
-		return;
-	}
-	__atomic_store_n(&call->comm->last_timed_call, call->index, __ATOMIC_RELAXED);
-	flight_submit(f);
+	else
+		ng_timing_close(f);
 }
 
 /* A marker after everything the program has put on the comm's last

@@ -240,8 +240,8 @@ void ng_process_info_maybe(void)
 	ng_hot.tp->process_info(&ev);
 }
 
-/* The coll_enqueue event of a call, from its flight record: written by the
- * watchdog thread, or by the caller when the watchdog's queue is full. */
+/* The coll_enqueue event of a call, from its ring record: written by the
+ * watchdog thread, or by the caller when its thread has no ring. */
 void ng_trace_enqueue(const struct ng_enq_rec *r)
 {
 	struct ng_ev_coll_enqueue ev;

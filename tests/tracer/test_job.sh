@@ -25,17 +25,22 @@ assert_eq "$(grep -c 'check OK' "$NG_TMP/out")" 4 "ranks checked OK"
 assert_grep "(0 events lost)" "$NG_TMP/err"
 ng_trace_text "$NG_TMP/trace" "$NG_TMP/text"
 
-# One line per event: name vpid comm seq p2p_seq op gpu_start gpu_end duration group_depth
-awk '
-/ ncclguard:(coll_enqueue|coll_complete|process_info):/ {
-	ev = $0; sub(/^.* ncclguard:/, "", ev); sub(/:.*/, "", ev)
-	line = $0; gsub(/[{}]/, ",", line)
-	n = split(line, kv, /, */)
+# An event line of babeltrace2's text into f[name] = value.
+FIELDS='function fields(s,  kv, n, i, x, q) {
+	gsub(/[{}]/, ",", s)
+	n = split(s, kv, /, */)
 	delete f
 	for (i = 1; i <= n; i++) {
-		s = kv[i]; gsub(/^ +| +$/, "", s)
-		if (split(s, p, " = ") == 2) f[p[1]] = p[2]
+		x = kv[i]; gsub(/^ +| +$/, "", x)
+		if (split(x, q, " = ") == 2) f[q[1]] = q[2]
 	}
+}'
+
+# One line per event: name vpid comm seq p2p_seq op gpu_start gpu_end duration group_depth
+awk "$FIELDS"'
+/ ncclguard:(coll_enqueue|coll_complete|process_info):/ {
+	ev = $0; sub(/^.* ncclguard:/, "", ev); sub(/:.*/, "", ev)
+	fields($0)
 	print ev, v("vpid"), v("comm_hash"), v("seq") + 0, v("p2p_seq") + 0, v("op"),
 		v("gpu_start_ns") + 0, v("gpu_end_ns") + 0, v("duration_ns") + 0,
 		v("group_depth") + 0, v("rank"), v("world_size")
@@ -97,16 +102,11 @@ END {
 
 note "coll_enqueue fields: bytes from count, type and op; root or peer; host times"
 # float (datatype 7); per-rank counts for the gathering and scattering ops.
-awk 'NR == FNR { mine[$1] = 1; next }
+awk "$FIELDS"'
+NR == FNR { mine[$1] = 1; next }
 function bad(m) { print "FAIL: " m; err = 1 }
 / ncclguard:coll_enqueue:/ {
-	line = $0; gsub(/[{}]/, ",", line)
-	n = split(line, kv, /, */)
-	delete f
-	for (i = 1; i <= n; i++) {
-		x = kv[i]; gsub(/^ +| +$/, "", x)
-		if (split(x, q, " = ") == 2) f[q[1]] = q[2]
-	}
+	fields($0)
 	if (!(f["vpid"] in mine)) next
 	op = f["op"]; gsub(/"/, "", op)
 	k = (op ~ /^(allgather|reducescatter|alltoall|gather|scatter)$/) ? f["nranks"] : 1
