@@ -101,7 +101,7 @@ NG_COLD int ng_coll_inject(struct ng_call *call)
 	}
 	/* An injected delay makes a slow rank: it arrives late. */
 	if (inj == NG_INJ_DELAY)
-		call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
+		call->enter_ns = call->trace ? ng_clock_ns() : ng_coarse_now();
 	return 0;
 }
 

@@ -116,7 +116,7 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	/* A precise clock only when a session records the times; the
 	 * watchdog's deadlines are fine with the coarse one (5 ns, not 30). */
 	call->trace = ng_trace_coll();
-	call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
+	call->enter_ns = call->trace ? ng_clock_ns() : ng_coarse_now();
 	call->handle = comm;
 	call->comm = c = comm_of(comm);
 	call->count = count;

@@ -84,12 +84,13 @@ struct ng_config {
  * flags every call reads and the first 24 bytes of the configuration
  * share one line (40 + 24), next to ng_real in the same page. */
 struct ng_hot_flags {
-	int initialized;		/* ng_init done */
-	int first_call_done;		/* ng_first_call done */
-	int capture_seen;		/* the program began a stream capture */
-	int inject_active;		/* NCCLGUARD_INJECT has rules */
+	unsigned char initialized;	/* ng_init done */
+	unsigned char first_call_done;	/* ng_first_call done */
+	unsigned char capture_seen;	/* the program began a stream capture */
+	unsigned char inject_active;	/* NCCLGUARD_INJECT has rules */
 	const struct ng_tp_ops *tp;	/* NULL: no provider, no events */
 	const int *coll_state[2];	/* tp's, set before tp */
+	uint64_t coarse_ns;		/* the watchdog's; 0: read the clock */
 };
 struct ng_hotcfg {
 	struct ng_hot_flags hot;
@@ -112,6 +113,19 @@ const char *ng_action_name(enum ng_action a);
 /* ---- clock.c ---------------------------------------------------------- */
 uint64_t ng_now_ns(void);		/* CLOCK_MONOTONIC, the trace clock */
 uint64_t ng_now_coarse_ns(void);	/* CLOCK_MONOTONIC_COARSE: ms, 5 ns a read */
+/*
+ * The time an unrecorded call carries (its deadlines, its sampling): while
+ * the program makes calls the watchdog publishes CLOCK_MONOTONIC_COARSE
+ * in the hot line every NG_BUSY_POLL_MS, which spares each call the vDSO's
+ * code and data (a handful of cache misses after NCCL's host code); when
+ * it goes idle it publishes 0 and the calls read the clock themselves.
+ */
+static inline uint64_t ng_coarse_now(void)
+{
+	uint64_t t = __atomic_load_n(&ng_hot.coarse_ns, __ATOMIC_RELAXED);
+
+	return __builtin_expect(t != 0, 1) ? t : ng_now_coarse_ns();
+}
 /* CLOCK_MONOTONIC from the TSC where it is invariant and calibrated,
  * else clock_gettime: the recorded host times of calls. */
 uint64_t ng_clock_ns(void);

@@ -528,6 +528,29 @@ static void anchor_all(uint64_t now)
 	}
 }
 
+static void add_calls(struct ng_comm *c, void *arg)
+{
+	*(uint64_t *)arg += __atomic_load_n(&c->seq, __ATOMIC_RELAXED) +
+			    __atomic_load_n(&c->p2p_seq, __ATOMIC_RELAXED);
+}
+
+/* Did the program call NCCL since the last tick?  Then stay on the short
+ * poll and publish the time for its calls until the next tick
+ * (ng_coarse_now): at most NG_BUSY_POLL_MS old; if not, the long sleep
+ * follows and its calls read the clock. */
+static int publish_time(void)
+{
+	static uint64_t last;
+	uint64_t sum = 0;
+	int active;
+
+	ng_comm_foreach(add_calls, &sum);
+	active = sum != last;
+	last = sum;
+	__atomic_store_n(&ng_hot.coarse_ns, active ? ng_now_coarse_ns() : 0, __ATOMIC_RELAXED);
+	return active;
+}
+
 /* Serialises the watchdog's ticks with the exit flush. */
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
 static int exiting;
@@ -551,6 +574,9 @@ static void *watchdog_main(void *arg)
 			pthread_mutex_unlock(&tick_lock);
 			return NULL;
 		}
+		/* Its work may block (CUDA's locks): calls read the clock
+		 * until publish_time. */
+		__atomic_store_n(&ng_hot.coarse_ns, 0, __ATOMIC_RELAXED);
 		busy = 0;
 		if (ng_cuda.cudaEventQuery) {
 			if (!mode_set && ng_cuda.cudaThreadExchangeStreamCaptureMode) {
@@ -564,6 +590,7 @@ static void *watchdog_main(void *arg)
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
 		ng_clock_tick();
+		busy += publish_time();	/* last: the tick's work may be long */
 		pthread_mutex_unlock(&tick_lock);
 		ng_recbuf_wait(busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS, !busy);
 	}
@@ -583,6 +610,7 @@ static void flush_at_exit(void)
 		return;
 	pthread_mutex_lock(&tick_lock);
 	exiting = 1;
+	__atomic_store_n(&ng_hot.coarse_ns, 0, __ATOMIC_RELAXED);	/* no more ticks */
 	ng_in_shim = 1;
 	cur_dev = -1;
 	ng_recbuf_drain();
@@ -624,6 +652,7 @@ void ng_watchdog_reset_after_fork(void)
 {
 	running = 0;
 	exiting = 0;
+	ng_hot.coarse_ns = 0;		/* the parent's watchdog published it */
 	pthread_mutex_init(&tick_lock, NULL);
 	npend = 0;
 	cur_dev = -1;

@@ -1,6 +1,6 @@
 /* Unit tests of the shim's core: rank discovery, identity hashes, the API
- * table, the communicator registry, the rings, GPU-timing sampling and the
- * injection parser. */
+ * table, the communicator registry, the rings, GPU-timing sampling, the
+ * injection parser and the watchdog's published time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -567,6 +567,52 @@ static void test_inject_invalid(void **state)
 	expect_bad(";;", "no rule");
 }
 
+/* ---- the watchdog's published time ----------------------------------- */
+
+/* While the program calls NCCL, the watchdog publishes a coarse time that
+ * moves with the clock and is never ahead of it; once the calls stop it
+ * withdraws it, and calls read the clock again.  Runs last: from here on
+ * the watchdog thread ticks the clock calibration too. */
+static void test_coarse_time(void **state)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct ng_comm *c = ng_comm_add((ncclComm_t)(uintptr_t)0x9000, 99, 0, 2, 0, 0, 1);
+	uint64_t last = 0, max_age = 0, t0;
+	int seen = 0, distinct = 0;
+
+	(void)state;
+	assert_non_null(c);
+	ng_watchdog_start();
+	t0 = ng_now_coarse_ns();
+	while (ng_now_coarse_ns() - t0 < 300000000ull) {
+		uint64_t t, now;
+
+		__atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED);	/* a call */
+		t = __atomic_load_n(&ng_hot.coarse_ns, __ATOMIC_RELAXED);
+		now = ng_now_coarse_ns();
+		if (t) {
+			assert_true(t <= now);
+			seen++;
+			distinct += t != last;
+			last = t;
+			if (now - t > max_age)
+				max_age = now - t;
+		}
+		assert_true(ng_coarse_now() <= ng_now_coarse_ns());
+		nanosleep(&ms, NULL);
+	}
+	if (seen < 50 || distinct < 5 || max_age > 200000000ull)
+		fail_msg("published in %d samples, %d values, oldest %llu ms", seen, distinct,
+			 (unsigned long long)(max_age / 1000000));
+	t0 = ng_now_coarse_ns();	/* no more calls: withdrawn within a tick or two */
+	while (__atomic_load_n(&ng_hot.coarse_ns, __ATOMIC_RELAXED) &&
+	       ng_now_coarse_ns() - t0 < 2000000000ull)
+		nanosleep(&ms, NULL);
+	assert_int_equal(__atomic_load_n(&ng_hot.coarse_ns, __ATOMIC_RELAXED), 0);
+	t0 = ng_now_coarse_ns();
+	assert_true(ng_coarse_now() >= t0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_inject_valid),
 		cmocka_unit_test(test_inject_invalid),
+		cmocka_unit_test(test_coarse_time),
 	};
 
 	return cmocka_run_group_tests_name("preload_core", tests, NULL, NULL);
