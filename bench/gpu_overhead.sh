@@ -9,6 +9,9 @@
 #   MODE=arp  nccl-tests all_reduce_perf at 8 bytes: each process runs
 #             CYCLES cycles of ITERS calls and reports their median (us)
 #   MODE=ddp  examples/train_ddp.py: median step time (ms) of STEPS steps
+#   MODE=ddpab bench/ddp_ab.py: in one process, blocks of DDP steps with the
+#             shim switched off and on alternate; the value is the median
+#             ratio over BLOCKS pairs (%); "plain" (no shim) is the A/A run
 #   MODE=ab   bench/ab_loop.c: in one process, blocks of ITERS 8-byte
 #             all-reduces (AB_ITERS) through the shim alternate with blocks calling
 #             NCCL directly; the value is the median ratio over BLOCKS pairs
@@ -61,17 +64,38 @@ elif [ "$MODE" = ab ]; then
 	workload() { RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 "$@" "$W/ab_loop" "${BLOCKS:-100}" "${AB_ITERS:-2000}" 8 2>&1 |
 		tee -a "${OUT:-$W}/ab.log" | awk '/^ratio/ {sub(/%/, "", $4); print $4 + 0}'; }
 	UNIT=%
+elif [ "$MODE" = ddpab ]; then
+	workload() { "$@" torchrun --standalone --nproc_per_node="$NP" bench/ddp_ab.py \
+		--blocks "${BLOCKS:-100}" --block-steps "${BLOCK_STEPS:-20}" 2>&1 |
+		tee -a "${OUT:-$W}/ddpab.log" | awk '/^ratio/ {sub(/%/, "", $4); print $4 + 0}'; }
+	UNIT=%
 else
 	workload() { "$@" torchrun --standalone --nproc_per_node="$NP" examples/train_ddp.py \
 		--steps "$STEPS" --warmup 30 --hidden 256 2>&1 | awk '/^step_time_ms/ {print $5}'; }
 	UNIT=ms
 fi
 
+# Where bench/ddp_ab.py finds the shim's `disabled` flag in the library.
+toggle_offset() {
+	local sym off
+	sym=$(nm "$1/build/lib/libncclguard.so" | awk '$3 == "ng_hotcfg" {print $1}')
+	printf '#include <stddef.h>\n#include "ncclguard.h"\nint main(void) {printf("%%zu\\n", offsetof(struct ng_hotcfg, cfg.disabled)); return 0;}\n' |
+		gcc -x c - -o "$W/toggle_off" -I"$1/preload" -I"$1/tracer" -I"$NCCL_HOME/include" -I"$CUDA_HOME/include" -include stdio.h ${DEPS:+-I$DEPS/usr/include} || return 1
+	off=$("$W/toggle_off")
+	printf '0x%x\n' $(( 0x$sym + off ))
+}
+
 run_variant() {
 	local v=$1 root=$PWD n=0
 	case $v in old_*) root=$PWD/.ab; v=${v#old_} ;; esac
 	local shim=$root/build/lib/libncclguard.so ng=$root/build/bin/ncclguard d=$W/trace
 	rm -rf "$d"
+	unset NG_TOGGLE_OFFSET
+	if [ "$MODE" = ddpab ] && [ "$v" != plain ]; then
+		NG_TOGGLE_OFFSET=$(toggle_offset "$root") || return 1
+		export NG_TOGGLE_OFFSET
+	fi
+	export NG_AB_PAIRS=$W/pairs.$1
 	case $v in
 	plain) workload env ;;
 	notiming) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_TIMING=0 ;;
@@ -88,8 +112,9 @@ run_variant() {
 	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
 	*) echo "unknown variant $v" >&2; n=1 ;;
 	esac
-	# A recorded A/B run must also be a complete trace: every call matched.
-	if [ "$MODE" = ab ] && [ -d "$d" ]; then
+	# A recorded A/B run must also be a complete trace: every call matched
+	# (ddpab: those made with the shim on).
+	if [ "$MODE" != arp ] && [ "$MODE" != ddp ] && [ -d "$d" ]; then
 		echo "$1: $("$ng" analyze "$d" 2>&1 | head -1)" >>"${OUT:-$W}/ab_analyze.log"
 	fi
 	return $n
@@ -108,7 +133,7 @@ done
 {
 	echo "# $(date -u +%F) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores;" \
 		"MODE=$MODE NP=$NP ROUNDS=$ROUNDS CYCLES=$CYCLES ITERS=$ITERS STEPS=$STEPS BLOCKS=${BLOCKS:-100} AB_ITERS=${AB_ITERS:-2000}"
-	if [ "$MODE" = ab ]; then
+	if [ "$UNIT" = % ]; then
 		printf "%-16s %10s %21s\n" variant "added %" "min..max"
 	else
 		printf "%-16s %10s %21s %10s %17s\n" variant "median $UNIT" "min..max" "vs plain" "ratio IQR"
@@ -116,7 +141,7 @@ done
 	for v in $VARIANTS; do
 		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.$v"
 		m=$(median <"$W/t.$v")
-		if [ "$MODE" = ab ]; then	# already a ratio, paired within the process
+		if [ "$UNIT" = % ]; then	# already a ratio, paired within the process
 			printf "%-16s %10s %21s\n" "$v" "${m:-nan}" "$(sort -g "$W/t.$v" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')"
 			continue
 		fi
@@ -130,6 +155,17 @@ done
 			"$(sort -g "$W/t.$v" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')" \
 			"$(awk -v x="${rm_:-1}" 'BEGIN {printf "%+.2f%%", (x - 1) * 100}')" "$q"
 	done
+	if [ "$MODE" = ddpab ]; then
+		echo "# all pairs pooled: median and its 95% interval (order statistics)"
+		for v in $VARIANTS; do
+			[ -s "$W/pairs.$v" ] || continue
+			sort -g "$W/pairs.$v" | awk -v v="$v" '{a[NR] = $1}
+				END {h = 0.98 * sqrt(NR); lo = int(NR / 2 - h); hi = int(NR / 2 + h) + 1
+				     if (lo < 1) lo = 1; if (hi > NR) hi = NR
+				     m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+				     printf "%-16s %+8.3f%% [%+.3f%%, %+.3f%%] of %d pairs\n", v, m, a[lo], a[hi], NR}'
+		done
+	fi
 	echo "# raw (round variant value):"
 	sed 's/^/#   /' "$W/raw"
 } | tee "$RES"
