@@ -3,6 +3,7 @@
  * (RANK, WORLD_SIZE from the environment), the unique id through a file.
  *
  *   job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S]
+ *       [--pace MS] [--errno]
  *
  * Runs ITERS all-reduces and checks each sum.  --skip R:S: rank R skips its
  * S-th all-reduce in its own code (its peers hang on it).  --poll: wait with
@@ -12,6 +13,8 @@
  * --sleep S: idle S seconds with the communicator alive before the end
  * (bench/idle_cpu.sh measures the watchdog's CPU use then).  --errno: set
  * errno to a marker before each all-reduce and print what it is after.
+ * --pace MS: wait MS milliseconds after each all-reduce (a job that runs
+ * while a session is started).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +30,7 @@ int main(int argc, char **argv)
 {
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
-	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0;
+	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId id;
@@ -37,7 +40,7 @@ int main(int argc, char **argv)
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -54,6 +57,8 @@ int main(int argc, char **argv)
 			show_errno = 1;
 		else if (!strcmp(argv[i], "--sleep") && i + 1 < argc)
 			idle = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--pace") && i + 1 < argc)
+			pace_ms = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "job: unknown option %s\n", argv[i]);
 			return 2;
@@ -128,6 +133,8 @@ int main(int argc, char **argv)
 		}
 		printf("iter %d ok\n", it);
 		fflush(stdout);
+		if (pace_ms)
+			usleep(pace_ms * 1000);
 	}
 	if (idle) {
 		printf("idle\n");
