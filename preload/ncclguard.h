@@ -81,15 +81,15 @@ struct ng_config {
 /* ---- hot.c: the state every intercepted call reads ------------------- */
 /* NCCL's ~5 us of host code between two calls evicts the shim's data, so
  * each cache line and page a call touches is a miss on the next one: the
- * flags every call reads and the first 40 bytes of the configuration
- * share one line (24 + 40), next to ng_real in the same page. */
+ * flags every call reads and the first 24 bytes of the configuration
+ * share one line (40 + 24), next to ng_real in the same page. */
 struct ng_hot_flags {
 	unsigned char initialized;	/* ng_init done */
 	unsigned char first_call_done;	/* ng_first_call done */
 	unsigned char capture_seen;	/* the program began a stream capture */
 	unsigned char inject_active;	/* NCCLGUARD_INJECT has rules */
-	unsigned char recording;	/* ng_trace_refresh's copy of the session's state */
 	const struct ng_tp_ops *tp;	/* NULL: no provider, no events */
+	const int *coll_state[2];	/* tp's, set before tp */
 	uint64_t coarse_ns;		/* the watchdog's; 0: read the clock */
 };
 struct ng_hotcfg {
@@ -99,17 +99,13 @@ struct ng_hotcfg {
 extern struct ng_hotcfg ng_hotcfg;
 #define ng_hot (ng_hotcfg.hot)
 #define ng_cfg (ng_hotcfg.cfg)
-/*
- * Does a session record coll_enqueue or coll_complete?  A call reads the
- * copy in the hot line, not the provider's two tracepoint states (two more
- * cache misses a call): the first call and every watchdog tick refresh it,
- * so a session started while the job runs records from the next tick on.
- */
+/* Does a session record coll_enqueue or coll_complete now? */
 static inline int ng_trace_coll(void)
 {
-	return __atomic_load_n(&ng_hot.recording, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&ng_hot.tp, __ATOMIC_ACQUIRE) &&
+	       (__atomic_load_n(ng_hot.coll_state[0], __ATOMIC_RELAXED) |
+		__atomic_load_n(ng_hot.coll_state[1], __ATOMIC_RELAXED));
 }
-int ng_trace_refresh(void);		/* trace.c: the states now, copied */
 void ng_config_from_env(struct ng_config *cfg);
 int ng_parse_action(const char *s, enum ng_action *out);
 const char *ng_action_name(enum ng_action a);
@@ -164,8 +160,7 @@ struct ng_tls {
 	ncclComm_t last_handle;		/* coll.c: the last comm found */
 	struct ng_comm *last_comm;
 	struct ng_hostcall *slot;	/* coll.c: this thread's host call */
-	struct ng_recbuf *recbuf;	/* recbuf.c: this thread's ring, */
-	uint64_t rec_tail, rec_head_seen;	/* its producer side */
+	struct ng_recbuf *recbuf;	/* recbuf.c: this thread's ring */
 	int slot_none, recbuf_none;	/* none left for this thread */
 } __attribute__((aligned(64)));
 extern NG_TLS struct ng_tls ng_tls;
@@ -396,7 +391,6 @@ struct ng_flight {
  * VMs): one cache line, so the caller dirties one line per call. */
 #define NG_ENQ_CAPTURED 1
 #define NG_ENQ_P2P 2
-#define NG_ENQ_LAP 0x80		/* recbuf.c: written on an even lap of the ring */
 struct ng_enq_rec {
 	uint64_t comm_hash, seq, count, stream, enter_ns, exit_ns;
 	int32_t root, nranks;

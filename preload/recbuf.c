@@ -24,14 +24,9 @@
 
 #define NG_RECBUF_SIZE 8192		/* power of two; 512 KiB */
 
-/*
- * The producer's tail and its copy of head live in its thread's TLS line
- * (one cache line fewer a call); the watchdog finds the end of what is
- * written from the records themselves: each carries the parity of its lap
- * of the ring (NG_ENQ_LAP in flags), stored last.
- */
 struct ng_recbuf {
-	uint64_t tail;			/* the producer's, while no thread owns it */
+	uint64_t tail;			/* producer */
+	uint64_t head_seen;		/* producer's copy of head */
 	int orphaned;			/* its thread exited */
 	char pad0[64];
 	uint64_t head;			/* watchdog */
@@ -49,18 +44,10 @@ static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;	/* consumers */
 static void (*emit_fn)(const struct ng_enq_rec *);
 uint64_t ng_recbuf_full;
 
-static inline uint8_t lap_bit(uint64_t pos)
-{
-	return (pos / NG_RECBUF_SIZE) & 1 ? 0 : NG_ENQ_LAP;
-}
-
-/* Runs in the thread that owned the ring (a key destructor at its exit):
- * the next owner goes on from its tail. */
 static void orphan(void *p)
 {
 	struct ng_recbuf *b = p;
 
-	b->tail = ng_tls.rec_tail;
 	__atomic_store_n(&b->orphaned, 1, __ATOMIC_RELEASE);
 }
 
@@ -72,15 +59,10 @@ void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *))
 
 static uint64_t drain_one(struct ng_recbuf *b)
 {
-	uint64_t h = b->head, n;
+	uint64_t h = b->head, t = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE), n = t - h;
 
-	for (n = 0; n < NG_RECBUF_SIZE; n++, h++) {
-		const struct ng_enq_rec *r = &b->rec[h & (NG_RECBUF_SIZE - 1)];
-
-		if ((__atomic_load_n(&r->flags, __ATOMIC_ACQUIRE) & NG_ENQ_LAP) != lap_bit(h))
-			break;		/* not written yet: the previous lap's */
-		emit_fn(r);
-	}
+	for (; h != t; h++)
+		emit_fn(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
 	__atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
 	return n;
 }
@@ -108,8 +90,6 @@ static struct ng_recbuf *claim(void)
 		}
 		__atomic_store_n(&bufs[i], b, __ATOMIC_RELEASE);
 	}
-	ng_tls.rec_tail = b->tail;
-	ng_tls.rec_head_seen = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
 	if (pthread_setspecific(exit_key, b)) {
 		orphan(b);
 		ng_tls.recbuf_none = 1;
@@ -125,9 +105,7 @@ static void wake_watchdog(void)
 	syscall(SYS_futex, &kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* flags last, with the lap's parity: the watchdog reads a record once its
- * flags say it is this lap's. */
-static inline void enq_fill(struct ng_enq_rec *r, const struct ng_call *call, uint8_t lap)
+static inline void enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
 	r->comm_hash = call->comm ? call->comm->hash : 0;
 	r->seq = call->seq ? call->seq : call->p2p_seq;
@@ -140,14 +118,13 @@ static inline void enq_fill(struct ng_enq_rec *r, const struct ng_call *call, ui
 	r->fn = (uint8_t)call->fn;
 	r->dtype = (uint8_t)call->dtype;
 	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
+	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0);
 	r->result = call->result;
-	__atomic_store_n(&r->flags, lap | (call->captured ? NG_ENQ_CAPTURED : 0) |
-			 (call->p2p_seq ? NG_ENQ_P2P : 0), __ATOMIC_RELEASE);
 }
 
 void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
-	enq_fill(r, call, 0);
+	enq_fill(r, call);
 }
 
 /* The ring is half full or more: is there room for one record? */
@@ -156,8 +133,8 @@ static NG_COLD void make_room(struct ng_recbuf *b, uint64_t t)
 	int e = errno;
 	uint64_t used;
 
-	ng_tls.rec_head_seen = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
-	used = t - ng_tls.rec_head_seen;
+	b->head_seen = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	used = t - b->head_seen;
 	/* Half full: the watchdog is asleep for long (idle poll). */
 	if (used == NG_RECBUF_SIZE / 2)
 		wake_watchdog();
@@ -166,7 +143,7 @@ static NG_COLD void make_room(struct ng_recbuf *b, uint64_t t)
 		pthread_mutex_lock(&drain_lock);
 		drain_one(b);
 		pthread_mutex_unlock(&drain_lock);
-		ng_tls.rec_head_seen = t;
+		b->head_seen = t;
 	}
 	errno = e;
 }
@@ -187,11 +164,11 @@ NG_HOT int ng_recbuf_push(const struct ng_call *call)
 
 	if (__builtin_expect(!b, 0) && !(b = claim_keep_errno()))
 		return -1;
-	t = ng_tls.rec_tail;
-	if (__builtin_expect(t - ng_tls.rec_head_seen >= NG_RECBUF_SIZE / 2, 0))
+	t = b->tail;
+	if (__builtin_expect(t - b->head_seen >= NG_RECBUF_SIZE / 2, 0))
 		make_room(b, t);
-	enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call, lap_bit(t));
-	ng_tls.rec_tail = t + 1;
+	enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
+	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
 	ng_prefetch_w(&b->rec[(t + 1) & (NG_RECBUF_SIZE - 1)]);
 	return 0;
 }
@@ -251,7 +228,6 @@ void ng_recbuf_reset_after_fork(void)
 		bufs[i] = NULL;
 	nbufs = 0;
 	ng_tls.recbuf = NULL;
-	ng_tls.rec_tail = ng_tls.rec_head_seen = 0;
 	ng_tls.recbuf_none = 0;
 	kick = 0;
 	idling = 0;

@@ -96,9 +96,6 @@ static int provider_path(char *buf, size_t len)
 		(int)(len - (slash + 1 - buf)) ? 0 : -1;
 }
 
-/* The provider's states of coll_enqueue and coll_complete. */
-static const int *coll_state[2];
-
 void ng_trace_load(void)
 {
 	const char *want = getenv("NCCLGUARD_TRACE");
@@ -126,22 +123,10 @@ void ng_trace_load(void)
 			path, ops ? ops->abi : -1, NG_TP_ABI);
 		return;
 	}
-	coll_state[0] = ops->coll_state[0];
-	coll_state[1] = ops->coll_state[1];
+	ng_hot.coll_state[0] = ops->coll_state[0];
+	ng_hot.coll_state[1] = ops->coll_state[1];
 	__atomic_store_n(&ng_hot.tp, ops, __ATOMIC_RELEASE);
-	ng_trace_refresh();
 	flush_pending();
-}
-
-int ng_trace_refresh(void)
-{
-	int on = __atomic_load_n(&ng_hot.tp, __ATOMIC_ACQUIRE) &&
-		 (__atomic_load_n(coll_state[0], __ATOMIC_RELAXED) |
-		  __atomic_load_n(coll_state[1], __ATOMIC_RELAXED));
-
-	if (on != __atomic_load_n(&ng_hot.recording, __ATOMIC_RELAXED))
-		__atomic_store_n(&ng_hot.recording, on, __ATOMIC_RELEASE);
-	return on;
 }
 
 /* ---- process_info ---------------------------------------------------- */

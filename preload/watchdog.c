@@ -373,7 +373,7 @@ static int complete(struct ng_flight *f)
 	struct ng_pool *p = f->comm->pool;
 	struct ng_ev_coll_complete ev;
 
-	if (f->start && ng_trace_refresh()) {
+	if (f->start && ng_trace_coll()) {
 		float s_ms = 0, e_ms = 0;
 		cudaError_t es, ee;
 
@@ -590,7 +590,6 @@ static void *watchdog_main(void *arg)
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
 		ng_clock_tick();
-		ng_trace_refresh();
 		busy += publish_time();	/* last: the tick's work may be long */
 		pthread_mutex_unlock(&tick_lock);
 		ng_recbuf_wait(busy ? NG_BUSY_POLL_MS : NG_IDLE_POLL_MS, !busy);

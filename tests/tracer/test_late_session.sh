@@ -1,8 +1,9 @@
 #!/bin/sh
 # A session started while the job runs (lttng create/enable/start by hand,
-# not `ncclguard run`): calls read the session's state from the shim's own
-# copy, which the watchdog refreshes every tick, so recording begins within
-# a tick of `lttng start` and then every call is recorded, up to the last.
+# not `ncclguard run`): calls read the provider's tracepoint states, which
+# the session daemon sets in the running process, so recording begins with
+# the calls right after `lttng start` and then every call is recorded, up to
+# the last.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 JOB="$NG_BUILD/tests/shim/job"
@@ -38,7 +39,7 @@ grep "ncclguard:coll_enqueue: .*vpid = $job[^0-9]" "$NG_TMP/text" |
 [ -s "$NG_TMP/seqs" ] || { head -n 5 "$NG_TMP/text"; fail "nothing recorded after lttng start"; }
 first=$(head -n 1 "$NG_TMP/seqs")
 note "recorded seq $first..$(tail -n 1 "$NG_TMP/seqs"); the job was at $started when the session started"
-# The copy is refreshed within a tick: 100 ms at most when idle, 10 calls.
+# The daemon updates the process within milliseconds: a few calls at most.
 [ "$first" -gt 20 ] && [ "$first" -le $((started + 15)) ] ||
 	fail "recording began at seq $first, the session at call $started"
 seq "$first" $N >"$NG_TMP/want"
