@@ -114,7 +114,7 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->active = 1;
 	call->fn = fn;
 	/* A precise clock only when a session records the times; the
-	 * watchdog's deadlines are fine with the coarse one (5 ns, not 30). */
+	 * watchdog's deadlines are fine with a time up to a tick old. */
 	call->trace = ng_trace_coll();
 	call->enter_ns = call->trace ? ng_clock_ns() : ng_coarse_now();
 	call->handle = comm;
