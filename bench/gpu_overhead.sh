@@ -79,6 +79,7 @@ fi
 toggle_offset() {
 	local sym off
 	sym=$(nm "$1/build/lib/libncclguard.so" | awk '$3 == "ng_hotcfg" {print $1}')
+	[ -n "$sym" ] || { echo "no ng_hotcfg in $1/build/lib/libncclguard.so (stripped?)" >&2; return 1; }
 	printf '#include <stddef.h>\n#include "ncclguard.h"\nint main(void) {printf("%%zu\\n", offsetof(struct ng_hotcfg, cfg.disabled)); return 0;}\n' |
 		gcc -x c - -o "$W/toggle_off" -I"$1/preload" -I"$1/tracer" -I"$NCCL_HOME/include" -I"$CUDA_HOME/include" -include stdio.h ${DEPS:+-I$DEPS/usr/include} || return 1
 	off=$("$W/toggle_off")
@@ -132,7 +133,7 @@ done
 
 {
 	echo "# $(date -u +%F) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores;" \
-		"MODE=$MODE NP=$NP ROUNDS=$ROUNDS CYCLES=$CYCLES ITERS=$ITERS STEPS=$STEPS BLOCKS=${BLOCKS:-100} AB_ITERS=${AB_ITERS:-2000}"
+		"MODE=$MODE NP=$NP ROUNDS=$ROUNDS CYCLES=$CYCLES ITERS=$ITERS STEPS=$STEPS BLOCKS=${BLOCKS:-100} AB_ITERS=${AB_ITERS:-2000} BLOCK_STEPS=${BLOCK_STEPS:-20}"
 	if [ "$UNIT" = % ]; then
 		printf "%-16s %10s %21s\n" variant "added %" "min..max"
 	else
@@ -156,7 +157,8 @@ done
 			"$(awk -v x="${rm_:-1}" 'BEGIN {printf "%+.2f%%", (x - 1) * 100}')" "$q"
 	done
 	if [ "$MODE" = ddpab ]; then
-		echo "# all pairs pooled: median and its 95% interval (order statistics)"
+		echo "# all pairs pooled: median and its 95% interval (order statistics, as if the pairs"
+		echo "# were independent: pairs of one process share its offset, so it is too narrow)"
 		for v in $VARIANTS; do
 			[ -s "$W/pairs.$v" ] || continue
 			sort -g "$W/pairs.$v" | awk -v v="$v" '{a[NR] = $1}

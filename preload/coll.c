@@ -99,9 +99,10 @@ NG_COLD int ng_coll_inject(struct ng_call *call)
 		ng_coll_end(call, call->result);
 		return 1;
 	}
-	/* An injected delay makes a slow rank: it arrives late. */
+	/* An injected delay makes a slow rank: it arrives late (by the clock
+	 * itself: the published time may predate a short delay). */
 	if (inj == NG_INJ_DELAY)
-		call->enter_ns = call->trace ? ng_clock_ns() : ng_coarse_now();
+		call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
 	return 0;
 }
 

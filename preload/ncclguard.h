@@ -116,9 +116,11 @@ uint64_t ng_now_coarse_ns(void);	/* CLOCK_MONOTONIC_COARSE: ms, 5 ns a read */
 /*
  * The time an unrecorded call carries (its deadlines, its sampling): while
  * the program makes calls the watchdog publishes CLOCK_MONOTONIC_COARSE
- * in the hot line every NG_BUSY_POLL_MS, which spares each call the vDSO's
- * code and data (a handful of cache misses after NCCL's host code); when
- * it goes idle it publishes 0 and the calls read the clock themselves.
+ * in the hot line every NG_BUSY_POLL_MS tick, which spares each call the
+ * vDSO's code and data (a handful of cache misses after NCCL's host code).
+ * The value is milliseconds old: a tick, the clock's jiffy, the
+ * watchdog's wake-up.  During the watchdog's own work and once the calls
+ * stop it publishes 0, and calls read the clock themselves.
  */
 static inline uint64_t ng_coarse_now(void)
 {

@@ -534,19 +534,30 @@ static void add_calls(struct ng_comm *c, void *arg)
 			    __atomic_load_n(&c->p2p_seq, __ATOMIC_RELAXED);
 }
 
-/* Did the program call NCCL since the last tick?  Then stay on the short
- * poll and publish the time for its calls until the next tick
- * (ng_coarse_now): at most NG_BUSY_POLL_MS old; if not, the long sleep
- * follows and its calls read the clock. */
+/* Ticks without a call before the time is withdrawn: a program's calls
+ * come in bursts (a training step's), and a call after the withdrawal
+ * reads the clock until the watchdog's next tick, up to its idle poll. */
+#define NG_PUBLISH_LINGER (100 / NG_BUSY_POLL_MS)
+static uint64_t calls_seen;
+static int quiet_ticks = NG_PUBLISH_LINGER;
+
+/* Has the program called NCCL lately?  Then stay on the short poll and
+ * publish the time for its calls until the next tick (ng_coarse_now): as
+ * old as a tick, the coarse clock's jiffy and the watchdog's wake-up
+ * latency, milliseconds; if not, the long sleep follows and its calls
+ * read the clock. */
 static int publish_time(void)
 {
-	static uint64_t last;
 	uint64_t sum = 0;
 	int active;
 
 	ng_comm_foreach(add_calls, &sum);
-	active = sum != last;
-	last = sum;
+	if (sum != calls_seen)
+		quiet_ticks = 0;
+	else if (quiet_ticks < NG_PUBLISH_LINGER)
+		quiet_ticks++;
+	calls_seen = sum;
+	active = quiet_ticks < NG_PUBLISH_LINGER;
 	__atomic_store_n(&ng_hot.coarse_ns, active ? ng_now_coarse_ns() : 0, __ATOMIC_RELAXED);
 	return active;
 }
@@ -653,6 +664,7 @@ void ng_watchdog_reset_after_fork(void)
 	running = 0;
 	exiting = 0;
 	ng_hot.coarse_ns = 0;		/* the parent's watchdog published it */
+	quiet_ticks = NG_PUBLISH_LINGER;
 	pthread_mutex_init(&tick_lock, NULL);
 	npend = 0;
 	cur_dev = -1;

@@ -14,27 +14,35 @@ export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
 
 ng_sessiond_pid >/dev/null || lttng-sessiond --daemonize --no-kernel ||
 	fail "cannot start lttng-sessiond"
-N=150
+N=400
+S=ng-late-$$
+# A failed step leaves neither the job nor the session behind.
+job=
+trap '[ -z "$job" ] || kill $job 2>/dev/null; lttng destroy "$S" >/dev/null 2>&1; ng_lttng_cleanup
+	[ -n "${NG_KEEP:-}" ] && echo "kept $NG_TMP" || rm -rf "$NG_TMP"' EXIT
 note "a job of $N all-reduces 10 ms apart; a session started once it is at 20"
 env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=1 \
 	"$JOB" "$NG_TMP/id" $N --pace 10 >"$NG_TMP/out" 2>"$NG_TMP/err" &
 job=$!
+pid=$job
 i=0
 until grep -q '^iter 20 ok' "$NG_TMP/out" || [ $i -ge 300 ]; do sleep 0.05; i=$((i + 1)); done
 grep -q '^iter 20 ok' "$NG_TMP/out" || { cat "$NG_TMP/out" "$NG_TMP/err"; fail "the job did not get going"; }
-S=ng-late-$$
 lttng create "$S" --output="$NG_TMP/trace" >"$NG_TMP/lttng" 2>&1 &&
 	lttng enable-event -u -s "$S" 'ncclguard:*' >>"$NG_TMP/lttng" 2>&1 &&
 	lttng add-context -u -s "$S" -t vpid >>"$NG_TMP/lttng" 2>&1 &&
 	lttng start "$S" >>"$NG_TMP/lttng" 2>&1 || { cat "$NG_TMP/lttng"; fail "lttng session setup"; }
 started=$(sed -n 's/^iter \([0-9]*\) ok/\1/p' "$NG_TMP/out" | tail -n 1)
-wait $job || { cat "$NG_TMP/out" "$NG_TMP/err"; fail "job exit $?"; }
+rc=0
+wait $job || rc=$?
+job=
+[ $rc = 0 ] || { cat "$NG_TMP/out" "$NG_TMP/err"; fail "job exit $rc"; }
 lttng stop "$S" >>"$NG_TMP/lttng" 2>&1 && lttng destroy "$S" >>"$NG_TMP/lttng" 2>&1 ||
 	{ cat "$NG_TMP/lttng"; fail "lttng stop/destroy"; }
 assert_eq "$(grep -c ' ok$' "$NG_TMP/out")" $N "iterations ok"
 
 ng_trace_text "$NG_TMP/trace" "$NG_TMP/text"
-grep "ncclguard:coll_enqueue: .*vpid = $job[^0-9]" "$NG_TMP/text" |
+grep "ncclguard:coll_enqueue: .*vpid = $pid[^0-9]" "$NG_TMP/text" |
 	sed 's/.* seq = \([0-9]*\),.*/\1/' >"$NG_TMP/seqs"
 [ -s "$NG_TMP/seqs" ] || { head -n 5 "$NG_TMP/text"; fail "nothing recorded after lttng start"; }
 first=$(head -n 1 "$NG_TMP/seqs")
