@@ -4,27 +4,28 @@
     NG_TOGGLE_OFFSET=N torchrun --standalone --nproc_per_node=1 bench/ddp_ab.py
 
 Between processes the step time of examples/train_ddp.py varies by 10% and
-more, far beyond the effect to measure, so this runs the same step (model,
-the gradient all-reduce, the loss all-reduce) in blocks that alternate, in
-one process, between the shim switched off and the shim at work.  Off is
-the shim's own NCCLGUARD_DISABLE flag, written here between blocks at its
-address in libncclguard.so (NG_TOGGLE_OFFSET: the offset of
+more, far beyond the effect to measure, so this runs its step (imported:
+the model, the gradient all-reduce, the loss all-reduce) in blocks that
+alternate, in one process, between the shim switched off and the shim at
+work.  Off is the shim's own NCCLGUARD_DISABLE flag, written here between
+blocks at its address in libncclguard.so (NG_TOGGLE_OFFSET: the offset of
 ng_hotcfg.cfg.disabled, which bench/gpu_overhead.sh finds with nm and the
-header): a disabled call is forwarded at once, so the off blocks carry only
-the wrapper's forwarding (about 20 ns a call on an 8-byte all-reduce loop,
-RESULTS.md).  Without the shim the flag is a dummy: an A/A run, the noise
-floor.  Prints the median over blocks of the per-pair ratio (on/off) of the
-blocks' median step times, and appends each pair's (%) to NG_AB_PAIRS.
+header): a disabled call is forwarded at once, so the off blocks carry
+only the wrapper's forwarding (about 20 ns a call on an 8-byte all-reduce
+loop, RESULTS.md).  Without the shim the flag is a dummy: an A/A run, the
+noise floor.  Prints the median over blocks of the per-pair ratio (on/off)
+of the blocks' median step times, and appends each pair's (%) to
+NG_AB_PAIRS.
 """
 import argparse
 import ctypes
 import os
-import time
+import sys
 
-import torch
 import torch.distributed as dist
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from train_ddp import add_model_args, init_distributed, make_step  # noqa: E402
 
 
 def shim_flag():
@@ -51,45 +52,19 @@ def main():
     p.add_argument("--blocks", type=int, default=100, help="pairs of blocks")
     p.add_argument("--block-steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=30)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--seed", type=int, default=1234)
+    add_model_args(p)
+    p.set_defaults(hidden=256)
     args = p.parse_args()
 
-    local_rank = int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count()
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
-    rank, world = dist.get_rank(), dist.get_world_size()
+    local_rank, rank, world = init_distributed()
     flag, have_shim = shim_flag()
     if os.environ.get("NG_TOGGLE_OFFSET") and not have_shim:
         raise SystemExit("ddp_ab: NG_TOGGLE_OFFSET set but libncclguard.so is not mapped")
 
-    torch.manual_seed(args.seed)
-    layers = []
-    for _ in range(args.layers):
-        layers += [nn.Linear(args.hidden, args.hidden), nn.ReLU()]
-    layers.append(nn.Linear(args.hidden, 10))
-    model = nn.Sequential(*layers).cuda()
-    ddp = DDP(model, device_ids=[local_rank])
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-    loss_fn = nn.CrossEntropyLoss()
-    g = torch.Generator(device="cuda").manual_seed(args.seed + rank)
+    train_step = make_step(args, local_rank, rank, world)
 
     def step():
-        x = torch.randn(args.batch, args.hidden, device="cuda", generator=g)
-        y = torch.randint(0, 10, (args.batch,), device="cuda", generator=g)
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(ddp(x), y)
-        loss.backward()
-        opt.step()
-        lt = loss.detach().clone()
-        dist.all_reduce(lt)
-        lt /= world
-        torch.cuda.synchronize()
-        return time.perf_counter() - t0
+        return train_step()[1]
 
     def block(off):
         # Every rank switches at the same step: the calls stay matched.

@@ -19,26 +19,20 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=1024)
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--seed", type=int, default=1234)
-    p.add_argument("--bucket-mb", type=float, default=25.0,
-                   help="DDP gradient bucket size (smaller: more all-reduces)")
-    args = p.parse_args()
-
+def init_distributed():
+    """Join the job's process group on this rank's GPU: (local_rank, rank, world)."""
     # With a policy that pins each local rank to its GPU (pin = local_rank),
     # the process sees only that GPU, as device 0: the usual idiom
     # LOCAL_RANK % device_count() picks the right one either way.
     local_rank = int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count()
     torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
-    rank, world = dist.get_rank(), dist.get_world_size()
+    return local_rank, dist.get_rank(), dist.get_world_size()
 
+
+def make_step(args, local_rank, rank, world):
+    """The model, its optimiser and data; returns step(), which trains one
+    batch and returns the global mean loss and the step's time (s)."""
     torch.manual_seed(args.seed)
     layers = []
     for _ in range(args.layers):
@@ -51,8 +45,8 @@ def main():
 
     # Each rank its own data, reproducibly.
     g = torch.Generator(device="cuda").manual_seed(args.seed + rank)
-    times = []
-    for step in range(args.steps):
+
+    def step():
         x = torch.randn(args.batch, args.hidden, device="cuda", generator=g)
         y = torch.randint(0, 10, (args.batch,), device="cuda", generator=g)
         torch.cuda.synchronize()
@@ -66,10 +60,36 @@ def main():
         dist.all_reduce(lt)
         lt /= world
         torch.cuda.synchronize()
-        if step >= args.warmup:
-            times.append(time.perf_counter() - t0)
+        return lt, time.perf_counter() - t0
+
+    return step
+
+
+def add_model_args(p):
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--hidden", type=int, default=1024)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--bucket-mb", type=float, default=25.0,
+                   help="DDP gradient bucket size (smaller: more all-reduces)")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=5)
+    add_model_args(p)
+    args = p.parse_args()
+
+    local_rank, rank, world = init_distributed()
+    step = make_step(args, local_rank, rank, world)
+    times = []
+    for i in range(args.steps):
+        lt, t = step()
+        if i >= args.warmup:
+            times.append(t)
         if rank == 0:
-            print(f"step {step} loss {lt.item():.6f}", flush=True)
+            print(f"step {i} loss {lt.item():.6f}", flush=True)
     if rank == 0 and times:
         times.sort()
         print(f"step_time_ms mean {1e3 * sum(times) / len(times):.4f} "
