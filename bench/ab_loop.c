@@ -12,11 +12,18 @@
  * noise floor.  Background work the shim causes (its watchdog, LTTng's
  * consumer) also slows the direct blocks, so run the process-level
  * comparison (bench/gpu_overhead.sh) as well.
+ *
+ * AB_PIN=MAIN,WD pins this thread to CPU MAIN and the shim's watchdog
+ * thread to CPU WD after the warm-up: with WD the SMT sibling of MAIN or
+ * a CPU of another core, it tells how much the watchdog's work slows the
+ * caller through the core they share.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +50,58 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int pin(int tid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
+/* AB_PIN=MAIN,WD: 0 when unset or done, 1 on an error said. */
+static int pin_threads(void)
+{
+	const char *spec = getenv("AB_PIN");
+	int main_cpu, wd_cpu, found = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	if (!spec || !*spec)
+		return 0;
+	if (sscanf(spec, "%d,%d", &main_cpu, &wd_cpu) != 2) {
+		fprintf(stderr, "ab_loop: AB_PIN=%s: expected MAIN,WD (CPU numbers)\n", spec);
+		return 1;
+	}
+	if (pin(0, main_cpu)) {
+		perror("ab_loop: pinning this thread");
+		return 1;
+	}
+	dir = opendir("/proc/self/task");
+	while (dir && (d = readdir(dir))) {
+		char path[300], name[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(name, sizeof(name), f) && !strncmp(name, "ncclguard-wd", 12)) {
+			if (pin(atoi(d->d_name), wd_cpu)) {
+				perror("ab_loop: pinning the watchdog");
+				found = -1;
+			} else if (found >= 0) {
+				found++;
+			}
+		}
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	printf("pinned: this thread to CPU %d, %d watchdog thread(s) to CPU %d\n",
+	       main_cpu, found > 0 ? found : 0, wd_cpu);
+	return found < 0;
 }
 
 static int cmp(const void *a, const void *b)
@@ -101,6 +160,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < 2 * iters; i++)	/* warm-up, both paths */
 		CHECK(fn[i & 1](src, dst, count, ncclFloat, ncclSum, comm, s));
 	CHECK(cudaStreamSynchronize(s));
+	if (pin_threads())
+		return 1;
 	for (int b = 0; b < blocks; b++) {
 		for (int j = 0; j < 2; j++) {
 			int k = (b & 1) ? 1 - j : j;	/* ABBA */

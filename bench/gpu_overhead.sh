@@ -19,7 +19,9 @@
 #
 # VARIANTS picks from: plain notiming shim nosession every sampled rec rec_notiming
 # rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s) rec_mono (recorded times
-# from clock_gettime, not the TSC), and old_<variant> for the same with the shim built
+# from clock_gettime, not the TSC), rec_sib and rec_far (MODE=ab: the loop's thread
+# pinned to CPU 2, the watchdog to its SMT sibling or to another core), and
+# old_<variant> for the same with the shim built
 # from .ab/, an older tree for A/B runs (`mkdir .ab && git archive REV |
 # tar -x -C .ab`; carried like .deps).
 # Needs tests/gpu/env.sh's carried packages (.deps) and, for arp, a clone
@@ -86,6 +88,29 @@ toggle_offset() {
 	printf '0x%x\n' $(( 0x$sym + off ))
 }
 
+# AB_PIN for bench/ab_loop.c: CPU 2 for the loop, for the watchdog its
+# SMT sibling (sib) or a CPU of another core (far).
+ab_pin() {
+	python3 - "$1" <<'EOF'
+import os, sys
+def cpus(s):
+    out = set()
+    for part in s.strip().split(','):
+        a, _, b = part.partition('-')
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+main = 2
+sib = cpus(open(f'/sys/devices/system/cpu/cpu{main}/topology/thread_siblings_list').read()) - {main}
+if sys.argv[1] == 'sib':
+    if not sib:
+        sys.exit('no SMT sibling of CPU 2')
+    print(f'{main},{min(sib)}')
+else:
+    far = [c for c in sorted(os.sched_getaffinity(0)) if c != main and c not in sib]
+    print(f'{main},{far[len(far) // 2]}')
+EOF
+}
+
 run_variant() {
 	local v=$1 root=$PWD n=0
 	case $v in old_*) root=$PWD/.ab; v=${v#old_} ;; esac
@@ -111,6 +136,9 @@ run_variant() {
 	rec_100) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s ;;
 	rec_1000) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1000/s ;;
 	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
+	rec_sib | rec_far)
+		AB_PIN=$(ab_pin "${v#rec_}") || return 1
+		AB_PIN=$AB_PIN workload "$ng" run -o "$d" -- env ;;
 	*) echo "unknown variant $v" >&2; n=1 ;;
 	esac
 	# A recorded A/B run must also be a complete trace: every call matched
@@ -131,7 +159,16 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
+paired() {
+	awk -v a="$1" -v b="$2" '$3 != "nan" {t[$1 " " $2] = $3; r[$1] = 1}
+		END {for (k in r) if ((k " " a) in t && (k " " b) in t) print t[k " " a] - t[k " " b]}' "$W/raw" |
+		sort -g | awk -v a="$1" -v b="$2" '{d[NR] = $1; n += $1 < 0}
+		END {if (NR) printf "%-16s %+.2f point(s) against %s: median of %d rounds, lower in %d\n",
+		     a, (NR % 2) ? d[(NR + 1) / 2] : (d[NR / 2] + d[NR / 2 + 1]) / 2, b, NR, n}'
+}
+
 {
+	echo "# $(lscpu | grep -E '^(Model name|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\))' | sed 's/  */ /g' | paste -sd';')"
 	echo "# $(date -u +%F) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores;" \
 		"MODE=$MODE NP=$NP ROUNDS=$ROUNDS CYCLES=$CYCLES ITERS=$ITERS STEPS=$STEPS BLOCKS=${BLOCKS:-100} AB_ITERS=${AB_ITERS:-2000} BLOCK_STEPS=${BLOCK_STEPS:-20}"
 	if [ "$UNIT" = % ]; then
@@ -156,6 +193,15 @@ done
 			"$(sort -g "$W/t.$v" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')" \
 			"$(awk -v x="${rm_:-1}" 'BEGIN {printf "%+.2f%%", (x - 1) * 100}')" "$q"
 	done
+	# Two variants of the same round compared (both already paired against
+	# the direct calls): each new variant against its old_ build, the pinned
+	# runs against the unpinned one.
+	if [ "$UNIT" = % ]; then
+		for v in $VARIANTS; do
+			case " $VARIANTS " in *" old_$v "*) paired "$v" "old_$v" ;; esac
+			case $v in rec_sib | rec_far) case " $VARIANTS " in *" rec "*) paired "$v" rec ;; esac ;; esac
+		done
+	fi
 	if [ "$MODE" = ddpab ]; then
 		echo "# all pairs pooled: median and its 95% interval (order statistics, as if the pairs"
 		echo "# were independent: pairs of one process share its offset, so it is too narrow)"

@@ -9,6 +9,9 @@
  * vDSO does with the kernel's: the anchor every tick, the rate over about
  * a second, so NTP's slewing is followed.  Until the first rate is known,
  * and wherever the TSC is not trusted, ng_clock_ns is clock_gettime.
+ * A recorded call takes the raw counter only (ng_stamp) and the watchdog
+ * maps it when it writes the event, a tick later at most: the mapping
+ * moves by nanoseconds from one tick to the next.
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,8 +27,7 @@
 #define NG_CLOCK_WINDOW_NS 1000000000ull
 #define NG_CLOCK_MAX_ERROR_NS 1000000		/* beyond: the TSC is not ours */
 
-/* Read on every recorded call: one cache line.  seq is odd while the
- * watchdog rewrites it. */
+/* One cache line.  seq is odd while the watchdog rewrites it. */
 static struct {
 	uint32_t seq;
 	int on;
@@ -91,22 +93,40 @@ static uint64_t convert(uint64_t t, uint64_t tsc0, uint64_t ns0, uint64_t mult)
 	return t >= tsc0 ? ns0 + scale(t - tsc0, mult) : ns0 - scale(tsc0 - t, mult);
 }
 
-NG_HOT uint64_t ng_clock_ns(void)
+/* The mapping, read consistently; 0 if none was ever published. */
+static uint64_t map_read(uint64_t *tsc0, uint64_t *ns0, uint64_t *mult)
 {
 	uint32_t s;
-	uint64_t t, tsc0, ns0, mult;
+	int on;
 
 	do {
 		s = __atomic_load_n(&map.seq, __ATOMIC_ACQUIRE);
-		if (!__atomic_load_n(&map.on, __ATOMIC_RELAXED))
-			return ng_now_ns();
-		tsc0 = __atomic_load_n(&map.tsc0, __ATOMIC_RELAXED);
-		ns0 = __atomic_load_n(&map.ns0, __ATOMIC_RELAXED);
-		mult = __atomic_load_n(&map.mult, __ATOMIC_RELAXED);
+		on = __atomic_load_n(&map.on, __ATOMIC_RELAXED);
+		*tsc0 = __atomic_load_n(&map.tsc0, __ATOMIC_RELAXED);
+		*ns0 = __atomic_load_n(&map.ns0, __ATOMIC_RELAXED);
+		*mult = __atomic_load_n(&map.mult, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while ((s & 1) || s != __atomic_load_n(&map.seq, __ATOMIC_RELAXED));
-	t = tsc();
-	return convert(t, tsc0, ns0, mult);
+	return on;
+}
+
+uint64_t ng_clock_ns(void)
+{
+	uint64_t tsc0, ns0, mult;
+
+	if (!map_read(&tsc0, &ns0, &mult))
+		return ng_now_ns();
+	return convert(tsc(), tsc0, ns0, mult);
+}
+
+/* The last mapping also serves once the TSC was found to drift: the
+ * stamps taken before were on it, and it is their best account. */
+uint64_t ng_clock_from_ticks(uint64_t t)
+{
+	uint64_t tsc0, ns0, mult;
+
+	map_read(&tsc0, &ns0, &mult);
+	return mult ? convert(t, tsc0, ns0, mult) : ng_now_ns();
 }
 
 int ng_clock_tsc(void)
@@ -132,8 +152,15 @@ static int read_pair(uint64_t *t, uint64_t *ns)
 	return best == UINT64_MAX ? -1 : 0;
 }
 
+/* on 0 keeps the last mapping (ng_clock_from_ticks). */
 static void publish(int on, uint64_t t, uint64_t ns, uint64_t mult)
 {
+	if (!on) {
+		t = map.tsc0;
+		ns = map.ns0;
+		mult = map.mult;
+		__atomic_store_n(&ng_hot.ticks, 0, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&map.seq, map.seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&map.tsc0, t, __ATOMIC_RELAXED);
@@ -141,6 +168,8 @@ static void publish(int on, uint64_t t, uint64_t ns, uint64_t mult)
 	__atomic_store_n(&map.mult, mult, __ATOMIC_RELAXED);
 	__atomic_store_n(&map.on, on, __ATOMIC_RELAXED);
 	__atomic_store_n(&map.seq, map.seq + 1, __ATOMIC_RELEASE);
+	if (on)
+		__atomic_store_n(&ng_hot.ticks, 1, __ATOMIC_RELEASE);
 }
 
 /* The kernel keeps time with the TSC (directly or through kvm-clock)

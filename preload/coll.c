@@ -101,8 +101,11 @@ NG_COLD int ng_coll_inject(struct ng_call *call)
 	}
 	/* An injected delay makes a slow rank: it arrives late (by the clock
 	 * itself: the published time may predate a short delay). */
-	if (inj == NG_INJ_DELAY)
-		call->enter_ns = call->trace ? ng_clock_ns() : ng_now_coarse_ns();
+	if (inj == NG_INJ_DELAY) {
+		call->enter_ns = ng_now_coarse_ns();
+		if (call->trace)
+			call->rec_enter = ng_stamp(call->ticks);
+	}
 	return 0;
 }
 

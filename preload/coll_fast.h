@@ -9,7 +9,7 @@
 #ifndef NCCLGUARD_COLL_FAST_H
 #define NCCLGUARD_COLL_FAST_H
 
-#include "ncclguard.h"
+#include "recbuf.h"
 
 struct ng_hostcall *ng_coll_slot_claim(void);
 int ng_coll_setup(void);
@@ -113,10 +113,14 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	ng_in_shim++;
 	call->active = 1;
 	call->fn = fn;
-	/* A precise clock only when a session records the times; the
-	 * watchdog's deadlines are fine with a time up to a tick old. */
+	/* The watchdog's deadlines are fine with a time up to a tick old; a
+	 * precise one only when a session records it. */
+	call->enter_ns = ng_coarse_now();
 	call->trace = ng_trace_coll();
-	call->enter_ns = call->trace ? ng_clock_ns() : ng_coarse_now();
+	if (call->trace) {
+		call->ticks = __atomic_load_n(&ng_hot.ticks, __ATOMIC_RELAXED);
+		call->rec_enter = ng_stamp(call->ticks);
+	}
 	call->handle = comm;
 	call->comm = c = comm_of(comm);
 	call->count = count;
@@ -152,19 +156,14 @@ static inline __attribute__((always_inline)) void
 ng_coll_end_inline(struct ng_call *call, ncclResult_t r)
 {
 	call->result = r;
-	/* The host span only with the GPU time: a second TSC read costs
-	 * 25 ns on the H200 hosts, half a point of an 8-byte all-reduce. */
-	call->exit_ns = 0;
 	if (call->trace) {
-		if (call->flight || ng_group_depth) {
-			uint64_t t = ng_clock_ns();
-
-			/* A recalibration in between may step the clock back by ns. */
-			call->exit_ns = t > call->enter_ns ? t : call->enter_ns;
-		}
+		/* The host span only with the GPU time: a second TSC read
+		 * costs 25 ns on the H200 hosts, half a point of an 8-byte
+		 * all-reduce. */
+		call->rec_exit = call->flight || ng_group_depth ? ng_stamp(call->ticks) : 0;
 		/* The event itself is written by the watchdog thread, off this
 		 * path, and before the flight below can complete. */
-		if (__builtin_expect(ng_recbuf_push(call), 0))
+		if (__builtin_expect(ng_recbuf_push_inline(call), 0))
 			ng_coll_record_inline(call);
 	}
 	if (call->flight || ng_group_depth)

@@ -88,6 +88,7 @@ struct ng_hot_flags {
 	unsigned char first_call_done;	/* ng_first_call done */
 	unsigned char capture_seen;	/* the program began a stream capture */
 	unsigned char inject_active;	/* NCCLGUARD_INJECT has rules */
+	unsigned char ticks;		/* recorded times are TSC ticks (clock.c) */
 	const struct ng_tp_ops *tp;	/* NULL: no provider, no events */
 	const int *coll_state[2];	/* tp's, set before tp */
 	uint64_t coarse_ns;		/* the watchdog's; 0: read the clock */
@@ -129,9 +130,29 @@ static inline uint64_t ng_coarse_now(void)
 	return __builtin_expect(t != 0, 1) ? t : ng_now_coarse_ns();
 }
 /* CLOCK_MONOTONIC from the TSC where it is invariant and calibrated,
- * else clock_gettime: the recorded host times of calls. */
+ * else clock_gettime. */
 uint64_t ng_clock_ns(void);
 int ng_clock_tsc(void);			/* ng_clock_ns reads the TSC now */
+/*
+ * A recorded call's host time, taken as cheaply as can be: where clock.c
+ * maps the TSC onto CLOCK_MONOTONIC (ng_hot.ticks), the raw counter,
+ * which the watchdog converts when it writes the event; else
+ * clock_gettime's ns.  The call keeps which of the two it took, and its
+ * exit time is of the same kind.  Converting on the watchdog spares the
+ * caller the mapping's cache line, its seqlock and a 128-bit multiply.
+ */
+static inline uint64_t ng_stamp(int ticks)
+{
+#if defined(__x86_64__)
+	if (__builtin_expect(ticks, 1))
+		return __builtin_ia32_rdtsc();
+#endif
+	(void)ticks;
+	return ng_now_ns();
+}
+/* A stamp taken with ng_hot.ticks set, on CLOCK_MONOTONIC (the mapping
+ * the watchdog keeps, its latest). */
+uint64_t ng_clock_from_ticks(uint64_t ticks);
 void ng_clock_init(void);		/* at the first NCCL call */
 void ng_clock_tick(void);		/* the watchdog: recalibrate */
 
@@ -320,7 +341,8 @@ struct ng_call {
 	struct ng_comm *comm;
 	ncclComm_t handle;
 	uint64_t seq, p2p_seq;
-	uint64_t enter_ns, exit_ns;
+	uint64_t enter_ns;		/* deadlines, sampling: ms-old will do */
+	uint64_t rec_enter, rec_exit;	/* recorded (ng_stamp); rec_exit 0: none */
 	uint64_t count, bytes;
 	int dtype, root, nranks;
 	cudaStream_t stream;
@@ -330,6 +352,7 @@ struct ng_call {
 	struct ng_flight *flight;
 	const char *site;		/* symbolised call site, NCCLGUARD_STACKS=1 */
 	int trace;			/* a session records coll_enqueue */
+	int ticks;			/* rec_* are TSC ticks, else ns */
 };
 /* Returns nonzero when the wrapper must return call->result without
  * calling NCCL (an injected fault). */
@@ -393,8 +416,9 @@ struct ng_flight {
  * VMs): one cache line, so the caller dirties one line per call. */
 #define NG_ENQ_CAPTURED 1
 #define NG_ENQ_P2P 2
+#define NG_ENQ_TICKS 4		/* enter and exit are TSC ticks (ng_stamp) */
 struct ng_enq_rec {
-	uint64_t comm_hash, seq, count, stream, enter_ns, exit_ns;
+	uint64_t comm_hash, seq, count, stream, enter, exit;
 	int32_t root, nranks;
 	uint8_t fn, dtype, group_depth, flags;
 	int32_t result;

@@ -20,19 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ncclguard.h"
-
-#define NG_RECBUF_SIZE 8192		/* power of two; 512 KiB */
-
-struct ng_recbuf {
-	uint64_t tail;			/* producer */
-	uint64_t head_seen;		/* producer's copy of head */
-	int orphaned;			/* its thread exited */
-	char pad0[64];
-	uint64_t head;			/* watchdog */
-	char pad1[64];
-	struct ng_enq_rec rec[NG_RECBUF_SIZE];
-};
+#include "recbuf.h"
 
 static struct ng_recbuf *bufs[NG_RECBUFS_MAX];
 static int nbufs;
@@ -105,30 +93,13 @@ static void wake_watchdog(void)
 	syscall(SYS_futex, &kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-static inline void enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
-{
-	r->comm_hash = call->comm ? call->comm->hash : 0;
-	r->seq = call->seq ? call->seq : call->p2p_seq;
-	r->count = call->count;
-	r->stream = (uint64_t)(uintptr_t)call->stream;
-	r->enter_ns = call->enter_ns;
-	r->exit_ns = call->exit_ns;
-	r->root = call->root;
-	r->nranks = call->nranks;
-	r->fn = (uint8_t)call->fn;
-	r->dtype = (uint8_t)call->dtype;
-	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
-	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0);
-	r->result = call->result;
-}
-
 void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
-	enq_fill(r, call);
+	ng_enq_fill_inline(r, call);
 }
 
 /* The ring is half full or more: is there room for one record? */
-static NG_COLD void make_room(struct ng_recbuf *b, uint64_t t)
+NG_COLD void ng_recbuf_make_room(struct ng_recbuf *b, uint64_t t)
 {
 	int e = errno;
 	uint64_t used;
@@ -148,7 +119,7 @@ static NG_COLD void make_room(struct ng_recbuf *b, uint64_t t)
 	errno = e;
 }
 
-static NG_COLD struct ng_recbuf *claim_keep_errno(void)
+NG_COLD struct ng_recbuf *ng_recbuf_claim(void)
 {
 	int e = errno;
 	struct ng_recbuf *b = claim();
@@ -157,20 +128,9 @@ static NG_COLD struct ng_recbuf *claim_keep_errno(void)
 	return b;
 }
 
-NG_HOT int ng_recbuf_push(const struct ng_call *call)
+int ng_recbuf_push(const struct ng_call *call)
 {
-	struct ng_recbuf *b = ng_tls.recbuf;
-	uint64_t t;
-
-	if (__builtin_expect(!b, 0) && !(b = claim_keep_errno()))
-		return -1;
-	t = b->tail;
-	if (__builtin_expect(t - b->head_seen >= NG_RECBUF_SIZE / 2, 0))
-		make_room(b, t);
-	enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
-	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
-	ng_prefetch_w(&b->rec[(t + 1) & (NG_RECBUF_SIZE - 1)]);
-	return 0;
+	return ng_recbuf_push_inline(call);
 }
 
 /* Any thread: every ring's records to the writer given to init. */

@@ -264,7 +264,14 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 	ev.result = r->result;
 	ev.nranks = r->nranks;
 	ev.redop = -1;
-	ev.enter_ns = r->enter_ns;
-	ev.exit_ns = r->exit_ns;
+	ev.enter_ns = r->enter;
+	ev.exit_ns = r->exit;
+	if (r->flags & NG_ENQ_TICKS) {
+		ev.enter_ns = ng_clock_from_ticks(r->enter);
+		ev.exit_ns = r->exit ? ng_clock_from_ticks(r->exit) : 0;
+	}
+	/* A recalibration between the two may step the clock back by ns. */
+	if (ev.exit_ns && ev.exit_ns < ev.enter_ns)
+		ev.exit_ns = ev.enter_ns;
 	ng_hot.tp->coll_enqueue(&ev);
 }

@@ -14,9 +14,12 @@ EXAMPLE="$NG_BUILD/bin/allreduce_example"
 
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_LOG=debug
 ITERS=20000 WARMUP=5 N=$((20000 + 5))
+mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
+t0=$(mono_ns)
 timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/trace" -- env NCCLGUARD_SAMPLE=64 "$EXAMPLE" --launch 2 \
 	--min-bytes 8 --max-bytes 8 --iters $ITERS --warmup $WARMUP >"$NG_TMP/out" 2>"$NG_TMP/err" ||
 	{ tail -n 20 "$NG_TMP/out" "$NG_TMP/err"; fail "burst job failed"; }
+t1=$(mono_ns)
 assert_grep "(0 events lost)" "$NG_TMP/err"
 ng_trace_text "$NG_TMP/trace" "$NG_TMP/text"
 
@@ -36,7 +39,18 @@ for pid in $(cat "$NG_TMP/pids"); do
 		sed 's/.* enter_ns = \([0-9]*\), exit_ns = \([0-9]*\).*/\1 \2/' >"$NG_TMP/hostt.$pid"
 	assert_eq "$(awk '$2 != 0' "$NG_TMP/hostt.$pid" | wc -l)" $(((N + 63) / 64)) "enqueues with an exit time"
 	assert_eq "$(awk '$2 != 0 && $2 < $1' "$NG_TMP/hostt.$pid" | wc -l)" 0 "exit times before the entry"
+	# The TSC's ticks, where it is used, are put on CLOCK_MONOTONIC by the
+	# watchdog: every time inside the job, in call order (give or take a
+	# recalibration's step of nanoseconds).
+	note "pid $pid: host times on CLOCK_MONOTONIC, within the job, in call order"
+	awk -v t0="$t0" -v t1="$t1" '
+	function bad(m) { if (!err) print "FAIL: line " NR ": " m; err = 1 }
+	$1 < t0 || $1 > t1 || ($2 != 0 && $2 > t1) { bad($0 " outside the job [" t0 ", " t1 "]") }
+	NR > 1 && $1 + 1000 < prev { bad("enter " $1 " before the previous call'"'"'s " prev) }
+	{ prev = $1 }
+	END { exit err }' "$NG_TMP/hostt.$pid" || fail "pid $pid: host times"
 done
+grep "recorded host times" "$NG_TMP/err" | head -n 1
 grep "enqueue records" "$NG_TMP/err" | head -n 2
 
 note "default sampling: a burst of 257 timed calls, then at most 100 a second"

@@ -495,6 +495,41 @@ static void assert_agrees(void)
 	assert_true(ok >= n * 9 / 10);
 }
 
+/* A call's raw stamp, converted later by the watchdog, lands where the
+ * clock was when it was taken; so does one taken before the TSC was
+ * given up (the last mapping is kept for it). */
+static void assert_stamps_agree(void)
+{
+	enum { N = 2000 };
+	static uint64_t a[N], t[N], c[N];
+	int ok = 0;
+
+	for (int i = 0; i < N; i++) {
+		a[i] = ng_now_ns();
+		t[i] = ng_stamp(1);
+		c[i] = ng_now_ns();
+	}
+	ng_clock_tick();		/* a new anchor before the conversion */
+	for (int i = 0; i < N; i++) {
+		uint64_t b = ng_clock_from_ticks(t[i]);
+
+		ok += b + 2000 >= a[i] && b <= c[i] + 2000;
+	}
+	assert_true(ok >= N * 9 / 10);
+	ng_cfg.tsc = 0;
+	ng_clock_init();		/* the TSC given up */
+	assert_false(ng_hot.ticks);
+	ok = 0;
+	for (int i = 0; i < N; i++) {
+		uint64_t b = ng_clock_from_ticks(t[i]);
+
+		ok += b + 2000 >= a[i] && b <= c[i] + 2000;
+	}
+	assert_true(ok >= N * 9 / 10);
+	ng_cfg.tsc = 1;
+	calibrate();
+}
+
 static void test_clock(void **state)
 {
 	struct ng_config saved = ng_cfg, c = ng_cfg;
@@ -515,17 +550,23 @@ static void test_clock(void **state)
 	calibrate();
 	assert_false(ng_clock_tsc());
 	assert_agrees();
+	assert_false(ng_hot.ticks);	/* calls stamp with clock_gettime */
 	ng_cfg.tsc = 1;
 	calibrate();
 	if (!ng_clock_tsc())
 		print_message("no invariant TSC the kernel keeps time with here: "
 			      "only clock_gettime checked\n");
 	assert_agrees();
+	assert_int_equal(ng_hot.ticks, ng_clock_tsc());
+	if (ng_hot.ticks)
+		assert_stamps_agree();
 	ng_cfg.tsc = 0;		/* and back */
 	calibrate();
 	assert_false(ng_clock_tsc());
+	assert_false(ng_hot.ticks);
 	ng_cfg = saved;
 }
+
 
 /* ---- injection specs ------------------------------------------------- */
 
