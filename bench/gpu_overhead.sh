@@ -18,9 +18,12 @@
 #             (%); "plain" is the A/A run, the noise floor
 #
 # VARIANTS picks from: plain notiming shim nosession every sampled rec rec_notiming
-# rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s) rec_mono (recorded times
+# rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s) rec_bigrate
+# (100 timed calls/s of every size: by default each call of 1 MiB or more is) rec_mono (recorded times
 # from clock_gettime, not the TSC), rec_sib and rec_far (MODE=ab: the loop's thread
-# pinned to CPU 2, the watchdog to its SMT sibling or to another core), and
+# pinned to CPU 2, the watchdog to its SMT sibling or to another core), rec_conly
+# (a session of coll_complete only: records pushed and drained, no coll_enqueue
+# written), and
 # old_<variant> for the same with the shim built
 # from .ab/, an older tree for A/B runs (`mkdir .ab && git archive REV |
 # tar -x -C .ab`; carried like .deps).
@@ -135,7 +138,15 @@ run_variant() {
 	rec_sampled) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=16 ;;
 	rec_100) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s ;;
 	rec_1000) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1000/s ;;
+	rec_bigrate) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s:1099511627776 ;;
 	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
+	rec_conly)	# a session of coll_complete only: the calls push their records
+		# and the watchdog drains them, but writes no coll_enqueue event
+		lt lttng create ngab_conly --output="$W/conly" >/dev/null &&
+			lt lttng enable-event -u ncclguard:coll_complete -s ngab_conly >/dev/null &&
+			lt lttng start ngab_conly >/dev/null || return 1
+		workload env LD_PRELOAD="$shim"
+		lt lttng destroy ngab_conly >/dev/null; rm -rf "$W/conly" ;;
 	rec_sib | rec_far)
 		AB_PIN=$(ab_pin "${v#rec_}") || return 1
 		AB_PIN=$AB_PIN workload "$ng" run -o "$d" -- env ;;
@@ -199,7 +210,7 @@ paired() {
 	if [ "$UNIT" = % ]; then
 		for v in $VARIANTS; do
 			case " $VARIANTS " in *" old_$v "*) paired "$v" "old_$v" ;; esac
-			case $v in rec_sib | rec_far) case " $VARIANTS " in *" rec "*) paired "$v" rec ;; esac ;; esac
+			case $v in rec_sib | rec_far | rec_conly) case " $VARIANTS " in *" rec "*) paired "$v" rec ;; esac ;; esac
 		done
 	fi
 	if [ "$MODE" = ddpab ]; then
