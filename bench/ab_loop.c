@@ -99,9 +99,13 @@ static int pin_threads(void)
 	}
 	if (dir)
 		closedir(dir);
+	if (!found)
+		fprintf(stderr, "ab_loop: AB_PIN: no ncclguard-wd thread (no shim, or no watchdog yet)\n");
+	if (found <= 0)
+		return 1;
 	printf("pinned: this thread to CPU %d, %d watchdog thread(s) to CPU %d\n",
-	       main_cpu, found > 0 ? found : 0, wd_cpu);
-	return found < 0;
+	       main_cpu, found, wd_cpu);
+	return 0;
 }
 
 static int cmp(const void *a, const void *b)

@@ -91,8 +91,9 @@ toggle_offset() {
 	printf '0x%x\n' $(( 0x$sym + off ))
 }
 
-# AB_PIN for bench/ab_loop.c: CPU 2 for the loop, for the watchdog its
-# SMT sibling (sib) or a CPU of another core (far).
+# AB_PIN for bench/ab_loop.c: CPU 2 for the loop (it must be ours), for the
+# watchdog its SMT sibling (sib) or a CPU of another core of the same
+# package (far).
 ab_pin() {
 	python3 - "$1" <<'EOF'
 import os, sys
@@ -102,14 +103,21 @@ def cpus(s):
         a, _, b = part.partition('-')
         out.update(range(int(a), int(b or a) + 1))
     return out
-main = 2
-sib = cpus(open(f'/sys/devices/system/cpu/cpu{main}/topology/thread_siblings_list').read()) - {main}
+def topo(c, f):
+    return open(f'/sys/devices/system/cpu/cpu{c}/topology/{f}').read()
+ours, main = os.sched_getaffinity(0), 2
+if main not in ours:
+    sys.exit(f'CPU {main} is not in this process\'s CPU set {sorted(ours)}')
+sib = (cpus(topo(main, 'thread_siblings_list')) & ours) - {main}
+pkg = topo(main, 'physical_package_id')
 if sys.argv[1] == 'sib':
     if not sib:
-        sys.exit('no SMT sibling of CPU 2')
+        sys.exit(f'no SMT sibling of CPU {main} here')
     print(f'{main},{min(sib)}')
 else:
-    far = [c for c in sorted(os.sched_getaffinity(0)) if c != main and c not in sib]
+    far = [c for c in sorted(ours) if c != main and c not in sib and topo(c, 'physical_package_id') == pkg]
+    if not far:
+        sys.exit(f'no other core in CPU {main}\'s package here')
     print(f'{main},{far[len(far) // 2]}')
 EOF
 }
@@ -142,12 +150,18 @@ run_variant() {
 	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
 	rec_conly)	# a session of coll_complete only: the calls push their records
 		# and the watchdog drains them, but writes no coll_enqueue event
-		lt lttng create ngab_conly --output="$W/conly" >/dev/null &&
+		lt lttng destroy ngab_conly >/dev/null 2>&1	# a killed run's
+		rm -rf "$W/conly"
+		if ! { lt lttng create ngab_conly --output="$W/conly" >/dev/null &&
 			lt lttng enable-event -u ncclguard:coll_complete -s ngab_conly >/dev/null &&
-			lt lttng start ngab_conly >/dev/null || return 1
+			lt lttng start ngab_conly >/dev/null; }; then
+			lt lttng destroy ngab_conly >/dev/null 2>&1
+			return 1
+		fi
 		workload env LD_PRELOAD="$shim"
 		lt lttng destroy ngab_conly >/dev/null; rm -rf "$W/conly" ;;
 	rec_sib | rec_far)
+		[ "$MODE" = ab ] || { echo "$v: MODE=ab only (bench/ab_loop.c pins)" >&2; return 1; }
 		AB_PIN=$(ab_pin "${v#rec_}") || return 1
 		AB_PIN=$AB_PIN workload "$ng" run -o "$d" -- env ;;
 	*) echo "unknown variant $v" >&2; n=1 ;;
@@ -212,6 +226,7 @@ paired() {
 			case " $VARIANTS " in *" old_$v "*) paired "$v" "old_$v" ;; esac
 			case $v in rec_sib | rec_far | rec_conly) case " $VARIANTS " in *" rec "*) paired "$v" rec ;; esac ;; esac
 		done
+		case " $VARIANTS " in *" rec_sib "*" rec_far "*) paired rec_sib rec_far ;; esac
 	fi
 	if [ "$MODE" = ddpab ]; then
 		echo "# all pairs pooled: median and its 95% interval (order statistics, as if the pairs"

@@ -58,7 +58,7 @@ for v in aa shim rec; do
 done
 tar -C "$W" -czf "$O/sym.tgz" sym-aa.txt sym-shim.txt sym-rec.txt
 for v in shim rec; do
-	for s in ncclAllReduce ng_recbuf_push ng_clock_ns ng_now_coarse_ns; do
+	for s in ncclAllReduce ng_now_coarse_ns ng_trace_enqueue ng_clock_from_ticks; do
 		echo "=== $s"
 		PERF annotate -i "$W/$v.data" --stdio --dsos libncclguard.so "$s" 2>/dev/null |
 			grep -v '^\s*0.00 :' | head -300

@@ -10,8 +10,8 @@
  * a second, so NTP's slewing is followed.  Until the first rate is known,
  * and wherever the TSC is not trusted, ng_clock_ns is clock_gettime.
  * A recorded call takes the raw counter only (ng_stamp) and the watchdog
- * maps it when it writes the event, a tick later at most: the mapping
- * moves by nanoseconds from one tick to the next.
+ * maps it when it writes the event, milliseconds later (its poll, or a
+ * wait on CUDA): the mapping's rate error over that time is nanoseconds.
  */
 #include <stdio.h>
 #include <string.h>
@@ -93,8 +93,8 @@ static uint64_t convert(uint64_t t, uint64_t tsc0, uint64_t ns0, uint64_t mult)
 	return t >= tsc0 ? ns0 + scale(t - tsc0, mult) : ns0 - scale(tsc0 - t, mult);
 }
 
-/* The mapping, read consistently; 0 if none was ever published. */
-static uint64_t map_read(uint64_t *tsc0, uint64_t *ns0, uint64_t *mult)
+/* The mapping, read consistently; whether it is on. */
+static int map_read(uint64_t *tsc0, uint64_t *ns0, uint64_t *mult)
 {
 	uint32_t s;
 	int on;
@@ -120,13 +120,17 @@ uint64_t ng_clock_ns(void)
 }
 
 /* The last mapping also serves once the TSC was found to drift: the
- * stamps taken before were on it, and it is their best account. */
-uint64_t ng_clock_from_ticks(uint64_t t)
+ * stamps taken before were on it, and it is their best account.  One
+ * read of the mapping for all n, so an exit never maps before its
+ * entry. */
+void ng_clock_from_ticks(uint64_t *t, int n)
 {
 	uint64_t tsc0, ns0, mult;
 
 	map_read(&tsc0, &ns0, &mult);
-	return mult ? convert(t, tsc0, ns0, mult) : ng_now_ns();
+	for (int i = 0; i < n; i++)
+		if (t[i])
+			t[i] = mult ? convert(t[i], tsc0, ns0, mult) : ng_now_ns();
 }
 
 int ng_clock_tsc(void)
@@ -168,8 +172,18 @@ static void publish(int on, uint64_t t, uint64_t ns, uint64_t mult)
 	__atomic_store_n(&map.mult, mult, __ATOMIC_RELAXED);
 	__atomic_store_n(&map.on, on, __ATOMIC_RELAXED);
 	__atomic_store_n(&map.seq, map.seq + 1, __ATOMIC_RELEASE);
-	if (on)
+	/* The callers' hot line: written when it changes, not every tick. */
+	if (on && !ng_hot.ticks)
 		__atomic_store_n(&ng_hot.ticks, 1, __ATOMIC_RELEASE);
+}
+
+/* A fork in the middle of publish() leaves the child an odd seq and a
+ * torn mapping: it calibrates afresh (its first call runs
+ * ng_clock_init), on clock_gettime until then. */
+void ng_clock_reset_after_fork(void)
+{
+	memset(&map, 0, sizeof(map));
+	__atomic_store_n(&ng_hot.ticks, 0, __ATOMIC_RELAXED);
 }
 
 /* The kernel keeps time with the TSC (directly or through kvm-clock)

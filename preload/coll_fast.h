@@ -118,7 +118,9 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->enter_ns = ng_coarse_now();
 	call->trace = ng_trace_coll();
 	if (call->trace) {
-		call->ticks = __atomic_load_n(&ng_hot.ticks, __ATOMIC_RELAXED);
+		/* Acquire: the mapping published before it is there for
+		 * whichever thread converts the stamp. */
+		call->ticks = __atomic_load_n(&ng_hot.ticks, __ATOMIC_ACQUIRE);
 		call->rec_enter = ng_stamp(call->ticks);
 	}
 	call->handle = comm;

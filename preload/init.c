@@ -26,6 +26,7 @@ static void atfork_child(void)
 	saw_nccl_call = 0;
 	forked_child = 1;
 	ng_timing_reset_after_fork();
+	ng_clock_reset_after_fork();
 	ng_recbuf_reset_after_fork();
 	ng_watchdog_reset_after_fork();
 }

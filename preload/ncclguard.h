@@ -150,9 +150,10 @@ static inline uint64_t ng_stamp(int ticks)
 	(void)ticks;
 	return ng_now_ns();
 }
-/* A stamp taken with ng_hot.ticks set, on CLOCK_MONOTONIC (the mapping
- * the watchdog keeps, its latest). */
-uint64_t ng_clock_from_ticks(uint64_t ticks);
+/* Stamps taken with ng_hot.ticks set, put on CLOCK_MONOTONIC in place
+ * (the mapping the watchdog keeps, its latest); 0 stays 0. */
+void ng_clock_from_ticks(uint64_t *t, int n);
+void ng_clock_reset_after_fork(void);
 void ng_clock_init(void);		/* at the first NCCL call */
 void ng_clock_tick(void);		/* the watchdog: recalibrate */
 

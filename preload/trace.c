@@ -264,14 +264,15 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 	ev.result = r->result;
 	ev.nranks = r->nranks;
 	ev.redop = -1;
-	ev.enter_ns = r->enter;
-	ev.exit_ns = r->exit;
 	if (r->flags & NG_ENQ_TICKS) {
-		ev.enter_ns = ng_clock_from_ticks(r->enter);
-		ev.exit_ns = r->exit ? ng_clock_from_ticks(r->exit) : 0;
+		uint64_t t[2] = { r->enter, r->exit };
+
+		ng_clock_from_ticks(t, 2);
+		ev.enter_ns = t[0];
+		ev.exit_ns = t[1];
+	} else {
+		ev.enter_ns = r->enter;
+		ev.exit_ns = r->exit;
 	}
-	/* A recalibration between the two may step the clock back by ns. */
-	if (ev.exit_ns && ev.exit_ns < ev.enter_ns)
-		ev.exit_ns = ev.enter_ns;
 	ng_hot.tp->coll_enqueue(&ev);
 }

@@ -511,8 +511,9 @@ static void assert_stamps_agree(void)
 	}
 	ng_clock_tick();		/* a new anchor before the conversion */
 	for (int i = 0; i < N; i++) {
-		uint64_t b = ng_clock_from_ticks(t[i]);
+		uint64_t b = t[i];
 
+		ng_clock_from_ticks(&b, 1);
 		ok += b + 2000 >= a[i] && b <= c[i] + 2000;
 	}
 	assert_true(ok >= N * 9 / 10);
@@ -521,8 +522,9 @@ static void assert_stamps_agree(void)
 	assert_false(ng_hot.ticks);
 	ok = 0;
 	for (int i = 0; i < N; i++) {
-		uint64_t b = ng_clock_from_ticks(t[i]);
+		uint64_t b = t[i];
 
+		ng_clock_from_ticks(&b, 1);
 		ok += b + 2000 >= a[i] && b <= c[i] + 2000;
 	}
 	assert_true(ok >= N * 9 / 10);
@@ -567,6 +569,86 @@ static void test_clock(void **state)
 	ng_cfg = saved;
 }
 
+/* A recorded call through the wrapper's path: the event, written later by
+ * the watchdog (here: a drain 20 ms on, after a new anchor), carries the
+ * time the call was made on CLOCK_MONOTONIC, whether the call stamped
+ * the TSC or clock_gettime; so does a call an injected delay held back,
+ * from after its delay. */
+static struct ng_ev_coll_enqueue enq_seen;
+static int enq_count;
+static const int state_on = 1;
+
+static void fake_enqueue(const struct ng_ev_coll_enqueue *ev)
+{
+	enq_seen = *ev;
+	enq_count++;
+}
+
+static void fake_inject(const struct ng_ev_inject *ev)
+{
+	(void)ev;
+}
+
+static const struct ng_tp_ops fake_tp = {
+	.coll_enqueue = fake_enqueue,
+	.inject = fake_inject,
+};
+
+static void record_one(struct ng_comm *c, uint64_t delay_ms)
+{
+	struct timespec later = { 0, 20000000 };
+	ncclComm_t h = (ncclComm_t)(uintptr_t)0x7000;
+	struct ng_call call;
+	uint64_t a, b;
+
+	enq_count = 0;
+	a = ng_now_ns();
+	assert_int_equal(ng_coll_begin(&call, NG_FN_ncclAllReduce, 0, 2, ncclFloat, -1, h,
+				       (cudaStream_t)0x1234, 0, NULL), 0);
+	b = ng_now_ns();
+	assert_true(call.trace);
+	assert_int_equal(call.ticks, ng_hot.ticks);
+	ng_coll_end(&call, ncclSuccess);
+	nanosleep(&later, NULL);
+	ng_clock_tick();
+	assert_int_equal(ng_recbuf_drain(), 1);
+	assert_int_equal(enq_count, 1);
+	assert_int_equal(enq_seen.comm_hash, c->hash);
+	assert_int_equal(enq_seen.exit_ns, 0);	/* not GPU-timed */
+	if (enq_seen.enter_ns + 2000 < a + delay_ms * 1000000 || enq_seen.enter_ns > b + 2000)
+		fail_msg("%s stamp: enter_ns %llu outside the call [%llu, %llu], delay %llu ms",
+			 call.ticks ? "TSC" : "clock_gettime",
+			 (unsigned long long)enq_seen.enter_ns, (unsigned long long)a,
+			 (unsigned long long)b, (unsigned long long)delay_ms);
+}
+
+static void test_recorded_stamp(void **state)
+{
+	struct ng_hot_flags saved = ng_hot;
+	struct ng_config saved_cfg = ng_cfg;
+	struct ng_comm *c = ng_comm_add((ncclComm_t)(uintptr_t)0x7000, 77, 0, 2, 0, 0, 1);
+
+	(void)state;
+	assert_non_null(c);
+	ng_recbuf_init(ng_trace_enqueue);
+	ng_recbuf_drain();
+	ng_hot.first_call_done = 1;
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
+	ng_hot.tp = &fake_tp;
+	ng_cfg.tsc = 1;
+	calibrate();
+	record_one(c, 0);		/* the TSC where this machine allows it */
+	assert_int_equal(ng_inject_init("delay:ms=30,op=allreduce"), 0);
+	record_one(c, 30);
+	assert_int_equal(ng_inject_init(NULL), 0);
+	ng_cfg.tsc = 0;
+	calibrate();
+	assert_false(ng_hot.ticks);
+	record_one(c, 0);		/* clock_gettime */
+	ng_hotcfg.hot = saved;
+	ng_cfg = saved_cfg;
+	calibrate();
+}
 
 /* ---- injection specs ------------------------------------------------- */
 
@@ -650,8 +732,10 @@ static void test_coarse_time(void **state)
 			 (unsigned long long)(max_age / 1000000));
 	child = fork();
 	assert_true(child >= 0);
-	if (child == 0)		/* no watchdog here: the parent's time is not ours */
-		_exit(__atomic_load_n(&ng_hot.coarse_ns, __ATOMIC_RELAXED) != 0);
+	if (child == 0)		/* no watchdog here: the parent's time is not ours,
+				 * nor its TSC mapping (recalibrated at the first call) */
+		_exit((__atomic_load_n(&ng_hot.coarse_ns, __ATOMIC_RELAXED) != 0) |
+		      (ng_hot.ticks != 0) << 1 | ng_clock_tsc() << 2);
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	t0 = ng_now_coarse_ns();	/* no more calls: withdrawn after the linger */
@@ -681,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_sample_rule),
 		cmocka_unit_test(test_wake_if_idle),
 		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_recorded_stamp),
 		cmocka_unit_test(test_inject_valid),
 		cmocka_unit_test(test_inject_invalid),
 		cmocka_unit_test(test_coarse_time),
