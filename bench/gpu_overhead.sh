@@ -18,15 +18,14 @@
 #             (%); "plain" is the A/A run, the noise floor
 #
 # VARIANTS picks from: plain notiming shim nosession every sampled rec rec_notiming
-# rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s) rec_bigrate
-# (100 timed calls/s of every size: by default each call of 1 MiB or more is) rec_mono (recorded times
-# from clock_gettime, not the TSC), rec_sib and rec_far (MODE=ab: the loop's thread
-# pinned to CPU 2, the watchdog to its SMT sibling or to another core), rec_conly
-# (a session of coll_complete only: records pushed and drained, no coll_enqueue
-# written), and
-# old_<variant> for the same with the shim built
-# from .ab/, an older tree for A/B runs (`mkdir .ab && git archive REV |
-# tar -x -C .ab`; carried like .deps).
+# rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s), rec_bigrate
+# (100 timed calls/s of every size; by default every call of 1 MiB or more is
+# timed), rec_mono (recorded times from clock_gettime, not the TSC), rec_sib and
+# rec_far (MODE=ab: the loop's thread pinned to CPU 2, the watchdog to its SMT
+# sibling or to another core), rec_conly (a session of coll_complete only: records
+# pushed and drained, no coll_enqueue written), and old_<variant> for the same with
+# the shim built from .ab/, an older tree for A/B runs (`mkdir .ab && git archive
+# REV | tar -x -C .ab`; carried like .deps).
 # Needs tests/gpu/env.sh's carried packages (.deps) and, for arp, a clone
 # of NVIDIA/nccl-tests in .nccl-tests.  Results: $OUT/overhead-$MODE.txt.
 set -u
