@@ -165,7 +165,7 @@ ng_coll_end_inline(struct ng_call *call, ncclResult_t r)
 		call->rec_exit = call->flight || ng_group_depth ? ng_stamp(call->ticks) : 0;
 		/* The event itself is written by the watchdog thread, off this
 		 * path, and before the flight below can complete. */
-		if (__builtin_expect(ng_recbuf_push_inline(call), 0))
+		if (__builtin_expect(ng_recbuf_push(call), 0))
 			ng_coll_record_inline(call);
 	}
 	if (call->flight || ng_group_depth)

@@ -424,7 +424,6 @@ struct ng_enq_rec {
 	uint8_t fn, dtype, group_depth, flags;
 	int32_t result;
 } __attribute__((aligned(64)));
-void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call);
 extern struct ng_ring ng_flight_queue;
 /* Record a probe after the last call of the comm (watchdog thread). */
 int ng_timing_probe(struct ng_comm *c, uint64_t index);
@@ -468,11 +467,11 @@ static inline int ng_timing_sampled(const struct ng_call *call)
 	c->sample_cls_tat = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
 	return 1;
 }
-/* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c);
+/* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c;
+ * the push, inlined into the wrappers, in recbuf.h);
  * threads beyond NG_RECBUFS_MAX at once write their events themselves. */
 #define NG_RECBUFS_MAX 256
 void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *));
-int ng_recbuf_push(const struct ng_call *call);	/* -1: this thread has none */
 int ng_recbuf_drain(void);
 int ng_recbuf_count(void);		/* rings made so far */
 void ng_recbuf_wait(int ms, int idle);

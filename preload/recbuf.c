@@ -93,11 +93,6 @@ static void wake_watchdog(void)
 	syscall(SYS_futex, &kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
-{
-	ng_enq_fill_inline(r, call);
-}
-
 /* The ring is half full or more: is there room for one record? */
 NG_COLD void ng_recbuf_make_room(struct ng_recbuf *b, uint64_t t)
 {
@@ -126,11 +121,6 @@ NG_COLD struct ng_recbuf *ng_recbuf_claim(void)
 
 	errno = e;
 	return b;
-}
-
-int ng_recbuf_push(const struct ng_call *call)
-{
-	return ng_recbuf_push_inline(call);
 }
 
 /* Any thread: every ring's records to the writer given to init. */

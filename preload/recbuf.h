@@ -23,7 +23,7 @@ struct ng_recbuf {
 struct ng_recbuf *ng_recbuf_claim(void);
 void ng_recbuf_make_room(struct ng_recbuf *b, uint64_t t);
 
-static inline void ng_enq_fill_inline(struct ng_enq_rec *r, const struct ng_call *call)
+static inline void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
 	r->comm_hash = call->comm ? call->comm->hash : 0;
 	r->seq = call->seq ? call->seq : call->p2p_seq;
@@ -42,7 +42,7 @@ static inline void ng_enq_fill_inline(struct ng_enq_rec *r, const struct ng_call
 }
 
 /* -1: this thread has no ring (the caller writes the event itself). */
-static inline __attribute__((always_inline)) int ng_recbuf_push_inline(const struct ng_call *call)
+static inline __attribute__((always_inline)) int ng_recbuf_push(const struct ng_call *call)
 {
 	struct ng_recbuf *b = ng_tls.recbuf;
 	uint64_t t;
@@ -52,7 +52,7 @@ static inline __attribute__((always_inline)) int ng_recbuf_push_inline(const str
 	t = b->tail;
 	if (__builtin_expect(t - b->head_seen >= NG_RECBUF_SIZE / 2, 0))
 		ng_recbuf_make_room(b, t);
-	ng_enq_fill_inline(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
+	ng_enq_fill(&b->rec[t & (NG_RECBUF_SIZE - 1)], call);
 	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
 	ng_prefetch_w(&b->rec[(t + 1) & (NG_RECBUF_SIZE - 1)]);
 	return 0;
