@@ -86,8 +86,7 @@ static inline struct ng_comm *comm_of(ncclComm_t h)
 {
 	struct ng_comm *c = ng_tls.last_comm;
 
-	if (__builtin_expect(c && h == ng_tls.last_handle &&
-			     !__atomic_load_n(&c->dead, __ATOMIC_RELAXED), 1))
+	if (c && h == ng_tls.last_handle && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
 		return c;
 	c = ng_comm_find(h);
 	ng_tls.last_handle = h;
@@ -118,13 +117,11 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	 * precise one only when a session records it. */
 	call->enter_ns = ng_coarse_now();
 	call->trace = ng_trace_coll();
-	call->enq_flags = 0;
 	if (call->trace) {
 		/* Acquire: the mapping published before it is there for
 		 * whichever thread converts the stamp. */
 		call->ticks = __atomic_load_n(&ng_hot.ticks, __ATOMIC_ACQUIRE);
 		call->rec_enter = ng_stamp(call->ticks);
-		call->enq_flags = call->ticks ? NG_ENQ_TICKS : 0;
 	}
 	call->handle = comm;
 	call->comm = c = comm_of(comm);
@@ -136,21 +133,17 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->bytes = count * ng_dtype_size(dtype) * (per_rank && c ? c->nranks : 1);
 	call->seq = call->p2p_seq = 0;
 	seq = 0;
-	if (__builtin_expect(c != NULL, 1)) {
-		if (is_p2p) {
+	if (c) {
+		if (is_p2p)
 			seq = call->p2p_seq = bump(&c->p2p_seq);
-			call->enq_flags |= NG_ENQ_P2P;
-		} else {
+		else
 			seq = call->seq = bump(&c->seq);
-		}
 	}
-	call->captured = 0;
-	if (__builtin_expect(ng_hot.capture_seen, 0) && (call->captured = ng_coll_capturing(stream)))
-		call->enq_flags |= NG_ENQ_CAPTURED;
+	call->captured = __builtin_expect(ng_hot.capture_seen, 0) ? ng_coll_capturing(stream) : 0;
 	call->flight = NULL;
 	call->index = 0;
 	call->site = __builtin_expect(ng_cfg.stacks, 0) ? ng_coll_callsite(ret) : NULL;
-	if (__builtin_expect(c && !call->captured, 1))
+	if (c && !call->captured)
 		call->index = remember(c, fn, seq, call->bytes, call->enter_ns, stream, call->site);
 	host_enter(fn, c ? c->hash : 0, seq, call->enter_ns);
 	if (__builtin_expect(__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED), 0) &&

@@ -354,7 +354,6 @@ struct ng_call {
 	const char *site;		/* symbolised call site, NCCLGUARD_STACKS=1 */
 	int trace;			/* a session records coll_enqueue */
 	int ticks;			/* rec_* are TSC ticks, else ns */
-	uint8_t enq_flags;		/* NG_ENQ_*, as the call learns them */
 };
 /* Returns nonzero when the wrapper must return call->result without
  * calling NCCL (an injected fault). */
