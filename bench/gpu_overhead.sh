@@ -46,7 +46,9 @@ build() {
 		>"$W/build$1.log" 2>&1 || { tail -20 "$W/build$1.log"; exit 1; }
 }
 build ""
-if [ -d .ab ]; then (cd .ab && build -old) || exit 1; fi
+# A build carried in .ab/ was made elsewhere (another compiler, other
+# library paths: its ncclguard failed to start on the VM): build it here.
+if [ -d .ab ]; then (cd .ab && rm -rf build && build -old) || exit 1; fi
 export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 sleep 1
