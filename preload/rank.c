@@ -48,6 +48,13 @@ void ng_rank_discover(struct ng_rank *out, char *(*get)(const char *))
 			local = 0;
 		if (size >= 0 && rank >= size)
 			continue;	/* inconsistent: try the next launcher */
+		/* `export RANK=$OMPI_COMM_WORLD_RANK` (or $SLURM_PROCID) with
+		 * no LOCAL_RANK is how torch scripts run under mpirun and
+		 * srun: take the local rank of the launcher that started us,
+		 * in the same order. */
+		for (size_t j = 0; local < 0 && j < sizeof(launchers) / sizeof(*launchers); j++)
+			if (j != i && parse_int(get(launchers[j].local), &local))
+				local = -1;
 		out->rank = rank;
 		out->world_size = size;
 		out->local_rank = local;

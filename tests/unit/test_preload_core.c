@@ -71,6 +71,31 @@ static void test_rank_launchers(void **state)
 	assert_int_equal(r.local_rank, 3);
 }
 
+static void test_rank_local_from_launcher(void **state)
+{
+	/* A torch script under mpirun or srun: RANK exported from the
+	 * launcher's rank, no LOCAL_RANK.  The local rank is the launcher's;
+	 * Open MPI's before Slurm's (an sbatch script's SLURM_LOCALID is 0 in
+	 * every process it mpiruns). */
+	const char *const ompi[] = { "RANK", "5", "WORLD_SIZE", "8",
+				     "OMPI_COMM_WORLD_RANK", "5", "OMPI_COMM_WORLD_LOCAL_RANK", "1",
+				     "SLURM_LOCALID", "0", NULL };
+	const char *const slurm[] = { "RANK", "6", "WORLD_SIZE", "8", "SLURM_LOCALID", "2", NULL };
+	const char *const none[] = { "RANK", "6", "WORLD_SIZE", "8", "SLURM_LOCALID", "x", NULL };
+	struct ng_rank r;
+
+	(void)state;
+	discover(ompi, &r);
+	assert_string_equal(r.source, "torchrun");
+	assert_int_equal(r.rank, 5);
+	assert_int_equal(r.local_rank, 1);
+	discover(slurm, &r);
+	assert_int_equal(r.rank, 6);
+	assert_int_equal(r.local_rank, 2);
+	discover(none, &r);
+	assert_int_equal(r.local_rank, -1);
+}
+
 static void test_rank_bad_values(void **state)
 {
 	/* Garbage or inconsistent torchrun values fall through to Open MPI. */
@@ -754,6 +779,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rank_torchrun),
 		cmocka_unit_test(test_rank_launchers),
+		cmocka_unit_test(test_rank_local_from_launcher),
 		cmocka_unit_test(test_rank_bad_values),
 		cmocka_unit_test(test_hash_unique_id),
 		cmocka_unit_test(test_hash_split),
