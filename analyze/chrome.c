@@ -94,7 +94,8 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
 	int i;
 
 	start(an);
-	for (i = 0; i < e->nslots; i++) {
+	/* Slots past the members are ranks absent from the traces. */
+	for (i = 0; i < e->nslots && i < e->comm->nmembers; i++) {
 		const struct ng_slot *s = &e->slot[i];
 		struct ng_proc *p = &an->procs[e->comm->members[i]];
 		int64_t off = an->hosts[p->host].offset_ns;

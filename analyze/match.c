@@ -473,7 +473,7 @@ static void clock_sample(struct ng_an *an, const struct ng_entry *e)
 	int n[64] = { 0 };
 	int i;
 
-	for (i = 0; i < e->nslots; i++) {
+	for (i = 0; i < e->nslots && i < e->comm->nmembers; i++) {
 		const struct ng_slot *s = &e->slot[i];
 		int h = an->procs[e->comm->members[i]].host;
 

@@ -73,3 +73,15 @@ for f in report.json trace.json report.html; do
 	[ -s "$NG_TMP/good/$f" ] || fail "default output $f missing"
 done
 assert_grep "Wrote: $NG_TMP/good/report.json" "$NG_TMP/out"
+
+# One host's traces of a two-host job: the communicators have more ranks
+# than the traces hold (the Chrome trace and the clock samples indexed
+# past the traced members, a crash).
+note "one host of a two-host job"
+"$GEN" -o "$NG_TMP/half" --ranks 32 --hosts 2 --iters 4
+"$NG_BIN" analyze "$NG_TMP/half/node0" > "$NG_TMP/out" 2> "$NG_TMP/err" ||
+	fail "one host of two: exit $? ($(cat "$NG_TMP/err"))"
+assert_grep "16 ranks on 1 host" "$NG_TMP/out"
+assert_no_grep "ERROR: AddressSanitizer\|runtime error" "$NG_TMP/err"
+python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$NG_TMP/half/node0/trace.json" ||
+	fail "one host of two: the Chrome trace is not JSON"
