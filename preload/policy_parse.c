@@ -294,6 +294,7 @@ static void on_env(struct parse_state *st, const char *name, const char *value)
 			return;
 		if (parse_bool(value, &p->strict))
 			perr(p, st->line, "strict = '%s': expected yes or no", value);
+		p->enforces |= p->strict;	/* it removes variables */
 		return;
 	}
 	if (!valid_env_name(name)) {

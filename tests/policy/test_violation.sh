@@ -66,6 +66,11 @@ policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n' 666
 run_probe trust
 assert_eq "$rc" 3 "exit status, writable policy"
 assert_grep "refusing $POL: policy file $POL is writable by others" "$NG_TMP/trust.err"
+# strict = yes alone removes variables: it is enforcing too
+policy '[env]\nstrict = yes\nNCCL_DEBUG = allow\n' 666
+run_probe truststrict
+assert_eq "$rc" 3 "exit status, writable strict policy"
+assert_grep "refusing $POL: policy file $POL is writable by others" "$NG_TMP/truststrict.err"
 policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n' 600
 chmod 777 "$NG_TMP/etc"
 run_probe trustdir
