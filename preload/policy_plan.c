@@ -142,6 +142,11 @@ static void plan_env(struct ctx *c)
 				    "%s=%s (default from %s:%d)", e->name, e->value, p->path, e->line);
 			break;
 		case NG_PENV_FORBID:
+			/* NCCL_ENV_PLUGIN = forbid keeps out the user's plugin,
+			 * not the one the shim itself installed. */
+			if (u && !strcmp(e->name, "NCCL_ENV_PLUGIN") && c->in->own_env_plugin &&
+			    !strcmp(u, c->in->own_env_plugin))
+				u = NULL;
 			if (u)
 				add(c, e->name, "forbid", u, "", NG_SET_UNSET, NG_DEC_WARN,
 				    "%s=%s removed: forbidden by %s:%d%s", e->name, u, p->path,

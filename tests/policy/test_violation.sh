@@ -89,4 +89,11 @@ policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n[network]\nrequire_up = yes\n'
 run_probe good
 assert_eq "$rc" 0 "exit status, good policy"
 assert_grep "^init NCCL_SOCKET_IFNAME==ib0" "$NG_TMP/good.out"
+
+note "NCCL_ENV_PLUGIN = forbid keeps out the user's plugin, not the shim's own"
+policy '[env]\nNCCL_ENV_PLUGIN = forbid\n'
+run_probe plugin NCCL_ENV_PLUGIN=/opt/x.so
+assert_eq "$rc" 0 "exit status, forbidden plugin"
+assert_grep "NCCL_ENV_PLUGIN=/opt/x.so removed: forbidden" "$NG_TMP/plugin.err"
+assert_no_grep "libncclguard.so removed\|NCCL_ENV_PLUGIN changed after start" "$NG_TMP/plugin.err"
 echo ok
