@@ -142,7 +142,8 @@ static int valid_section(const char *name, size_t n, enum section *out)
 static int check_line(struct parse_state *st, const char *s, const char *end)
 {
 	struct ng_policy *p = st->p;
-	const char *t, *close, *eq;
+	const char *t, *close, *eq, *v;
+	int quoted;
 	enum section sec;
 
 	/* A UTF-8 byte-order mark, which inih skips too. */
@@ -200,6 +201,21 @@ static int check_line(struct parse_state *st, const char *s, const char *end)
 	if (eq == t) {
 		if (!st->skip)
 			perr(p, st->line, "missing key before '%c'", *eq);
+		return -1;
+	}
+	/* inih ends a value only at ' ;': a ' #' would be kept in it, and
+	 * NCCL given "NVL # NVLink only". */
+	for (v = eq + 1, quoted = 0; v < end; v++) {
+		if (*v == '"')
+			quoted = !quoted;
+		else if (!quoted && v > eq + 1 && isspace((unsigned char)v[-1]) &&
+			 (*v == ';' || *v == '#'))
+			break;
+	}
+	if (v < end && *v == '#') {
+		if (!st->skip)
+			perr(p, st->line, "'#' after a value does not start a comment: use ' ;' "
+			     "(KEY = VALUE ; comment), or quote a value that contains ' #'");
 		return -1;
 	}
 	return 0;
@@ -396,6 +412,11 @@ static void on_network(struct parse_state *st, const char *name, const char *val
 	} else if (!strcasecmp(name, "deny")) {
 		if (dup_key(st, &p->deny_line, "deny"))
 			return;
+		if (strpbrk(value, "\"'")) {	/* kept by inih: no name would match */
+			perr(p, st->line, "deny = '%.60s': write the names without quotes "
+			     "(deny = eth0,docker0)", value);
+			return;
+		}
 		if (ng_iflist_parse(value, &l, why, sizeof(why))) {
 			perr(p, st->line, "deny = '%.60s': %s", value, why);
 			return;

@@ -167,6 +167,11 @@ static void test_malformed(void **state)
 	expect_error("[env]\nstrict = maybe\n", 2, "expected yes or no");
 	expect_error("[network]\nrequire_up = 2\n", 2, "expected yes or no");
 	expect_error("[network]\ndeny = ^eth0\n", 2, "'^' makes no sense");
+	expect_error("[network]\ndeny = \"eth0,docker0\"\n", 2, "without quotes");
+	/* ' #' after a value is not a comment for inih: it would reach NCCL. */
+	expect_error("[env]\nNCCL_P2P_LEVEL = enforce NVL # NVLink only\n", 2,
+		     "'#' after a value does not start a comment");
+	expect_error("[env]\nNCCL_DEBUG = allow\t# why\n", 2, "does not start a comment");
 	expect_error("[network]\ndeny = eth0:x\n", 2, "not a number");
 	expect_error("[devices]\npin = gpu\n", 2, "expected none or local_rank");
 	expect_error("[devices]\ngpus = 0,x\n", 2, "'x' is not a GPU index");
@@ -186,6 +191,20 @@ static void test_malformed(void **state)
 		     "gpus = 0\n", 2, "set by [devices] pin = local_rank (line 4)");
 	expect_error("[env]\nNCCL_IB_HCA = enforce mlx5_0:one\n", 2, "not a number");
 	expect_error("[env]\nNCCL_SOCKET_IFNAME = enforce :1\n", 2, "no name");
+}
+
+/* ' #' is an error after a plain value, not inside a quoted one, and a
+ * section header may be followed by a comment of either kind. */
+static void test_hash_in_values(void **state)
+{
+	const char *s = "[env] # site\nNCCL_X = enforce \"a #b\" ; why\nNCCL_Y = default x#1\n";
+	struct ng_policy p;
+
+	(void)state;
+	assert_int_equal(ng_policy_parse_buffer("ok.conf", s, strlen(s), &p), 0);
+	assert_string_equal(ng_policy_env(&p, "NCCL_X")->value, "a #b");
+	assert_string_equal(ng_policy_env(&p, "NCCL_Y")->value, "x#1");
+	ng_policy_free(&p);
 }
 
 static void test_long_and_nul(void **state)
@@ -289,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_hash_in_values),
 		cmocka_unit_test(test_long_and_nul),
 		cmocka_unit_test(test_all_errors_in_order),
 		cmocka_unit_test(test_file),
