@@ -397,16 +397,18 @@ static void plan_socket(struct ctx *c, const struct ng_netif *ifs, int nifs)
 	char sel[512] = "", host[512] = "", why[160], fix[400], example[80] = "";
 	int nsel = 0;
 
+	memset(&deny, 0, sizeof(deny));
+	if (p->deny)
+		ng_iflist_parse(p->deny, &deny, why, sizeof(why));
 	for (int i = 0; i < nifs; i++) {
 		append(host, sizeof(host), "%s%s %s", i ? ", " : "", ifs[i].name, ifstate(&ifs[i]));
-		if (!example[0] && usable(&ifs[i]) && !ifs[i].loopback)
+		/* The fix we suggest must not be the next violation. */
+		if (!example[0] && usable(&ifs[i]) && !ifs[i].loopback &&
+		    !(deny.n && ng_iflist_selects(&deny, ifs[i].name, -1)))
 			snprintf(example, sizeof(example), "=%s", ifs[i].name);
 	}
 	if (!nifs)
 		snprintf(host, sizeof(host), "none");
-	memset(&deny, 0, sizeof(deny));
-	if (p->deny)
-		ng_iflist_parse(p->deny, &deny, why, sizeof(why));
 
 	if (v && strlen(v) > 1) {	/* NCCL ignores a value of one character */
 		if (ng_iflist_parse(v, &l, why, sizeof(why))) {

@@ -61,6 +61,12 @@ assert_eq "$rc" 0 "exit status with action = warn"
 assert_grep "going on (\[violation\] action = warn)" "$NG_TMP/warn.err"
 assert_grep "^init NCCL_SOCKET_IFNAME==ib9" "$NG_TMP/warn.out"
 
+note "the suggested interface is not a denied one"
+policy '[network]\nrequire_up = yes\ndeny = eth0,docker0\n'
+run_probe denyfix NCCL_SOCKET_IFNAME==ib9
+assert_eq "$rc" 3 "exit status, missing interface with deny"
+assert_grep "fix: set NCCL_SOCKET_IFNAME to what this host has, e.g. =ib0" "$NG_TMP/denyfix.err"
+
 note "a policy others can write is refused"
 policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n' 666
 run_probe trust
