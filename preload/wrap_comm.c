@@ -127,12 +127,14 @@ static ncclResult_t init_common(int fn, const char *kind, ncclComm_t *comm, int 
 	ng_in_shim++;
 	ng_policy_recheck(ng_fn_name[fn]);
 	emit_init(1, &ev);
+	t0 = ng_now_ns();
+	/* Entered before an injected fault: a stall is a host-side hang. */
+	ng_host_enter(fn, hash, 0);
 	if (inject_init(fn, &r)) {
+		ng_host_exit();
 		ng_in_shim--;
 		return r;
 	}
-	t0 = ng_now_ns();
-	ng_host_enter(fn, hash, 0);
 	errno = saved;
 	r = call(arg);
 	saved = errno;
@@ -233,12 +235,13 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 	ev.comm_hash = hash;
 	ng_policy_recheck("ncclCommInitAll");
 	emit_init(1, &ev);
+	t0 = ng_now_ns();
+	ng_host_enter(NG_FN_ncclCommInitAll, hash, 0);
 	if (inject_init(NG_FN_ncclCommInitAll, &r)) {
+		ng_host_exit();
 		ng_in_shim--;
 		return r;
 	}
-	t0 = ng_now_ns();
-	ng_host_enter(NG_FN_ncclCommInitAll, hash, 0);
 	errno = saved;
 	r = ng_real.ncclCommInitAll(comm, ndev, devlist);
 	saved = errno;
@@ -271,12 +274,13 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	ev.comm_hash = ng_hash_split(ev.parent_hash, color, counter);
 	ng_policy_recheck(ng_fn_name[fn]);
 	emit_init(1, &ev);
+	t0 = ng_now_ns();
+	ng_host_enter(fn, ev.comm_hash, 0);
 	if (inject_init(fn, &r)) {
+		ng_host_exit();
 		ng_in_shim--;
 		return r;
 	}
-	t0 = ng_now_ns();
-	ng_host_enter(fn, ev.comm_hash, 0);
 	errno = saved;
 	r = call(arg);
 	saved = errno;
@@ -488,16 +492,20 @@ ncclResult_t ngw_ncclGroupEnd(void)
 	if (!enter())
 		return ng_real.ncclGroupEnd();
 	outer = ng_group_depth == 1;
+	saved = errno;
+	ng_in_shim++;
+	ng_host_enter(NG_FN_ncclGroupEnd, 0, 0);
 	if (__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED) && outer) {
 		ncclResult_t ir;
 		int k = ng_inject_check(NG_FN_ncclGroupEnd, "groupend", NULL, 0, &ir);
 
-		if (k == NG_INJ_ERROR)
+		if (k == NG_INJ_ERROR) {
+			ng_host_exit();
+			ng_in_shim--;
+			errno = saved;
 			return ir;
+		}
 	}
-	saved = errno;
-	ng_in_shim++;
-	ng_host_enter(NG_FN_ncclGroupEnd, 0, 0);
 	errno = saved;
 	r = ng_real.ncclGroupEnd();
 	saved = errno;

@@ -53,6 +53,13 @@ wait_ranks init 1 20
 [ "$(rc_of init 0)" = 4 ] || { show_rank init 0; fail "hung init: exit $(rc_of init 0)"; }
 assert_grep "host call ncclCommInitRankConfig .* communicator init" "$NG_TMP/init.0.err"
 
+note "a stall injected into init is a host-side hang of the stalled rank"
+launch initstall 2 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=stall:rank=0,op=init" \
+	-- "$JOB" "$NG_TMP/initstall.id" 1
+wait_ranks initstall 2 20
+[ "$(rc_of initstall 0)" = 4 ] || { show_rank initstall 0; fail "stalled init: exit $(rc_of initstall 0)"; }
+assert_grep "host call ncclCommInitRank[A-Za-z]* .* has not returned after 2\.[0-4] s" "$NG_TMP/initstall.0.err"
+
 note "warn keeps the job alive"
 launch warn 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=warn -- "$JOB" "$NG_TMP/warn.id" 2 --skip 1:2
 sleep 4
