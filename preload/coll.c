@@ -32,6 +32,15 @@ NG_COLD struct ng_hostcall *ng_coll_slot_claim(void)
 	return ng_tls.slot;
 }
 
+/* Only the forking thread lives on in the child: the others' calls in
+ * progress are the parent's. */
+void ng_host_slots_reset_after_fork(void)
+{
+	for (int i = 0; i < NG_HOST_SLOTS; i++)
+		if (&ng_host_slots[i] != ng_tls.slot)
+			__atomic_store_n(&ng_host_slots[i].enter_ns, 0, __ATOMIC_RELEASE);
+}
+
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
 {
 	host_enter(fn, comm_hash, seq, ng_now_ns());

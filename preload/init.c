@@ -29,6 +29,8 @@ static void atfork_child(void)
 	ng_clock_reset_after_fork();
 	ng_recbuf_reset_after_fork();
 	ng_watchdog_reset_after_fork();
+	ng_comm_reset_after_fork();
+	ng_host_slots_reset_after_fork();
 }
 
 void ng_init(void)

@@ -334,6 +334,7 @@ struct ng_comm *ng_comm_find(ncclComm_t h);
 void ng_comm_forget(ncclComm_t h);
 /* Visit every known live communicator (watchdog, dumps). */
 void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg);
+void ng_comm_reset_after_fork(void);	/* every inherited comm is dead */
 
 /* ---- coll.c: the life of one collective or p2p call ------------------- */
 struct ng_call {
@@ -375,6 +376,7 @@ struct ng_hostcall {
 extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq);
 void ng_host_exit(void);
+void ng_host_slots_reset_after_fork(void);
 #define ng_group_depth (ng_tls.group_depth)
 
 /* Hand-written wrappers of the NCCL_HOOK entries (wrap_comm.c). */

@@ -10,3 +10,14 @@ LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON
 	fail "forker failed: $(cat "$NG_TMP/err")"
 assert_grep "child exit 4" "$NG_TMP/out"
 assert_grep "host call ncclCommInitRank .* communicator init" "$NG_TMP/err"
+
+# The parent's communicators are not the child's: a child forked while the
+# parent's all-reduce is in flight (1.5 s of simulated latency, inside the
+# 2 s timeout) starts its own watchdog and must not report the parent's
+# call, nor act on it.
+LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit \
+	NCCLGUARD_DUMP_DIR="$NG_TMP" NCCLSIM_LATENCY_US=1500000 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 \
+	timeout 20 "$NG_BUILD/tests/shim/forker" inflight >"$NG_TMP/in.out" 2>"$NG_TMP/in.err" ||
+	fail "forker inflight failed: $(cat "$NG_TMP/in.err")"
+assert_grep "child exit 0" "$NG_TMP/in.out"
+assert_no_grep "not complete" "$NG_TMP/in.err"
