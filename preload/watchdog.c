@@ -278,6 +278,31 @@ static void report_call(struct ng_comm *c, const struct ng_recent *r, uint64_t w
 	act(c, "collective timeout");
 }
 
+/* The same when the call's record was overwritten by NG_RECENT later
+ * calls (enqueued behind it without a wait): named by its place before the
+ * oldest call remembered, `v`, whose age bounds its own. */
+static void report_lost(struct ng_comm *c, uint64_t u, const struct ng_recent *v,
+			uint64_t waited)
+{
+	char when[32], seq[48] = "";
+	uint64_t behind = v->index - u;
+
+	/* Without p2p calls or captures, calls and seqs advance together. */
+	if (!__atomic_load_n(&c->p2p_seq, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED) && v->seq > behind)
+		snprintf(seq, sizeof(seq), " seq %llu", (unsigned long long)(v->seq - behind));
+	fmt_when(when, sizeof(when), v->enter_ns);
+	ng_warn("collective%s on comm %016llx (%d ranks) not complete after more than %.1f s; "
+		"its record was overwritten by later calls: the oldest remembered, %llu calls "
+		"after it, is %s seq %llu, enqueued at %s on stream %p; action %s",
+		seq, (unsigned long long)c->hash, c->nranks, waited / 1e9,
+		(unsigned long long)behind, ng_fn_op[v->fn], (unsigned long long)v->seq, when,
+		(void *)v->stream, ng_action_name(ng_cfg.on_timeout));
+	emit_timeout(c->hash, *seq ? v->seq - behind : 0, *seq ? "collective" : "unknown", waited,
+		     "collective");
+	act(c, "collective timeout");
+}
+
 #define NG_PROBE_AFTER_NS 50000000ull
 
 /* Per comm: is its oldest unconfirmed call late, and should the stream be
@@ -286,7 +311,7 @@ static void check_comm(struct ng_comm *c, void *arg)
 {
 	uint64_t now = *(uint64_t *)arg;
 	uint64_t issued = __atomic_load_n(&c->ncalls, __ATOMIC_ACQUIRE);
-	uint64_t u = c->done_calls + 1;
+	uint64_t u = c->done_calls + 1, lost = 0;
 	struct ng_recent r;
 
 	if (__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE) &&
@@ -299,6 +324,12 @@ static void check_comm(struct ng_comm *c, void *arg)
 	}
 	if (u > issued || !c->pool)
 		return;
+	if (issued - u >= NG_RECENT) {
+		/* u's record is overwritten: judge by the oldest one kept,
+		 * which u is older than. */
+		lost = u;
+		u = issued - NG_RECENT + 1;
+	}
 	r = c->recent[u & (NG_RECENT - 1)];
 	if (__atomic_load_n(&c->recent[u & (NG_RECENT - 1)].index, __ATOMIC_ACQUIRE) != u ||
 	    r.index != u || r.enter_ns >= now)
@@ -311,9 +342,13 @@ static void check_comm(struct ng_comm *c, void *arg)
 		if (!ng_timing_probe(c, issued))
 			c->probe_out = 1;
 	}
-	if (c->reported_call < u && now - r.enter_ns > (uint64_t)(ng_cfg.timeout_s * 1e9)) {
-		c->reported_call = u;
-		report_call(c, &r, now - r.enter_ns);
+	if (c->reported_call < (lost ? lost : u) &&
+	    now - r.enter_ns > (uint64_t)(ng_cfg.timeout_s * 1e9)) {
+		c->reported_call = lost ? lost : u;
+		if (lost)
+			report_lost(c, lost, &r, now - r.enter_ns);
+		else
+			report_call(c, &r, now - r.enter_ns);
 	}
 }
 

@@ -3,7 +3,7 @@
  * (RANK, WORLD_SIZE from the environment), the unique id through a file.
  *
  *   job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S]
- *       [--pace MS] [--errno]
+ *       [--pace MS] [--errno] [--stop R:S]
  *
  * Runs ITERS all-reduces and checks each sum.  --skip R:S: rank R skips its
  * S-th all-reduce in its own code (its peers hang on it).  --poll: wait with
@@ -14,7 +14,9 @@
  * (bench/idle_cpu.sh measures the watchdog's CPU use then).  --errno: set
  * errno to a marker before each all-reduce and print what it is after.
  * --pace MS: wait MS milliseconds after each all-reduce (a job that runs
- * while a session is started).
+ * while a session is started).  --stop R:S: rank R makes no all-reduce from
+ * its S-th on and sleeps 8 s instead, and the other ranks enqueue every
+ * all-reduce without waiting (a hung call with many calls queued behind it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@ int main(int argc, char **argv)
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
+	int stop_rank = -1, stop_seq = -1;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId id;
@@ -40,7 +43,7 @@ int main(int argc, char **argv)
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -59,6 +62,8 @@ int main(int argc, char **argv)
 			idle = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pace") && i + 1 < argc)
 			pace_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--stop") && i + 1 < argc)
+			sscanf(argv[++i], "%d:%d", &stop_rank, &stop_seq);
 		else {
 			fprintf(stderr, "job: unknown option %s\n", argv[i]);
 			return 2;
@@ -83,6 +88,23 @@ int main(int argc, char **argv)
 	if (r != ncclSuccess) {
 		printf("init returned %d\n", r);
 		return 10 + r;
+	}
+	if (stop_rank >= 0) {
+		for (int it = 1; it <= iters; it++) {
+			if (rank == stop_rank && it == stop_seq) {
+				printf("stopped before iter %d\n", it);
+				fflush(stdout);
+				sleep(8);
+				return 0;
+			}
+			r = ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, s);
+			if (r != ncclSuccess)
+				return 10 + r;
+		}
+		printf("enqueued %d\n", iters);
+		fflush(stdout);
+		cudaStreamSynchronize(s);
+		return 0;
 	}
 	for (int it = 1; it <= iters; it++) {
 		for (size_t i = 0; i < count; i++)
