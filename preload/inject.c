@@ -72,6 +72,43 @@ static int parse_code(const char *v, ncclResult_t *out)
 	return -1;
 }
 
+static int op_in(const char *op, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(op, *list))
+			return 1;
+	return 0;
+}
+
+/* A rule that could never fire is an error, not a test that passes. */
+static int check_rule(const struct rule *r, const char *kind, char *err, size_t errlen)
+{
+	static const char *const unchecked[] = { "uniqueid", "group", "finalize", "destroy",
+						 "abort", "revoke", NULL };
+	static const char *const unnumbered[] = { "init", "split", "shrink", "groupend", NULL };
+
+	if (!r->op[0])
+		return 0;
+	if (op_in(r->op, unchecked)) {
+		snprintf(err, errlen, "%s:op=%s: faults are injected into collectives, send, recv, "
+			 "init, split, shrink and groupend only", kind, r->op);
+		return -1;
+	}
+	if (r->seq >= 0 && op_in(r->op, unnumbered)) {
+		snprintf(err, errlen, "%s:op=%s,seq=%ld: %s calls have no sequence number; "
+			 "use count= or every=", kind, r->op, r->seq, r->op);
+		return -1;
+	}
+	/* A dropped ncclGroupEnd would leave NCCL's group open under the
+	 * program's next calls. */
+	if (r->kind == NG_INJ_DROP && !strcmp(r->op, "groupend")) {
+		snprintf(err, errlen, "drop:op=groupend is not supported: use stall, delay or "
+			 "error");
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_rule(char *text, struct rule *r, char *err, size_t errlen)
 {
 	char *colon = strchr(text, ':');
@@ -149,7 +186,7 @@ static int parse_rule(char *text, struct rule *r, char *err, size_t errlen)
 		snprintf(err, errlen, "error needs code=NAME");
 		return -1;
 	}
-	return 0;
+	return check_rule(r, text, err, errlen);
 }
 
 static int parse_all(const char *spec, struct rule *out, int *n, char *err, size_t errlen)

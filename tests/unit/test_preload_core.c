@@ -690,6 +690,9 @@ static void test_inject_valid(void **state)
 					 err, sizeof(err)), 0);
 	assert_int_equal(ng_inject_parse("error:code=InvalidUsage,comm=0", err, sizeof(err)), 0);
 	assert_int_equal(ng_inject_parse("drop", err, sizeof(err)), 0);
+	assert_int_equal(ng_inject_parse("stall:op=init,rank=0;delay:op=split,ms=5,count=2",
+					 err, sizeof(err)), 0);
+	assert_int_equal(ng_inject_parse("drop:op=send,seq=3", err, sizeof(err)), 0);
 }
 
 static void expect_bad(const char *spec, const char *part)
@@ -717,6 +720,12 @@ static void test_inject_invalid(void **state)
 	expect_bad("drop:every=0", "every=0");
 	expect_bad("drop:ms=5", "ms");		/* ms belongs to delay only */
 	expect_bad(";;", "no rule");
+	/* Rules that could never fire. */
+	expect_bad("stall:op=destroy", "op=destroy: faults are injected into collectives");
+	expect_bad("error:op=uniqueid,code=ncclSystemError", "op=uniqueid");
+	expect_bad("drop:rank=0,op=groupend,seq=2", "no sequence number");
+	expect_bad("stall:op=init,seq=1", "no sequence number");
+	expect_bad("drop:op=groupend", "drop:op=groupend is not supported");
 }
 
 /* ---- the watchdog's published time ----------------------------------- */
