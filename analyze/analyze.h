@@ -104,6 +104,8 @@ struct ng_host {
 	int nsamples;
 	int64_t *samples;	/* reference end minus this host's end */
 	int settled;
+	double clk_sum;		/* clock_sample's, for one collective */
+	int clk_n;
 };
 
 struct ng_proc {

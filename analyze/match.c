@@ -469,29 +469,33 @@ static int cmp_i64(const void *a, const void *b)
  * the reference host's mean end and another host's is that host's error. */
 static void clock_sample(struct ng_an *an, const struct ng_entry *e)
 {
-	double sum[64] = { 0 };
-	int n[64] = { 0 };
-	int i;
+	int i, n = e->nslots < e->comm->nmembers ? e->nslots : e->comm->nmembers;
+	struct ng_host *ref = &an->hosts[an->ref_host];
 
-	for (i = 0; i < e->nslots && i < e->comm->nmembers; i++) {
-		const struct ng_slot *s = &e->slot[i];
-		int h = an->procs[e->comm->members[i]].host;
+	/* Per-host sums live in the hosts: any number of them. */
+	for (i = 0; i < n; i++) {
+		struct ng_host *h = &an->hosts[an->procs[e->comm->members[i]].host];
 
-		if ((s->flags & NG_S_TIMED) && h < 64) {
-			sum[h] += (double)s->gpu_end;
-			n[h]++;
+		if (e->slot[i].flags & NG_S_TIMED) {
+			h->clk_sum += (double)e->slot[i].gpu_end;
+			h->clk_n++;
 		}
 	}
-	if (!n[an->ref_host])
-		return;
-	for (i = 0; i < an->nhosts && i < 64; i++) {
-		struct ng_host *h = &an->hosts[i];
+	for (i = 0; i < n; i++) {
+		struct ng_host *h = &an->hosts[an->procs[e->comm->members[i]].host];
 
-		if (i == an->ref_host || !n[i] || h->nsamples >= CLOCK_SAMPLES)
+		if (!h->clk_n)
 			continue;
-		h->samples[h->nsamples++] = (int64_t)(sum[an->ref_host] / n[an->ref_host] -
-						      sum[i] / n[i]);
+		if (ref->clk_n && h != ref && h->nsamples < CLOCK_SAMPLES)
+			h->samples[h->nsamples++] = (int64_t)(ref->clk_sum / ref->clk_n -
+							      h->clk_sum / h->clk_n);
+		if (h != ref) {
+			h->clk_sum = 0;
+			h->clk_n = 0;
+		}
 	}
+	ref->clk_sum = 0;
+	ref->clk_n = 0;
 }
 
 static void account(struct ng_an *an, struct ng_entry *e);

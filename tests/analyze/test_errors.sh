@@ -85,3 +85,21 @@ assert_grep "16 ranks on 1 host" "$NG_TMP/out"
 assert_no_grep "ERROR: AddressSanitizer\|runtime error" "$NG_TMP/err"
 python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$NG_TMP/half/node0/trace.json" ||
 	fail "one host of two: the Chrome trace is not JSON"
+
+# More hosts than the clock correction once kept sums for (64): every host's
+# clock error is measured and corrected.
+note "66 hosts, each 1 ms further off"
+"$GEN" -o "$NG_TMP/h66" --ranks 66 --hosts 66 --iters 40 --clock-error-ms 1
+"$NG_BIN" analyze "$NG_TMP/h66" --json "$NG_TMP/h66.json" > "$NG_TMP/out" 2> "$NG_TMP/err" ||
+	fail "66 hosts: exit $? ($(cat "$NG_TMP/err"))"
+python3 - "$NG_TMP/h66.json" <<'PY' || fail "66 hosts: clock offsets wrong"
+import json, sys
+offs = json.load(open(sys.argv[1]))["clock_offsets"]
+assert len(offs) == 66, len(offs)
+for o in offs:
+    if o["reference"]:
+        continue
+    k = int(o["host"][4:])          # nodeK: K ms ahead of node0
+    assert o["samples"] > 0, o
+    assert abs(o["offset_us"] + 1000 * k) < 50, o
+PY
