@@ -36,7 +36,9 @@ void ng_pin_locate(int gpu, struct ng_gpu_place *out)
 			out->numa_node = (int)v;
 	}
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", out->busid);
-	if (ng_host_read(path, out->cpulist, sizeof(out->cpulist)) <= 0)
+	n = ng_host_read(path, out->cpulist, sizeof(out->cpulist));
+	/* A full buffer may be a list cut in the middle of a number. */
+	if (n <= 0 || (size_t)n >= sizeof(out->cpulist) - 1)
 		out->cpulist[0] = 0;
 }
 

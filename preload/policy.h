@@ -156,7 +156,9 @@ struct ng_gpu_place {
 	int found;			/* the host shows it */
 	char busid[NG_BUSID_LEN];
 	int numa_node;			/* -1: unknown */
-	char cpulist[512];		/* local_cpulist, "" when unknown */
+	/* local_cpulist, "" when unknown: the odd cpus of NG_CPU_WORDS * 64
+	 * are 2.4 KB ("1,3,5,..."), hence the size; longer is unknown. */
+	char cpulist[4096];
 };
 /* Where physical GPU `gpu` is: bus id, NUMA node, local cpus. */
 void ng_pin_locate(int gpu, struct ng_gpu_place *out);

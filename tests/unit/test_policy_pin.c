@@ -182,6 +182,38 @@ static void dump(const struct ng_plan *pl)
 
 /* ---- tests ------------------------------------------------------------ */
 
+/* A NUMA node's cpus numbered alternately (the odd ones of 1024, 2.4 KB
+ * of list) are read whole; a list too long to read whole is unknown, not
+ * a prefix cut in the middle of a number (which bound cpus of the other
+ * node). */
+static void test_long_cpulist(void **state)
+{
+	char dir[64] = "/tmp/ngpin3XXXXXX", list[6000], *p = list;
+	uint64_t mask[NG_CPU_WORDS];
+	struct ng_gpu_place g;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (int c = 1; c < 1024; c += 2)
+		p += sprintf(p, "%s%d", c > 1 ? "," : "", c);
+	strcpy(p, "\n");
+	gpu(dir, "0000:18:00.0", 1, list, 1);
+	ng_host_set_root(dir);
+	ng_pin_locate(0, &g);
+	assert_int_equal(strlen(g.cpulist), strlen(list) - 1);
+	assert_int_equal(ng_cpulist_parse(g.cpulist, mask, NG_CPU_WORDS * 64), 0);
+	assert_true(mask[15] >> 63);		/* cpu 1023 */
+	assert_false(mask[0] & 1);		/* cpu 0 */
+	p = list;
+	for (int c = 0; c < 1200; c++)		/* 4.6 KB, as no kernel writes it */
+		p += sprintf(p, "%s%d", c ? "," : "", c);
+	gpu(dir, "0000:18:00.0", 1, list, 1);
+	ng_pin_locate(0, &g);
+	assert_true(g.found);
+	assert_string_equal(g.cpulist, "");
+	ng_host_set_root(root);
+}
+
 static void test_gpu_order(void **state)
 {
 	char ids[8][NG_BUSID_LEN];
@@ -533,6 +565,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_order),
+		cmocka_unit_test(test_long_cpulist),
 		cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_pin_numa),
 		cmocka_unit_test(test_pin_edges),
