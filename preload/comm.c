@@ -115,18 +115,6 @@ void ng_comm_forget(ncclComm_t h)
 		__atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
 }
 
-/* The parent's communicators are not the child's to watch: their calls
- * were the parent's and their streams and events are gone with fork. */
-void ng_comm_reset_after_fork(void)
-{
-	for (size_t i = 0; i < NG_COMM_SLOTS; i++) {
-		struct ng_comm *c = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
-
-		if (c)
-			__atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
-	}
-}
-
 void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg)
 {
 	for (size_t i = 0; i < NG_COMM_SLOTS; i++) {
@@ -135,4 +123,17 @@ void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg)
 		if (c && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
 			fn(c, arg);
 	}
+}
+
+static void mark_dead(struct ng_comm *c, void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
+}
+
+/* The parent's communicators are not the child's to watch: their calls
+ * were the parent's and their streams and events are gone with fork. */
+void ng_comm_reset_after_fork(void)
+{
+	ng_comm_foreach(mark_dead, NULL);
 }

@@ -53,8 +53,8 @@ void ng_rank_discover(struct ng_rank *out, char *(*get)(const char *))
 		 * srun: take the local rank of the launcher that started us,
 		 * in the same order. */
 		for (size_t j = 0; local < 0 && j < sizeof(launchers) / sizeof(*launchers); j++)
-			if (j != i && parse_int(get(launchers[j].local), &local))
-				local = -1;
+			if (j != i)
+				parse_int(get(launchers[j].local), &local);
 		out->rank = rank;
 		out->world_size = size;
 		out->local_rank = local;
