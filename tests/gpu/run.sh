@@ -26,6 +26,26 @@ REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
 row() { printf "%-46s %s\n" "$1" "$2" | tee -a "$TABLE"; }
 want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+# A stage that hangs (a bug of ours, or of the job) ends after STAGE_TIMEOUT
+# seconds (exit 124) and the next one runs; whatever ends the script, what
+# it has found so far comes back.
+st() { timeout -k 10 "${STAGE_TIMEOUT:-180}" "$@"; }
+collect() {
+	trap - EXIT TERM INT
+	echo; echo "== summary"; cat "$TABLE"
+	[ -n "$RESULTS" ] || return 0
+	cp "$TABLE" "$RESULTS/"
+	cp "$OUT"/overhead-*.txt "$RESULTS/" 2>/dev/null
+	cat "$OUT"/*_analyze.txt >"$RESULTS/analyze.txt" 2>/dev/null
+	tail -n 30 "$OUT"/*.log >"$RESULTS/logs.txt" 2>/dev/null
+	# The traces themselves (small), for the analyzer's golden tests.
+	(cd "$OUT" && tar czf "$RESULTS/traces.tgz" --exclude='*.json' --exclude='*.html' \
+		$(ls -d */ 2>/dev/null) 2>/dev/null)
+	cp "$OUT"/ncclguard-hang-*.json "$RESULTS/" 2>/dev/null | head -1
+}
+trap collect EXIT
+stage() { row "$1 (started at second)" "$SECONDS"; }
+trap 'exit 143' TERM INT
 
 nvidia-smi -L | head -8
 ngmake -j16 all >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
@@ -40,11 +60,11 @@ lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64
 sleep 1
 losses() { grep '^step [0-9]' "$1" | md5sum | cut -c1-8; }
 count() { lt babeltrace2 "$1" 2>/dev/null | grep -c "ncclguard:$2:" ; }
-tr_ddp() { torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py "$@"; }
 
 if want 1; then
-	tr_ddp --steps 30 >"$OUT/ddp_plain.log" 2>&1
-	$NG run -o "$OUT/ddp" --policy examples/policy/single-node.conf -- \
+	stage 1
+	st torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/ddp_plain.log" 2>&1
+	st $NG run -o "$OUT/ddp" --policy examples/policy/single-node.conf -- \
 		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/ddp_run.log" 2>&1
 	row "1 ddp under ncclguard run: exit" "$?"
 	row "1 losses plain / shim (md5)" "$(losses "$OUT/ddp_plain.log") / $(losses "$OUT/ddp_run.log")"
@@ -55,34 +75,41 @@ if want 1; then
 	grep -h "ncclguard\[" "$OUT/ddp_run.log" | head -5
 fi
 if want 2; then
-	build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M --iters 20 --warmup 5 >"$OUT/sweep_plain.log" 2>&1
-	$NG run -o "$OUT/sweep" -- build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M \
+	stage 2
+	st build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M --iters 20 --warmup 5 >"$OUT/sweep_plain.log" 2>&1
+	st $NG run -o "$OUT/sweep" -- build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M \
 		--iters 20 --warmup 5 >"$OUT/sweep_run.log" 2>&1
 	row "2 allreduce sweep under ncclguard run: exit" "$?"
 	$NG analyze "$OUT/sweep" >"$OUT/sweep_analyze.txt" 2>&1
 	row "2 analyze: exit" "$?"
 fi
 if want 3; then
-	$NG run -o "$OUT/graph" -- torchrun --standalone --nproc_per_node=$NP examples/graph_capture.py >"$OUT/graph.log" 2>&1
+	stage 3
+	st torchrun --standalone --nproc_per_node=$NP examples/graph_capture.py >"$OUT/graph_plain.log" 2>&1
+	row "3 graph capture without the shim: exit" "$?"
+	st $NG run -o "$OUT/graph" -- torchrun --standalone --nproc_per_node=$NP examples/graph_capture.py >"$OUT/graph.log" 2>&1
 	row "3 graph capture: exit" "$?"
 	row "3 graph result" "$(grep -o 'graph replays.*' "$OUT/graph.log")"
 	row "3 captured coll_enqueue events" "$(lt babeltrace2 "$OUT/graph" 2>/dev/null | grep coll_enqueue | grep -c 'captured = 1')"
 fi
 if want 4; then
+	stage 4
 	rm -f /tmp/nb.id
-	$NG run -o "$OUT/nb" -- env RANK=0 WORLD_SIZE=1 build/gpu/job /tmp/nb.id 20 --nonblocking --poll >"$OUT/nb.log" 2>&1
+	st $NG run -o "$OUT/nb" -- env RANK=0 WORLD_SIZE=1 build/gpu/job /tmp/nb.id 20 --nonblocking --poll >"$OUT/nb.log" 2>&1
 	row "4 nonblocking comm job: exit" "$?"
 	row "4 nonblocking: iterations ok / coll_complete" "$(grep -c 'ok$' "$OUT/nb.log") / $(count "$OUT/nb" coll_complete)"
 fi
 if want 5; then
+	stage 5
 	start=$(date +%s.%N)
 	NCCLGUARD_TIMEOUT=5 NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR=$OUT NCCLGUARD_INJECT="stall:op=allreduce,seq=10" \
-		LD_PRELOAD=$SHIM tr_ddp --steps 30 >"$OUT/stall.log" 2>&1
+		LD_PRELOAD=$SHIM st torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/stall.log" 2>&1
 	rc=$?
 	row "5 stall: torchrun exit / seconds" "$rc / $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}")"
 	grep -E "ncclguard\[|Watchdog|watchdog|timeout|exitcode" "$OUT/stall.log" | head -8
 fi
 if want 6; then
+	stage 6
 	# In one process, blocks through the shim against blocks calling NCCL
 	# directly (bench/ab_loop.c): the drift between processes on these VMs
 	# is larger than the effect.  Value: added %, median over rounds.
@@ -92,21 +119,24 @@ if want 6; then
 	done
 fi
 if want 7; then
+	stage 7
 	OUT=$OUT MODE=ddp ROUNDS=${REPS} VARIANTS="plain shim rec" bash bench/gpu_overhead.sh >"$OUT/ddp.txt" 2>&1
 	for v in plain shim rec; do
 		row "7 DDP step ms (median), vs plain: $v" "$(awk -v v=$v '$1 == v {print $2 " " $4 " [" $3 "]"; exit}' "$OUT/overhead-ddp.txt")"
 	done
 fi
 if want 8 && [ "$NP" -ge 2 ]; then
-	$NG run -o "$OUT/delay" --inject "delay:ms=20,rank=1,op=allreduce" -- \
+	stage 8
+	st $NG run -o "$OUT/delay" --inject "delay:ms=20,rank=1,op=allreduce" -- \
 		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 20 >"$OUT/delay.log" 2>&1
 	row "8 delay on rank 1: exit" "$?"
 	$NG analyze "$OUT/delay" >"$OUT/delay_analyze.txt" 2>&1
 	row "8 straggler finding" "$(grep -m1 -o 'straggler: rank [0-9]* arrived last in [0-9]*%' "$OUT/delay_analyze.txt")"
 fi
 if want 9 && [ "$NP" -ge 2 ]; then
+	stage 9
 	start=$(date +%s.%N)
-	$NG run -o "$OUT/drop" --timeout 5 --on-timeout exit --inject "drop:rank=1,op=allreduce,seq=20" -- \
+	st $NG run -o "$OUT/drop" --timeout 5 --on-timeout exit --inject "drop:rank=1,op=allreduce,seq=20" -- \
 		env NCCLGUARD_DUMP_DIR=$OUT torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 40 >"$OUT/drop.log" 2>&1
 	row "9 drop on rank 1: exit / seconds" "$? / $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}")"
 	row "9 rank 0 report" "$(grep -m1 -o 'rank 0 pid [0-9]*\]: [a-z]* seq [0-9]* on comm [0-9a-f]* ([0-9]* ranks, [^)]*) not complete after [0-9.]* s' "$OUT/drop.log")"
@@ -115,23 +145,14 @@ if want 9 && [ "$NP" -ge 2 ]; then
 	row "9 hang finding" "$(grep -m1 'hang' "$OUT/drop_analyze.txt" | cut -c1-150)"
 fi
 if want 10 && [ "$NP" -ge 2 ]; then
+	stage 10
 	rev=$(seq $((NP - 1)) -1 0 | paste -sd,)
 	sed "s/^gpus = .*/gpus = $rev/" examples/policy/single-node.conf >"$OUT/reverse.conf"
-	$NG run -o "$OUT/pin" --policy "$OUT/reverse.conf" -- \
+	st $NG run -o "$OUT/pin" --policy "$OUT/reverse.conf" -- \
 		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 5 >"$OUT/pin.log" 2>&1
 	row "10 reverse pin ($rev): exit" "$?"
 	nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader | tr '\n' ' ' | sed 's/^/10 nvidia-smi: /'; echo
 	lt babeltrace2 "$OUT/pin" 2>/dev/null | grep process_info | grep -o 'rank = [0-9]*, local_rank = [0-9]*\|gpu_pci_bus_id = "[^"]*"' | paste -sd' ' | tee -a "$TABLE"
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
-echo; echo "== summary"; cat "$TABLE"
-if [ -n "$RESULTS" ]; then
-	cp "$TABLE" "$RESULTS/"
-	cp "$OUT"/overhead-*.txt "$RESULTS/" 2>/dev/null
-	cat "$OUT"/*_analyze.txt >"$RESULTS/analyze.txt" 2>/dev/null
-	tail -n 30 "$OUT"/*.log >"$RESULTS/logs.txt" 2>/dev/null
-	# The traces themselves (small), for the analyzer's golden tests.
-	(cd "$OUT" && tar czf "$RESULTS/traces.tgz" --exclude='*.json' --exclude='*.html' \
-		$(ls -d */ 2>/dev/null) 2>/dev/null)
-	cp "$OUT"/ncclguard-hang-*.json "$RESULTS/" 2>/dev/null | head -1
-fi
+collect
