@@ -192,6 +192,12 @@ struct ng_hang {
 	uint64_t *last_seq;
 	int64_t age_ns, unknown_missing;
 	int timed_out;
+	/* An init: the comm ranks that never began it.  Where the comm is
+	 * the world (each member's comm rank is its global rank) they are
+	 * in miss as well, and miss_untraced counts those of them no
+	 * process of the trace claims. */
+	int nmiss_comm, miss_untraced;
+	int64_t *miss_comm;
 };
 
 struct ng_mismatch {

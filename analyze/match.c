@@ -1021,6 +1021,49 @@ void ng_an_lost(struct ng_an *an, uint64_t n)
 
 /* ---- end of trace ----------------------------------------------------- */
 
+/* The ranks that never began a hung init: what a job hung in
+ * init_process_group needs named.  Comm ranks are known from the members'
+ * comm_init_begin; they are global ranks too where the comm spans the
+ * world in rank order, as the default process group does. */
+static void init_missing(struct ng_an *an, struct ng_comm *c, struct ng_hang *h)
+{
+	int world = c->nranks > 0, i;
+	char *seen;
+
+	if (c->nranks <= 0)
+		return;
+	seen = xcalloc((size_t)c->nranks, 1);
+	for (i = 0; i < c->nmembers; i++) {
+		struct ng_proc *p = &an->procs[c->members[i]];
+		uint64_t key = ((uint64_t)c->members[i] << 32) ^
+			(uint64_t)ng_map_get(&an->comm_map, c->hash);
+		struct ng_pc *pc = &an->pcs[ng_map_get(&an->pc_map, key)];
+
+		if (pc->comm_rank >= 0 && pc->comm_rank < c->nranks)
+			seen[pc->comm_rank] = 1;
+		if (pc->comm_rank != p->rank || p->world_size != c->nranks)
+			world = 0;
+	}
+	h->miss_comm = xcalloc((size_t)c->nranks, sizeof(*h->miss_comm));
+	for (i = 0; i < c->nranks; i++)
+		if (!seen[i])
+			h->miss_comm[h->nmiss_comm++] = i;
+	free(seen);
+	if (!world)
+		return;
+	free(h->miss);
+	h->miss = xcalloc((size_t)h->nmiss_comm + 1, sizeof(*h->miss));
+	for (i = 0; i < h->nmiss_comm; i++) {
+		int traced = 0;
+
+		for (int j = 0; j < an->nprocs && !traced; j++)
+			traced = an->procs[j].rank == h->miss_comm[i];
+		h->miss[h->nmiss++] = h->miss_comm[i];
+		h->miss_untraced += !traced;
+	}
+	h->unknown_missing = 0;
+}
+
 static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry *e,
 		     int op, uint64_t queued_after, int64_t age)
 {
@@ -1061,6 +1104,8 @@ static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry 
 	}
 	if (c->nranks > c->nmembers)
 		h->unknown_missing = c->nranks - c->nmembers;
+	if (!e)
+		init_missing(an, c, h);
 	/* last_seq_by_rank in rank order */
 	for (i = 1; i < h->nlast; i++)
 		for (int j = i; j > 0 && h->last_rank[j] < h->last_rank[j - 1]; j--) {
@@ -1288,6 +1333,7 @@ void ng_an_free(struct ng_an *an)
 	for (i = 0; i < an->nhangs; i++) {
 		free(an->hangs[i].wait);
 		free(an->hangs[i].miss);
+		free(an->hangs[i].miss_comm);
 		free(an->hangs[i].last_rank);
 		free(an->hangs[i].last_seq);
 	}

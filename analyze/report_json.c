@@ -160,6 +160,10 @@ static void hangs(struct ng_an *an, FILE *f)
 		rank_list(f, h->wait, h->nwait);
 		fputs(", \"missing_ranks\": ", f);
 		rank_list(f, h->miss, h->nmiss);
+		if (!h->seq) {	/* an init: its comm ranks, known even off the world */
+			fputs(", \"missing_comm_ranks\": ", f);
+			rank_list(f, h->miss_comm, h->nmiss_comm);
+		}
 		fputs(", \"last_seq_by_rank\": {", f);
 		for (int j = 0; j < h->nlast; j++)
 			fprintf(f, "%s\"%lld\": %llu", j ? ", " : "", (long long)h->last_rank[j],

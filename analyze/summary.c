@@ -101,8 +101,15 @@ static int hang_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 			add(&l, h->nwait ? ", " : "");
 			add_ranks(&l, h->miss, h->nmiss);
 			add(&l, " never entered it");
+			if (h->miss_untraced)
+				add(&l, " (%d not in the trace)", h->miss_untraced);
+		} else if (h->nmiss_comm) {
+			add(&l, h->nwait ? ", " : "");
+			add(&l, "comm ");
+			add_ranks(&l, h->miss_comm, h->nmiss_comm);
+			add(&l, " never entered it");
 		}
-		if (h->unknown_missing)
+		if (h->unknown_missing && !h->nmiss_comm)
 			add(&l, ", %lld rank%s never seen in the trace", (long long)h->unknown_missing,
 			    h->unknown_missing == 1 ? "" : "s");
 		if (h->nlast && h->seq) {

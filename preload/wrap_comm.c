@@ -127,6 +127,11 @@ static ncclResult_t init_common(int fn, const char *kind, ncclComm_t *comm, int 
 	ng_in_shim++;
 	ng_policy_recheck(ng_fn_name[fn]);
 	emit_init(1, &ev);
+	/* Who this process is, before an init that may never return: a job
+	 * hung in its first init is where the missing rank most needs a name.
+	 * NCCL takes the device current now, so the GPU is the comm's. */
+	ng_rank_from_comm(rank, nranks);
+	ng_process_info_maybe();
 	t0 = ng_now_ns();
 	/* Entered before an injected fault: a stall is a host-side hang. */
 	ng_host_enter(fn, hash, 0);

@@ -24,6 +24,7 @@
  *       [--mismatch R:SEQ:COUNT] [--nccl-version R:CODE] [--hosts H]
  *       [--clock-error-ms MS] [--lost N] [--sample N] [--gbps G] [--seed S]
  *       [--head OP:BYTES,...] [--group-late N] [--flush-after-destroy K]
+ *       [--init-missing R[:untraced]]
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -296,6 +297,7 @@ int main(int argc, char **argv)
 	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
 	int ranks = 4, iters = 50, slow = -1, skip_last = -1, hosts = 1, lost = 0, sample = 1;
 	int drop_rank = -1, mm_rank = -1, ver_rank = -1, group_late = 0, flush_k = 0;
+	int init_missing = -1, init_untraced = 0;
 	const char *head_s = NULL;
 	char head[64][32];
 	int nhead = 0;
@@ -339,6 +341,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--head")) head_s = v;
 		else if (!strcmp(a, "--group-late")) group_late = atoi(v);
 		else if (!strcmp(a, "--flush-after-destroy")) flush_k = atoi(v);
+		else if (!strcmp(a, "--init-missing")) {
+			init_missing = atoi(v);
+			init_untraced = strstr(v, ":untraced") != NULL;
+		}
 		else {
 			fprintf(stderr, "ng_trace_gen: unknown option %s\n", a);
 			return 2;
@@ -406,9 +412,26 @@ int main(int argc, char **argv)
 		snprintf(host, sizeof(host), "node%d", r * hosts / ranks);
 		snprintf(env, sizeof(env), "NCCL_DEBUG=WARN;NCCL_SOCKET_IFNAME=eth0");
 		snprintf(path, sizeof(path), "/opt/nccl-%d/lib/libnccl.so.2", ver);
+		if (r == init_missing) {
+			/* Stuck before init_process_group (or no shim at all):
+			 * nothing of the comm, the others wait for it. */
+			if (!init_untraced)
+				emit(&st[r], E_PROC, RAW(r, t), host, st[r].vpid, r,
+				     r % (ranks / hosts), ranks, ver, path, 12080, 12080,
+				     "0000:1b:00.0", 0, "0-15", "eth0", env, "", "", "torchrun");
+			continue;
+		}
 		emit(&st[r], E_PROC, RAW(r, t), host, st[r].vpid, r, r % (ranks / hosts),
 		     ranks, ver, path, 12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", env,
 		     "", "", "torchrun");
+		if (init_missing >= 0) {
+			/* The watchdog's init timeout (NCCLGUARD_INIT_TIMEOUT, 300 s). */
+			emit(&st[r], E_INIT_BEGIN, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0,
+			     -1, (uint64_t)0, "initrank", 0, 1);
+			emit(&st[r], E_TIMEOUT, RAW(r, t + 100000 + 300000000000ULL), comm,
+			     (uint64_t)0, "init", (uint64_t)300000000000ULL, "warn", "init");
+			continue;
+		}
 		emit(&st[r], E_INIT_BEGIN, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0, -1,
 		     (uint64_t)0, "initrank", 0, 1);
 		emit(&st[r], E_INIT_END, RAW(r, T0 + 8000000), comm, (uint64_t)0, ranks, r, 0, 0,
@@ -416,6 +439,8 @@ int main(int argc, char **argv)
 	}
 
 	stop_at = iters;
+	if (init_missing >= 0)
+		iters = 0, stop_at = -1;	/* no collectives, no destroy */
 	uint64_t t = T0 + 10000000;
 	for (int i = 0; i < iters; i++) {
 		const char *op = ops[(i - nhead) % nops];

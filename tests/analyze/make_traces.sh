@@ -31,6 +31,10 @@ make_case drop --ranks 4 --iters 12 --drop 3:6
 # The same with GPU timing sampled (1 call in 5): the last completions are
 # seq 11, the watchdogs' timeouts name seq 14, the call rank 3 dropped.
 make_case sampled_drop --ranks 4 --iters 24 --drop 3:14 --sample 5
+# A job hung in init: rank 2 never began it (stuck before
+# init_process_group), the others time out in init; rank 2 traced or not.
+make_case init_missing --ranks 4 --init-missing 2
+make_case init_untraced --ranks 4 --init-missing 2:untraced
 make_case lost_events --ranks 2 --iters 12 --lost 17
 make_case sizes --ranks 8 --iters 48 --ops allreduce,allgather,broadcast \
 	--sizes 1024,65536,1048576,16777216 --sample 2
