@@ -16,16 +16,31 @@ static const char *const palette[] = {
 };
 #define NPAL (int)(sizeof(palette) / sizeof(palette[0]))
 
+/* As ng_json_str: bytes that are not UTF-8 (a host name, an environment
+ * from another host) become U+FFFD, so that the page stays one encoding. */
 static void esc(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	while (p && *p) {
+		switch (*p) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		default:
+			if (*p < 0x80) {
+				fputc(*p, f);
+			} else if ((n = ng_utf8_len(p))) {
+				fwrite(p, 1, (size_t)n, f);
+				p += n;
+				continue;
+			} else {
+				fputs("&#xfffd;", f);
+			}
 		}
+		p++;
 	}
 }
 

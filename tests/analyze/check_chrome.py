@@ -9,7 +9,7 @@ import re
 import sys
 
 def main(path):
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     evs = doc["traceEvents"]
     assert isinstance(evs, list) and evs, "no events"

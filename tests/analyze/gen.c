@@ -24,7 +24,7 @@
  *       [--mismatch R:SEQ:COUNT] [--nccl-version R:CODE] [--hosts H]
  *       [--clock-error-ms MS] [--lost N] [--sample N] [--gbps G] [--seed S]
  *       [--head OP:BYTES,...] [--group-late N] [--flush-after-destroy K]
- *       [--init-missing R[:untraced]]
+ *       [--init-missing R[:untraced]] [--odd-host]
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
 	int ranks = 4, iters = 50, slow = -1, skip_last = -1, hosts = 1, lost = 0, sample = 1;
 	int drop_rank = -1, mm_rank = -1, ver_rank = -1, group_late = 0, flush_k = 0;
-	int init_missing = -1, init_untraced = 0;
+	int init_missing = -1, init_untraced = 0, odd_host = 0;
 	const char *head_s = NULL;
 	char head[64][32];
 	int nhead = 0;
@@ -315,6 +315,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(a, "--odd-host")) {
+			odd_host = 1;
+			continue;
+		}
 		if (!v) {
 			fprintf(stderr, "ng_trace_gen: %s needs a value\n", a);
 			return 2;
@@ -410,6 +414,9 @@ int main(int argc, char **argv)
 		int ver = r == ver_rank ? (int)ver_code : 22105;
 
 		snprintf(host, sizeof(host), "node%d", r * hosts / ranks);
+		/* A host name of Latin-1 bytes: "é" as UTF-8, then a lone 0xff. */
+		if (odd_host && r * hosts / ranks == 0)
+			snprintf(host, sizeof(host), "n\xc3\xa9ud\xff" "0");
 		snprintf(env, sizeof(env), "NCCL_DEBUG=WARN;NCCL_SOCKET_IFNAME=eth0");
 		snprintf(path, sizeof(path), "/opt/nccl-%d/lib/libnccl.so.2", ver);
 		if (r == init_missing) {

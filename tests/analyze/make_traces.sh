@@ -35,6 +35,9 @@ make_case sampled_drop --ranks 4 --iters 24 --drop 3:14 --sample 5
 # init_process_group), the others time out in init; rank 2 traced or not.
 make_case init_missing --ranks 4 --init-missing 2
 make_case init_untraced --ranks 4 --init-missing 2:untraced
+# Two hosts, one named in bytes that are not UTF-8: the report must
+# still be valid UTF-8 JSON and HTML.
+make_case odd_host --ranks 2 --iters 6 --hosts 2 --odd-host
 make_case lost_events --ranks 2 --iters 12 --lost 17
 make_case sizes --ranks 8 --iters 48 --ops allreduce,allgather,broadcast \
 	--sizes 1024,65536,1048576,16777216 --sample 2

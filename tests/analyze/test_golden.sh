@@ -27,7 +27,7 @@ for d in "$T"/*/; do
 	# ones, every collective with a completion has a time.
 	python3 - "$out/report.json" "$name" <<'PY' || fail "$name: report.json findings wrong"
 import json, sys
-r = json.load(open(sys.argv[1])); name = sys.argv[2]
+r = json.load(open(sys.argv[1], encoding="utf-8")); name = sys.argv[2]
 if len(r["ranks"]) == 1:
     assert not r["stragglers"] and not r["hangs"], (r["stragglers"], r["hangs"])
 if name in ("real_group", "real_mixed", "real_one_rank", "one_rank_late", "real_slow_rank"):
@@ -38,7 +38,7 @@ PY
 	assert_grep '<svg' "$out/report.html"
 	assert_no_grep '<script' "$out/report.html"
 	assert_no_grep 'src="http' "$out/report.html"
-	python3 -c 'import html.parser,sys; html.parser.HTMLParser().feed(open(sys.argv[1]).read())' \
+	python3 -c 'import html.parser,sys; html.parser.HTMLParser().feed(open(sys.argv[1], encoding="utf-8").read())' \
 		"$out/report.html" || fail "$name: HTML does not parse"
 	n=$((n + 1))
 done
