@@ -7,6 +7,7 @@
  * Here are its rare cases, and the host-call slots.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,31 +15,81 @@
 
 struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
 static int host_slots_used;
+static pthread_key_t slot_key;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+static int slot_key_ok;
+
+/* A thread's slot goes back at its exit: a program that calls NCCL from
+ * short-lived threads (a pool that is rebuilt, a thread per step) would
+ * otherwise run out of slots and its later threads go unwatched. */
+static void slot_release(void *p)
+{
+	struct ng_hostcall *s = p;
+
+	__atomic_store_n(&s->enter_ns, 0, __ATOMIC_RELEASE);
+	s->tid = 0;
+	__atomic_store_n(&s->taken, 0, __ATOMIC_RELEASE);
+}
+
+static void slot_key_create(void)
+{
+	slot_key_ok = !pthread_key_create(&slot_key, slot_release);
+}
+
+static struct ng_hostcall *slot_take(void)
+{
+	int n = __atomic_load_n(&host_slots_used, __ATOMIC_ACQUIRE), i;
+
+	if (n > NG_HOST_SLOTS)
+		n = NG_HOST_SLOTS;
+	for (i = 0; i < n; i++) {
+		int zero = 0;
+
+		if (__atomic_compare_exchange_n(&ng_host_slots[i].taken, &zero, 1, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return &ng_host_slots[i];
+	}
+	i = __atomic_fetch_add(&host_slots_used, 1, __ATOMIC_ACQ_REL);
+	if (i >= NG_HOST_SLOTS)
+		return NULL;
+	__atomic_store_n(&ng_host_slots[i].taken, 1, __ATOMIC_RELEASE);
+	return &ng_host_slots[i];
+}
 
 NG_COLD struct ng_hostcall *ng_coll_slot_claim(void)
 {
-	int e = errno, i;
+	struct ng_hostcall *s;
+	int e = errno;
 
 	if (ng_tls.slot_none)
 		return NULL;
-	i = __atomic_fetch_add(&host_slots_used, 1, __ATOMIC_RELAXED);
-	if (i >= NG_HOST_SLOTS) {
+	pthread_once(&slot_once, slot_key_create);
+	/* Without the key a slot could not be given back: use none. */
+	if (!slot_key_ok || !(s = slot_take())) {
 		ng_tls.slot_none = 1;
+		errno = e;
 		return NULL;
 	}
-	ng_tls.slot = &ng_host_slots[i];
-	ng_tls.slot->tid = (int)syscall(SYS_gettid);
+	s->reported = 0;
+	s->tid = (int)syscall(SYS_gettid);
+	if (pthread_setspecific(slot_key, s)) {
+		slot_release(s);
+		ng_tls.slot_none = 1;
+		errno = e;
+		return NULL;
+	}
+	ng_tls.slot = s;
 	errno = e;
-	return ng_tls.slot;
+	return s;
 }
 
 /* Only the forking thread lives on in the child: the others' calls in
- * progress are the parent's. */
+ * progress are the parent's, and their slots are free. */
 void ng_host_slots_reset_after_fork(void)
 {
 	for (int i = 0; i < NG_HOST_SLOTS; i++)
 		if (&ng_host_slots[i] != ng_tls.slot)
-			__atomic_store_n(&ng_host_slots[i].enter_ns, 0, __ATOMIC_RELEASE);
+			slot_release(&ng_host_slots[i]);
 }
 
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)

@@ -371,6 +371,7 @@ struct ng_hostcall {
 	uint64_t enter_ns;		/* 0: idle */
 	int tid;
 	int reported;
+	int taken;			/* by a live thread; freed at its exit */
 };
 #define NG_HOST_SLOTS 256
 extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
