@@ -322,7 +322,7 @@ struct ng_row *ng_row_get(struct ng_an *an, int op, uint64_t bytes, int nranks);
 /* Lateness of each enqueued slot against the median arrival; returns the
  * index of the last one, or -1 if fewer than two ranks arrived. */
 int ng_lateness(const int64_t *enter, int n, int64_t *late_ns);
-int ng_straggler_flagged(const struct ng_proc *p);
+int ng_straggler_flagged(const struct ng_an *an, const struct ng_proc *p);
 void ng_heat_add(struct ng_an *an, struct ng_proc *p, int64_t t, int64_t late_ns);
 void ng_an_sort_rows(struct ng_an *an);
 const char *ng_dtype_name(int64_t dtype);

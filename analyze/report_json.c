@@ -163,7 +163,7 @@ static void stragglers(struct ng_an *an, FILE *f, const int *order)
 	for (int k = 0; k < an->nprocs; k++) {
 		const struct ng_proc *p = &an->procs[order[k]];
 
-		if (!ng_straggler_flagged(p))
+		if (!ng_straggler_flagged(an, p))
 			continue;
 		fprintf(f, "%s\n    {\"rank\": %lld, \"late_calls\": %llu, \"mean_late_us\": %.3f, "
 			"\"share\": %.4f}", first ? "" : ",", (long long)p->rank,

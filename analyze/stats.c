@@ -220,19 +220,29 @@ int ng_lateness(const int64_t *enter, int n, int64_t *late_ns)
 	return last;
 }
 
-/* Last far more often than chance (1/n per collective; three standard
- * deviations of the binomial over), at least three times, and late by
- * enough to matter (10 us on average). */
-int ng_straggler_flagged(const struct ng_proc *p)
+/*
+ * Last far more often than chance, at least three times, and late by
+ * enough to matter (10 us on average).  "More often than chance": under
+ * chance a rank is last in a collective of n ranks with probability 1/n;
+ * the Chernoff bound exp(-N KL(k/N || q)) on being last k times of N (q
+ * the mean chance) must be under 0.001 shared among all the ranks tested.
+ * Three standard deviations per rank, as before, flagged a few ranks of
+ * every 256-rank job with nothing but jitter: each rank is a test, and
+ * the tail of a count with a mean under one is far from normal.
+ */
+#define NG_STRAGGLER_ALPHA 0.001
+int ng_straggler_flagged(const struct ng_an *an, const struct ng_proc *p)
 {
-	double var, mean_us;
+	double n = (double)p->coll_calls, k = (double)p->late_calls, q, f, kl;
 
-	if (p->late_calls < 3 || !p->coll_calls)
+	if (p->late_calls < 3 || !p->coll_calls || p->late_sum_ns / k < 10e3)
 		return 0;
-	var = p->chance * (1 - p->chance / (double)p->coll_calls);
-	mean_us = p->late_sum_ns / (double)p->late_calls / 1e3;
-	return (double)p->late_calls > p->chance + 3 * sqrt(var > 0 ? var : 0) &&
-		mean_us >= 10;
+	q = p->chance / n;
+	f = k / n;
+	if (q <= 0 || q >= 1 || f <= q)
+		return 0;
+	kl = f * log(f / q) + (f < 1 ? (1 - f) * log((1 - f) / (1 - q)) : 0);
+	return -n * kl < log(NG_STRAGGLER_ALPHA / (an->nprocs > 1 ? an->nprocs : 1));
 }
 
 void ng_heat_add(struct ng_an *an, struct ng_proc *p, int64_t t, int64_t late_ns)

@@ -202,7 +202,7 @@ static int straggler_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 		const struct ng_proc *p = &an->procs[order[k]];
 		char late[32], buf[512];
 
-		if (!ng_straggler_flagged(p))
+		if (!ng_straggler_flagged(an, p))
 			continue;
 		ng_fmt_ns(p->late_sum_ns / (double)p->late_calls, late, sizeof(late));
 		snprintf(buf, sizeof(buf), "straggler: rank %lld arrived last in %.0f%% of %s "

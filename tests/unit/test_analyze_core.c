@@ -73,6 +73,38 @@ static void test_lateness(void **state)
 	assert_int_equal(ng_lateness(two, 1, late2), -1);
 }
 
+/* Being last k times of N against chance, all ranks of a job tested. */
+static int flagged(int nprocs, uint64_t calls, uint64_t last, double ranks_per_call, double late_us)
+{
+	struct ng_an an = { .nprocs = nprocs };
+	struct ng_proc p = {
+		.coll_calls = calls, .late_calls = last,
+		.chance = (double)calls / ranks_per_call,
+		.late_sum_ns = (double)last * late_us * 1e3,
+	};
+
+	return ng_straggler_flagged(&an, &p);
+}
+
+static void test_straggler_rule(void **state)
+{
+	(void)state;
+	/* Two ranks: last in 11 of 11 is not chance (p = 2^-11); 10 of 10
+	 * could be, among two ranks at 0.001. */
+	assert_true(flagged(2, 11, 11, 2, 50));
+	assert_false(flagged(2, 10, 10, 2, 50));
+	assert_false(flagged(2, 24, 14, 2, 50));
+	/* ... and late by enough to matter. */
+	assert_false(flagged(2, 100, 100, 2, 9));
+	/* 256 ranks, 100 calls: last 3 or 4 times is what jitter gives some
+	 * rank of every job; 10 times is not. */
+	assert_false(flagged(256, 100, 3, 256, 20));
+	assert_false(flagged(256, 100, 4, 256, 20));
+	assert_true(flagged(256, 100, 10, 256, 20));
+	assert_true(flagged(4, 24, 24, 4, 20000));
+	assert_false(flagged(4, 24, 2, 4, 20000));
+}
+
 /* ---- a small job in records ------------------------------------------ */
 
 struct job {
@@ -161,7 +193,7 @@ static void test_slow_rank(void **state)
 	for (int i = 0; i < j.an->nprocs; i++) {
 		struct ng_proc *p = &j.an->procs[i];
 
-		assert_int_equal(ng_straggler_flagged(p), p->rank == 1);
+		assert_int_equal(ng_straggler_flagged(j.an, p), p->rank == 1);
 		if (p->rank == 1) {
 			assert_int_equal(p->late_calls, 40);
 			/* against the lower median (rank 2's arrival at +2 us) */
@@ -263,7 +295,7 @@ static void test_clock_alignment(void **state)
 	assert_int_equal(j.an->hosts[0].offset_ns, 0);
 	assert_true(llabs(j.an->hosts[1].offset_ns + 250 * MS) < 10000);
 	for (int i = 0; i < j.an->nprocs; i++)
-		assert_false(ng_straggler_flagged(&j.an->procs[i]));
+		assert_false(ng_straggler_flagged(j.an, &j.an->procs[i]));
 	/* mixed NCCL versions and paths: one config mismatch, version */
 	assert_int_equal(j.an->ncfg, 1);
 	assert_string_equal(j.an->cfg[0].key, "nccl_version");
@@ -405,7 +437,7 @@ static void pytorch_one_rank(int defer, int carried)
 	assert_int_equal(j.an->nhangs, 0);
 	assert_int_equal(j.an->inflight_end, 0);
 	for (int i = 0; i < j.an->nprocs; i++)
-		assert_false(ng_straggler_flagged(&j.an->procs[i]));
+		assert_false(ng_straggler_flagged(j.an, &j.an->procs[i]));
 	if (defer < 16) {
 		assert_int_equal(j.an->matched, 65);
 		assert_int_equal(j.an->late_events, 0);
@@ -494,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_quantiles),
 		cmocka_unit_test(test_lateness),
+		cmocka_unit_test(test_straggler_rule),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_sampled),
