@@ -12,6 +12,8 @@
 #   8  (NP>=2) an injected delay on rank 1: the report names it the straggler
 #   9  (NP>=2) an injected drop on rank 1: the others exit 4, rank 1 missing
 #  10  (NP>=2) a policy pinning local ranks to GPUs in reverse order
+#  11  a hung init: rank 0 of a 2-rank comm starts, rank 1 never does; the
+#      watchdog's init timeout, and the report names rank 1
 # STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -153,6 +155,17 @@ if want 10 && [ "$NP" -ge 2 ]; then
 	row "10 reverse pin ($rev): exit" "$?"
 	nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader | tr '\n' ' ' | sed 's/^/10 nvidia-smi: /'; echo
 	lt babeltrace2 "$OUT/pin" 2>/dev/null | grep process_info | grep -o 'rank = [0-9]*, local_rank = [0-9]*\|gpu_pci_bus_id = "[^"]*"' | paste -sd' ' | tee -a "$TABLE"
+fi
+if want 11; then
+	stage 11
+	rm -f /tmp/inith.id
+	st $NG run -o "$OUT/inith" -- env RANK=0 WORLD_SIZE=2 NCCLGUARD_INIT_TIMEOUT=10 \
+		NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR=$OUT build/gpu/job /tmp/inith.id 1 >"$OUT/inith.log" 2>&1
+	row "11 hung init: exit (4: the watchdog)" "$?"
+	row "11 watchdog" "$(grep -m1 -o 'host call ncclCommInit[A-Za-z]* (comm [0-9a-f]*) has not returned after [0-9.]* s' "$OUT/inith.log")"
+	$NG analyze "$OUT/inith" >"$OUT/inith_analyze.txt" 2>&1
+	row "11 analyze: exit" "$?"
+	row "11 hang finding" "$(grep -m1 -o 'hang: init of comm.*never entered it[^;]*' "$OUT/inith_analyze.txt")"
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
