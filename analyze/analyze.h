@@ -162,6 +162,7 @@ struct ng_comm {
 	int *members;		/* proc ids; a slot index is a member index */
 	int *member_pc;		/* index in ng_an.pcs of each member */
 	int timeouts;		/* timeout events naming this comm */
+	int64_t last_timeout_ts;	/* the latest of them */
 	uint64_t stuck_seq;	/* lowest seq a timeout named: the ranks'
 				 * watchdogs confirmed every call before it */
 	/* in-flight window: ring of entries for seq lo, lo+1, ... */

@@ -940,6 +940,8 @@ void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
 		struct ng_comm *c = comm_get(an, r->comm_hash, 0);
 
 		c->timeouts++;
+		if (src->ts > c->last_timeout_ts)
+			c->last_timeout_ts = src->ts;
 		if (r->seq && (!c->stuck_seq || r->seq < c->stuck_seq))
 			c->stuck_seq = r->seq;
 	}
@@ -1065,7 +1067,7 @@ static void init_missing(struct ng_an *an, struct ng_comm *c, struct ng_hang *h)
 }
 
 static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry *e,
-		     int op, uint64_t queued_after, int64_t age)
+		     int op, uint64_t queued_after, int64_t age, int timed_out)
 {
 	struct ng_hang *h;
 	int i;
@@ -1078,7 +1080,7 @@ static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry 
 	h->op = op;
 	h->queued_after = queued_after;
 	h->age_ns = age;
-	h->timed_out = c->timeouts > 0;
+	h->timed_out = timed_out;
 	h->wait = xcalloc(c->nmembers, sizeof(*h->wait));
 	h->miss = xcalloc(c->nmembers, sizeof(*h->miss));
 	h->last_rank = xcalloc(c->nmembers, sizeof(*h->last_rank));
@@ -1124,10 +1126,11 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 	struct ng_entry *hang = NULL;
 	uint64_t after = 0;
 	int64_t age = 0;
-	int op = 0;
+	int op = 0, timed_out = 0;
 
 	while (c->nring) {
 		struct ng_entry *e = *ring_at(c, 0);
+		int64_t first;
 
 		if (!e) {
 			pop_front(an, c, 0);
@@ -1151,12 +1154,23 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 		/* The youngest arrival's age; nothing to say of a seq that no
 		 * rank was seen to enter (only lost events make one). */
 		age = INT64_MAX;
-		for (int i = 0; i < e->nslots; i++)
-			if ((e->slot[i].flags & NG_S_ENQ) && an->last_ts - e->slot[i].enter_ns < age) {
+		first = INT64_MAX;
+		for (int i = 0; i < e->nslots; i++) {
+			if (!(e->slot[i].flags & NG_S_ENQ))
+				continue;
+			if (an->last_ts - e->slot[i].enter_ns < age) {
 				age = an->last_ts - e->slot[i].enter_ns;
 				op = e->slot[i].op;
 			}
-		if (age != INT64_MAX && (c->timeouts || age >= HANG_AGE_NS)) {
+			if (e->slot[i].enter_ns < first)
+				first = e->slot[i].enter_ns;
+		}
+		/* A timeout speaks for this call only if it came after the call
+		 * began: an earlier one that resolved (a slow call under
+		 * on_timeout=warn) says nothing of the calls cut off by the
+		 * trace's end. */
+		timed_out = c->timeouts && c->last_timeout_ts >= first;
+		if (age != INT64_MAX && (timed_out || age >= HANG_AGE_NS)) {
 			hang = e;
 			*ring_at(c, 0) = NULL;
 			pop_front(an, c, 0);
@@ -1170,7 +1184,7 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 		pop_front(an, c, 0);
 	}
 	if (hang) {
-		add_hang(an, c, hang, op, after, age);
+		add_hang(an, c, hang, op, after, age, timed_out);
 		free(hang);
 	}
 }
@@ -1180,7 +1194,7 @@ static void finish_inits(struct ng_an *an)
 	for (int ci = 0; ci < an->ncomms; ci++) {
 		struct ng_comm *c = an->comms[ci];
 		int64_t oldest = INT64_MAX;
-		int waiting = 0;
+		int waiting = 0, timed_out;
 
 		for (int i = 0; i < c->nmembers; i++) {
 			uint64_t key = ((uint64_t)c->members[i] << 32) ^ (uint64_t)ci;
@@ -1192,8 +1206,10 @@ static void finish_inits(struct ng_an *an)
 					oldest = pc->init_ts;
 			}
 		}
-		if (waiting && (c->timeouts || an->last_ts - oldest >= HANG_AGE_NS))
-			add_hang(an, c, NULL, ng_an_op_id(an, "init"), 0, an->last_ts - oldest);
+		timed_out = c->timeouts && c->last_timeout_ts >= oldest;
+		if (waiting && (timed_out || an->last_ts - oldest >= HANG_AGE_NS))
+			add_hang(an, c, NULL, ng_an_op_id(an, "init"), 0, an->last_ts - oldest,
+				 timed_out);
 	}
 }
 

@@ -24,7 +24,11 @@
  *       [--mismatch R:SEQ:COUNT] [--nccl-version R:CODE] [--hosts H]
  *       [--clock-error-ms MS] [--lost N] [--sample N] [--gbps G] [--seed S]
  *       [--head OP:BYTES,...] [--group-late N] [--flush-after-destroy K]
- *       [--init-missing R[:untraced]] [--odd-host]
+ *       [--init-missing R[:untraced]] [--odd-host] [--warn-timeout SEQ]
+ *       [--cut-last]
+ * --warn-timeout: call SEQ takes 5.5 s, rank 0's watchdog warns at 5 s, and
+ * the call completes; --cut-last: the trace stops while the last call runs
+ * (entered by all, no completion, no timeout).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -297,7 +301,8 @@ int main(int argc, char **argv)
 	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
 	int ranks = 4, iters = 50, slow = -1, skip_last = -1, hosts = 1, lost = 0, sample = 1;
 	int drop_rank = -1, mm_rank = -1, ver_rank = -1, group_late = 0, flush_k = 0;
-	int init_missing = -1, init_untraced = 0, odd_host = 0;
+	int init_missing = -1, init_untraced = 0, odd_host = 0, cut_last = 0;
+	uint64_t warn_seq = 0;
 	const char *head_s = NULL;
 	char head[64][32];
 	int nhead = 0;
@@ -315,8 +320,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(a, "--odd-host")) {
-			odd_host = 1;
+		if (!strcmp(a, "--odd-host") || !strcmp(a, "--cut-last")) {
+			*(a[2] == 'o' ? &odd_host : &cut_last) = 1;
 			continue;
 		}
 		if (!v) {
@@ -345,6 +350,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--head")) head_s = v;
 		else if (!strcmp(a, "--group-late")) group_late = atoi(v);
 		else if (!strcmp(a, "--flush-after-destroy")) flush_k = atoi(v);
+		else if (!strcmp(a, "--warn-timeout")) warn_seq = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--init-missing")) {
 			init_missing = atoi(v);
 			init_untraced = strstr(v, ":untraced") != NULL;
@@ -473,10 +479,12 @@ int main(int argc, char **argv)
 			if (t_enter[r] > go)
 				go = t_enter[r];
 		}
-		if ((last_call && skip_last >= 0) || (drop_rank >= 0 && seq == drop_seq))
+		if ((last_call && (skip_last >= 0 || cut_last)) || (drop_rank >= 0 && seq == drop_seq))
 			hang = 1;
 		go += 10000;
 		dur = 20000 + (uint64_t)((double)bytes * factor(op, ranks) / gbps);
+		if (seq == warn_seq)
+			dur += 5500000000ULL;
 		for (int r = 0; r < ranks; r++) {
 			uint64_t count = bytes / 4, b = bytes;
 			int joins = !(last_call && r == skip_last);
@@ -493,6 +501,9 @@ int main(int argc, char **argv)
 			emit(&st[r], E_ENQ, RAW(r, t_exit[r]), comm, seq, (uint64_t)0, op, count, 7, b,
 			     -1, (uint64_t)0x7f0000001000ULL, grouped, 0, 0, ranks, 0,
 			     (uint64_t)RAW(r, t_enter[r]), (uint64_t)RAW(r, t_exit[r]));
+			if (seq == warn_seq && r == 0)
+				emit(&st[r], E_TIMEOUT, RAW(r, t_enter[r] + 5000000000ULL), comm, seq,
+				     op, (uint64_t)5000000000ULL, "warn", "collective");
 			t_end[r] = go + dur + jitter(3000);
 			if (!hang && (i % sample == 0 || last_call)) {
 				uint64_t s0 = t_exit[r] - 2000;
@@ -521,7 +532,7 @@ int main(int argc, char **argv)
 		}
 		if (hang) {
 			/* The ranks in it wait; the watchdog fires after 5 s. */
-			for (int r = 0; r < ranks; r++) {
+			for (int r = 0; r < ranks && !cut_last; r++) {
 				if ((last_call && r == skip_last) || (r == drop_rank && seq == drop_seq))
 					continue;
 				emit(&st[r], E_TIMEOUT, RAW(r, t_enter[r] + 5000000000ULL), comm, seq, op,

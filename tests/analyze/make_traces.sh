@@ -38,6 +38,9 @@ make_case init_untraced --ranks 4 --init-missing 2:untraced
 # Two hosts, one named in bytes that are not UTF-8: the report must
 # still be valid UTF-8 JSON and HTML.
 make_case odd_host --ranks 2 --iters 6 --hosts 2 --odd-host
+# A slow call that timed out under on_timeout=warn and then completed, and
+# a trace stopped while the last call ran: in flight, not a hang.
+make_case resolved_timeout --ranks 4 --iters 12 --warn-timeout 4 --cut-last
 make_case lost_events --ranks 2 --iters 12 --lost 17
 make_case sizes --ranks 8 --iters 48 --ops allreduce,allgather,broadcast \
 	--sizes 1024,65536,1048576,16777216 --sample 2
