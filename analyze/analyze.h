@@ -172,6 +172,16 @@ struct ng_comm {
 	uint32_t nring;		/* seqs lo .. lo+nring-1 allocated or NULL */
 };
 
+/* A send or recv not yet known complete (its own completion, a later
+ * one's on the comm, or the comm's destroy). */
+struct ng_p2p_op {
+	uint64_t p2p_seq, coll_before;	/* the comm's last seq when it came */
+	uint64_t ordinal;		/* of its kind to its peer: 1, 2, ... */
+	int64_t enter_ns;
+	int32_t peer;			/* comm rank */
+	uint8_t op, send, dropped;
+};
+
 /* State of one proc on one comm. */
 struct ng_pc {
 	int proc, member;
@@ -182,6 +192,13 @@ struct ng_pc {
 	int destroyed;		/* destroy or finalize: the calls before it are
 				 * done, their completions may still follow */
 	int64_t init_ts;
+	/* Point-to-point: pending ops in p2p_seq order (p2p_head .. np2p),
+	 * and per peer comm rank the sends and recvs posted so far. */
+	struct ng_p2p_op *p2p;
+	int np2p, cap_p2p, p2p_head;
+	uint64_t p2p_done, p2p_drop_seq;
+	uint64_t *sent, *recvd;
+	int npeers;
 };
 
 struct ng_hang {
@@ -199,6 +216,12 @@ struct ng_hang {
 	 * process of the trace claims. */
 	int nmiss_comm, miss_untraced;
 	int64_t *miss_comm;
+	/* A send or recv (seq is its p2p seq): its peer's global rank (-1:
+	 * not in the trace), and how many of its kind the peer posted to
+	 * this rank against this one's ordinal. */
+	int p2p;
+	int64_t peer, peer_comm_rank;
+	uint64_t ordinal, peer_posted;
 };
 
 struct ng_mismatch {

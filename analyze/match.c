@@ -227,6 +227,7 @@ static struct ng_pc *pc_get(struct ng_an *an, int proc, struct ng_comm *c, int c
 	pc->comm = c;
 	pc->comm_rank = -1;
 	pc->drop_seq = UINT64_MAX;
+	pc->p2p_drop_seq = UINT64_MAX;
 	if (c->nmembers == c->cap_members) {
 		c->cap_members = c->cap_members ? c->cap_members * 2 : 8;
 		c->members = xrealloc(c->members, c->cap_members * sizeof(*c->members));
@@ -433,6 +434,31 @@ static void mark_done(struct ng_entry *e, struct ng_slot *s)
 }
 
 /* Every seq up to `upto` is done on this rank. */
+static int is_p2p_op(const char *op)
+{
+	return op && (!strcmp(op, "send") || !strcmp(op, "recv"));
+}
+
+/* Pending sends and recvs that are done: up to the latest p2p completion,
+ * enqueued before a collective that completed (one stream, in order), or
+ * all of them once the comm is destroyed. */
+static void p2p_settle(struct ng_pc *pc)
+{
+	while (pc->p2p_head < pc->np2p) {
+		const struct ng_p2p_op *o = &pc->p2p[pc->p2p_head];
+
+		if (o->p2p_seq > pc->p2p_done && o->coll_before >= pc->done_seq && !pc->destroyed)
+			break;
+		pc->p2p_head++;
+	}
+	if (pc->p2p_head > 1024 && pc->p2p_head * 2 > pc->np2p) {
+		memmove(pc->p2p, pc->p2p + pc->p2p_head,
+			(size_t)(pc->np2p - pc->p2p_head) * sizeof(*pc->p2p));
+		pc->np2p -= pc->p2p_head;
+		pc->p2p_head = 0;
+	}
+}
+
 static void mark_upto(struct ng_an *an, struct ng_pc *pc, uint64_t upto)
 {
 	struct ng_comm *c = pc->comm;
@@ -453,6 +479,7 @@ static void mark_upto(struct ng_an *an, struct ng_pc *pc, uint64_t upto)
 	}
 	if (upto > pc->marked_seq)
 		pc->marked_seq = upto;
+	p2p_settle(pc);
 	(void)an;
 }
 
@@ -795,18 +822,71 @@ void ng_an_comm_end(struct ng_an *an, const struct ng_src *src,
 	}
 }
 
+/* A send or recv as it is posted: pending until known done, and counted
+ * per peer, so that a hung one can be matched with what its peer posted
+ * (the k-th send from a to b meets b's k-th recv from a). */
+static void p2p_enqueue(struct ng_an *an, const struct ng_src *src,
+			const struct ng_rec_coll *r, int op)
+{
+	struct ng_pc *pc;
+	struct ng_p2p_op *o;
+	int peer = (int)r->root_or_peer, send = r->op && !strcmp(r->op, "send");
+	uint64_t *count;
+
+	if (!r->p2p_seq || !is_p2p_op(r->op) || peer < 0 || peer >= (1 << 24))
+		return;
+	pc = pc_for(an, src, r->comm_hash, r->nranks);
+	if (peer >= pc->npeers) {
+		int n = peer + 1 > r->nranks ? peer + 1 : (int)r->nranks;
+
+		pc->sent = xrealloc(pc->sent, (size_t)n * sizeof(*pc->sent));
+		pc->recvd = xrealloc(pc->recvd, (size_t)n * sizeof(*pc->recvd));
+		memset(pc->sent + pc->npeers, 0, (size_t)(n - pc->npeers) * sizeof(*pc->sent));
+		memset(pc->recvd + pc->npeers, 0, (size_t)(n - pc->npeers) * sizeof(*pc->recvd));
+		pc->npeers = n;
+	}
+	/* Dropped (never reached NCCL) or failed: its peer waits for it. */
+	if (r->p2p_seq == pc->p2p_drop_seq || (r->result != 0 && r->result != 7))
+		return;
+	count = send ? &pc->sent[peer] : &pc->recvd[peer];
+	++*count;
+	if (pc->destroyed || r->p2p_seq <= pc->p2p_done)
+		return;
+	if (pc->np2p == pc->cap_p2p) {
+		pc->cap_p2p = pc->cap_p2p ? pc->cap_p2p * 2 : 64;
+		pc->p2p = xrealloc(pc->p2p, (size_t)pc->cap_p2p * sizeof(*pc->p2p));
+	}
+	o = &pc->p2p[pc->np2p++];
+	memset(o, 0, sizeof(*o));
+	o->p2p_seq = r->p2p_seq;
+	o->coll_before = pc->last_seq;
+	o->ordinal = *count;
+	o->enter_ns = r->enter_ns;
+	o->peer = peer;
+	o->op = (uint8_t)op;
+	o->send = (uint8_t)send;
+}
+
 static void p2p(struct ng_an *an, const struct ng_src *src, const struct ng_rec_coll *r,
 		int complete)
 {
 	struct ng_proc *p = proc_get(an, src);
+	struct ng_pc *pc;
 	struct ng_row *row;
 	int op = ng_an_op_id(an, r->op);
 
-	/* Per call, not per pair: a send row times the sends. */
 	if (!complete) {
 		an->p2p_calls++;
+		p2p_enqueue(an, src, r, op);
 		return;
 	}
+	if (r->p2p_seq) {
+		pc = pc_for(an, src, r->comm_hash, r->nranks);
+		if (r->p2p_seq > pc->p2p_done)
+			pc->p2p_done = r->p2p_seq;
+		p2p_settle(pc);
+	}
+	/* Per call, not per pair: a send row times the sends. */
 	if (r->op && !strcmp(r->op, "send")) {
 		row = ng_row_get(an, op, r->bytes, 2);
 		row->calls++;
@@ -942,7 +1022,7 @@ void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
 		c->timeouts++;
 		if (src->ts > c->last_timeout_ts)
 			c->last_timeout_ts = src->ts;
-		if (r->seq && (!c->stuck_seq || r->seq < c->stuck_seq))
+		if (r->seq && !is_p2p_op(r->op) && (!c->stuck_seq || r->seq < c->stuck_seq))
 			c->stuck_seq = r->seq;
 	}
 	if (an->ntimeouts >= NG_LIST_MAX)
@@ -1002,8 +1082,15 @@ void ng_an_inject(struct ng_an *an, const struct ng_src *src,
 	struct ng_inject_row *in;
 
 	if (r->comm_hash && r->seq && r->kind &&
-	    (!strcmp(r->kind, "drop") || !strcmp(r->kind, "error")))
-		pc_for(an, src, r->comm_hash, 0)->drop_seq = r->seq;
+	    (!strcmp(r->kind, "drop") || !strcmp(r->kind, "error"))) {
+		struct ng_pc *pc = pc_for(an, src, r->comm_hash, 0);
+
+		/* A send's or recv's seq is its p2p seq. */
+		if (is_p2p_op(r->op))
+			pc->p2p_drop_seq = r->seq;
+		else
+			pc->drop_seq = r->seq;
+	}
 	if (an->ninjects >= NG_LIST_MAX)
 		return;
 	an->injects = xrealloc(an->injects, (an->ninjects + 1) * sizeof(*an->injects));
@@ -1189,6 +1276,99 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 	}
 }
 
+static struct ng_pc *member_with_comm_rank(struct ng_an *an, struct ng_comm *c, int64_t cr)
+{
+	for (int i = 0; i < c->nmembers; i++)
+		if (an->pcs[c->member_pc[i]].comm_rank == cr)
+			return &an->pcs[c->member_pc[i]];
+	return NULL;
+}
+
+static void add_p2p_hang(struct ng_an *an, struct ng_comm *c, struct ng_pc *pc,
+			 const struct ng_p2p_op *o, const int64_t *wait, int nwait,
+			 int timed_out)
+{
+	struct ng_pc *peer = member_with_comm_rank(an, c, o->peer);
+	struct ng_hang *h;
+
+	an->hangs = xrealloc(an->hangs, (an->nhangs + 1) * sizeof(*an->hangs));
+	h = &an->hangs[an->nhangs++];
+	memset(h, 0, sizeof(*h));
+	h->comm_hash = c->hash;
+	h->seq = o->p2p_seq;
+	h->op = o->op;
+	h->age_ns = an->last_ts - o->enter_ns;
+	h->timed_out = timed_out;
+	h->p2p = 1;
+	h->peer_comm_rank = o->peer;
+	h->peer = peer ? an->procs[peer->proc].rank : -1;
+	h->ordinal = o->ordinal;
+	if (peer && pc->comm_rank >= 0 && pc->comm_rank < peer->npeers)
+		h->peer_posted = o->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank];
+	h->wait = xcalloc((size_t)nwait, sizeof(*h->wait));
+	memcpy(h->wait, wait, (size_t)nwait * sizeof(*wait));
+	h->nwait = nwait;
+	h->miss = xcalloc(1, sizeof(*h->miss));
+	if (h->peer_posted < h->ordinal && h->peer >= 0)
+		h->miss[h->nmiss++] = h->peer;
+	else if (h->peer_posted < h->ordinal)
+		h->unknown_missing = 1;
+}
+
+/*
+ * Sends and recvs still pending at the end, past the hang age or a
+ * timeout: a rank whose peer never posted the matching call is the
+ * missing one (a pipeline stage that skipped a send).  Each such pair is
+ * reported; where every stuck call has its match posted, one report
+ * names them all (a transfer that never ran, a cycle of waits).
+ */
+#define NG_P2P_HANGS_MAX 16
+static void finish_p2p(struct ng_an *an, struct ng_comm *c)
+{
+	int64_t *wait = xcalloc((size_t)c->nmembers + 1, sizeof(*wait));
+	struct ng_pc *first = NULL;
+	int nwait = 0, nreported = 0, first_timed = 0;
+
+	for (int i = 0; i < c->nmembers; i++) {
+		struct ng_pc *pc = &an->pcs[c->member_pc[i]];
+		const struct ng_p2p_op *o;
+		int timed_out;
+
+		p2p_settle(pc);
+		if (pc->p2p_head >= pc->np2p)
+			continue;
+		o = &pc->p2p[pc->p2p_head];
+		timed_out = c->timeouts && c->last_timeout_ts >= o->enter_ns;
+		if (!timed_out && an->last_ts - o->enter_ns < HANG_AGE_NS) {
+			an->inflight_end++;
+			continue;
+		}
+		wait[nwait++] = an->procs[pc->proc].rank;
+		if (!first || pc->comm_rank < first->comm_rank) {
+			first = pc;
+			first_timed = timed_out;
+		}
+		/* The first of its pending calls that its peer never matched:
+		 * in a group, the send that waits may be held by that recv. */
+		for (int k = pc->p2p_head; k < pc->np2p && nreported < NG_P2P_HANGS_MAX; k++) {
+			const struct ng_p2p_op *u = &pc->p2p[k];
+			struct ng_pc *peer = member_with_comm_rank(an, c, u->peer);
+			uint64_t posted = peer && pc->comm_rank >= 0 && pc->comm_rank < peer->npeers ?
+				(u->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank]) : 0;
+			int64_t me = an->procs[pc->proc].rank;
+
+			if (posted >= u->ordinal)
+				continue;
+			add_p2p_hang(an, c, pc, u, &me, 1, timed_out);
+			nreported++;
+			break;
+		}
+	}
+	if (!nreported && first)
+		add_p2p_hang(an, c, first, &first->p2p[first->p2p_head], wait, nwait, first_timed);
+	free(wait);
+}
+
 static void finish_inits(struct ng_an *an)
 {
 	for (int ci = 0; ci < an->ncomms; ci++) {
@@ -1238,8 +1418,10 @@ int ng_an_finish(struct ng_an *an)
 	an->finishing = 1;
 	if (!an->settled)
 		settle(an);
-	for (i = 0; i < an->ncomms; i++)
+	for (i = 0; i < an->ncomms; i++) {
 		finish_comm(an, an->comms[i]);
+		finish_p2p(an, an->comms[i]);
+	}
 	finish_inits(an);
 	if (an->nhangs)
 		qsort(an->hangs, an->nhangs, sizeof(*an->hangs), cmp_hang);
@@ -1393,6 +1575,11 @@ void ng_an_free(struct ng_an *an)
 	ng_map_free(&an->proc_map);
 	ng_map_free(&an->comm_map);
 	ng_map_free(&an->pc_map);
+	for (i = 0; i < an->npcs; i++) {
+		free(an->pcs[i].p2p);
+		free(an->pcs[i].sent);
+		free(an->pcs[i].recvd);
+	}
 	free(an->pcs);
 	free(an);
 }

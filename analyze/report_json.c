@@ -205,7 +205,12 @@ static void hangs(struct ng_an *an, FILE *f)
 		rank_list(f, h->wait, h->nwait);
 		fputs(", \"missing_ranks\": ", f);
 		rank_list(f, h->miss, h->nmiss);
-		if (!h->seq) {	/* an init: its comm ranks, known even off the world */
+		if (h->p2p)	/* seq is the p2p seq; peer -1: not in the trace */
+			fprintf(f, ", \"p2p\": true, \"peer\": %lld, \"peer_comm_rank\": %lld, "
+				"\"ordinal\": %llu, \"peer_posted\": %llu", (long long)h->peer,
+				(long long)h->peer_comm_rank, (unsigned long long)h->ordinal,
+				(unsigned long long)h->peer_posted);
+		else if (!h->seq) {	/* an init: its comm ranks, known even off the world */
 			fputs(", \"missing_comm_ranks\": ", f);
 			rank_list(f, h->miss_comm, h->nmiss_comm);
 		}

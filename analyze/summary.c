@@ -78,6 +78,33 @@ static void add_ranks(struct line *l, const int64_t *r, int n)
 	}
 }
 
+/* "rank 2's recv p2p seq 7 ... waiting for rank 1, which posted 3 of the
+ * 4 sends to it". */
+static void p2p_hang(struct ng_an *an, const struct ng_hang *h, struct line *l)
+{
+	int send = !strcmp(an->ops[h->op], "send");
+	const char *want = send ? "recv" : "send";
+
+	add(l, "hang: %s p2p seq %llu on comm %016llx never completed: ", an->ops[h->op],
+	    (unsigned long long)h->seq, (unsigned long long)h->comm_hash);
+	add_ranks(l, h->wait, h->nwait);
+	add(l, " waiting");
+	if (h->nwait > 1) {
+		add(l, ", each stuck send and recv with its match posted");
+		return;
+	}
+	if (h->peer >= 0)
+		add(l, " for rank %lld", (long long)h->peer);
+	else
+		add(l, " for comm rank %lld (not in the trace)", (long long)h->peer_comm_rank);
+	if (h->peer_posted < h->ordinal)
+		add(l, ", which posted only %llu of the %llu %ss %s it",
+		    (unsigned long long)h->peer_posted, (unsigned long long)h->ordinal, want,
+		    send ? "from" : "to");
+	else
+		add(l, ", which posted the matching %s", want);
+}
+
 static int hang_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 {
 	for (int i = 0; i < an->nhangs; i++) {
@@ -86,6 +113,13 @@ static int hang_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 		char age[32];
 
 		ng_fmt_ns((double)h->age_ns, age, sizeof(age));
+		if (h->p2p) {
+			p2p_hang(an, h, &l);
+			add(&l, "; %s for %s at the end of the trace",
+			    h->timed_out ? "timed out, stuck" : "stuck", age);
+			fn(ctx, NG_SEV_BAD, l.buf);
+			continue;
+		}
 		if (h->seq)
 			add(&l, "hang: %s seq %llu on comm %016llx never completed: ",
 			    an->ops[h->op], (unsigned long long)h->seq,
