@@ -246,6 +246,43 @@ static void test_hang_and_mismatch(void **state)
 	ng_an_free(j.an);
 }
 
+/* A dropped send is p2p seq 3, not collective seq 3: the all-reduce of
+ * that number ran on every rank, and a timeout naming a send's p2p seq
+ * does not confirm the collectives below it. */
+static void test_p2p_numbers_apart(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+	struct ng_rec_misc drop = { .comm_hash = COMM, .seq = 3, .op = "send", .kind = "drop" };
+	struct ng_rec_misc to = { .comm_hash = COMM, .seq = 5, .op = "recv",
+				  .waited_ns = 5000 * MS, .action = "warn", .what = "collective" };
+	struct ng_src s;
+
+	(void)state;
+	job_start(&j, 2, 1);
+	for (int r = 0; r < 2; r++)
+		job_info(&j, r, 22105);
+	s = src(&j, 1, t - MS);
+	ng_an_seen(j.an, &s);
+	ng_an_inject(j.an, &s, &drop);
+	for (uint64_t seq = 1; seq <= 4; seq++) {
+		for (int r = 0; r < 2; r++)
+			if (seq < 4 || r == 0)	/* rank 1 never calls seq 4 */
+				job_call(&j, r, seq, t, t + MS, 256, seq < 4);
+		t += 2 * MS;
+	}
+	s = src(&j, 0, t + 5000 * MS);
+	ng_an_seen(j.an, &s);
+	ng_an_timeout(j.an, &s, &to);
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(j.an->matched, 3);
+	assert_int_equal(j.an->nhangs, 1);
+	assert_int_equal(j.an->hangs[0].seq, 4);
+	assert_int_equal(j.an->hangs[0].nmiss, 1);
+	assert_int_equal(j.an->hangs[0].miss[0], 1);
+	ng_an_free(j.an);
+}
+
 /* Completions only every 4th call (sampled timing) still close the calls
  * in between, and nothing is reported as hung. */
 static void test_sampled(void **state)
@@ -527,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_quantiles),
 		cmocka_unit_test(test_lateness),
 		cmocka_unit_test(test_straggler_rule),
+		cmocka_unit_test(test_p2p_numbers_apart),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_sampled),
