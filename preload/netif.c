@@ -6,7 +6,8 @@
  *   "^" first: select what the list does NOT match
  *   "=" next:  names must match exactly (else each entry is a prefix)
  *   entries separated by ',', each NAME[:PORT[:RAIL[:PLANE]]]; an absent
- *   or empty port matches any port; empty entries are skipped.
+ *   port matches any port, an empty one is port 0 (NCCL's atoi("")),
+ *   which no InfiniBand port is; empty entries are skipped.
  *
  * NCCL accepts anything; we also say when a value cannot mean what it
  * looks like (an entry without a name, a port that is not a number).
@@ -83,6 +84,8 @@ int ng_iflist_parse(const char *s, struct ng_iflist *out, char *err, size_t errl
 			if (!pend)
 				pend = end;
 			pl = (size_t)(pend - port);
+			if (pl == 0)
+				out->e[out->n].port = 0;
 			if (pl > 0) {
 				if (!all_digits(port, pl) || pl > 6) {
 					snprintf(err, errlen, "port '%.*s' of '%s' is not a number",

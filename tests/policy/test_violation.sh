@@ -54,6 +54,12 @@ run_probe hca
 assert_eq "$rc" 3 "exit status, HCA"
 assert_grep "silently fall back to sockets" "$NG_TMP/hca.err"
 
+note "NCCL_IB_HCA with an empty port: port 0 to NCCL, which no port is"
+policy '[env]\nNCCL_IB_HCA = enforce mlx5_0:\n'
+run_probe hcaport
+assert_eq "$rc" 3 "exit status, HCA with an empty port"
+assert_grep "NCCL_IB_HCA=mlx5_0:.*matches no active" "$NG_TMP/hcaport.err"
+
 note "warn instead of fail"
 policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib9\n[violation]\naction = warn\n'
 run_probe warn

@@ -95,10 +95,13 @@ static void test_ports(void **state)
 	/* rail and plane fields after the port are accepted and ignored. */
 	l = parse_ok("mlx5_0:1:2:3");
 	assert_int_equal(l.e[0].port, 1);
-	/* An empty port is "any", as in NCCL. */
+	/* An empty port is port 0 to NCCL (atoi of ""): no InfiniBand port,
+	 * which count from 1; a socket interface (no port) still matches. */
 	l = parse_ok("mlx5_0:");
-	assert_int_equal(l.e[0].port, -1);
-	assert_int_equal(ng_iflist_match(&l, "mlx5_0", 7), 0);
+	assert_int_equal(l.e[0].port, 0);
+	assert_int_equal(ng_iflist_match(&l, "mlx5_0", 1), -1);
+	assert_false(ng_iflist_selects(&l, "mlx5_0", 1));
+	assert_int_equal(ng_iflist_match(&l, "mlx5_0", -1), 0);
 }
 
 static void test_empty_entries(void **state)
