@@ -496,25 +496,25 @@ ncclResult_t ngw_ncclGroupEnd(void)
 	NG_REAL_OR_FAIL(ncclGroupEnd, ncclSystemError);
 	if (!enter())
 		return ng_real.ncclGroupEnd();
+	ncclResult_t ir = ncclSuccess;
+
 	outer = ng_group_depth == 1;
 	saved = errno;
 	ng_in_shim++;
 	ng_host_enter(NG_FN_ncclGroupEnd, 0, 0);
-	if (__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED) && outer) {
-		ncclResult_t ir;
-		int k = ng_inject_check(NG_FN_ncclGroupEnd, "groupend", NULL, 0, &ir);
-
-		if (k == NG_INJ_ERROR) {
-			ng_host_exit();
-			ng_in_shim--;
-			errno = saved;
-			return ir;
-		}
-	}
+	/* An injected error is what a failure in NCCL's own group end looks
+	 * like: the group is over (NCCL's depth too: a program that goes on
+	 * would otherwise queue every later call into a group never
+	 * launched), and the caller gets the error. */
+	if (__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED) && outer &&
+	    ng_inject_check(NG_FN_ncclGroupEnd, "groupend", NULL, 0, &ir) != NG_INJ_ERROR)
+		ir = ncclSuccess;
 	errno = saved;
 	r = ng_real.ncclGroupEnd();
 	saved = errno;
 	ng_host_exit();
+	if (ir != ncclSuccess)
+		r = ir;
 	if (ng_group_depth > 0)
 		ng_group_depth--;
 	if (outer)

@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
-	int stop_rank = -1, stop_seq = -1;
+	int stop_rank = -1, stop_seq = -1, group = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId id;
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -58,6 +58,8 @@ int main(int argc, char **argv)
 			blocking = 0;
 		else if (!strcmp(argv[i], "--errno"))
 			show_errno = 1;
+		else if (!strcmp(argv[i], "--group"))	/* each call in a group; go on past a failed end */
+			group = 1;
 		else if (!strcmp(argv[i], "--sleep") && i + 1 < argc)
 			idle = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pace") && i + 1 < argc)
@@ -116,7 +118,17 @@ int main(int argc, char **argv)
 			continue;
 		}
 		errno = 4321;
+		if (group)
+			ncclGroupStart();
 		r = ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, s);
+		if (group) {
+			ncclResult_t g = ncclGroupEnd();
+
+			if (g != ncclSuccess) {
+				printf("groupend %d returned %d\n", it, g);
+				fflush(stdout);
+			}
+		}
 		if (show_errno)
 			printf("iter %d errno %d\n", it, errno);
 		if (r != ncclSuccess && r != ncclInProgress) {

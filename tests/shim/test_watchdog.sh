@@ -47,6 +47,16 @@ wait_ranks err 2 20
 assert_grep "allreduce 2 returned 3" "$NG_TMP/err.0.out"
 [ "$(rc_of err 0)" = 13 ] || { show_rank err 0; fail "error rank: exit $(rc_of err 0)"; }
 
+note "an injected groupend error ends NCCL's group: the program that goes on is not left inside it"
+launch gerr 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=error:rank=0,op=groupend,count=1,code=ncclInternalError" \
+	-- "$JOB" "$NG_TMP/gerr.id" 3 --group
+wait_ranks gerr 2 20
+assert_grep "groupend 1 returned 3" "$NG_TMP/gerr.0.out"
+for r in 0 1; do
+	[ "$(rc_of gerr $r)" = 0 ] || { show_rank gerr $r; fail "groupend error, rank $r: exit $(rc_of gerr $r)"; }
+	assert_eq "$(grep -c 'ok$' "$NG_TMP/gerr.$r.out")" 3 "rank $r iterations ok after the groupend error"
+done
+
 note "a hung init is reported"
 launch init 1 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit -- env WORLD_SIZE=2 "$JOB" "$NG_TMP/init.id" 1
 wait_ranks init 1 20
