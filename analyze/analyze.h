@@ -118,8 +118,11 @@ struct ng_proc {
 	int64_t pid, local_rank, world_size, nccl_version, cudart_version;
 	int64_t driver_version, numa_node;
 	int64_t first_ts, last_ts;
-	/* union of GPU busy intervals, merged as they come */
-	int64_t busy_ns, cur_start, cur_end;
+	/* union of GPU busy intervals: those before folded_until are summed
+	 * in busy_ns, the rest kept (start, end pairs) in any order */
+	int64_t busy_ns, folded_until;
+	int64_t *iv;
+	int niv, cap_iv;
 	/* stragglers */
 	uint64_t coll_calls, late_calls;
 	double late_sum_ns, chance;	/* chance: sum of 1/n over its calls */

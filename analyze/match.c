@@ -182,7 +182,7 @@ static struct ng_proc *proc_get(struct ng_an *an, const struct ng_src *src)
 	p->numa_node = -1;
 	p->first_ts = INT64_MAX;
 	p->last_ts = INT64_MIN;
-	p->cur_start = p->cur_end = INT64_MIN;
+	p->folded_until = INT64_MIN;
 	p->heat_sum = xcalloc(NG_HEAT_BINS, sizeof(double));
 	p->heat_n = xcalloc(NG_HEAT_BINS, sizeof(uint32_t));
 	p->chrome_pid = -1;
@@ -950,6 +950,67 @@ void ng_an_enqueue(struct ng_an *an, const struct ng_src *src,
 	try_front(an, pc->comm);
 }
 
+/*
+ * Busy time, the union of a rank's GPU intervals.  Completions come in the
+ * order the watchdog saw them, not in GPU order (calls on other comms and
+ * streams, group members, flushes): intervals are kept, and every
+ * NG_BUSY_KEEP * 8 of them all but the latest NG_BUSY_KEEP are merged and
+ * summed.  A later one that starts before what was summed is clipped to
+ * it; NG_BUSY_KEEP calls of disorder is far more than the watchdog makes.
+ */
+#define NG_BUSY_KEEP 1024
+
+static int cmp_iv(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static void busy_fold(struct ng_proc *p, int keep)
+{
+	int n = 0, i;
+
+	if (!p->niv)
+		return;
+	qsort(p->iv, (size_t)p->niv, 2 * sizeof(*p->iv), cmp_iv);
+	for (i = 0; i < p->niv; i++) {	/* merge in place */
+		int64_t *a = &p->iv[2 * i];
+
+		if (n && a[0] <= p->iv[2 * n - 1]) {
+			if (a[1] > p->iv[2 * n - 1])
+				p->iv[2 * n - 1] = a[1];
+			continue;
+		}
+		p->iv[2 * n] = a[0];
+		p->iv[2 * n + 1] = a[1];
+		n++;
+	}
+	for (i = 0; i < n - keep; i++) {
+		p->busy_ns += p->iv[2 * i + 1] - p->iv[2 * i];
+		p->folded_until = p->iv[2 * i + 1];
+	}
+	if (i > 0)
+		memmove(p->iv, p->iv + 2 * i, (size_t)(n - i) * 2 * sizeof(*p->iv));
+	p->niv = n - i;
+}
+
+static void busy_add(struct ng_proc *p, int64_t start, int64_t end)
+{
+	if (end <= p->folded_until)
+		return;
+	if (start < p->folded_until)
+		start = p->folded_until;
+	if (p->niv == p->cap_iv) {
+		p->cap_iv = p->cap_iv ? p->cap_iv * 2 : 64;
+		p->iv = xrealloc(p->iv, (size_t)p->cap_iv * 2 * sizeof(*p->iv));
+	}
+	p->iv[2 * p->niv] = start;
+	p->iv[2 * p->niv + 1] = end;
+	if (++p->niv >= NG_BUSY_KEEP * 8)
+		busy_fold(p, NG_BUSY_KEEP);
+}
+
 void ng_an_complete(struct ng_an *an, const struct ng_src *src,
 		    const struct ng_rec_coll *r)
 {
@@ -958,20 +1019,8 @@ void ng_an_complete(struct ng_an *an, const struct ng_src *src,
 	struct ng_slot *s;
 	struct ng_pc *pc;
 
-	/* Busy time: merge intervals as they come; completions of one rank
-	 * arrive nearly in order, so overlap with older ones is rare. */
-	if (r->gpu_end_ns > r->gpu_start_ns && r->gpu_start_ns > 0) {
-		if (r->gpu_start_ns > p->cur_end) {
-			if (p->cur_end > p->cur_start)
-				p->busy_ns += p->cur_end - p->cur_start;
-			p->cur_start = r->gpu_start_ns;
-			p->cur_end = r->gpu_end_ns;
-		} else if (r->gpu_end_ns > p->cur_end) {
-			if (r->gpu_start_ns < p->cur_start)
-				p->cur_start = r->gpu_start_ns;
-			p->cur_end = r->gpu_end_ns;
-		}
-	}
+	if (r->gpu_end_ns > r->gpu_start_ns && r->gpu_start_ns > 0)
+		busy_add(p, r->gpu_start_ns, r->gpu_end_ns);
 	if (!r->comm_hash)
 		return;
 	if (!r->seq) {
@@ -1429,13 +1478,8 @@ int ng_an_finish(struct ng_an *an)
 		an->timeouts[i].rank = an->procs[an->timeouts[i].rank].rank;
 	if (an->ntimeouts)
 		qsort(an->timeouts, an->ntimeouts, sizeof(*an->timeouts), cmp_timeout);
-	for (i = 0; i < an->nprocs; i++) {
-		struct ng_proc *p = &an->procs[i];
-
-		if (p->cur_end > p->cur_start)
-			p->busy_ns += p->cur_end - p->cur_start;
-		p->cur_start = p->cur_end = INT64_MIN;
-	}
+	for (i = 0; i < an->nprocs; i++)
+		busy_fold(&an->procs[i], 0);
 	/* Timeouts, injections and policy rows were keyed by proc id. */
 	for (i = 0; i < an->ninjects; i++)
 		an->injects[i].rank = an->procs[an->injects[i].rank].rank;
@@ -1514,6 +1558,7 @@ void ng_an_free(struct ng_an *an)
 		free(p->policy_digest);
 		free(p->rank_source);
 		free(p->heat_sum);
+		free(p->iv);
 		free(p->heat_n);
 		free(p->tracks);
 	}

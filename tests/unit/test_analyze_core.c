@@ -283,6 +283,41 @@ static void test_p2p_numbers_apart(void **state)
 	ng_an_free(j.an);
 }
 
+static void busy_one(struct job *j, int64_t start, int64_t end)
+{
+	struct ng_rec_coll c = { .op = "allreduce", .gpu_start_ns = start, .gpu_end_ns = end };
+	struct ng_src s = src(j, 0, end + 1000);
+
+	ng_an_seen(j->an, &s);
+	ng_an_complete(j->an, &s, &c);
+}
+
+/* Busy time is the union of the GPU intervals whatever order their
+ * completions come in (other streams and comms, group members): an older
+ * interval after a newer one counted once, in full, also past the point
+ * where kept intervals are summed. */
+static void test_busy_out_of_order(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+
+	(void)state;
+	job_start(&j, 1, 1);
+	job_info(&j, 0, 22105);
+	busy_one(&j, t + 30, t + 40);
+	busy_one(&j, t + 10, t + 20);	/* older, after */
+	busy_one(&j, t + 15, t + 35);	/* overlaps both */
+	busy_one(&j, t + 0, t + 5);
+	/* 20000 more of 10 ns every 20 ns, each pair swapped. */
+	for (int64_t i = 0; i < 20000; i += 2) {
+		busy_one(&j, t + 1000 + (i + 1) * 20, t + 1000 + (i + 1) * 20 + 10);
+		busy_one(&j, t + 1000 + i * 20, t + 1000 + i * 20 + 10);
+	}
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(j.an->procs[0].busy_ns, 5 + 30 + 20000 * 10);
+	ng_an_free(j.an);
+}
+
 /* Completions only every 4th call (sampled timing) still close the calls
  * in between, and nothing is reported as hung. */
 static void test_sampled(void **state)
@@ -565,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_lateness),
 		cmocka_unit_test(test_straggler_rule),
 		cmocka_unit_test(test_p2p_numbers_apart),
+		cmocka_unit_test(test_busy_out_of_order),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_sampled),
