@@ -1,7 +1,9 @@
 #!/bin/sh
 # The cost model: event time around an all-reduce and a send/recv ring is
 # latency + busbytes / bandwidth (nccl-tests' bus bytes): not less, and
-# not more than 20 % more (a loaded 2-core machine wakes ranks late).
+# not half as much again (a model applied twice would be).  Four ranks on
+# a 2-core machine wake late: the 4-rank send/recv ring, where each rank
+# waits for the one before, came out 22 % over the model in 1 of 3 runs.
 . "$NG_ROOT/tests/lib.sh"
 . "$NG_ROOT/tests/sim/common.sh"
 
@@ -13,12 +15,9 @@ for n in 2 4; do
 	cat "$NG_TMP/cost$n.log"
 	assert_eq "$(grep -c allreduce_us "$NG_TMP/cost$n.log")" "$n" "ranks reporting"
 	# all-reduce: 2 (n-1)/n * bytes; send/recv ring: bytes (one direction)
-	# Sanitized builds on a loaded 2-core machine run late more often: the
-	# model is still the floor, the ceiling is looser.
-	awk -v n=$n -v b=$bytes -v hi="${NCCLGUARD_TEST_SANITIZE:+1.5}" '
+	awk -v n=$n -v b=$bytes '
 		function check(what, got, want) {
-			if (hi == "") hi = 1.20
-			if (got < want * 0.97 || got > want * hi) {
+			if (got < want * 0.97 || got > want * 1.5) {
 				printf "%s: %.0f us, model %.0f us\n", what, got, want; bad = 1
 			}
 		}
