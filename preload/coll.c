@@ -36,24 +36,33 @@ static void slot_key_create(void)
 	slot_key_ok = !pthread_key_create(&slot_key, slot_release);
 }
 
+static int slot_try(int i)
+{
+	int zero = 0;
+
+	return __atomic_compare_exchange_n(&ng_host_slots[i].taken, &zero, 1, 0,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* A freed slot, else a new one.  A new one is claimed like a freed one:
+ * between the count's increment and the claim, another thread's scan may
+ * see the slot, free, and take it first (two threads shared a slot). */
 static struct ng_hostcall *slot_take(void)
 {
-	int n = __atomic_load_n(&host_slots_used, __ATOMIC_ACQUIRE), i;
+	for (;;) {
+		int n = __atomic_load_n(&host_slots_used, __ATOMIC_ACQUIRE), i;
 
-	if (n > NG_HOST_SLOTS)
-		n = NG_HOST_SLOTS;
-	for (i = 0; i < n; i++) {
-		int zero = 0;
-
-		if (__atomic_compare_exchange_n(&ng_host_slots[i].taken, &zero, 1, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		if (n > NG_HOST_SLOTS)
+			n = NG_HOST_SLOTS;
+		for (i = 0; i < n; i++)
+			if (slot_try(i))
+				return &ng_host_slots[i];
+		i = __atomic_fetch_add(&host_slots_used, 1, __ATOMIC_ACQ_REL);
+		if (i >= NG_HOST_SLOTS)
+			return NULL;
+		if (slot_try(i))
 			return &ng_host_slots[i];
 	}
-	i = __atomic_fetch_add(&host_slots_used, 1, __ATOMIC_ACQ_REL);
-	if (i >= NG_HOST_SLOTS)
-		return NULL;
-	__atomic_store_n(&ng_host_slots[i].taken, 1, __ATOMIC_RELEASE);
-	return &ng_host_slots[i];
 }
 
 NG_COLD struct ng_hostcall *ng_coll_slot_claim(void)
