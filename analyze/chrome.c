@@ -27,10 +27,23 @@ static int chrome_pid(struct ng_an *an, struct ng_proc *p)
 	FILE *f = an->opts.chrome;
 	char name[512];
 
+	int pid, taken;
+
 	if (p->chrome_pid >= 0)
 		return p->chrome_pid;
-	/* A rank's pid is its rank; procs without process_info go after. */
-	p->chrome_pid = p->rank >= 0 ? (int)p->rank : 1000000 + (int)(p - an->procs);
+	/* A rank's pid is its rank; procs without process_info go after.  A
+	 * rank seen in two processes (a launcher's restart) gets a pid of
+	 * its own for each: sharing one merged their tracks and names. */
+	pid = p->rank >= 0 && p->rank < (1 << 20) ? (int)p->rank :
+		(1 << 24) + (int)(p - an->procs);
+	do {
+		taken = 0;
+		for (int i = 0; i < an->nprocs && !taken; i++)
+			taken = &an->procs[i] != p && an->procs[i].chrome_pid == pid;
+		if (taken)
+			pid += 1 << 20;
+	} while (taken);
+	p->chrome_pid = pid;
 	snprintf(name, sizeof(name), "rank %lld %s:%lld", (long long)p->rank,
 		 p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
 		 (long long)p->pid);

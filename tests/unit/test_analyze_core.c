@@ -283,6 +283,63 @@ static void test_p2p_numbers_apart(void **state)
 	ng_an_free(j.an);
 }
 
+/* A rank restarted (torchrun's elastic restart: a new process, the same
+ * rank, a new comm) is a process of its own in the Chrome trace. */
+static void test_chrome_restart(void **state)
+{
+	struct ng_an_opts o = { 0 };
+	char *buf = NULL, *q;
+	size_t len = 0;
+	struct job j;
+	int pids[8], npids = 0;
+
+	(void)state;
+	o.chrome = open_memstream(&buf, &len);
+	assert_non_null(o.chrome);
+	memset(&j, 0, sizeof(j));
+	j.an = ng_an_new(&o);
+	j.ranks = 2;
+	ng_an_host(j.an, "h0");
+	for (int r = 0; r < 2; r++)
+		job_info(&j, r, 22105);
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		for (int r = 0; r < 2; r++)
+			job_call(&j, r, seq, 1000 * MS + seq * 2 * MS, 1000 * MS + seq * 2 * MS + MS, 256, 1);
+	/* Rank 0 again, as process 300, on a new comm. */
+	{
+		struct ng_rec_proc p = { .host = "", .nccl_path = "/lib/libnccl.so.2",
+					 .env = "", .pid = 300, .rank = 0, .world_size = 2,
+					 .nccl_version = 22105 };
+		struct ng_src s = { .host = 0, .vpid = 300, .ts = 2000 * MS };
+		struct ng_rec_coll e = { .comm_hash = COMM + 1, .seq = 1, .op = "allreduce",
+					 .count = 64, .datatype = 7, .bytes = 256, .root_or_peer = -1,
+					 .nranks = 1, .enter_ns = 2000 * MS, .exit_ns = 2000 * MS + 5000 };
+		struct ng_rec_coll c = e;
+
+		ng_an_seen(j.an, &s);
+		ng_an_process_info(j.an, &s, &p);
+		ng_an_enqueue(j.an, &s, &e);
+		c.gpu_start_ns = 2000 * MS + 6000;
+		c.gpu_end_ns = 2000 * MS + MS;
+		s.ts = 2000 * MS + 2 * MS;
+		ng_an_complete(j.an, &s, &c);
+	}
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(ng_chrome_close(j.an), 0);
+	fclose(o.chrome);
+	for (q = buf; (q = strstr(q, "\"process_name\",\"pid\":")); q++) {
+		int pid = atoi(q + strlen("\"process_name\",\"pid\":"));
+
+		for (int i = 0; i < npids; i++)
+			assert_int_not_equal(pids[i], pid);
+		assert_true(npids < 8);
+		pids[npids++] = pid;
+	}
+	assert_int_equal(npids, 3);
+	free(buf);
+	ng_an_free(j.an);
+}
+
 static void busy_one(struct job *j, int64_t start, int64_t end)
 {
 	struct ng_rec_coll c = { .op = "allreduce", .gpu_start_ns = start, .gpu_end_ns = end };
@@ -601,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_rule),
 		cmocka_unit_test(test_p2p_numbers_apart),
 		cmocka_unit_test(test_busy_out_of_order),
+		cmocka_unit_test(test_chrome_restart),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_sampled),
