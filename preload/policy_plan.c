@@ -201,13 +201,29 @@ static int list_has(const char *list, int gpu)
 	return 0;
 }
 
+/* GPU numbers in a policy are nvidia-smi's and sysfs's (PCI order); CUDA
+ * numbers fastest first unless told, which differs on a host of mixed
+ * GPUs. */
+static void plan_device_order(struct ctx *c, const char *gpus)
+{
+	const char *u = cur(c, "CUDA_DEVICE_ORDER");
+	char w[128];
+
+	if (!u || strcmp(u, "PCI_BUS_ID"))
+		add(c, "CUDA_DEVICE_ORDER", "pin", u ? u : "", "PCI_BUS_ID", NG_SET_ENV,
+		    u || c->in->recheck ? NG_DEC_WARN : NG_DEC_INFO,
+		    "CUDA_DEVICE_ORDER=PCI_BUS_ID, so that CUDA numbers GPU%s %s as nvidia-smi "
+		    "and sysfs do%s%s%s%s", strchr(gpus, ',') ? "s" : "", gpus,
+		    u ? "; was '" : "", u ? u : "", u ? "'" : "", when(c, w, sizeof(w)));
+}
+
 static void plan_pin_local_rank(struct ctx *c)
 {
 	const struct ng_policy *p = c->p;
 	struct ng_plan *pl = c->pl;
 	int lr = c->in->local_rank;
 	const char *u;
-	char cvd[16], w[128];
+	char cvd[16];
 
 	if (lr < 0) {
 		add(c, "CUDA_VISIBLE_DEVICES", "pin", "", "", NG_SET_NONE, NG_DEC_INFO,
@@ -238,13 +254,7 @@ static void plan_pin_local_rank(struct ctx *c)
 		    lr, pl->gpu, p->path, p->pin_line, u ? "; was '" : "", u ? u : "", u ? "'" : "",
 		    c->in->recheck ? " (changed after start; restored, which helps only if CUDA "
 		    "is not initialised yet)" : "");
-	u = cur(c, "CUDA_DEVICE_ORDER");
-	if (!u || strcmp(u, "PCI_BUS_ID"))
-		add(c, "CUDA_DEVICE_ORDER", "pin", u ? u : "", "PCI_BUS_ID", NG_SET_ENV,
-		    u || c->in->recheck ? NG_DEC_WARN : NG_DEC_INFO,
-		    "CUDA_DEVICE_ORDER=PCI_BUS_ID, so that GPU %d is the one nvidia-smi and sysfs "
-		    "number %d%s%s%s%s", pl->gpu, pl->gpu, u ? "; was '" : "", u ? u : "",
-		    u ? "'" : "", when(c, w, sizeof(w)));
+	plan_device_order(c, cvd);
 	if (c->in->recheck)
 		return;
 	ng_pin_locate(pl->gpu, &pl->place);
@@ -298,12 +308,13 @@ static void plan_pin_local_rank(struct ctx *c)
 		    "CPU affinity %s: local cpus of GPU %d (%s)", got, pl->gpu, pl->place.busid);
 }
 
+static void plan_gpu_list_env(struct ctx *c, const char *list);
+
 /* pin = none with gpus: only those GPUs, however the launcher splits them. */
 static void plan_gpu_list(struct ctx *c)
 {
 	const struct ng_policy *p = c->p;
-	const char *u = cur(c, "CUDA_VISIBLE_DEVICES");
-	char list[512] = "", tmp[256], *save = NULL;
+	char list[512] = "";
 	size_t used = 0;
 
 	for (int i = 0; i < p->ngpus; i++) {
@@ -313,6 +324,16 @@ static void plan_gpu_list(struct ctx *c)
 			break;
 		used += (size_t)n;
 	}
+	plan_gpu_list_env(c, list);
+	plan_device_order(c, list);
+}
+
+static void plan_gpu_list_env(struct ctx *c, const char *list)
+{
+	const struct ng_policy *p = c->p;
+	const char *u = cur(c, "CUDA_VISIBLE_DEVICES");
+	char tmp[256], *save = NULL;
+
 	if (!u) {
 		add(c, "CUDA_VISIBLE_DEVICES", "pin", "", list, NG_SET_ENV, NG_DEC_INFO,
 		    "CUDA_VISIBLE_DEVICES=%s: the GPUs %s:%d allows", list, p->path, p->gpus_line);

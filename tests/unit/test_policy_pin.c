@@ -356,6 +356,12 @@ static void test_pin_edges(void **state)
 	/* pin = none with gpus: the list, or a check of the user's. */
 	plan("[devices]\ngpus = 1,3\n", 0, NULL, 0, &pl);
 	assert_string_equal(find(&pl, "CUDA_VISIBLE_DEVICES")->effective, "1,3");
+	/* The list is in nvidia-smi's numbering: CUDA must number so too. */
+	d = find(&pl, "CUDA_DEVICE_ORDER");
+	assert_non_null(d);
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_string_equal(d->effective, "PCI_BUS_ID");
+	assert_non_null(strstr(d->msg, "GPUs 1,3"));
 	ng_plan_free(&pl);
 	env_put("CUDA_VISIBLE_DEVICES", "3,2");
 	plan("[devices]\ngpus = 1,3\n", 0, NULL, 0, &pl);
