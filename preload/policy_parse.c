@@ -154,6 +154,17 @@ static int check_line(struct parse_state *st, const char *s, const char *end)
 	st->indented = t > s;
 	if (t == end || *t == ';' || *t == '#')
 		return 0;
+	/* inih looks for a continuation before a section header: an indented
+	 * header would be read as more of the previous value, and the keys
+	 * after it as the previous section's. */
+	if (*t == '[' && st->indented && st->last_name[0]) {
+		if (!st->skip)
+			perr(p, st->line, "indented section header: it would be read as more of "
+			     "the value of '%s' (line %d), and what follows as part of its section; "
+			     "remove the indentation", st->last_name, st->last_line);
+		st->skip = 1;
+		return -1;
+	}
 	if (*t == '[') {
 		close = find_before_comment(t + 1, end, "]");
 		if (!close) {

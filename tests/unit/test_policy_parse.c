@@ -145,6 +145,9 @@ static void test_malformed(void **state)
 	expect_error("[env]\nNCCL_X\n", 2, "expected KEY = VALUE");
 	expect_error("[env]\n= enforce 1\n", 2, "missing key");
 	expect_error("[env]\nNCCL_X = enforce 1\n   more\n", 3, "indented line continues");
+	/* inih reads an indented header as more of the value before it. */
+	expect_error("[env]\nNCCL_DEBUG = allow\n  [devices]\npin = none\n", 3,
+		     "indented section header");
 	/* Keys. */
 	expect_error("[env]\n1NCCL = allow\n", 2, "not an environment variable name");
 	expect_error("[env]\nNCCL-X = allow\n", 2, "not an environment variable name");
