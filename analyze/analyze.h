@@ -175,6 +175,8 @@ struct ng_comm {
 	uint32_t nring;		/* seqs lo .. lo+nring-1 allocated or NULL */
 };
 
+#define NG_P2P_PENDING_MAX 65536	/* sends/recvs kept pending per rank and comm */
+
 /* A send or recv not yet known complete (its own completion, a later
  * one's on the comm, or the comm's destroy). */
 struct ng_p2p_op {
@@ -200,6 +202,7 @@ struct ng_pc {
 	struct ng_p2p_op *p2p;
 	int np2p, cap_p2p, p2p_head;
 	uint64_t p2p_done, p2p_drop_seq;
+	uint64_t coll_confirmed;	/* a timeout named this seq: calls before it ran */
 	uint64_t *sent, *recvd;
 	int npeers;
 };
@@ -275,6 +278,8 @@ struct ng_an {
 	struct ng_row *rows;
 	int nrows;
 	uint64_t events, lost_events, coll_calls, p2p_calls, late_events;
+	uint64_t p2p_forgotten;	/* pending sends/recvs past the window */
+	uint64_t inflight_p2p;	/* sends/recvs running at the end, not hung */
 	uint64_t matched, straggle_calls, untimed, forced;
 	int finishing;		/* end of trace: nothing more to wait for */
 	int64_t first_ts, last_ts;

@@ -434,6 +434,7 @@ static void mark_done(struct ng_entry *e, struct ng_slot *s)
 }
 
 /* Every seq up to `upto` is done on this rank. */
+
 static int is_p2p_op(const char *op)
 {
 	return op && (!strcmp(op, "send") || !strcmp(op, "recv"));
@@ -447,7 +448,8 @@ static void p2p_settle(struct ng_pc *pc)
 	while (pc->p2p_head < pc->np2p) {
 		const struct ng_p2p_op *o = &pc->p2p[pc->p2p_head];
 
-		if (o->p2p_seq > pc->p2p_done && o->coll_before >= pc->done_seq && !pc->destroyed)
+		if (o->p2p_seq > pc->p2p_done && o->coll_before >= pc->done_seq &&
+		    o->coll_before >= pc->coll_confirmed && !pc->destroyed)
 			break;
 		pc->p2p_head++;
 	}
@@ -837,7 +839,9 @@ static void p2p_enqueue(struct ng_an *an, const struct ng_src *src,
 		return;
 	pc = pc_for(an, src, r->comm_hash, r->nranks);
 	if (peer >= pc->npeers) {
-		int n = peer + 1 > r->nranks ? peer + 1 : (int)r->nranks;
+		/* nranks as the trace says, within reason: a corrupt one must
+		 * not make an array of gigabytes. */
+		int n = peer + 1 > r->nranks || r->nranks > (1 << 24) ? peer + 1 : (int)r->nranks;
 
 		pc->sent = xrealloc(pc->sent, (size_t)n * sizeof(*pc->sent));
 		pc->recvd = xrealloc(pc->recvd, (size_t)n * sizeof(*pc->recvd));
@@ -852,6 +856,14 @@ static void p2p_enqueue(struct ng_an *an, const struct ng_src *src,
 	++*count;
 	if (pc->destroyed || r->p2p_seq <= pc->p2p_done)
 		return;
+	/* Bounded, as the collectives' window is: with no completions at all
+	 * (NCCLGUARD_TIMING=0, graphs) every call would stay until the
+	 * destroy.  The oldest is forgotten, and with it any finding. */
+	if (pc->np2p - pc->p2p_head >= NG_P2P_PENDING_MAX) {
+		pc->p2p_head++;
+		an->p2p_forgotten++;
+		p2p_settle(pc);
+	}
 	if (pc->np2p == pc->cap_p2p) {
 		pc->cap_p2p = pc->cap_p2p ? pc->cap_p2p * 2 : 64;
 		pc->p2p = xrealloc(pc->p2p, (size_t)pc->cap_p2p * sizeof(*pc->p2p));
@@ -1067,12 +1079,30 @@ void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
 
 	if (r->comm_hash) {
 		struct ng_comm *c = comm_get(an, r->comm_hash, 0);
+		struct ng_pc *pc = pc_for(an, src, r->comm_hash, 0);
+		uint64_t stuck = 0;
 
 		c->timeouts++;
 		if (src->ts > c->last_timeout_ts)
 			c->last_timeout_ts = src->ts;
-		if (r->seq && !is_p2p_op(r->op) && (!c->stuck_seq || r->seq < c->stuck_seq))
-			c->stuck_seq = r->seq;
+		/* A watchdog names the oldest call of the comm it could not
+		 * confirm: every call before it ran, of either kind. */
+		if (r->seq && is_p2p_op(r->op)) {
+			for (int k = pc->p2p_head; k < pc->np2p; k++)
+				if (pc->p2p[k].p2p_seq == r->seq) {
+					stuck = pc->p2p[k].coll_before + 1;
+					break;
+				}
+			if (r->seq - 1 > pc->p2p_done)
+				pc->p2p_done = r->seq - 1;
+		} else if (r->seq) {
+			stuck = r->seq;
+			if (r->seq > pc->coll_confirmed)
+				pc->coll_confirmed = r->seq;
+		}
+		p2p_settle(pc);
+		if (stuck && (!c->stuck_seq || stuck < c->stuck_seq))
+			c->stuck_seq = stuck;
 	}
 	if (an->ntimeouts >= NG_LIST_MAX)
 		return;
@@ -1372,11 +1402,57 @@ static void add_p2p_hang(struct ng_an *an, struct ng_comm *c, struct ng_pc *pc,
  * names them all (a transfer that never ran, a cycle of waits).
  */
 #define NG_P2P_HANGS_MAX 16
+
+/* How many sends (send = 1) or recvs to comm rank `to` pc is known to have
+ * completed: all it posted but those still pending. */
+static uint64_t p2p_settled(const struct ng_pc *pc, int send, int64_t to)
+{
+	for (int k = pc->p2p_head; k < pc->np2p; k++)
+		if (pc->p2p[k].send == send && pc->p2p[k].peer == to)
+			return pc->p2p[k].ordinal - 1;
+	if (to < 0 || to >= pc->npeers)
+		return 0;
+	return send ? pc->sent[to] : pc->recvd[to];
+}
+
+/* A call whose match on the peer is known complete completed too (its
+ * own completion may have gone untimed), and so did everything before it
+ * on its rank; that can settle more of the peer's calls: round again
+ * until nothing moves. */
+#define NG_P2P_SCAN_MAX 4096
+static void p2p_settle_by_peers(struct ng_an *an, struct ng_comm *c)
+{
+	for (int pass = 0, moved = 1; moved && pass < 64; pass++) {
+		moved = 0;
+		for (int i = 0; i < c->nmembers; i++) {
+			struct ng_pc *pc = &an->pcs[c->member_pc[i]];
+			int last = -1, end;
+
+			p2p_settle(pc);
+			end = pc->np2p - pc->p2p_head > NG_P2P_SCAN_MAX ?
+				pc->p2p_head + NG_P2P_SCAN_MAX : pc->np2p;
+			for (int k = pc->p2p_head; k < end && pc->comm_rank >= 0; k++) {
+				const struct ng_p2p_op *o = &pc->p2p[k];
+				struct ng_pc *peer = member_with_comm_rank(an, c, o->peer);
+
+				if (peer && p2p_settled(peer, !o->send, pc->comm_rank) >= o->ordinal)
+					last = k;
+			}
+			if (last >= 0) {
+				pc->p2p_head = last + 1;
+				moved = 1;
+			}
+		}
+	}
+}
+
 static void finish_p2p(struct ng_an *an, struct ng_comm *c)
 {
 	int64_t *wait = xcalloc((size_t)c->nmembers + 1, sizeof(*wait));
 	struct ng_pc *first = NULL;
 	int nwait = 0, nreported = 0, first_timed = 0;
+
+	p2p_settle_by_peers(an, c);
 
 	for (int i = 0; i < c->nmembers; i++) {
 		struct ng_pc *pc = &an->pcs[c->member_pc[i]];
@@ -1389,7 +1465,7 @@ static void finish_p2p(struct ng_an *an, struct ng_comm *c)
 		o = &pc->p2p[pc->p2p_head];
 		timed_out = c->timeouts && c->last_timeout_ts >= o->enter_ns;
 		if (!timed_out && an->last_ts - o->enter_ns < HANG_AGE_NS) {
-			an->inflight_end++;
+			an->inflight_p2p++;
 			continue;
 		}
 		wait[nwait++] = an->procs[pc->proc].rank;

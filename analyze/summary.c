@@ -291,10 +291,21 @@ int ng_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 			 b, h->nsamples);
 		fn(ctx, NG_SEV_INFO, buf);
 	}
-	if (an->inflight_end) {
+	if (an->inflight_end && !an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives had not completed when the "
 			 "trace ended", (unsigned long long)an->inflight_end);
 		fn(ctx, NG_SEV_INFO, buf);
+	} else if (an->inflight_p2p) {
+		snprintf(buf, sizeof(buf), "in flight: %llu collectives and %llu sends/recvs had not "
+			 "completed when the trace ended", (unsigned long long)an->inflight_end,
+			 (unsigned long long)an->inflight_p2p);
+		fn(ctx, NG_SEV_INFO, buf);
+	}
+	if (an->p2p_forgotten) {
+		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
+			 "kept per rank and comm): a hang among them is not reported",
+			 (unsigned long long)an->p2p_forgotten, NG_P2P_PENDING_MAX);
+		fn(ctx, NG_SEV_WARN, buf);
 	}
 	return n;
 }

@@ -29,10 +29,25 @@
  * --warn-timeout: call SEQ takes 5.5 s, rank 0's watchdog warns at 5 s, and
  * the call completes; --cut-last: the trace stops while the last call runs
  * (entered by all, no completion, no timeout).
+ *
+ *   ng_trace_gen -o DIR --ranks N --script FILE
+ * writes exactly the events FILE lists, one per line, "RANK US EVENT ARGS"
+ * (US: microseconds from the trace's start, in order within a rank; COMM
+ * in hex; # starts a comment):
+ *   proc RANK WORLD                        process_info
+ *   initb|inite COMM NRANKS COMM_RANK      comm_init_begin / _end
+ *   enq COMM SEQ P2P_SEQ OP BYTES PEER NRANKS RESULT ENTER_US
+ *   done COMM SEQ P2P_SEQ OP BYTES GPU_START_US GPU_END_US NRANKS PEER
+ *   end COMM KIND                          comm_end (destroy, abort...)
+ *   timeout COMM SEQ OP WHAT               a watchdog's warning
+ *   inject KIND COMM SEQ OP
+ * for the cases a job's regular calls do not make (send/recv hangs, the
+ * watchdog's confirmations across call kinds).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +311,116 @@ static double factor(const char *op, int n)
 	return 1;
 }
 
+static int script(const char *out, int ranks, const char *path)
+{
+	const uint64_t T0 = 1735689600000000000ULL;
+	const int64_t boot = (int64_t)T0 - 86400000000000LL;
+	struct stream *st = calloc((size_t)ranks, sizeof(*st));
+	unsigned char uuid[16];
+	char dir[4096], line[1024];
+	FILE *in = fopen(path, "r");
+	int lineno = 0;
+
+	if (!st || !in)
+		die(path);
+	snprintf(dir, sizeof(dir), "%s/ust/uid/0/64-bit", out);
+	mkdirs(dir);
+	for (int k = 0; k < 16; k++)
+		uuid[k] = (unsigned char)(0x40 + 17 * k);
+	write_metadata(dir, "node0", uuid, boot, 0);
+	for (int r = 0; r < ranks; r++) {
+		char p[4200];
+
+		snprintf(p, sizeof(p), "%s/channel0_%d", dir, r);
+		st[r].f = fopen(p, "wb");
+		st[r].buf = malloc(PKT_MAX);
+		if (!st[r].f || !st[r].buf)
+			die(p);
+		st[r].id = r;
+		st[r].vpid = 4000 + 7 * r;
+		memcpy(st[r].uuid, uuid, 16);
+	}
+#define RAWT(us) ((uint64_t)(T0 + (uint64_t)((us) * 1000.0)) - (uint64_t)boot)
+	while (fgets(line, sizeof(line), in)) {
+		char ev[32], op[32], kind[32], what[32];
+		uint64_t c, seq, p2p, bytes, ts;
+		int r, off = 0, n = 0, a, b, ok;
+		double us, t1, t2;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%d %lf %31s %n", &r, &us, ev, &off) < 3 || r < 0 || r >= ranks) {
+			fprintf(stderr, "%s:%d: expected RANK US EVENT ARGS\n", path, lineno);
+			return 2;
+		}
+		ts = RAWT(us);
+		if (!strcmp(ev, "proc")) {
+			ok = sscanf(line + off, "%d %d", &a, &b) == 2;
+			if (ok)
+				emit(&st[r], E_PROC, ts, "node0", st[r].vpid, a, a, b, 22105, "/x",
+				     12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", "", "", "",
+				     "torchrun");
+		} else if (!strcmp(ev, "initb") || !strcmp(ev, "inite")) {
+			ok = sscanf(line + off, "%" SCNx64 " %d %d", &c, &a, &b) == 3;
+			if (ok)
+				emit(&st[r], ev[4] == 'b' ? E_INIT_BEGIN : E_INIT_END, ts, c,
+				     (uint64_t)0, a, b, 0, ev[4] == 'b' ? -1 : 0, (uint64_t)0,
+				     "initrank", 0, 1);
+		} else if (!strcmp(ev, "enq")) {
+			int res;
+
+			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %" SCNu64 " %31s %" SCNu64
+				    " %d %d %d %lf", &c, &seq, &p2p, op, &bytes, &a, &n, &res,
+				    &t1) == 9;
+			if (ok)
+				emit(&st[r], E_ENQ, ts, c, seq, p2p, op, bytes / 4, 7, bytes, a,
+				     (uint64_t)0x7f0000001000ULL, 0, 0, res, n, 0,
+				     (uint64_t)RAWT(t1), ts);
+		} else if (!strcmp(ev, "done")) {
+			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %" SCNu64 " %31s %" SCNu64
+				    " %lf %lf %d %d", &c, &seq, &p2p, op, &bytes, &t1, &t2, &n,
+				    &a) == 9;
+			if (ok)
+				emit(&st[r], E_DONE, ts, c, seq, p2p, op, bytes,
+				     (uint64_t)0x7f0000001000ULL, (uint64_t)RAWT(t1),
+				     (uint64_t)RAWT(t2), (uint64_t)((t2 - t1) * 1000), n, a);
+		} else if (!strcmp(ev, "end")) {
+			ok = sscanf(line + off, "%" SCNx64 " %31s", &c, kind) == 2;
+			if (ok)
+				emit(&st[r], E_COMM_END, ts, c, kind, 0);
+		} else if (!strcmp(ev, "timeout")) {
+			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %31s %31s", &c, &seq, op,
+				    what) == 4;
+			if (ok)
+				emit(&st[r], E_TIMEOUT, ts, c, seq, op, (uint64_t)5000000000ULL,
+				     "warn", what);
+		} else if (!strcmp(ev, "inject")) {
+			ok = sscanf(line + off, "%31s %" SCNx64 " %" SCNu64 " %31s", kind, &c, &seq,
+				    op) == 4;
+			if (ok)
+				emit(&st[r], E_INJECT, ts, kind, c, seq, op, "");
+		} else {
+			ok = 0;
+		}
+		if (!ok) {
+			fprintf(stderr, "%s:%d: bad '%s' line (see the top of gen.c)\n", path,
+				lineno, ev);
+			return 2;
+		}
+	}
+#undef RAWT
+	fclose(in);
+	for (int r = 0; r < ranks; r++) {
+		flush_packet(&st[r]);
+		if (fclose(st[r].f))
+			die("close");
+		free(st[r].buf);
+	}
+	free(st);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
@@ -303,6 +428,7 @@ int main(int argc, char **argv)
 	int drop_rank = -1, mm_rank = -1, ver_rank = -1, group_late = 0, flush_k = 0;
 	int init_missing = -1, init_untraced = 0, odd_host = 0, cut_last = 0;
 	uint64_t warn_seq = 0;
+	const char *script_path = NULL;
 	const char *head_s = NULL;
 	char head[64][32];
 	int nhead = 0;
@@ -351,6 +477,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--group-late")) group_late = atoi(v);
 		else if (!strcmp(a, "--flush-after-destroy")) flush_k = atoi(v);
 		else if (!strcmp(a, "--warn-timeout")) warn_seq = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--script")) script_path = v;
 		else if (!strcmp(a, "--init-missing")) {
 			init_missing = atoi(v);
 			init_untraced = strstr(v, ":untraced") != NULL;
@@ -360,6 +487,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (out && script_path && ranks >= 1)
+		return script(out, ranks, script_path);
 	if (!out || ranks < 1 || iters < 1 || hosts < 1 || hosts > ranks || sample < 1) {
 		fprintf(stderr, "usage: ng_trace_gen -o DIR [options] (see the top of gen.c)\n");
 		return 2;

@@ -41,6 +41,14 @@ make_case odd_host --ranks 2 --iters 6 --hosts 2 --odd-host
 # A slow call that timed out under on_timeout=warn and then completed, and
 # a trace stopped while the last call ran: in flight, not a hang.
 make_case resolved_timeout --ranks 4 --iters 12 --warn-timeout 4 --cut-last
+# Scripted traces (tests/analyze/scripts/NAME.txt, two ranks): the
+# send/recv cases and the watchdog's confirmations across call kinds.
+for s in "$ROOT"/tests/analyze/scripts/*.txt; do
+	name=$(basename "$s" .txt)
+	rm -rf "$T/$name"
+	mkdir -p "$T/$name"
+	"$GEN" -o "$T/$name/trace" --ranks 2 --script "$s"
+done
 make_case lost_events --ranks 2 --iters 12 --lost 17
 make_case sizes --ranks 8 --iters 48 --ops allreduce,allgather,broadcast \
 	--sizes 1024,65536,1048576,16777216 --sample 2

@@ -340,6 +340,30 @@ static void test_chrome_restart(void **state)
 	ng_an_free(j.an);
 }
 
+/* Sends that never complete (no timing at all) are kept up to a bound per
+ * rank and comm, the oldest forgotten and counted. */
+static void test_p2p_pending_bounded(void **state)
+{
+	struct job j;
+	int n = NG_P2P_PENDING_MAX + 100;
+
+	(void)state;
+	job_start(&j, 2, 1);
+	job_info(&j, 0, 22105);
+	for (int i = 1; i <= n; i++) {
+		struct ng_rec_coll e = { .comm_hash = COMM, .p2p_seq = (uint64_t)i, .op = "send",
+					 .count = 1, .datatype = 7, .bytes = 4, .root_or_peer = 1,
+					 .nranks = 2, .enter_ns = 1000 * MS + i * 1000 };
+		struct ng_src s = src(&j, 0, 1000 * MS + i * 1000 + 500);
+
+		ng_an_seen(j.an, &s);
+		ng_an_enqueue(j.an, &s, &e);
+	}
+	assert_int_equal(ng_an_finish(j.an), 0);
+	assert_int_equal(j.an->p2p_forgotten, 100);
+	ng_an_free(j.an);
+}
+
 static void busy_one(struct job *j, int64_t start, int64_t end)
 {
 	struct ng_rec_coll c = { .op = "allreduce", .gpu_start_ns = start, .gpu_end_ns = end };
@@ -659,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_p2p_numbers_apart),
 		cmocka_unit_test(test_busy_out_of_order),
 		cmocka_unit_test(test_chrome_restart),
+		cmocka_unit_test(test_p2p_pending_bounded),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_sampled),
