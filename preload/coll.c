@@ -26,6 +26,12 @@ static void slot_release(void *p)
 {
 	struct ng_hostcall *s = p;
 
+	/* Run by the exiting thread: a call it makes from a later key's
+	 * destructor goes unwatched, not into a slot another thread holds. */
+	if (ng_tls.slot == s) {
+		ng_tls.slot = NULL;
+		ng_tls.slot_none = 1;
+	}
 	__atomic_store_n(&s->enter_ns, 0, __ATOMIC_RELEASE);
 	s->tid = 0;
 	__atomic_store_n(&s->taken, 0, __ATOMIC_RELEASE);
@@ -99,6 +105,7 @@ void ng_host_slots_reset_after_fork(void)
 	for (int i = 0; i < NG_HOST_SLOTS; i++)
 		if (&ng_host_slots[i] != ng_tls.slot)
 			slot_release(&ng_host_slots[i]);
+	ng_tls.slot_none = 0;	/* slots are free again, if it had none */
 }
 
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
