@@ -490,14 +490,12 @@ ncclResult_t ngw_ncclGroupStart(void)
 
 ncclResult_t ngw_ncclGroupEnd(void)
 {
-	ncclResult_t r;
+	ncclResult_t r, ir = ncclSuccess;
 	int saved, outer;
 
 	NG_REAL_OR_FAIL(ncclGroupEnd, ncclSystemError);
 	if (!enter())
 		return ng_real.ncclGroupEnd();
-	ncclResult_t ir = ncclSuccess;
-
 	outer = ng_group_depth == 1;
 	saved = errno;
 	ng_in_shim++;
