@@ -1,9 +1,11 @@
 #!/bin/sh
 # The cost model: event time around an all-reduce and a send/recv ring is
-# latency + busbytes / bandwidth (nccl-tests' bus bytes): not less, and
-# not half as much again (a model applied twice would be).  Four ranks on
-# a 2-core machine wake late: the 4-rank send/recv ring, where each rank
-# waits for the one before, came out 22 % over the model in 1 of 3 runs.
+# latency + busbytes / bandwidth (nccl-tests' bus bytes): on no rank less,
+# and on the fastest rank not more than 20 % more.  A rank's time includes
+# its wait for the others: four ranks on a 2-core machine wake late, and in
+# the send/recv ring, where each waits for the one before, single ranks
+# came out 22 % over the model (53 % under ASan); the last to arrive waits
+# least.
 . "$NG_ROOT/tests/lib.sh"
 . "$NG_ROOT/tests/sim/common.sh"
 
@@ -15,17 +17,28 @@ for n in 2 4; do
 	cat "$NG_TMP/cost$n.log"
 	assert_eq "$(grep -c allreduce_us "$NG_TMP/cost$n.log")" "$n" "ranks reporting"
 	# all-reduce: 2 (n-1)/n * bytes; send/recv ring: bytes (one direction)
-	awk -v n=$n -v b=$bytes '
+	awk -v n=$n -v b=$bytes -v hi="${NCCLGUARD_TEST_SANITIZE:+1.5}" '
 		function check(what, got, want) {
-			if (got < want * 0.97 || got > want * 1.5) {
-				printf "%s: %.0f us, model %.0f us\n", what, got, want; bad = 1
+			if (got < want * 0.97) {
+				printf "%s: %.0f us, under the model %.0f us\n", what, got, want; bad = 1
 			}
+			if (!(what in min) || got < min[what])
+				min[what] = got
+			model[what] = want
 		}
 		/allreduce_us/ {
 			check("allreduce", $4, 500 + 2 * (n - 1) / n * b / 0.025 / 1000)
 			check("sendrecv", $6, 500 + b / 0.025 / 1000)
 		}
-		END { exit bad }' "$NG_TMP/cost$n.log" || fail "durations off the model"
+		END {
+			if (hi == "") hi = 1.20
+			for (w in min)
+				if (min[w] > model[w] * hi) {
+					printf "%s: fastest rank %.0f us, model %.0f us\n", w, min[w], model[w]
+					bad = 1
+				}
+			exit bad
+		}' "$NG_TMP/cost$n.log" || fail "durations off the model"
 done
 
 note "latency only, and no model at all"
