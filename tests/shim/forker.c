@@ -43,6 +43,12 @@ int main(int argc, char **argv)
 		    ncclAllReduce(buf, buf, 256, ncclFloat32, ncclSum, comm, s))
 			return 2;
 	}
+	/* Fork once the parent's watchdog, just started, sleeps: under ASan
+	 * (gcc 12) a fork while another thread allocates can leave the
+	 * sanitizer allocator's lock held in the child, whose own watchdog
+	 * then blocks in calloc (1 run in 4 or so).  glibc's malloc is
+	 * fork-safe; the sanitizer's is not. */
+	usleep(200000);
 	pid = fork();
 	if (pid < 0)
 		return 2;
