@@ -1363,6 +1363,15 @@ static struct ng_pc *member_with_comm_rank(struct ng_an *an, struct ng_comm *c, 
 	return NULL;
 }
 
+/* How many calls matching o's kind the peer posted to pc's rank. */
+static uint64_t peer_posted(const struct ng_pc *peer, const struct ng_pc *pc,
+			    const struct ng_p2p_op *o)
+{
+	if (!peer || pc->comm_rank < 0 || pc->comm_rank >= peer->npeers)
+		return 0;
+	return o->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank];
+}
+
 static void add_p2p_hang(struct ng_an *an, struct ng_comm *c, struct ng_pc *pc,
 			 const struct ng_p2p_op *o, const int64_t *wait, int nwait,
 			 int timed_out)
@@ -1382,8 +1391,7 @@ static void add_p2p_hang(struct ng_an *an, struct ng_comm *c, struct ng_pc *pc,
 	h->peer_comm_rank = o->peer;
 	h->peer = peer ? an->procs[peer->proc].rank : -1;
 	h->ordinal = o->ordinal;
-	if (peer && pc->comm_rank >= 0 && pc->comm_rank < peer->npeers)
-		h->peer_posted = o->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank];
+	h->peer_posted = peer_posted(peer, pc, o);
 	h->wait = xcalloc((size_t)nwait, sizeof(*h->wait));
 	memcpy(h->wait, wait, (size_t)nwait * sizeof(*wait));
 	h->nwait = nwait;
@@ -1477,12 +1485,9 @@ static void finish_p2p(struct ng_an *an, struct ng_comm *c)
 		 * in a group, the send that waits may be held by that recv. */
 		for (int k = pc->p2p_head; k < pc->np2p && nreported < NG_P2P_HANGS_MAX; k++) {
 			const struct ng_p2p_op *u = &pc->p2p[k];
-			struct ng_pc *peer = member_with_comm_rank(an, c, u->peer);
-			uint64_t posted = peer && pc->comm_rank >= 0 && pc->comm_rank < peer->npeers ?
-				(u->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank]) : 0;
 			int64_t me = an->procs[pc->proc].rank;
 
-			if (posted >= u->ordinal)
+			if (peer_posted(member_with_comm_rank(an, c, u->peer), pc, u) >= u->ordinal)
 				continue;
 			add_p2p_hang(an, c, pc, u, &me, 1, timed_out);
 			nreported++;

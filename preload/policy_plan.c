@@ -308,26 +308,6 @@ static void plan_pin_local_rank(struct ctx *c)
 		    "CPU affinity %s: local cpus of GPU %d (%s)", got, pl->gpu, pl->place.busid);
 }
 
-static void plan_gpu_list_env(struct ctx *c, const char *list);
-
-/* pin = none with gpus: only those GPUs, however the launcher splits them. */
-static void plan_gpu_list(struct ctx *c)
-{
-	const struct ng_policy *p = c->p;
-	char list[512] = "";
-	size_t used = 0;
-
-	for (int i = 0; i < p->ngpus; i++) {
-		int n = snprintf(list + used, sizeof(list) - used, "%s%d", i ? "," : "", p->gpus[i]);
-
-		if (n < 0 || (size_t)n >= sizeof(list) - used)
-			break;
-		used += (size_t)n;
-	}
-	plan_gpu_list_env(c, list);
-	plan_device_order(c, list);
-}
-
 static void plan_gpu_list_env(struct ctx *c, const char *list)
 {
 	const struct ng_policy *p = c->p;
@@ -359,6 +339,24 @@ static void plan_gpu_list_env(struct ctx *c, const char *list)
 	}
 	add(c, "CUDA_VISIBLE_DEVICES", "check", u, u, NG_SET_NONE, NG_DEC_INFO,
 	    "CUDA_VISIBLE_DEVICES=%s: within gpus = %s (%s:%d)", u, list, p->path, p->gpus_line);
+}
+
+/* pin = none with gpus: only those GPUs, however the launcher splits them. */
+static void plan_gpu_list(struct ctx *c)
+{
+	const struct ng_policy *p = c->p;
+	char list[512] = "";
+	size_t used = 0;
+
+	for (int i = 0; i < p->ngpus; i++) {
+		int n = snprintf(list + used, sizeof(list) - used, "%s%d", i ? "," : "", p->gpus[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(list) - used)
+			break;
+		used += (size_t)n;
+	}
+	plan_gpu_list_env(c, list);
+	plan_device_order(c, list);
 }
 
 /* ---- [network] --------------------------------------------------------- */

@@ -311,6 +311,21 @@ static double factor(const char *op, int n)
 	return 1;
 }
 
+/* Rank r's channel file in dir, as LTTng names it. */
+static void open_stream(struct stream *s, const char *dir, int r, const unsigned char *uuid)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/channel0_%d", dir, r);
+	s->f = fopen(path, "wb");
+	s->buf = malloc(PKT_MAX);
+	if (!s->f || !s->buf)
+		die(path);
+	s->id = r;
+	s->vpid = 4000 + 7 * r;
+	memcpy(s->uuid, uuid, 16);
+}
+
 static int script(const char *out, int ranks, const char *path)
 {
 	const uint64_t T0 = 1735689600000000000ULL;
@@ -328,18 +343,8 @@ static int script(const char *out, int ranks, const char *path)
 	for (int k = 0; k < 16; k++)
 		uuid[k] = (unsigned char)(0x40 + 17 * k);
 	write_metadata(dir, "node0", uuid, boot, 0);
-	for (int r = 0; r < ranks; r++) {
-		char p[4200];
-
-		snprintf(p, sizeof(p), "%s/channel0_%d", dir, r);
-		st[r].f = fopen(p, "wb");
-		st[r].buf = malloc(PKT_MAX);
-		if (!st[r].f || !st[r].buf)
-			die(p);
-		st[r].id = r;
-		st[r].vpid = 4000 + 7 * r;
-		memcpy(st[r].uuid, uuid, 16);
-	}
+	for (int r = 0; r < ranks; r++)
+		open_stream(&st[r], dir, r, uuid);
 #define RAWT(us) ((uint64_t)(T0 + (uint64_t)((us) * 1000.0)) - (uint64_t)boot)
 	while (fgets(line, sizeof(line), in)) {
 		char ev[32], op[32], kind[32], what[32];
@@ -525,20 +530,9 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 16; k++)
 			uuid[k] = (unsigned char)(0x40 + 17 * k + h);
 		write_metadata(dir, host, uuid, declared, h);
-		for (int r = 0; r < ranks; r++) {
-			char path[4200];
-
-			if (r * hosts / ranks != h)
-				continue;
-			snprintf(path, sizeof(path), "%s/channel0_%d", dir, r);
-			st[r].f = fopen(path, "wb");
-			st[r].buf = malloc(PKT_MAX);
-			if (!st[r].f || !st[r].buf)
-				die(path);
-			st[r].id = r;
-			st[r].vpid = 4000 + 7 * r;
-			memcpy(st[r].uuid, uuid, 16);
-		}
+		for (int r = 0; r < ranks; r++)
+			if (r * hosts / ranks == h)
+				open_stream(&st[r], dir, r, uuid);
 	}
 	/* raw monotonic time of true time t on rank r's host */
 #define RAW(r, t) ((t) - ((int64_t)T0 - 86400000000000LL - \

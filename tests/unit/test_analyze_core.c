@@ -111,23 +111,27 @@ struct job {
 	struct ng_an *an;
 	int ranks, host_of[8];
 	int64_t clock_err[8];	/* per host: its clock reads this much ahead */
+	int pid_base;		/* rank r is process pid_base + r */
+	uint64_t comm;		/* the comm its calls are on */
 };
 
 static struct ng_src src(struct job *j, int r, int64_t t)
 {
-	struct ng_src s = { .host = j->host_of[r], .vpid = 100 + r,
+	struct ng_src s = { .host = j->host_of[r], .vpid = j->pid_base + r,
 			    .ts = t + j->clock_err[j->host_of[r]] };
 
 	return s;
 }
 
-static void job_start(struct job *j, int ranks, int hosts)
+static void job_start_opts(struct job *j, int ranks, int hosts, const struct ng_an_opts *o)
 {
 	char name[16];
 
 	memset(j, 0, sizeof(*j));
-	j->an = ng_an_new(NULL);
+	j->an = ng_an_new(o);
 	j->ranks = ranks;
+	j->pid_base = 100;
+	j->comm = COMM;
 	for (int h = 0; h < hosts; h++) {
 		snprintf(name, sizeof(name), "h%d", h);
 		ng_an_host(j->an, name);
@@ -136,10 +140,15 @@ static void job_start(struct job *j, int ranks, int hosts)
 		j->host_of[r] = r * hosts / ranks;
 }
 
+static void job_start(struct job *j, int ranks, int hosts)
+{
+	job_start_opts(j, ranks, hosts, NULL);
+}
+
 static void job_info(struct job *j, int r, int version)
 {
 	struct ng_rec_proc p = { .host = "", .nccl_path = "/lib/libnccl.so.2", .env = "NCCL_DEBUG=WARN",
-				 .pid = 100 + r, .rank = r, .world_size = j->ranks,
+				 .pid = j->pid_base + r, .rank = r, .world_size = j->ranks,
 				 .nccl_version = version };
 	struct ng_src s = src(j, r, 0);
 
@@ -153,7 +162,7 @@ static void job_call(struct job *j, int r, uint64_t seq, int64_t enter, int64_t 
 		     uint64_t count, int done)
 {
 	int64_t err = j->clock_err[j->host_of[r]];
-	struct ng_rec_coll e = { .comm_hash = COMM, .seq = seq, .op = "allreduce",
+	struct ng_rec_coll e = { .comm_hash = j->comm, .seq = seq, .op = "allreduce",
 				 .count = count, .datatype = 7, .bytes = count * 4,
 				 .root_or_peer = -1, .nranks = j->ranks,
 				 .enter_ns = enter + err, .exit_ns = enter + err + 5000 };
@@ -296,34 +305,18 @@ static void test_chrome_restart(void **state)
 	(void)state;
 	o.chrome = open_memstream(&buf, &len);
 	assert_non_null(o.chrome);
-	memset(&j, 0, sizeof(j));
-	j.an = ng_an_new(&o);
-	j.ranks = 2;
-	ng_an_host(j.an, "h0");
+	job_start_opts(&j, 2, 1, &o);
 	for (int r = 0; r < 2; r++)
 		job_info(&j, r, 22105);
 	for (uint64_t seq = 1; seq <= 3; seq++)
 		for (int r = 0; r < 2; r++)
 			job_call(&j, r, seq, 1000 * MS + seq * 2 * MS, 1000 * MS + seq * 2 * MS + MS, 256, 1);
-	/* Rank 0 again, as process 300, on a new comm. */
-	{
-		struct ng_rec_proc p = { .host = "", .nccl_path = "/lib/libnccl.so.2",
-					 .env = "", .pid = 300, .rank = 0, .world_size = 2,
-					 .nccl_version = 22105 };
-		struct ng_src s = { .host = 0, .vpid = 300, .ts = 2000 * MS };
-		struct ng_rec_coll e = { .comm_hash = COMM + 1, .seq = 1, .op = "allreduce",
-					 .count = 64, .datatype = 7, .bytes = 256, .root_or_peer = -1,
-					 .nranks = 1, .enter_ns = 2000 * MS, .exit_ns = 2000 * MS + 5000 };
-		struct ng_rec_coll c = e;
-
-		ng_an_seen(j.an, &s);
-		ng_an_process_info(j.an, &s, &p);
-		ng_an_enqueue(j.an, &s, &e);
-		c.gpu_start_ns = 2000 * MS + 6000;
-		c.gpu_end_ns = 2000 * MS + MS;
-		s.ts = 2000 * MS + 2 * MS;
-		ng_an_complete(j.an, &s, &c);
-	}
+	/* Rank 0 again, as process 300, alone on a new comm. */
+	j.pid_base = 300;
+	j.comm = COMM + 1;
+	job_info(&j, 0, 22105);
+	j.ranks = 1;
+	job_call(&j, 0, 1, 2000 * MS, 2000 * MS + MS, 64, 1);
 	assert_int_equal(ng_an_finish(j.an), 0);
 	assert_int_equal(ng_chrome_close(j.an), 0);
 	fclose(o.chrome);
