@@ -12,6 +12,11 @@
 #   MODE=ddpab bench/ddp_ab.py: in one process, blocks of DDP steps with the
 #             shim switched off and on alternate; the value is the median
 #             ratio over BLOCKS pairs (%); "plain" (no shim) is the A/A run
+#   MODE=arpab all_reduce_perf at 8 bytes, in one process: bench/ab_switch.c
+#             sends its timed blocks of AB_ITERS calls alternately straight to
+#             NCCL and through the shim; the value is the median ratio of its
+#             own reported times over BLOCKS pairs of lines (%); "plain" is
+#             the A/A run
 #   MODE=ab   bench/ab_loop.c: in one process, blocks of ITERS 8-byte
 #             all-reduces (AB_ITERS) through the shim alternate with blocks calling
 #             NCCL directly; the value is the median ratio over BLOCKS pairs
@@ -25,7 +30,8 @@
 # sibling or to another core), rec_conly (a session of coll_complete only: records
 # pushed and drained, no coll_enqueue written), and old_<variant> for the same with
 # the shim built from .ab/, an older tree for A/B runs (`mkdir .ab && git archive
-# REV | tar -x -C .ab`; carried like .deps).
+# REV | tar -x -C .ab`; carried like .deps); <variant>@DIR for the same with the
+# shim built from the tree in DIR (an ablation: a copy with a line changed).
 # Needs tests/gpu/env.sh's carried packages (.deps) and, for arp, a clone
 # of NVIDIA/nccl-tests in .nccl-tests.  Results: $OUT/overhead-$MODE.txt.
 set -u
@@ -49,21 +55,60 @@ build ""
 # A build carried in .ab/ was made elsewhere (another compiler, other
 # library paths: its ncclguard failed to start on the VM): build it here.
 if [ -d .ab ]; then (cd .ab && rm -rf build && build -old) || exit 1; fi
+for v in $VARIANTS; do
+	case $v in *@*) d=${v#*@}; [ -f "$d/build/.built" ] && continue
+		(cd "$d" && rm -rf build && build "-${d//\//_}" && touch build/.built) || exit 1 ;; esac
+done
 export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 sleep 1
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-if [ "$MODE" = arp ]; then
+if [ "$MODE" = arp ] || [ "$MODE" = arpab ]; then
 	NT=/tmp/nccltests; mkdir -p /tmp/ncclhome/lib
 	ln -sf "$NCCL_HOME/include" /tmp/ncclhome/include
 	ln -sf "$NCCL_LIBDIR/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so
 	[ -x $NT/all_reduce_perf ] || make -j16 -C .nccl-tests NCCL_HOME=/tmp/ncclhome CUDA_HOME="$CUDA_HOME" \
 		BUILDDIR=$NT NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$W/nccltests.log" 2>&1 ||
 		{ tail -20 "$W/nccltests.log"; exit 1; }
+fi
+if [ "$MODE" = arp ]; then
 	workload() { "$@" $NT/all_reduce_perf -b 8 -e 8 -g "$NP" -n "$ITERS" -w 2000 -N "$CYCLES" -c 0 2>&1 |
 		awk '$1 == 8 {print $6}' | median; }
 	UNIT=us
+elif [ "$MODE" = arpab ]; then
+	gcc -O2 -shared -fPIC -o "$W/ab_switch.so" bench/ab_switch.c -I"$NCCL_HOME/include" \
+		-I"$CUDA_HOME/include" -ldl || exit 1
+	AB_ITERS=${AB_ITERS:-2000}; AB_WARM=${AB_WARM:-2000}
+	# ab_switch.so goes ahead of whatever the variant preloads (ncclguard run
+	# puts the shim first in the LD_PRELOAD it is given).  Lines go direct,
+	# shim, shim, direct: a pair of lines is one ratio of their out-of-place
+	# times (on one rank an in-place all-reduce is no work for NCCL; its
+	# column, the shim's cost on a 0.4 us call, goes to arpab_inplace.txt).
+	workload() { AB_SKIP=$AB_WARM AB_BLOCK=$((AB_ITERS + 1)) "$@" sh -c \
+		'LD_PRELOAD="$0${LD_PRELOAD:+:$LD_PRELOAD}" exec "$@"' "$W/ab_switch.so" \
+		$NT/all_reduce_perf -b 8 -e 8 -g 1 -n "$AB_ITERS" -w "$AB_WARM" -N $((2 * ${BLOCKS:-100})) -c 0 2>&1 |
+		tee -a "${OUT:-$W}/arpab.log" |
+		awk -v want=$((AB_WARM + 4 * ${BLOCKS:-100} * (AB_ITERS + 1))) -v pairs="$NG_AB_PAIRS" \
+			-v ip="${OUT:-$W}/arpab_inplace.txt" -v var="$NG_AB_VARIANT" '
+		BEGIN {n = 0}
+		$1 == 8 && NF >= 12 {o[n] = $6; i[n] = $10; n++}
+		/^ab_switch: [0-9]+ calls/ {calls = $2}
+		END {
+			if (calls != want || n < 2) {
+				printf "arpab: %d calls seen, %d expected; %d lines\n", calls, want, n > "/dev/stderr"
+				exit 1
+			}
+			for (k = 0; k + 1 < n; k += 2) {
+				d = (k / 2) % 2	# the line of the pair that went direct
+				if (o[k + d] > 0) {
+					r = (o[k + 1 - d] / o[k + d] - 1) * 100
+					print r; print r >> pairs
+				}
+				printf "%s %.3f %.3f\n", var, i[k + d], i[k + 1 - d] >> ip
+			}
+		}' | median; }
+	UNIT=%
 elif [ "$MODE" = ab ]; then
 	gcc -O2 -o "$W/ab_loop" bench/ab_loop.c -I"$NCCL_HOME/include" -I"$CUDA_HOME/include" \
 		-L"$NCCL_LIBDIR" -L"$CUDA_HOME/lib64" -l:libnccl.so.2 -lcudart -ldl || exit 1
@@ -125,7 +170,7 @@ EOF
 
 run_variant() {
 	local v=$1 root=$PWD n=0
-	case $v in old_*) root=$PWD/.ab; v=${v#old_} ;; esac
+	case $v in old_*) root=$PWD/.ab; v=${v#old_} ;; *@*) root=$PWD/${v#*@}; v=${v%@*} ;; esac
 	local shim=$root/build/lib/libncclguard.so ng=$root/build/bin/ncclguard d=$W/trace
 	rm -rf "$d"
 	unset NG_TOGGLE_OFFSET
@@ -133,7 +178,7 @@ run_variant() {
 		NG_TOGGLE_OFFSET=$(toggle_offset "$root") || return 1
 		export NG_TOGGLE_OFFSET
 	fi
-	export NG_AB_PAIRS=$W/pairs.$1
+	export NG_AB_PAIRS=$W/pairs.${1//\//_} NG_AB_VARIANT=$1
 	case $v in
 	plain) workload env ;;
 	notiming) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_TIMING=0 ;;
@@ -203,20 +248,20 @@ paired() {
 		printf "%-16s %10s %21s %10s %17s\n" variant "median $UNIT" "min..max" "vs plain" "ratio IQR"
 	fi
 	for v in $VARIANTS; do
-		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.$v"
-		m=$(median <"$W/t.$v")
+		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.${v//\//_}"
+		m=$(median <"$W/t.${v//\//_}")
 		if [ "$UNIT" = % ]; then	# already a ratio, paired within the process
-			printf "%-16s %10s %21s\n" "$v" "${m:-nan}" "$(sort -g "$W/t.$v" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')"
+			printf "%-16s %10s %21s\n" "$v" "${m:-nan}" "$(sort -g "$W/t.${v//\//_}" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')"
 			continue
 		fi
 		# per-round ratio to the plain run of the same round
 		awk -v v="$v" '$3 != "nan" {t[$1 " " $2] = $3; r[$1] = 1}
 			END {for (k in r) if ((k " plain") in t && (k " " v) in t) print t[k " " v] / t[k " plain"]}' \
-			"$W/raw" | sort -g >"$W/r.$v"
-		rm_=$(median <"$W/r.$v")
-		q=$(awk '{a[NR]=$1} END {if (NR) printf "%+.1f%%..%+.1f%%", (a[int((NR+3)/4)]-1)*100, (a[int((3*NR+3)/4)]-1)*100}' "$W/r.$v")
+			"$W/raw" | sort -g >"$W/r.${v//\//_}"
+		rm_=$(median <"$W/r.${v//\//_}")
+		q=$(awk '{a[NR]=$1} END {if (NR) printf "%+.1f%%..%+.1f%%", (a[int((NR+3)/4)]-1)*100, (a[int((3*NR+3)/4)]-1)*100}' "$W/r.${v//\//_}")
 		printf "%-16s %10s %21s %10s %17s\n" "$v" "${m:-nan}" \
-			"$(sort -g "$W/t.$v" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')" \
+			"$(sort -g "$W/t.${v//\//_}" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')" \
 			"$(awk -v x="${rm_:-1}" 'BEGIN {printf "%+.2f%%", (x - 1) * 100}')" "$q"
 	done
 	# Two variants of the same round compared (both already paired against
@@ -225,20 +270,28 @@ paired() {
 	if [ "$UNIT" = % ]; then
 		for v in $VARIANTS; do
 			case " $VARIANTS " in *" old_$v "*) paired "$v" "old_$v" ;; esac
+			case $v in *@*) case " $VARIANTS " in *" ${v%@*} "*) paired "$v" "${v%@*}" ;; esac ;; esac
 			case $v in rec_sib | rec_far | rec_conly) case " $VARIANTS " in *" rec "*) paired "$v" rec ;; esac ;; esac
 		done
 		case " $VARIANTS " in *" rec_sib "*" rec_far "*) paired rec_sib rec_far ;; esac
 	fi
-	if [ "$MODE" = ddpab ]; then
+	if [ "$MODE" = ddpab ] || [ "$MODE" = arpab ]; then
 		echo "# all pairs pooled: median and its 95% interval (order statistics, as if the pairs"
 		echo "# were independent: pairs of one process share its offset, so it is too narrow)"
 		for v in $VARIANTS; do
-			[ -s "$W/pairs.$v" ] || continue
-			sort -g "$W/pairs.$v" | awk -v v="$v" '{a[NR] = $1}
+			[ -s "$W/pairs.${v//\//_}" ] || continue
+			sort -g "$W/pairs.${v//\//_}" | awk -v v="$v" '{a[NR] = $1}
 				END {h = 0.98 * sqrt(NR); lo = int(NR / 2 - h); hi = int(NR / 2 + h) + 1
 				     if (lo < 1) lo = 1; if (hi > NR) hi = NR
 				     m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
 				     printf "%-16s %+8.3f%% [%+.3f%%, %+.3f%%] of %d pairs\n", v, m, a[lo], a[hi], NR}'
+		done
+	fi
+	if [ "$MODE" = arpab ] && [ -s "${OUT:-$W}/arpab_inplace.txt" ]; then
+		echo "# the in-place column (one rank: no work for NCCL): added ns per call, median of pairs"
+		for v in $VARIANTS; do
+			awk -v v="$v" '$1 == v {print ($3 - $2) * 1000}' "${OUT:-$W}/arpab_inplace.txt" |
+				median | awk -v v="$v" 'NF {printf "%-16s %+8.1f ns\n", v, $1}'
 		done
 	fi
 	echo "# raw (round variant value):"
