@@ -21,7 +21,9 @@
  * lines lined up.
  *
  * Both kinds pass through this wrapper; without the shim both are NCCL
- * itself: an A/A run, the noise floor.
+ * itself: an A/A run, the noise floor.  With bench/null_profiler.c as
+ * NCCL's profiler plugin, which hands over NCCL's event mask here, the
+ * direct blocks run with the mask cleared: the profiler's cost in NCCL.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -36,6 +38,8 @@ typedef ncclResult_t (*allreduce_fn)(const void *, void *, size_t, ncclDataType_
 
 static allreduce_fn path[2];	/* 0: libnccl.so.2's own, 1: the next one (the shim) */
 static unsigned long skip, block = 1, calls, via[2];
+int *ab_switch_mask;		/* NCCL's profiler event mask, or NULL */
+int ab_switch_mask_on;
 
 static int resolve(void)
 {
@@ -71,6 +75,8 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 		kind = ((b / 2 + 1) >> 1) & 1;
 	}
 	via[kind]++;
+	if (ab_switch_mask)
+		__atomic_store_n(ab_switch_mask, kind ? ab_switch_mask_on : 0, __ATOMIC_RELAXED);
 	return path[kind](sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
 

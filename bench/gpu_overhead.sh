@@ -31,7 +31,10 @@
 # pushed and drained, no coll_enqueue written), and old_<variant> for the same with
 # the shim built from .ab/, an older tree for A/B runs (`mkdir .ab && git archive
 # REV | tar -x -C .ab`; carried like .deps); <variant>@DIR for the same with the
-# shim built from the tree in DIR (an ablation: a copy with a line changed).
+# shim built from the tree in DIR (an ablation: a copy with a line changed);
+# prof, prof_all, prof_MASK (MODE=arpab, no shim): NCCL's profiler plugin
+# interface feeding bench/null_profiler.c, which does nothing, with events
+# 0x200 (collective API), all, or MASK on in the blocks that are not direct.
 # Needs tests/gpu/env.sh's carried packages (.deps) and, for arp, a clone
 # of NVIDIA/nccl-tests in .nccl-tests.  Results: $OUT/overhead-$MODE.txt.
 set -u
@@ -79,6 +82,7 @@ if [ "$MODE" = arp ]; then
 elif [ "$MODE" = arpab ]; then
 	gcc -O2 -shared -fPIC -o "$W/ab_switch.so" bench/ab_switch.c -I"$NCCL_HOME/include" \
 		-I"$CUDA_HOME/include" -ldl || exit 1
+	gcc -O2 -shared -fPIC -o "$W/null_profiler.so" bench/null_profiler.c -ldl || exit 1
 	AB_ITERS=${AB_ITERS:-2000}; AB_WARM=${AB_WARM:-2000}
 	# ab_switch.so goes ahead of whatever the variant preloads (ncclguard run
 	# puts the shim first in the LD_PRELOAD it is given).  Lines go direct,
@@ -193,6 +197,11 @@ run_variant() {
 	rec_100) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s ;;
 	rec_1000) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1000/s ;;
 	rec_bigrate) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s:1099511627776 ;;
+	prof | prof_*)	# no shim: NCCL's profiler plugin interface fed a plugin that does
+		# nothing (bench/null_profiler.c), its events on in the "shim" blocks
+		[ "$MODE" = arpab ] || { echo "$v: MODE=arpab only (bench/ab_switch.c toggles)" >&2; return 1; }
+		case $v in prof) mask=0x200 ;; prof_all) mask=0xfff ;; *) mask=${v#prof_} ;; esac
+		workload env NCCL_PROFILER_PLUGIN="$W/null_profiler.so" NULL_PROF_MASK="$mask" ;;
 	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
 	rec_conly)	# a session of coll_complete only: the calls push their records
 		# and the watchdog drains them, but writes no coll_enqueue event
