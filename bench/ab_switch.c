@@ -10,7 +10,8 @@
  *   AB_SKIP=W AB_BLOCK=N+1 LD_PRELOAD=ab_switch.so:libncclguard.so \
  *       all_reduce_perf -b 8 -e 8 -w W -n N -N 2L -c 0
  *
- * all_reduce_perf -g 1 makes W warm-up calls, then per line two timed
+ * all_reduce_perf -g 1 (one GPU per thread, -t threads; each thread
+ * counts its own calls) makes W warm-up calls, then per line two timed
  * blocks (out-of-place, in-place) of one synchronising call and N timed
  * ones.  The warm-up alternates call by call; lines go direct, shim,
  * shim, direct (ABBA), both blocks of a line the same way, so that each
@@ -37,7 +38,8 @@ typedef ncclResult_t (*allreduce_fn)(const void *, void *, size_t, ncclDataType_
 				     ncclRedOp_t, ncclComm_t, cudaStream_t);
 
 static allreduce_fn path[2];	/* 0: libnccl.so.2's own, 1: the next one (the shim) */
-static unsigned long skip, block = 1, calls, via[2];
+static unsigned long skip, block = 1, calls, via[2];	/* all threads */
+static __thread unsigned long thread_calls;	/* all_reduce_perf -t: a rank each */
 int *ab_switch_mask;		/* NCCL's profiler event mask, or NULL */
 int ab_switch_mask_on;
 
@@ -63,7 +65,7 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 			   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
 			   cudaStream_t stream)
 {
-	unsigned long k = calls++, b;
+	unsigned long k = thread_calls++, b;
 	int kind;
 
 	if (__builtin_expect(!path[0], 0) && resolve())
@@ -74,7 +76,8 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 		b = (k - skip) / block;	/* of line b / 2 */
 		kind = ((b / 2 + 1) >> 1) & 1;
 	}
-	via[kind]++;
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&via[kind], 1, __ATOMIC_RELAXED);
 	if (ab_switch_mask)
 		__atomic_store_n(ab_switch_mask, kind ? ab_switch_mask_on : 0, __ATOMIC_RELAXED);
 	return path[kind](sendbuff, recvbuff, count, datatype, op, comm, stream);

@@ -12,11 +12,11 @@
 #   MODE=ddpab bench/ddp_ab.py: in one process, blocks of DDP steps with the
 #             shim switched off and on alternate; the value is the median
 #             ratio over BLOCKS pairs (%); "plain" (no shim) is the A/A run
-#   MODE=arpab all_reduce_perf at 8 bytes, in one process: bench/ab_switch.c
-#             sends its timed blocks of AB_ITERS calls alternately straight to
-#             NCCL and through the shim; the value is the median ratio of its
-#             own reported times over BLOCKS pairs of lines (%); "plain" is
-#             the A/A run
+#   MODE=arpab all_reduce_perf at 8 bytes, in one process (NP threads, a GPU
+#             each): bench/ab_switch.c sends the timed blocks of AB_ITERS
+#             calls alternately straight to NCCL and through the shim; the
+#             value is the median ratio of its own reported times over
+#             BLOCKS pairs of lines (%); "plain" is the A/A run
 #   MODE=ab   bench/ab_loop.c: in one process, blocks of ITERS 8-byte
 #             all-reduces (AB_ITERS) through the shim alternate with blocks calling
 #             NCCL directly; the value is the median ratio over BLOCKS pairs
@@ -91,9 +91,9 @@ elif [ "$MODE" = arpab ]; then
 	# column, the shim's cost on a 0.4 us call, goes to arpab_inplace.txt).
 	workload() { AB_SKIP=$AB_WARM AB_BLOCK=$((AB_ITERS + 1)) "$@" sh -c \
 		'LD_PRELOAD="$0${LD_PRELOAD:+:$LD_PRELOAD}" exec "$@"' "$W/ab_switch.so" \
-		$NT/all_reduce_perf -b 8 -e 8 -g 1 -n "$AB_ITERS" -w "$AB_WARM" -N $((2 * ${BLOCKS:-100})) -c 0 2>&1 |
+		$NT/all_reduce_perf -b 8 -e 8 -t "$NP" -g 1 -n "$AB_ITERS" -w "$AB_WARM" -N $((2 * ${BLOCKS:-100})) -c 0 2>&1 |
 		tee -a "${OUT:-$W}/arpab.log" |
-		awk -v want=$((AB_WARM + 4 * ${BLOCKS:-100} * (AB_ITERS + 1))) -v pairs="$NG_AB_PAIRS" \
+		awk -v want=$((NP * (AB_WARM + 4 * ${BLOCKS:-100} * (AB_ITERS + 1)))) -v pairs="$NG_AB_PAIRS" \
 			-v ip="${OUT:-$W}/arpab_inplace.txt" -v var="$NG_AB_VARIANT" '
 		BEGIN {n = 0}
 		$1 == 8 && NF >= 12 {o[n] = $6; i[n] = $10; n++}
@@ -297,7 +297,7 @@ paired() {
 		done
 	fi
 	if [ "$MODE" = arpab ] && [ -s "${OUT:-$W}/arpab_inplace.txt" ]; then
-		echo "# the in-place column (one rank: no work for NCCL): added ns per call, median of pairs"
+		echo "# the in-place column (on one rank no work for NCCL): added ns per call, median of pairs"
 		for v in $VARIANTS; do
 			awk -v v="$v" '$1 == v {print ($3 - $2) * 1000}' "${OUT:-$W}/arpab_inplace.txt" |
 				median | awk -v v="$v" 'NF {printf "%-16s %+8.1f ns\n", v, $1}'
