@@ -1,19 +1,33 @@
 /* Communicators the process created, found by handle on every collective.
  * Readers are lock-free (open addressing over atomically published
- * pointers); inserts and removals happen on init and destroy only, under a
- * mutex.  Records are never freed: a destroyed comm is marked dead so a
- * watchdog or late reader holding the pointer stays safe. */
+ * pointers); inserts happen on init only, under a mutex.  Records are
+ * never freed: a destroyed comm is marked dead, so a watchdog or late
+ * reader holding the pointer stays safe.  A dead record with no flight out
+ * is reused for a new comm once it has been dead for NG_COMM_GRACE_NS
+ * (the watchdog moves it to a free list), so a program that creates and
+ * destroys communicators all along stays watched: without reuse the
+ * 3073rd comm of a process went untracked. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ncclguard.h"
 
 #define NG_COMM_SLOTS 4096	/* power of two */
+#define NG_COMM_MAX (NG_COMM_SLOTS * 3 / 4)
 
-static struct ng_comm *slots[NG_COMM_SLOTS];
+/* Two tables: reuse rebuilds the other one without the reused records and
+ * publishes it; a reader may still be scanning the old one, which is not
+ * written again until a grace period has passed. */
+static struct ng_comm *tables[2][NG_COMM_SLOTS];
+static struct ng_comm **slots = tables[0];
+static uint64_t switched_ns;	/* when `slots` last changed */
 static pthread_mutex_t comm_lock = PTHREAD_MUTEX_INITIALIZER;
-static int comm_count;
+static int comm_count;		/* records in the table, live or dead */
+static int comm_created;	/* ever: the next comm's index */
+static int dead_count;		/* dead records in the table */
+static struct ng_comm *free_list;
 
 /* FNV-1a then a 64-bit finaliser: stable across hosts and builds. */
 uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed)
@@ -57,12 +71,12 @@ static size_t slot_of(ncclComm_t h)
 _Static_assert(__builtin_offsetof(struct ng_comm, sample_cls) < 64,
 	       "what every call reads of a comm fits one line");
 
-struct ng_comm *ng_comm_find(ncclComm_t h)
+static struct ng_comm *find_in(struct ng_comm **t, ncclComm_t h)
 {
 	size_t i = slot_of(h);
 
 	for (size_t n = 0; n < NG_COMM_SLOTS; n++, i = (i + 1) & (NG_COMM_SLOTS - 1)) {
-		struct ng_comm *c = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+		struct ng_comm *c = __atomic_load_n(&t[i], __ATOMIC_ACQUIRE);
 
 		if (!c)
 			return NULL;
@@ -72,16 +86,50 @@ struct ng_comm *ng_comm_find(ncclComm_t h)
 	return NULL;
 }
 
+struct ng_comm *ng_comm_find(ncclComm_t h)
+{
+	return find_in(__atomic_load_n(&slots, __ATOMIC_ACQUIRE), h);
+}
+
+/* A dead record of a reused handle keeps its slot until it is reused (the
+ * watchdog may be using it); the new one goes in the next free slot. */
+static void insert(struct ng_comm **t, struct ng_comm *c)
+{
+	size_t i;
+
+	for (i = slot_of(c->handle); t[i]; i = (i + 1) & (NG_COMM_SLOTS - 1))
+		;
+	__atomic_store_n(&t[i], c, __ATOMIC_RELEASE);
+}
+
 struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
 			    int nranks, int rank, int cuda_dev, int blocking)
 {
-	struct ng_comm *c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
-	size_t i;
+	struct ng_comm *c;
 
-	if (!c)
+	pthread_mutex_lock(&comm_lock);
+	if (comm_count >= NG_COMM_MAX) {
+		pthread_mutex_unlock(&comm_lock);
+		ng_warn_once("more than %d communicators alive or destroyed less than %llu s "
+			     "ago: new ones are not tracked until older ones can be reused",
+			     NG_COMM_MAX, NG_COMM_GRACE_NS / 1000000000ull);
 		return NULL;
-	memset(c, 0, sizeof(*c));
-	c->handle = h;
+	}
+	c = free_list;
+	if (c) {
+		free_list = c->next_free;
+		pthread_mutex_destroy(&c->lock);
+	} else if (!(c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63))) {
+		pthread_mutex_unlock(&comm_lock);
+		return NULL;
+	}
+	/* A reused record: a thread that still caches it under the old handle
+	 * sees another one and looks the comm up (comm_of).  The handle is
+	 * cleared first and set last, never torn by the memsets. */
+	__atomic_store_n(&c->handle, NULL, __ATOMIC_RELEASE);
+	memset(c, 0, offsetof(struct ng_comm, handle));
+	memset((char *)c + offsetof(struct ng_comm, handle) + sizeof(c->handle), 0,
+	       sizeof(*c) - offsetof(struct ng_comm, handle) - sizeof(c->handle));
 	c->hash = hash;
 	c->parent_hash = parent;
 	c->nranks = nranks;
@@ -89,22 +137,21 @@ struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
 	c->cuda_dev = cuda_dev;
 	c->blocking = blocking;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_mutex_lock(&comm_lock);
-	if (comm_count >= NG_COMM_SLOTS * 3 / 4) {
-		pthread_mutex_unlock(&comm_lock);
-		free(c);
-		ng_warn_once("more than %d communicators: new ones are not tracked",
-			     NG_COMM_SLOTS * 3 / 4);
-		return NULL;
-	}
-	c->index = comm_count++;
-	/* A dead record of a reused handle keeps its slot (it may be in use by
-	 * the watchdog); the new one goes in the next free slot. */
-	for (i = slot_of(h); slots[i]; i = (i + 1) & (NG_COMM_SLOTS - 1))
-		;
-	__atomic_store_n(&slots[i], c, __ATOMIC_RELEASE);
+	c->index = comm_created++;
+	__atomic_store_n(&c->handle, h, __ATOMIC_RELEASE);
+	insert(slots, c);
+	comm_count++;
 	pthread_mutex_unlock(&comm_lock);
 	return c;
+}
+
+static void mark_dead(struct ng_comm *c, void *arg)
+{
+	(void)arg;
+	if (__atomic_exchange_n(&c->dead, 1, __ATOMIC_ACQ_REL))
+		return;
+	c->dead_ns = ng_now_ns();
+	__atomic_add_fetch(&dead_count, 1, __ATOMIC_RELEASE);
 }
 
 void ng_comm_forget(ncclComm_t h)
@@ -112,23 +159,71 @@ void ng_comm_forget(ncclComm_t h)
 	struct ng_comm *c = ng_comm_find(h);
 
 	if (c)
-		__atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
+		mark_dead(c, NULL);
 }
 
 void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg)
 {
+	struct ng_comm **t = __atomic_load_n(&slots, __ATOMIC_ACQUIRE);
+
 	for (size_t i = 0; i < NG_COMM_SLOTS; i++) {
-		struct ng_comm *c = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+		struct ng_comm *c = __atomic_load_n(&t[i], __ATOMIC_ACQUIRE);
 
 		if (c && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
 			fn(c, arg);
 	}
 }
 
-static void mark_dead(struct ng_comm *c, void *arg)
+/* Nothing refers to it any more but stale pointers that check its handle:
+ * dead long enough for a call on it to have returned, no timing flight,
+ * probe or deferred call of its own outstanding. */
+static int reusable(const struct ng_comm *c, uint64_t now)
 {
-	(void)arg;
-	__atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
+	return __atomic_load_n(&c->dead, __ATOMIC_ACQUIRE) && c->dead_ns &&
+	       now >= c->dead_ns + NG_COMM_GRACE_NS &&
+	       !__atomic_load_n(&c->flights_out, __ATOMIC_ACQUIRE) &&
+	       !c->probe_out && !c->ndeferred;
+}
+
+int ng_comm_recycle(uint64_t now)
+{
+	struct ng_comm **old, **t;
+	int n = 0;
+
+	if (!__atomic_load_n(&dead_count, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&comm_lock);
+	old = slots;
+	t = tables[old == tables[0]];
+	/* The other table may still be read by a lookup that began before
+	 * the last switch. */
+	if (switched_ns && now < switched_ns + NG_COMM_GRACE_NS)
+		goto out;
+	for (size_t i = 0; i < NG_COMM_SLOTS; i++)
+		if (old[i] && reusable(old[i], now))
+			n++;
+	if (!n)
+		goto out;
+	memset(t, 0, sizeof(tables[0]));
+	for (size_t i = 0; i < NG_COMM_SLOTS; i++) {
+		struct ng_comm *c = old[i];
+
+		if (!c)
+			continue;
+		if (reusable(c, now)) {
+			c->next_free = free_list;
+			free_list = c;
+			comm_count--;
+			__atomic_sub_fetch(&dead_count, 1, __ATOMIC_RELEASE);
+		} else {
+			insert(t, c);
+		}
+	}
+	__atomic_store_n(&slots, t, __ATOMIC_RELEASE);
+	switched_ns = now;
+out:
+	pthread_mutex_unlock(&comm_lock);
+	return n;
 }
 
 /* The parent's communicators are not the child's to watch: their calls

@@ -191,7 +191,9 @@ void ng_ev_put(struct ng_ev *e)
 
 static void flight_fill(struct ng_flight *f, const struct ng_call *call)
 {
+	/* Its record is not reused while the flight is out (comm.c). */
 	f->comm = call->comm;
+	__atomic_add_fetch(&f->comm->flights_out, 1, __ATOMIC_RELAXED);
 	f->seq = call->seq;
 	f->p2p_seq = call->p2p_seq;
 	f->fn = call->fn;
@@ -219,6 +221,9 @@ void ng_flight_put(struct ng_flight *f)
 	ng_ev_put(f->start);
 	ng_ev_put(f->end);
 	f->start = f->end = NULL;
+	if (f->comm)
+		__atomic_sub_fetch(&f->comm->flights_out, 1, __ATOMIC_RELEASE);
+	f->comm = NULL;
 	ng_ring_push(&flight_free, f);
 }
 
@@ -288,28 +293,37 @@ void ng_timing_after(struct ng_call *call, ncclResult_t r)
 		ng_timing_close(f);
 }
 
-/* A marker after everything the program has put on the comm's last
- * stream: when it completes, every call up to `index` has. */
+/* A marker after everything the program has put on the stream of the
+ * comm's call `index` (its latest): when it completes, every call up to
+ * `index` has. */
 int ng_timing_probe(struct ng_comm *c, uint64_t index)
 {
+	struct ng_recent *r = &c->recent[index & (NG_RECENT - 1)];
+	cudaStream_t stream;
 	struct ng_flight *f;
 
-	if (!c->pool)
+	/* The stream read between two reads of the index is that call's. */
+	if (!c->pool || __atomic_load_n(&r->index, __ATOMIC_ACQUIRE) != index)
+		return -1;
+	stream = r->stream;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&r->index, __ATOMIC_RELAXED) != index)
 		return -1;
 	f = ng_ring_pop(&flight_free);
 	if (!f)
 		return -1;
 	memset(f, 0, sizeof(*f));
-	f->comm = c;
-	f->stream = c->last_stream;
+	f->stream = stream;
 	f->index = index;
 	f->probe = 1;
 	f->enter_ns = ng_now_ns();
-	f->end = ev_get(c->pool, c->last_stream, 0);
+	f->end = ev_get(c->pool, stream, 0);
 	if (!f->end) {
 		ng_ring_push(&flight_free, f);
 		return -1;
 	}
+	f->comm = c;
+	__atomic_add_fetch(&c->flights_out, 1, __ATOMIC_RELAXED);
 	if (ng_ring_push(&ng_flight_queue, f)) {
 		ng_flight_put(f);
 		return -1;

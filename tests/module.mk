@@ -22,3 +22,8 @@ $(BUILD)/tests/shim/forker: tests/shim/forker.c $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
 TEST_BINS += $(BUILD)/tests/shim/forker
+
+$(BUILD)/tests/shim/churn: tests/shim/churn.c $(SIM_LIBS_DEP)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
+TEST_BINS += $(BUILD)/tests/shim/churn

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "recbuf.h"
+#include "coll_fast.h"
 
 /* ---- rank discovery -------------------------------------------------- */
 
@@ -194,6 +194,79 @@ static void test_comm_registry(void **state)
 	assert_ptr_equal(ng_comm_find(h1), c);
 	assert_int_equal(ng_comm_find(h1)->hash, 33);
 	assert_int_equal(a->hash, 11);
+}
+
+/*
+ * A program that creates and destroys communicators all along (a new
+ * group per step) must stay watched: records of comms destroyed long
+ * enough ago are reused, and a thread's cached record is not taken for
+ * another comm that NCCL put at the same address.
+ */
+#define H(i) ((ncclComm_t)(uintptr_t)(0x100000 + (uintptr_t)(i) * 0x40))
+
+static void test_comm_reuse(void **state)
+{
+	uint64_t t;
+	struct ng_comm *a, *b, *c, *x;
+	int mine = 0, more, reused;
+
+	(void)state;
+	/* Fill the registry, then destroy every comm of ours. */
+	while ((x = ng_comm_add(H(mine), 1000 + mine, 0, 2, 0, 0, 1)))
+		mine++;
+	assert_true(mine > 3000);
+	assert_null(ng_comm_add(H(mine), 1, 0, 2, 0, 0, 1));	/* full: untracked */
+	for (int i = 0; i < mine; i++)
+		ng_comm_forget(H(i));
+	/* Not before the grace period: a call on one may still be running. */
+	t = ng_now_ns();
+	assert_int_equal(ng_comm_recycle(t), 0);
+	assert_null(ng_comm_add(H(mine), 1, 0, 2, 0, 0, 1));
+	t += NG_COMM_GRACE_NS + 1;
+	reused = ng_comm_recycle(t);	/* ours and earlier tests' dead ones */
+	assert_true(reused >= mine);
+	/* Tracked again, with fresh state and indexes that go on. */
+	a = ng_comm_add(H(0), 7, 0, 4, 1, 0, 1);
+	assert_non_null(a);
+	assert_ptr_equal(ng_comm_find(H(0)), a);
+	assert_int_equal(a->seq, 0);
+	assert_int_equal(a->ncalls, 0);
+	assert_int_equal(a->nranks, 4);
+	assert_int_equal(a->dead, 0);
+	assert_true(a->index >= mine);
+	for (more = 1; (x = ng_comm_add(H(mine + more), 1, 0, 2, 0, 0, 1)); more++)
+		;
+	assert_int_equal(more, reused);	/* every reused record came back */
+	for (int i = 1; i < more; i++)
+		ng_comm_forget(H(mine + i));
+
+	/* A thread caches a's record under H(0).  H(0) is destroyed, its
+	 * record reused for a comm at H(1), and NCCL puts the next comm at
+	 * H(0) again: the thread's next call on H(0) is that comm's. */
+	assert_ptr_equal(comm_of(H(0)), a);
+	a->seq = 5;
+	a->recent[3].index = 9;
+	__atomic_add_fetch(&a->flights_out, 1, __ATOMIC_RELAXED);
+	ng_comm_forget(H(0));
+	t += NG_COMM_GRACE_NS + 1;
+	assert_int_equal(ng_comm_recycle(t), more - 1);	/* not a: its flight is out */
+	__atomic_sub_fetch(&a->flights_out, 1, __ATOMIC_RELAXED);
+	assert_int_equal(ng_comm_recycle(t + 1), 0);	/* the last table is still read */
+	t += NG_COMM_GRACE_NS + 1;
+	assert_int_equal(ng_comm_recycle(t), 1);
+	/* Records are reused last in, first out: a's is the next one given. */
+	b = ng_comm_add(H(1), 8, 0, 2, 0, 0, 1);
+	assert_ptr_equal(b, a);
+	assert_int_equal(b->seq, 0);
+	assert_int_equal(b->recent[3].index, 0);
+	c = ng_comm_add(H(0), 9, 0, 2, 0, 0, 1);
+	assert_non_null(c);
+	assert_ptr_not_equal(c, b);
+	assert_ptr_equal(comm_of(H(0)), c);
+	assert_ptr_equal(comm_of(H(1)), b);
+	ng_comm_forget(H(0));
+	ng_comm_forget(H(1));
+	assert_null(comm_of(H(0)));
 }
 
 /* ---- ring ------------------------------------------------------------ */
@@ -836,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_hash_split),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_comm_registry),
+		cmocka_unit_test(test_comm_reuse),
 		cmocka_unit_test(test_ring_basic),
 		cmocka_unit_test(test_ring_threads),
 		cmocka_unit_test(test_recbuf_threads),

@@ -1,0 +1,61 @@
+/*
+ * A program that makes and drops communicators all along, as a job that
+ * builds a new group per step does:
+ *
+ *   churn N SLEEP_S
+ *
+ * N one-rank communicators in turn (init, one all-reduce, destroy), then
+ * SLEEP_S seconds with none, then one more whose all-reduce takes 3 s on
+ * the device (the CPU backend's NCCLSIM_LATENCY_US), waited for.  Under
+ * the shim with a 1 s timeout that last call must be reported.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+static int one(int k, int wait_s)
+{
+	ncclUniqueId id;
+	ncclComm_t comm;
+	cudaStream_t s;
+	float *buf;
+	int rc = 1;
+
+	if (ncclGetUniqueId(&id) || ncclCommInitRank(&comm, 1, id, 0)) {
+		fprintf(stderr, "churn: comm %d: init failed\n", k);
+		return 1;
+	}
+	if (cudaStreamCreate(&s) || cudaMalloc((void **)&buf, 64 * sizeof(float)))
+		goto out_comm;
+	if (ncclAllReduce(buf, buf, 64, ncclFloat, ncclSum, comm, s) ||
+	    cudaStreamSynchronize(s)) {
+		fprintf(stderr, "churn: comm %d: all-reduce failed\n", k);
+		goto out_buf;
+	}
+	if (wait_s)
+		printf("churn: comm %d waited for\n", k);
+	rc = 0;
+out_buf:
+	cudaFree(buf);
+	cudaStreamDestroy(s);
+out_comm:
+	if (ncclCommDestroy(comm))
+		rc = 1;
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 3100, idle = argc > 2 ? atoi(argv[2]) : 6;
+
+	for (int k = 0; k < n; k++)
+		if (one(k, 0))
+			return 1;
+	printf("churn: %d communicators made and destroyed\n", n);
+	fflush(stdout);
+	sleep((unsigned)idle);
+	setenv("NCCLSIM_LATENCY_US", "3000000", 1);
+	return one(n, 1);
+}
