@@ -27,6 +27,7 @@ static pthread_mutex_t comm_lock = PTHREAD_MUTEX_INITIALIZER;
 static int comm_count;		/* records in the table, live or dead */
 static int comm_created;	/* ever: the next comm's index */
 static int dead_count;		/* dead records in the table */
+static uint64_t first_dead_ns;	/* the earliest death among them, 0: none known */
 static struct ng_comm *free_list;
 
 /* FNV-1a then a 64-bit finaliser: stable across hosts and builds. */
@@ -147,10 +148,17 @@ struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
 
 static void mark_dead(struct ng_comm *c, void *arg)
 {
+	uint64_t t = ng_now_ns(), first;
+
 	(void)arg;
 	if (__atomic_exchange_n(&c->dead, 1, __ATOMIC_ACQ_REL))
 		return;
-	c->dead_ns = ng_now_ns();
+	c->dead_ns = t;
+	first = __atomic_load_n(&first_dead_ns, __ATOMIC_RELAXED);
+	while ((!first || t < first) &&
+	       !__atomic_compare_exchange_n(&first_dead_ns, &first, t, 1,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	__atomic_add_fetch(&dead_count, 1, __ATOMIC_RELEASE);
 }
 
@@ -187,10 +195,13 @@ static int reusable(const struct ng_comm *c, uint64_t now)
 
 int ng_comm_recycle(uint64_t now)
 {
+	uint64_t first = __atomic_load_n(&first_dead_ns, __ATOMIC_RELAXED), left = 0;
 	struct ng_comm **old, **t;
 	int n = 0;
 
-	if (!__atomic_load_n(&dead_count, __ATOMIC_ACQUIRE))
+	/* Every tick of the watchdog: nothing to do until a death is old. */
+	if (!__atomic_load_n(&dead_count, __ATOMIC_ACQUIRE) ||
+	    (first && now < first + NG_COMM_GRACE_NS))
 		return 0;
 	pthread_mutex_lock(&comm_lock);
 	old = slots;
@@ -198,11 +209,6 @@ int ng_comm_recycle(uint64_t now)
 	/* The other table may still be read by a lookup that began before
 	 * the last switch. */
 	if (switched_ns && now < switched_ns + NG_COMM_GRACE_NS)
-		goto out;
-	for (size_t i = 0; i < NG_COMM_SLOTS; i++)
-		if (old[i] && reusable(old[i], now))
-			n++;
-	if (!n)
 		goto out;
 	memset(t, 0, sizeof(tables[0]));
 	for (size_t i = 0; i < NG_COMM_SLOTS; i++) {
@@ -213,14 +219,22 @@ int ng_comm_recycle(uint64_t now)
 		if (reusable(c, now)) {
 			c->next_free = free_list;
 			free_list = c;
-			comm_count--;
-			__atomic_sub_fetch(&dead_count, 1, __ATOMIC_RELEASE);
-		} else {
-			insert(t, c);
+			n++;
+			continue;
 		}
+		insert(t, c);
+		if (c->dead && c->dead_ns && (!left || c->dead_ns < left))
+			left = c->dead_ns;
 	}
-	__atomic_store_n(&slots, t, __ATOMIC_RELEASE);
-	switched_ns = now;
+	/* A death marked meanwhile is later than `now`: at worst it is looked
+	 * at a tick late, or its record reused one grace period late. */
+	__atomic_store_n(&first_dead_ns, left, __ATOMIC_RELAXED);
+	if (n) {
+		comm_count -= n;
+		__atomic_sub_fetch(&dead_count, n, __ATOMIC_RELEASE);
+		__atomic_store_n(&slots, t, __ATOMIC_RELEASE);
+		switched_ns = now;
+	}
 out:
 	pthread_mutex_unlock(&comm_lock);
 	return n;
@@ -230,5 +244,7 @@ out:
  * were the parent's and their streams and events are gone with fork. */
 void ng_comm_reset_after_fork(void)
 {
+	/* The parent's watchdog may have held it, reusing records. */
+	pthread_mutex_init(&comm_lock, NULL);
 	ng_comm_foreach(mark_dead, NULL);
 }
