@@ -74,22 +74,22 @@ static inline uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_
 	r->stream = stream;
 	r->site = site;
 	__atomic_store_n(&r->index, i, __ATOMIC_RELEASE);
+	c->last_stream = stream;
 	ng_prefetch_w(&c->recent[(i + 1) & (NG_RECENT - 1)]);
 	return i;
 }
 
 /* A thread calls on one communicator after another: the last one found
- * saves the registry's line.  Records are never freed, so the cached
- * pointer is safe to read; its handle says whether it is still this
- * comm's (a record is reused for a later comm, perhaps one that NCCL gave
- * the same address). */
+ * saves the registry's line.  Records are never freed, and a destroyed
+ * one is marked dead, so the cached pointer is safe to check. */
 static inline struct ng_comm *comm_of(ncclComm_t h)
 {
 	struct ng_comm *c = ng_tls.last_comm;
 
-	if (c && c->handle == h && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
+	if (c && h == ng_tls.last_handle && !__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
 		return c;
 	c = ng_comm_find(h);
+	ng_tls.last_handle = h;
 	ng_tls.last_comm = c;
 	return c;
 }

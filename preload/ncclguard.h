@@ -181,7 +181,8 @@ struct ng_recbuf;
 struct ng_tls {
 	int in_shim;			/* re-entrancy guard */
 	int group_depth;		/* ncclGroupStart nesting */
-	struct ng_comm *last_comm;	/* coll.c: the last comm found */
+	ncclComm_t last_handle;		/* coll.c: the last comm found */
+	struct ng_comm *last_comm;
 	struct ng_hostcall *slot;	/* coll.c: this thread's host call */
 	struct ng_recbuf *recbuf;	/* recbuf.c: this thread's ring */
 	int slot_none, recbuf_none;	/* none left for this thread */
@@ -290,15 +291,16 @@ struct ng_comm {
 	uint64_t seq, p2p_seq;		/* last issued (one writer: NCCL's rule) */
 	uint64_t ncalls;		/* calls issued (app thread) */
 	struct ng_pool *pool;		/* timing events of cuda_dev, NULL: untimed */
-	/* A thread's cached record is its comm while this matches: a record is
-	 * reused for a later comm once its own is long destroyed (comm.c). */
-	ncclComm_t handle;
+	cudaStream_t last_stream;
 	uint64_t sample_cls_tat;	/* sample_tat[sample_cls], kept here */
 	int nranks;
 	uint8_t dead;			/* destroyed or aborted */
 	uint8_t sample_cls;		/* the size class of the last call */
 	/* Timed calls only. */
 	uint64_t last_timed_call __attribute__((aligned(64)));
+	/* A record is reused only by a later comm at the same address (comm.c),
+	 * so a thread's cached (handle, record) pair stays right. */
+	ncclComm_t handle;
 	int flights_out;		/* flights of this comm not yet put back */
 	uint64_t parent_hash;
 	int rank, cuda_dev;
@@ -325,7 +327,6 @@ struct ng_comm {
 	int ndeferred;
 	struct ng_flight *deferred[NG_DEFERRED_MAX];	/* nonblocking, InProgress */
 	uint64_t dead_ns;		/* when it was marked dead */
-	struct ng_comm *next_free;	/* comm.c's list of records to reuse */
 };
 uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t ng_hash_unique_id(const ncclUniqueId *id);
@@ -337,10 +338,9 @@ struct ng_comm *ng_comm_find(ncclComm_t h);
 void ng_comm_forget(ncclComm_t h);
 /* Visit every known live communicator (watchdog, dumps). */
 void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg);
-/* The watchdog, each tick: records dead for NG_COMM_GRACE_NS, with no
- * flight out, become free for new comms.  Returns how many. */
+/* A destroyed comm's record is reused by a later comm at the same address
+ * once it has been dead this long, with no timing flight out. */
 #define NG_COMM_GRACE_NS 5000000000ull
-int ng_comm_recycle(uint64_t now);
 void ng_comm_reset_after_fork(void);	/* every inherited comm is dead */
 
 /* ---- coll.c: the life of one collective or p2p call ------------------- */

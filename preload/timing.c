@@ -293,21 +293,14 @@ void ng_timing_after(struct ng_call *call, ncclResult_t r)
 		ng_timing_close(f);
 }
 
-/* A marker after everything the program has put on the stream of the
- * comm's call `index` (its latest): when it completes, every call up to
- * `index` has. */
+/* A marker after everything the program has put on the comm's last
+ * stream: when it completes, every call up to `index` has. */
 int ng_timing_probe(struct ng_comm *c, uint64_t index)
 {
-	struct ng_recent *r = &c->recent[index & (NG_RECENT - 1)];
-	cudaStream_t stream;
+	cudaStream_t stream = c->last_stream;
 	struct ng_flight *f;
 
-	/* The stream read between two reads of the index is that call's. */
-	if (!c->pool || __atomic_load_n(&r->index, __ATOMIC_ACQUIRE) != index)
-		return -1;
-	stream = r->stream;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&r->index, __ATOMIC_RELAXED) != index)
+	if (!c->pool)
 		return -1;
 	f = ng_ring_pop(&flight_free);
 	if (!f)

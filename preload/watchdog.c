@@ -644,7 +644,6 @@ static void *watchdog_main(void *arg)
 		}
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
-		ng_comm_recycle(now);
 		ng_clock_tick();
 		time_ms = publish_time();	/* last: the tick's work may be long */
 		pthread_mutex_unlock(&tick_lock);

@@ -7,7 +7,10 @@
  * N one-rank communicators in turn (init, one all-reduce, destroy), then
  * SLEEP_S seconds with none, then one more whose all-reduce takes 3 s on
  * the device (the CPU backend's NCCLSIM_LATENCY_US), waited for.  Under
- * the shim with a 1 s timeout that last call must be reported.
+ * the shim with a 1 s timeout that last call must be reported.  Nothing
+ * is allocated between the last destroy and the last init (stdout's
+ * buffer and the variable are made before), so that the last comm takes
+ * the memory of the one before, as NCCL's comms do in such a loop.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +18,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-static int one(int k, int wait_s)
+static int one(int k, int wait_s, int last)
 {
 	ncclUniqueId id;
 	ncclComm_t comm;
@@ -36,6 +39,9 @@ static int one(int k, int wait_s)
 	}
 	if (wait_s)
 		printf("churn: comm %d waited for\n", k);
+	/* The next comm's all-reduce takes 3 s. */
+	if (last && setenv("NCCLSIM_LATENCY_US", "3000000", 1))
+		goto out_buf;
 	rc = 0;
 out_buf:
 	cudaFree(buf);
@@ -50,12 +56,11 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3100, idle = argc > 2 ? atoi(argv[2]) : 6;
 
-	for (int k = 0; k < n; k++)
-		if (one(k, 0))
-			return 1;
-	printf("churn: %d communicators made and destroyed\n", n);
+	printf("churn: %d communicators, then one after %d s\n", n, idle);
 	fflush(stdout);
+	for (int k = 0; k < n; k++)
+		if (one(k, 0, k == n - 1))
+			return 1;
 	sleep((unsigned)idle);
-	setenv("NCCLSIM_LATENCY_US", "3000000", 1);
-	return one(n, 1);
+	return one(n, 1, 0);
 }

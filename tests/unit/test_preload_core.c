@@ -198,75 +198,70 @@ static void test_comm_registry(void **state)
 
 /*
  * A program that creates and destroys communicators all along (a new
- * group per step) must stay watched: records of comms destroyed long
- * enough ago are reused, and a thread's cached record is not taken for
- * another comm that NCCL put at the same address.
+ * group per step) must stay watched.  NCCL's allocator gives a destroyed
+ * comm's memory to the next: a record dead for the grace period, with no
+ * timing flight out, is reused by a later comm at the same address, and
+ * only then (a thread's cached (handle, record) pair must stay right).
  */
 #define H(i) ((ncclComm_t)(uintptr_t)(0x100000 + (uintptr_t)(i) * 0x40))
 
+static void age(struct ng_comm *c)	/* as if it died a grace period ago */
+{
+	c->dead_ns -= NG_COMM_GRACE_NS + 1;
+}
+
 static void test_comm_reuse(void **state)
 {
-	uint64_t t;
-	struct ng_comm *a, *b, *c, *x;
-	int mine = 0, more, reused;
+	static struct ng_comm *mine[4096];	/* more than the registry holds */
+	struct ng_comm *a, *b, *c;
+	int n = 0;
 
 	(void)state;
 	/* Fill the registry, then destroy every comm of ours. */
-	while ((x = ng_comm_add(H(mine), 1000 + mine, 0, 2, 0, 0, 1)))
-		mine++;
-	assert_true(mine > 3000);
-	assert_null(ng_comm_add(H(mine), 1, 0, 2, 0, 0, 1));	/* full: untracked */
-	for (int i = 0; i < mine; i++)
+	while ((mine[n] = ng_comm_add(H(n), 1000 + n, 0, 2, 0, 0, 1)))
+		n++;
+	assert_true(n > 3000);
+	for (int i = 0; i < n; i++)
 		ng_comm_forget(H(i));
 	/* Not before the grace period: a call on one may still be running. */
-	t = ng_now_ns();
-	assert_int_equal(ng_comm_recycle(t), 0);
-	assert_null(ng_comm_add(H(mine), 1, 0, 2, 0, 0, 1));
-	t += NG_COMM_GRACE_NS + 1;
-	reused = ng_comm_recycle(t);	/* ours and earlier tests' dead ones */
-	assert_true(reused >= mine);
-	/* Tracked again, with fresh state and indexes that go on. */
+	assert_null(ng_comm_add(H(0), 1, 0, 2, 0, 0, 1));
+	/* Nor for a comm at another address. */
+	for (int i = 0; i < n; i++)
+		age(mine[i]);
+	assert_null(ng_comm_add(H(n), 1, 0, 2, 0, 0, 1));
+	/* At the same address: the record, with fresh state and the next
+	 * index; a thread that cached it under that handle gets it right. */
+	mine[0]->seq = 5;
+	mine[0]->recent[3].index = 9;
 	a = ng_comm_add(H(0), 7, 0, 4, 1, 0, 1);
-	assert_non_null(a);
-	assert_ptr_equal(ng_comm_find(H(0)), a);
+	assert_ptr_equal(a, mine[0]);
+	assert_int_equal(a->hash, 7);
 	assert_int_equal(a->seq, 0);
-	assert_int_equal(a->ncalls, 0);
+	assert_int_equal(a->recent[3].index, 0);
 	assert_int_equal(a->nranks, 4);
 	assert_int_equal(a->dead, 0);
-	assert_true(a->index >= mine);
-	for (more = 1; (x = ng_comm_add(H(mine + more), 1, 0, 2, 0, 0, 1)); more++)
-		;
-	assert_int_equal(more, reused);	/* every reused record came back */
-	for (int i = 1; i < more; i++)
-		ng_comm_forget(H(mine + i));
-
-	/* A thread caches a's record under H(0).  H(0) is destroyed, its
-	 * record reused for a comm at H(1), and NCCL puts the next comm at
-	 * H(0) again: the thread's next call on H(0) is that comm's. */
+	assert_ptr_equal(a->handle, H(0));
+	assert_true(a->index >= n);
+	assert_ptr_equal(ng_comm_find(H(0)), a);
 	assert_ptr_equal(comm_of(H(0)), a);
-	a->seq = 5;
-	a->recent[3].index = 9;
+	/* Every other address comes back the same way. */
+	for (int i = 1; i < n; i++)
+		assert_ptr_equal(ng_comm_add(H(i), 1, 0, 2, 0, 0, 1), mine[i]);
+	/* A flight of its own still out: a new record, the old one waits. */
 	__atomic_add_fetch(&a->flights_out, 1, __ATOMIC_RELAXED);
 	ng_comm_forget(H(0));
-	t += NG_COMM_GRACE_NS + 1;
-	assert_int_equal(ng_comm_recycle(t), more - 1);	/* not a: its flight is out */
-	__atomic_sub_fetch(&a->flights_out, 1, __ATOMIC_RELAXED);
-	assert_int_equal(ng_comm_recycle(t + 1), 0);	/* the last table is still read */
-	t += NG_COMM_GRACE_NS + 1;
-	assert_int_equal(ng_comm_recycle(t), 1);
-	/* Records are reused last in, first out: a's is the next one given. */
-	b = ng_comm_add(H(1), 8, 0, 2, 0, 0, 1);
-	assert_ptr_equal(b, a);
-	assert_int_equal(b->seq, 0);
-	assert_int_equal(b->recent[3].index, 0);
-	c = ng_comm_add(H(0), 9, 0, 2, 0, 0, 1);
-	assert_non_null(c);
-	assert_ptr_not_equal(c, b);
-	assert_ptr_equal(comm_of(H(0)), c);
-	assert_ptr_equal(comm_of(H(1)), b);
-	ng_comm_forget(H(0));
+	age(a);
 	ng_comm_forget(H(1));
-	assert_null(comm_of(H(0)));
+	age(mine[1]);
+	b = ng_comm_add(H(1), 8, 0, 2, 0, 0, 1);
+	assert_ptr_equal(b, mine[1]);
+	assert_null(ng_comm_add(H(0), 9, 0, 2, 0, 0, 1));	/* full, and a is busy */
+	__atomic_sub_fetch(&a->flights_out, 1, __ATOMIC_RELAXED);
+	c = ng_comm_add(H(0), 9, 0, 2, 0, 0, 1);
+	assert_ptr_equal(c, a);
+	assert_ptr_equal(comm_of(H(0)), a);
+	for (int i = 0; i < n; i++)
+		ng_comm_forget(H(i));
 }
 
 /* ---- ring ------------------------------------------------------------ */
@@ -909,7 +904,6 @@ int main(void)
 		cmocka_unit_test(test_hash_split),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_comm_registry),
-		cmocka_unit_test(test_comm_reuse),
 		cmocka_unit_test(test_ring_basic),
 		cmocka_unit_test(test_ring_threads),
 		cmocka_unit_test(test_recbuf_threads),
@@ -923,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_inject_valid),
 		cmocka_unit_test(test_inject_invalid),
 		cmocka_unit_test(test_coarse_time),
+		cmocka_unit_test(test_comm_reuse),	/* last: it fills the registry */
 	};
 
 	return cmocka_run_group_tests_name("preload_core", tests, NULL, NULL);
