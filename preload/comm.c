@@ -65,6 +65,8 @@ static size_t slot_of(ncclComm_t h)
 
 _Static_assert(__builtin_offsetof(struct ng_comm, sample_cls) < 64,
 	       "what every call reads of a comm fits one line");
+_Static_assert(offsetof(struct ng_comm, dead) < offsetof(struct ng_comm, handle),
+	       "a reused record is cleared around dead, then around handle");
 
 struct ng_comm *ng_comm_find(ncclComm_t h)
 {
