@@ -3,7 +3,7 @@
  * pointers); inserts happen on init only, under a mutex.  Records are
  * never freed: a destroyed comm is marked dead, so a watchdog or late
  * reader holding the pointer stays safe.  A dead record is reused by a
- * later comm at the same address (NCCL's allocator hands a destroyed
+ * later comm at the same address (where the allocator hands a destroyed
  * comm's memory to the next one) once it has been dead NG_COMM_GRACE_NS
  * with no timing flight out: a job that makes a group per step stays
  * watched, where its 3073rd comm went untracked.  Only at the same

@@ -9,8 +9,8 @@
  * the device (the CPU backend's NCCLSIM_LATENCY_US), waited for.  Under
  * the shim with a 1 s timeout that last call must be reported.  Nothing
  * is allocated between the last destroy and the last init (stdout's
- * buffer and the variable are made before), so that the last comm takes
- * the memory of the one before, as NCCL's comms do in such a loop.
+ * buffer and the variable are made before), so that the last comm gets
+ * the memory, and the address, of the one before it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-static int one(int k, int wait_s, int last)
+static int one(int k, int late, int slow_next)
 {
 	ncclUniqueId id;
 	ncclComm_t comm;
@@ -37,10 +37,10 @@ static int one(int k, int wait_s, int last)
 		fprintf(stderr, "churn: comm %d: all-reduce failed\n", k);
 		goto out_buf;
 	}
-	if (wait_s)
+	if (late)
 		printf("churn: comm %d waited for\n", k);
 	/* The next comm's all-reduce takes 3 s. */
-	if (last && setenv("NCCLSIM_LATENCY_US", "3000000", 1))
+	if (slow_next && setenv("NCCLSIM_LATENCY_US", "3000000", 1))
 		goto out_buf;
 	rc = 0;
 out_buf:

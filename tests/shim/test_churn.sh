@@ -1,13 +1,13 @@
 # A job that makes and drops communicators all along (a new group per
 # step) stays watched: after 3100 comm lifetimes, more than the registry
-# holds, a later comm at the same address (the CPU backend, like NCCL's
-# allocator, gives a destroyed comm's memory to the next) reuses the record
-# of one destroyed more than 5 s before, and its stuck all-reduce is
-# reported.  Without the reuse the late comm went untracked, its hang unseen.
+# holds, a later comm at the same address (glibc gives a destroyed comm's
+# memory to the next) reuses the record of one destroyed more than 5 s
+# before, and its stuck all-reduce is reported.  Without the reuse the late
+# comm went untracked, its hang unseen.
 . "$NG_ROOT/tests/lib.sh"
 export LD_LIBRARY_PATH="$NG_SIM"
-# ASan's quarantine keeps freed memory from the next allocation, the very
-# thing a comm at a new address is (untracked past 3,072; README).
+# ASan's quarantine holds freed memory back: every comm would land at a new
+# address, and those are untracked past 3,072 (README).
 case "${NCCLGUARD_TEST_SANITIZE:-}" in
 *address*) export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0" ;;
 esac
