@@ -257,20 +257,21 @@ paired() {
 		printf "%-16s %10s %21s %10s %17s\n" variant "median $UNIT" "min..max" "vs plain" "ratio IQR"
 	fi
 	for v in $VARIANTS; do
-		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.${v//\//_}"
-		m=$(median <"$W/t.${v//\//_}")
+		f=${v//\//_}	# a file name (rec@DIR/...)
+		awk -v v="$v" '$2 == v && $3 != "nan" {print $3}' "$W/raw" >"$W/t.$f"
+		m=$(median <"$W/t.$f")
 		if [ "$UNIT" = % ]; then	# already a ratio, paired within the process
-			printf "%-16s %10s %21s\n" "$v" "${m:-nan}" "$(sort -g "$W/t.${v//\//_}" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')"
+			printf "%-16s %10s %21s\n" "$v" "${m:-nan}" "$(sort -g "$W/t.$f" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')"
 			continue
 		fi
 		# per-round ratio to the plain run of the same round
 		awk -v v="$v" '$3 != "nan" {t[$1 " " $2] = $3; r[$1] = 1}
 			END {for (k in r) if ((k " plain") in t && (k " " v) in t) print t[k " " v] / t[k " plain"]}' \
-			"$W/raw" | sort -g >"$W/r.${v//\//_}"
-		rm_=$(median <"$W/r.${v//\//_}")
-		q=$(awk '{a[NR]=$1} END {if (NR) printf "%+.1f%%..%+.1f%%", (a[int((NR+3)/4)]-1)*100, (a[int((3*NR+3)/4)]-1)*100}' "$W/r.${v//\//_}")
+			"$W/raw" | sort -g >"$W/r.$f"
+		rm_=$(median <"$W/r.$f")
+		q=$(awk '{a[NR]=$1} END {if (NR) printf "%+.1f%%..%+.1f%%", (a[int((NR+3)/4)]-1)*100, (a[int((3*NR+3)/4)]-1)*100}' "$W/r.$f")
 		printf "%-16s %10s %21s %10s %17s\n" "$v" "${m:-nan}" \
-			"$(sort -g "$W/t.${v//\//_}" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')" \
+			"$(sort -g "$W/t.$f" | sed -n '1p;$p' | paste -sd' ' | sed 's/ /../')" \
 			"$(awk -v x="${rm_:-1}" 'BEGIN {printf "%+.2f%%", (x - 1) * 100}')" "$q"
 	done
 	# Two variants of the same round compared (both already paired against
@@ -288,8 +289,9 @@ paired() {
 		echo "# all pairs pooled: median and its 95% interval (order statistics, as if the pairs"
 		echo "# were independent: pairs of one process share its offset, so it is too narrow)"
 		for v in $VARIANTS; do
-			[ -s "$W/pairs.${v//\//_}" ] || continue
-			sort -g "$W/pairs.${v//\//_}" | awk -v v="$v" '{a[NR] = $1}
+			f=${v//\//_}
+			[ -s "$W/pairs.$f" ] || continue
+			sort -g "$W/pairs.$f" | awk -v v="$v" '{a[NR] = $1}
 				END {h = 0.98 * sqrt(NR); lo = int(NR / 2 - h); hi = int(NR / 2 + h) + 1
 				     if (lo < 1) lo = 1; if (hi > NR) hi = NR
 				     m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
