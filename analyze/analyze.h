@@ -184,7 +184,7 @@ struct ng_p2p_op {
 	uint64_t ordinal;		/* of its kind to its peer: 1, 2, ... */
 	int64_t enter_ns;
 	int32_t peer;			/* comm rank */
-	uint8_t op, send, dropped;
+	uint8_t op, send;
 };
 
 /* State of one proc on one comm. */

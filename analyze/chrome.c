@@ -26,7 +26,6 @@ static int chrome_pid(struct ng_an *an, struct ng_proc *p)
 {
 	FILE *f = an->opts.chrome;
 	char name[512];
-
 	int pid, taken;
 
 	if (p->chrome_pid >= 0)

@@ -433,8 +433,6 @@ static void mark_done(struct ng_entry *e, struct ng_slot *s)
 	}
 }
 
-/* Every seq up to `upto` is done on this rank. */
-
 static int is_p2p_op(const char *op)
 {
 	return op && (!strcmp(op, "send") || !strcmp(op, "recv"));
@@ -461,6 +459,7 @@ static void p2p_settle(struct ng_pc *pc)
 	}
 }
 
+/* Every seq up to `upto` is done on this rank. */
 static void mark_upto(struct ng_an *an, struct ng_pc *pc, uint64_t upto)
 {
 	struct ng_comm *c = pc->comm;
@@ -1203,9 +1202,7 @@ static void init_missing(struct ng_an *an, struct ng_comm *c, struct ng_hang *h)
 	seen = xcalloc((size_t)c->nranks, 1);
 	for (i = 0; i < c->nmembers; i++) {
 		struct ng_proc *p = &an->procs[c->members[i]];
-		uint64_t key = ((uint64_t)c->members[i] << 32) ^
-			(uint64_t)ng_map_get(&an->comm_map, c->hash);
-		struct ng_pc *pc = &an->pcs[ng_map_get(&an->pc_map, key)];
+		struct ng_pc *pc = &an->pcs[c->member_pc[i]];
 
 		if (pc->comm_rank >= 0 && pc->comm_rank < c->nranks)
 			seen[pc->comm_rank] = 1;
