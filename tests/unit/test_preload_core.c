@@ -333,7 +333,7 @@ static pthread_barrier_t rec_all_started;	/* all rings exist at once */
 
 static void rec_emit(const struct ng_enq_rec *f)
 {
-	uint64_t t = f->comm_hash - 1;
+	uint64_t t = f->comm ? f->comm->hash - 1 : REC_THREADS;
 
 	if (t >= REC_THREADS || f->seq != rec_last[t] + 1)
 		rec_bad++;	/* a record lost, doubled or out of its thread's order */
@@ -767,7 +767,7 @@ static void test_recorded_stamp(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	ng_recbuf_init(ng_trace_enqueue);
+	ng_recbuf_init(ng_coll_consume);
 	ng_recbuf_drain();
 	ng_hot.first_call_done = 1;
 	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
