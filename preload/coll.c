@@ -204,32 +204,15 @@ NG_COLD void ng_coll_timing_end(struct ng_call *call, ncclResult_t r)
 	errno = e;
 }
 
-/* No ring for this thread: its record is consumed here. */
+/* No ring for this thread: write the event here. */
 NG_COLD void ng_coll_record_inline(const struct ng_call *call)
 {
 	struct ng_enq_rec rec;
 	int e = errno;
 
 	ng_enq_fill(&rec, call);
-	ng_recbuf_consume(&rec);
+	ng_trace_enqueue(&rec);
 	errno = e;
-}
-
-/* A record off a ring, under the rings' lock: the call's entry in the
- * comm's recent[] if its caller left it to us, then its event. */
-void ng_coll_consume(const struct ng_enq_rec *r)
-{
-	uint64_t t[2] = { r->enter, r->exit }, bytes;
-	int nranks = r->comm ? r->comm->nranks : 0;
-
-	if (r->flags & NG_ENQ_TICKS)
-		ng_clock_from_ticks(t, 2);
-	bytes = r->count * ng_dtype_size(r->dtype) *
-		(ng_fn_per_rank[r->fn] && nranks > 0 ? (uint64_t)nranks : 1);
-	if ((r->flags & NG_ENQ_NOTE) && r->comm)
-		ng_comm_note(r->comm, r->index, r->fn, r->seq, bytes, t[0],
-			     (cudaStream_t)(uintptr_t)r->stream);
-	ng_trace_enqueue(r, bytes, t[0], t[1]);
 }
 
 NG_COLD void ng_coll_record_callsite(const struct ng_call *call)

@@ -79,15 +79,6 @@ static inline uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_
 	return i;
 }
 
-/* While a session records, the call's record is its entry in recent[]:
- * the consumer writes it (NG_ENQ_NOTE), off the caller's path (half a
- * point of an 8-byte all-reduce, RESULTS.md). */
-static inline uint64_t count_call(struct ng_comm *c, cudaStream_t stream)
-{
-	c->last_stream = stream;
-	return bump(&c->ncalls);
-}
-
 /* A thread calls on one communicator after another: the last one found
  * saves the registry's line.  Records are never freed, and a destroyed
  * one is marked dead, so the cached pointer is safe to check. */
@@ -153,8 +144,7 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->index = 0;
 	call->site = __builtin_expect(ng_cfg.stacks, 0) ? ng_coll_callsite(ret) : NULL;
 	if (c && !call->captured)
-		call->index = call->trace && !call->site ? count_call(c, stream) :
-			      remember(c, fn, seq, call->bytes, call->enter_ns, stream, call->site);
+		call->index = remember(c, fn, seq, call->bytes, call->enter_ns, stream, call->site);
 	host_enter(fn, c ? c->hash : 0, seq, call->enter_ns);
 	if (__builtin_expect(__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED), 0) &&
 	    ng_coll_inject(call))

@@ -136,9 +136,6 @@ struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
 	pthread_mutex_lock(&comm_lock);
 	c = find_reusable(h, now, &i);
 	if (c) {
-		/* The rings' records hold the record, not its hash: none of
-		 * the dead comm's may be left for the new one to claim. */
-		ng_recbuf_drain();
 		/* Still dead (and still h's) while it is rewritten: lookups skip
 		 * it, and a thread that cached it sees dead until it is ready. */
 		pthread_mutex_destroy(&c->lock);
@@ -173,32 +170,6 @@ struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
 	comm_count++;
 	pthread_mutex_unlock(&comm_lock);
 	return c;
-}
-
-/* One consumer at a time (the rings' lock), so a single writer of the
- * entries it notes, as the caller is of those it remembers.  Records of
- * one comm may come from several threads' rings out of call order: the
- * full index is the one nearest the last noted, and an entry already
- * holding a later call is left alone. */
-void ng_comm_note(struct ng_comm *c, uint32_t index_lo, int fn, uint64_t seq,
-		  uint64_t bytes, uint64_t enter_ns, cudaStream_t stream)
-{
-	uint64_t last = __atomic_load_n(&c->noted, __ATOMIC_RELAXED);
-	uint64_t i = last + (uint64_t)(int64_t)(int32_t)(index_lo - (uint32_t)last);
-	struct ng_recent *r = &c->recent[i & (NG_RECENT - 1)];
-
-	if (i > last)
-		__atomic_store_n(&c->noted, i, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&r->index, __ATOMIC_RELAXED) >= i)
-		return;
-	__atomic_store_n(&r->index, 0, __ATOMIC_RELAXED);
-	r->fn = fn;
-	r->seq = seq;
-	r->bytes = bytes;
-	r->enter_ns = enter_ns;
-	r->stream = stream;
-	r->site = NULL;
-	__atomic_store_n(&r->index, i, __ATOMIC_RELEASE);
 }
 
 static void mark_dead(struct ng_comm *c, void *arg)

@@ -88,7 +88,7 @@ void ng_first_call(void)
 	}
 	ng_clock_init();
 	ng_trace_load();
-	ng_recbuf_init(ng_coll_consume);
+	ng_recbuf_init(ng_trace_enqueue);
 	ng_timing_init();
 	ng_watchdog_start();
 	__atomic_store_n(&ng_hot.first_call_done, 1, __ATOMIC_RELEASE);

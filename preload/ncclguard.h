@@ -317,7 +317,6 @@ struct ng_comm {
 	uint64_t done_calls __attribute__((aligned(64)));
 	uint64_t last_done_seq;		/* last completed collective */
 	uint64_t reported_call;
-	uint64_t noted;			/* the last call noted from its record */
 	int probe_out;
 	/* Rate sampling, per power-of-two size class: a loop of small calls
 	 * does not use up the samples of the other sizes.  The last class's
@@ -337,10 +336,6 @@ struct ng_comm *ng_comm_add(ncclComm_t h, uint64_t hash, uint64_t parent,
 /* Lock-free; NULL for a communicator created before we were loaded. */
 struct ng_comm *ng_comm_find(ncclComm_t h);
 void ng_comm_forget(ncclComm_t h);
-/* A recorded call's entry in recent[], from its record (the rings'
- * consumer; index_lo: the low half of the call's index). */
-void ng_comm_note(struct ng_comm *c, uint32_t index_lo, int fn, uint64_t seq,
-		  uint64_t bytes, uint64_t enter_ns, cudaStream_t stream);
 /* Visit every known live communicator (watchdog, dumps). */
 void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg);
 /* A destroyed comm's record is reused by a later comm at the same address
@@ -374,9 +369,6 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		  ncclDataType_t dtype, int root, ncclComm_t comm,
 		  cudaStream_t stream, int per_rank, const void *ret);
 void ng_coll_end(struct ng_call *call, ncclResult_t r);
-struct ng_enq_rec;
-/* A record's consumer (the rings', recbuf.c): recent[] entry and event. */
-void ng_coll_consume(const struct ng_enq_rec *r);
 /* The real function is missing: warn once, the table's failure value. */
 void ng_missing(int fn);
 /* The thread's current host call, watched for host-side hangs. */
@@ -432,26 +424,16 @@ struct ng_flight {
 };
 /* A call's coll_enqueue record on its way to the watchdog thread, which
  * writes the event (an LTTng event costs the caller 250-600 ns on our
- * VMs): one cache line, so the caller dirties one line per call.  While a
- * session records, the record is also the comm's entry in recent[]: the
- * consumer writes that entry (NG_ENQ_NOTE), and the caller is spared a
- * second line per call. */
+ * VMs): one cache line, so the caller dirties one line per call. */
 #define NG_ENQ_CAPTURED 1
 #define NG_ENQ_P2P 2
 #define NG_ENQ_TICKS 4		/* enter and exit are TSC ticks (ng_stamp) */
-#define NG_ENQ_NOTE 8		/* recent[] lacks this call: the consumer's to write */
 struct ng_enq_rec {
-	/* The record, not its hash: the consumer writes into it.  Records
-	 * are never freed, and one is reused only after the rings were
-	 * drained (comm.c). */
-	struct ng_comm *comm;
-	uint64_t seq, count, stream, enter, exit;
-	uint32_t index;			/* the comm's call counter, low half */
-	int32_t root;
+	uint64_t comm_hash, seq, count, stream, enter, exit;
+	int32_t root, nranks;
 	uint8_t fn, dtype, group_depth, flags;
 	int32_t result;
 } __attribute__((aligned(64)));
-_Static_assert(sizeof(struct ng_enq_rec) == 64, "a record is one cache line");
 extern struct ng_ring ng_flight_queue;
 /* Record a probe after the last call of the comm (watchdog thread). */
 int ng_timing_probe(struct ng_comm *c, uint64_t index);
@@ -501,7 +483,6 @@ static inline int ng_timing_sampled(const struct ng_call *call)
 #define NG_RECBUFS_MAX 256
 void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *));
 int ng_recbuf_drain(void);
-void ng_recbuf_consume(const struct ng_enq_rec *r);	/* for a thread without a ring */
 int ng_recbuf_count(void);		/* rings made so far */
 void ng_recbuf_wait(int ms, int idle);
 void ng_recbuf_wake_if_idle(void);	/* a flight for the watchdog */
@@ -553,8 +534,7 @@ const char *ng_policy_digest(void);
 /* ---- trace.c: events (buffered until the provider is loaded) ---------- */
 void ng_trace_load(void);
 void ng_process_info_maybe(void);
-void ng_trace_enqueue(const struct ng_enq_rec *r, uint64_t bytes, uint64_t enter_ns,
-		      uint64_t exit_ns);
+void ng_trace_enqueue(const struct ng_enq_rec *r);
 void ng_trace_policy(const char *key, const char *action,
 		     const char *user_value, const char *effective_value);
 

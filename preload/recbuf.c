@@ -141,14 +141,6 @@ int ng_recbuf_drain(void)
 	return total;
 }
 
-/* A thread without a ring: its record, consumed as the rings' are. */
-void ng_recbuf_consume(const struct ng_enq_rec *r)
-{
-	pthread_mutex_lock(&drain_lock);
-	emit_fn(r);
-	pthread_mutex_unlock(&drain_lock);
-}
-
 int ng_recbuf_count(void)
 {
 	int n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE);

@@ -25,20 +25,19 @@ void ng_recbuf_make_room(struct ng_recbuf *b, uint64_t t);
 
 static inline void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
-	r->comm = call->comm;
+	r->comm_hash = call->comm ? call->comm->hash : 0;
 	r->seq = call->seq ? call->seq : call->p2p_seq;
 	r->count = call->count;
 	r->stream = (uint64_t)(uintptr_t)call->stream;
 	r->enter = call->rec_enter;
 	r->exit = call->rec_exit;
-	r->index = (uint32_t)call->index;
 	r->root = call->root;
+	r->nranks = call->nranks;
 	r->fn = (uint8_t)call->fn;
 	r->dtype = (uint8_t)call->dtype;
 	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
 	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0) |
-		   (call->ticks ? NG_ENQ_TICKS : 0) |
-		   (call->index && !call->site ? NG_ENQ_NOTE : 0);
+		   (call->ticks ? NG_ENQ_TICKS : 0);
 	r->result = call->result;
 }
 

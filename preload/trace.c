@@ -240,31 +240,39 @@ void ng_process_info_maybe(void)
 	ng_hot.tp->process_info(&ev);
 }
 
-/* The coll_enqueue event of a call, from its ring record (ng_coll_consume:
- * times already on the trace's clock). */
-void ng_trace_enqueue(const struct ng_enq_rec *r, uint64_t bytes, uint64_t enter_ns,
-		      uint64_t exit_ns)
+/* The coll_enqueue event of a call, from its ring record: written by the
+ * watchdog thread, or by the caller when its thread has no ring. */
+void ng_trace_enqueue(const struct ng_enq_rec *r)
 {
 	struct ng_ev_coll_enqueue ev;
 	int p2p = r->flags & NG_ENQ_P2P;
 
 	if (!ng_hot.tp)
 		return;
-	ev.comm_hash = r->comm ? r->comm->hash : 0;
+	ev.comm_hash = r->comm_hash;
 	ev.seq = p2p ? 0 : r->seq;
 	ev.p2p_seq = p2p ? r->seq : 0;
 	ev.op = ng_fn_op[r->fn];
 	ev.count = r->count;
 	ev.datatype = r->dtype;
-	ev.bytes = bytes;
+	ev.bytes = r->count * ng_dtype_size(r->dtype) *
+		   (ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1);
 	ev.root_or_peer = r->root;
 	ev.stream = r->stream;
 	ev.group_depth = r->group_depth;
 	ev.captured = r->flags & NG_ENQ_CAPTURED ? 1 : 0;
 	ev.result = r->result;
-	ev.nranks = r->comm ? r->comm->nranks : 0;
+	ev.nranks = r->nranks;
 	ev.redop = -1;
-	ev.enter_ns = enter_ns;
-	ev.exit_ns = exit_ns;
+	if (r->flags & NG_ENQ_TICKS) {
+		uint64_t t[2] = { r->enter, r->exit };
+
+		ng_clock_from_ticks(t, 2);
+		ev.enter_ns = t[0];
+		ev.exit_ns = t[1];
+	} else {
+		ev.enter_ns = r->enter;
+		ev.exit_ns = r->exit;
+	}
 	ng_hot.tp->coll_enqueue(&ev);
 }
