@@ -147,8 +147,9 @@ struct job {
 	struct ncclComm *parent;
 	char name[RV_NAME_MAX];
 	int color, key;
-	ncclComm_t *out;
+	ncclComm_t *out;	/* split, shrink: written when the comm is ready */
 	const ncclConfig_t *config;
+	int owner_async;	/* nonblocking split, shrink: the parent's state is ours */
 	int comm_ref;		/* the job holds a reference on comm */
 	ncclResult_t result;
 };
@@ -280,14 +281,18 @@ static ncclResult_t job_end(struct job *j)
 		if (r != ncclSuccess)
 			__atomic_store_n(&c->broken, 1, __ATOMIC_RELEASE);
 	}
-	if (j->kind == JOB_SPLIT && j->out)
-		*j->out = r == ncclSuccess ? c : NULL;
+	if (j->kind != JOB_INIT && j->out)
+		__atomic_store_n(j->out, r == ncclSuccess ? c : NULL, __ATOMIC_RELEASE);
+	/* As NCCL's nonblocking group: the parent's state says when the new
+	 * comm is there (ncclCommGetAsyncError on the parent). */
+	if (j->owner_async)
+		__atomic_store_n(&j->parent->async, r, __ATOMIC_RELEASE);
 	if (j->parent)
 		sim_comm_unref(j->parent);
 	if (j->comm_ref)
 		sim_comm_unref(c);
-	else if (c && r != ncclSuccess && j->kind == JOB_SPLIT)
-		sim_comm_unref(c);	/* a split child nobody will see */
+	if (c && r != ncclSuccess && j->kind != JOB_INIT)
+		sim_comm_unref(c);	/* a new comm nobody will see */
 	free(j);
 	return r;
 }
@@ -341,6 +346,10 @@ static ncclResult_t job_submit(struct job *j)
 	if (blocking) {
 		jobs_run(j);
 		return job_end(j);
+	}
+	if (j->kind != JOB_INIT && j->parent) {
+		j->owner_async = 1;
+		__atomic_store_n(&j->parent->async, ncclInProgress, __ATOMIC_RELEASE);
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -567,14 +576,10 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclCo
 	/* Survivors agree on the name: excluded ranks never call this. */
 	rv_child_name(j->name, sizeof(j->name), comm->rv->name, comm->splits++, -2);
 	j->comm = c;
+	j->parent = comm;
 	j->config = config;
-	*newcomm = c;
-	r = job_submit(j);
-	if (r != ncclSuccess && r != ncclInProgress) {
-		*newcomm = NULL;
-		sim_comm_unref(c);
-	}
-	return r;
+	j->out = newcomm;	/* as NCCL: NULL until the comm is ready */
+	return job_submit(j);
 }
 
 /* Wait (without spinning) until nothing of c is queued any more. */
