@@ -795,10 +795,16 @@ void ng_an_comm_init(struct ng_an *an, const struct ng_src *src,
 	if (!r->comm_hash)
 		return;
 	pc = pc_for(an, src, r->comm_hash, r->nranks);
-	pc->comm_rank = r->rank;
-	pc->nranks = r->nranks;
+	/* A nonblocking split's size and rank come with its second end. */
+	if (r->nranks > 0) {
+		pc->comm_rank = r->rank;
+		pc->nranks = r->nranks;
+	}
 	if (r->end) {
-		pc->init_done = 1;
+		/* A nonblocking creation ends twice: returning ncclInProgress
+		 * (7), then when ready, or never: a hang like a blocking one's. */
+		if (r->result != 7)
+			pc->init_done = 1;
 	} else {
 		pc->init_begun = 1;
 		pc->init_ts = src->ts;

@@ -311,6 +311,13 @@ struct ng_comm {
 	int aborted_by_us;		/* watchdog action abort: report to the program */
 	int abort_done;			/* ncclCommAbort returned */
 	uint64_t abort_started_ns;
+	/* A nonblocking creation that returned ncclInProgress: when it was
+	 * entered, until ncclCommGetAsyncError says the comm is ready or
+	 * failed (0 then); the watchdog times it as a blocking init's host
+	 * call.  Its kind, for the comm_init_end written then. */
+	uint64_t init_pending_ns;
+	const char *init_kind;
+	int init_reported;
 	/* The watchdog's, away from the caller's line: calls known complete
 	 * (from timed calls and probes); a call is stuck when it stays past
 	 * done_calls for longer than the timeout. */
@@ -342,6 +349,15 @@ void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg);
  * once it has been dead this long, with no timing flight out. */
 #define NG_COMM_GRACE_NS 5000000000ull
 void ng_comm_reset_after_fork(void);	/* every inherited comm is dead */
+/* A nonblocking split or shrink not ready after limit_ns (wrap_comm.c),
+ * each reported once: 1 and *late filled, else 0. */
+struct ng_split_late {
+	struct ng_comm *parent;
+	uint64_t hash, t0;
+	const char *kind;
+};
+int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *late);
+void ng_splits_reset_after_fork(void);
 
 /* ---- coll.c: the life of one collective or p2p call ------------------- */
 struct ng_call {

@@ -120,14 +120,19 @@ struct dump_ctx {
 static void dump_comm(struct ng_comm *c, void *arg)
 {
 	struct dump_ctx *d = arg;
+	uint64_t init = __atomic_load_n(&c->init_pending_ns, __ATOMIC_ACQUIRE), now = ng_now_ns();
 
 	fprintf(d->f, "%s\n    {\"comm_hash\": \"%016llx\", \"index\": %d, \"nranks\": %d, "
 		"\"rank\": %d, \"last_seq\": %llu, \"last_completed_seq\": %llu, "
-		"\"last_p2p_seq\": %llu}",
+		"\"last_p2p_seq\": %llu",
 		d->first ? "" : ",", (unsigned long long)c->hash, c->index, c->nranks, c->rank,
 		(unsigned long long)__atomic_load_n(&c->seq, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->last_done_seq, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->p2p_seq, __ATOMIC_RELAXED));
+	/* A nonblocking creation not yet ready: how long it has been. */
+	if (init && now > init)
+		fprintf(d->f, ", \"init_in_progress_s\": %.1f", (now - init) / 1e9);
+	fputc('}', d->f);
 	d->first = 0;
 }
 
@@ -303,6 +308,47 @@ static void report_lost(struct ng_comm *c, uint64_t u, const struct ng_recent *v
 	act(c, "collective timeout");
 }
 
+/* A nonblocking creation still in progress past the init timeout: the
+ * same hang as a blocking init's host call that has not returned, but
+ * the call did return, so only the comm (or, for a split, its parent)
+ * knows.  The action is on `on`: the comm, or the split's parent. */
+static void report_init(struct ng_comm *on, uint64_t hash, const char *kind, uint64_t t,
+			uint64_t now)
+{
+	char when[32];
+
+	fmt_when(when, sizeof(when), t);
+	ng_warn("comm %016llx (nonblocking %s) still initializing after %.1f s "
+		"(created at %s): a hang in communicator init (a rank that never joined?); "
+		"action %s",
+		(unsigned long long)hash, kind ? kind : "init", (now - t) / 1e9, when,
+		ng_action_name(ng_cfg.on_timeout));
+	emit_timeout(hash, 0, "init", now - t, "init");
+	if (on || ng_cfg.on_timeout != NG_ACT_ABORT)
+		act(on, "init timeout");
+	else
+		ng_watchdog_dump("init timeout");
+}
+
+static void check_init(struct ng_comm *c, uint64_t now)
+{
+	uint64_t t = __atomic_load_n(&c->init_pending_ns, __ATOMIC_ACQUIRE);
+
+	if (!t || c->init_reported || t >= now ||
+	    now - t < (uint64_t)(ng_cfg.init_timeout_s * 1e9))
+		return;
+	c->init_reported = 1;
+	report_init(c, c->hash, c->init_kind, t, now);
+}
+
+static void check_splits(uint64_t now)
+{
+	struct ng_split_late l;
+
+	while (ng_splits_overdue(now, (uint64_t)(ng_cfg.init_timeout_s * 1e9), &l))
+		report_init(l.parent, l.hash, l.kind, l.t0, now);
+}
+
 #define NG_PROBE_AFTER_NS 50000000ull
 
 /* Per comm: is its oldest unconfirmed call late, and should the stream be
@@ -322,6 +368,7 @@ static void check_comm(struct ng_comm *c, void *arg)
 			(unsigned long long)c->hash, NG_ABORT_GRACE_S);
 		do_exit("abort did not return");
 	}
+	check_init(c, now);
 	if (u > issued || !c->pool)
 		return;
 	if (issued - u >= NG_RECENT) {
@@ -644,6 +691,7 @@ static void *watchdog_main(void *arg)
 		}
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
+		check_splits(now);
 		ng_clock_tick();
 		time_ms = publish_time();	/* last: the tick's work may be long */
 		pthread_mutex_unlock(&tick_lock);

@@ -3,6 +3,7 @@
  * communicator life cycle, groups and async errors.
  */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "ncclguard.h"
@@ -80,6 +81,10 @@ static void comm_created(ncclComm_t h, uint64_t hash, uint64_t parent, int nrank
 			ng_rank_from_comm(rank, nranks);
 			ng_timing_comm_ready(c);
 			ev->comm_index = c->index;
+			if (r == ncclInProgress) {
+				c->init_kind = ev->kind;
+				__atomic_store_n(&c->init_pending_ns, t0, __ATOMIC_RELEASE);
+			}
 		}
 	}
 	ev->cuda_dev = dev;
@@ -260,6 +265,122 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 	return r;
 }
 
+/*
+ * A nonblocking split or shrink: NCCL writes the new comm into the
+ * program's variable only once it is ready (NULL until then), and the
+ * program polls the parent with ncclCommGetAsyncError.  What we know of
+ * the comm waits here until the handle appears; the watchdog times it as
+ * an init meanwhile.
+ */
+#define NG_PENDING_SPLITS 64
+static struct pending_split {
+	ncclComm_t *out;		/* the program's variable; NULL: a free entry */
+	struct ng_comm *parent;
+	struct ng_ev_comm_init ev;
+	uint64_t t0;
+	int reported;
+} pending[NG_PENDING_SPLITS];
+static int npending;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void split_pending(ncclComm_t *out, struct ng_comm *parent,
+			  const struct ng_ev_comm_init *ev, uint64_t t0)
+{
+	int i;
+
+	pthread_mutex_lock(&pending_lock);
+	for (i = 0; i < NG_PENDING_SPLITS && pending[i].out; i++)
+		;
+	if (i < NG_PENDING_SPLITS) {
+		pending[i] = (struct pending_split){ .out = out, .parent = parent, .ev = *ev,
+						     .t0 = t0 };
+		__atomic_store_n(&npending, npending + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&pending_lock);
+	if (i == NG_PENDING_SPLITS)
+		ng_warn_once("more than %d nonblocking splits in progress at once: the new "
+			     "comms are not tracked", NG_PENDING_SPLITS);
+}
+
+/* Under pending_lock: the entry's comm is ready (h), or it ended without
+ * one (a rank given NCCL_SPLIT_NOCOLOR, or a failure: state). */
+static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t state)
+{
+	struct ng_ev_comm_init ev = e->ev;
+	int n = 0, rank = -1;
+
+	if (h) {
+		if (ng_real.ncclCommCount(h, &n) != ncclSuccess ||
+		    ng_real.ncclCommUserRank(h, &rank) != ncclSuccess)
+			n = 0, rank = -1;
+		ev.nranks = n;
+		ev.rank = rank;
+		comm_created(h, ev.comm_hash, ev.parent_hash, n, rank, ev.blocking, ncclSuccess,
+			     &ev, e->t0);
+	} else {
+		ev.result = state;
+		ev.duration_ns = ng_now_ns() - e->t0;
+		emit_init(0, &ev);
+	}
+	e->out = NULL;
+	__atomic_store_n(&npending, npending - 1, __ATOMIC_RELEASE);
+}
+
+/* After ncclCommGetAsyncError(comm) said `state`: the splits of comm (a
+ * parent) are over unless it is still in progress; a handle we do not know
+ * may be one of theirs, polled by the program that now holds it (NCCL
+ * writes the program's variable itself, so it lives until the split is
+ * over). */
+static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state)
+{
+	if (!__atomic_load_n(&npending, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&pending_lock);
+	for (int i = 0; i < NG_PENDING_SPLITS; i++) {
+		struct pending_split *e = &pending[i];
+		ncclComm_t h;
+
+		if (!e->out)
+			continue;
+		if (c && e->parent == c && state != ncclInProgress)
+			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), state);
+		else if (!c && comm && __atomic_load_n(e->out, __ATOMIC_ACQUIRE) == comm)
+			split_ended(e, comm, ncclSuccess);
+		else if (c && e->parent == c && (h = __atomic_load_n(e->out, __ATOMIC_ACQUIRE)))
+			split_ended(e, h, ncclSuccess);
+	}
+	pthread_mutex_unlock(&pending_lock);
+}
+
+int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *late)
+{
+	int found = 0;
+
+	if (!__atomic_load_n(&npending, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&pending_lock);
+	for (int i = 0; i < NG_PENDING_SPLITS && !found; i++) {
+		struct pending_split *e = &pending[i];
+
+		if (!e->out || e->reported || e->t0 >= now || now - e->t0 < limit_ns)
+			continue;
+		e->reported = 1;
+		*late = (struct ng_split_late){ .parent = e->parent, .hash = e->ev.comm_hash,
+						.kind = e->ev.kind, .t0 = e->t0 };
+		found = 1;
+	}
+	pthread_mutex_unlock(&pending_lock);
+	return found;
+}
+
+/* The parent's splits are the parent's: the child has none pending. */
+void ng_splits_reset_after_fork(void)
+{
+	memset(pending, 0, sizeof(pending));
+	npending = 0;
+	pthread_mutex_init(&pending_lock, NULL);
+}
+
 /* Split and shrink: every member of the parent calls them collectively,
  * so (parent hash, color, the parent's split counter) agree across ranks. */
 static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int color,
@@ -309,6 +430,8 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 		ev.result = r;
 		ev.duration_ns = ng_now_ns() - t0;
 		emit_init(0, &ev);
+		if (r == ncclInProgress && newcomm)
+			split_pending(newcomm, p, &ev, t0);
 	}
 	ng_in_shim--;
 	errno = saved;
@@ -452,6 +575,38 @@ ncclResult_t ngw_ncclCommRevoke(ncclComm_t comm, int revokeFlags)
 	return r;
 }
 
+/*
+ * A nonblocking creation whose handle came at once ended
+ * (ncclCommGetAsyncError no longer says ncclInProgress): its second
+ * comm_init_end.  Were it a split with its handle given early, its size
+ * and rank would be known only now: the record takes them, for the
+ * watchdog's reports and the calls' byte counts, and so does the analyzer
+ * (it keeps the last init event's).
+ */
+static void init_ended(struct ng_comm *c, ncclResult_t state)
+{
+	uint64_t t0 = __atomic_exchange_n(&c->init_pending_ns, 0, __ATOMIC_ACQ_REL);
+	struct ng_ev_comm_init ev = { .comm_hash = c->hash, .parent_hash = c->parent_hash,
+				      .cuda_dev = c->cuda_dev, .result = state,
+				      .kind = c->init_kind, .comm_index = c->index,
+				      .blocking = c->blocking };
+	int n = 0, rank = -1;
+
+	if (!t0)
+		return;
+	if (state == ncclSuccess && c->nranks <= 0 && ng_real.ncclCommCount &&
+	    ng_real.ncclCommUserRank && ng_real.ncclCommCount(c->handle, &n) == ncclSuccess &&
+	    ng_real.ncclCommUserRank(c->handle, &rank) == ncclSuccess && n > 0) {
+		c->rank = rank;
+		__atomic_store_n(&c->nranks, n, __ATOMIC_RELAXED);
+		ng_debug("comm %016llx ready: rank %d of %d", (unsigned long long)c->hash, rank, n);
+	}
+	ev.nranks = c->nranks;
+	ev.rank = c->rank;
+	ev.duration_ns = ng_now_ns() - t0;
+	emit_init(0, &ev);
+}
+
 ncclResult_t ngw_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
 {
 	struct ng_comm *c;
@@ -468,8 +623,19 @@ ncclResult_t ngw_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError
 		return ncclSuccess;
 	}
 	r = ng_real.ncclCommGetAsyncError(comm, asyncError);
-	if (c && r == ncclSuccess && asyncError && *asyncError != ncclInProgress)
-		ng_timing_undefer(c, *asyncError);
+	if (r == ncclSuccess && asyncError) {
+		int saved = errno;
+
+		ng_in_shim++;
+		if (c && *asyncError != ncclInProgress) {
+			ng_timing_undefer(c, *asyncError);
+			if (__atomic_load_n(&c->init_pending_ns, __ATOMIC_RELAXED))
+				init_ended(c, *asyncError);
+		}
+		splits_resolve(comm, c, *asyncError);
+		ng_in_shim--;
+		errno = saved;
+	}
 	return r;
 }
 

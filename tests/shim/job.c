@@ -3,7 +3,7 @@
  * (RANK, WORLD_SIZE from the environment), the unique id through a file.
  *
  *   job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S]
- *       [--pace MS] [--errno] [--stop R:S]
+ *       [--pace MS] [--errno] [--stop R:S] [--split]
  *
  * Runs ITERS all-reduces and checks each sum.  --skip R:S: rank R skips its
  * S-th all-reduce in its own code (its peers hang on it).  --poll: wait with
@@ -17,6 +17,8 @@
  * while a session is started).  --stop R:S: rank R makes no all-reduce from
  * its S-th on and sleeps 8 s instead, and the other ranks enqueue every
  * all-reduce without waiting (a hung call with many calls queued behind it).
+ * --split: the all-reduces run on a comm split from the first (one color,
+ * the same config: nonblocking with --nonblocking, polling the parent).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,22 +30,37 @@
 
 #include "idfile.h"
 
+/* Until a creation that may be nonblocking is ready (or failed). */
+static ncclResult_t wait_ready(ncclComm_t comm, ncclResult_t r, int blocking)
+{
+	ncclResult_t async = ncclInProgress;
+
+	while (r == ncclInProgress || (r == ncclSuccess && !blocking &&
+	       !ncclCommGetAsyncError(comm, &async) && async == ncclInProgress)) {
+		usleep(1000);
+		if (r == ncclInProgress && !ncclCommGetAsyncError(comm, &async) && async != ncclInProgress)
+			r = async;
+	}
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
+	int split = 0;
 	int stop_rank = -1, stop_seq = -1, group = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId id;
-	ncclComm_t comm;
+	ncclComm_t comm, parent = NULL;
 	ncclResult_t r, async;
 	cudaStream_t s;
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -56,6 +73,8 @@ int main(int argc, char **argv)
 			poll = 1;
 		else if (!strcmp(argv[i], "--nonblocking"))
 			blocking = 0;
+		else if (!strcmp(argv[i], "--split"))
+			split = 1;
 		else if (!strcmp(argv[i], "--errno"))
 			show_errno = 1;
 		else if (!strcmp(argv[i], "--group"))	/* each call in a group; go on past a failed end */
@@ -81,15 +100,23 @@ int main(int argc, char **argv)
 	}
 	config.blocking = blocking;
 	r = ncclCommInitRankConfig(&comm, n, id, rank, &config);
-	while (r == ncclInProgress || (r == ncclSuccess && !blocking &&
-	       !ncclCommGetAsyncError(comm, &async) && async == ncclInProgress)) {
-		usleep(1000);
-		if (r == ncclInProgress && !ncclCommGetAsyncError(comm, &async) && async != ncclInProgress)
-			r = async;
-	}
+	r = wait_ready(comm, r, blocking);
 	if (r != ncclSuccess) {
 		printf("init returned %d\n", r);
 		return 10 + r;
+	}
+	if (split) {
+		parent = comm;
+		/* NCCL hands a nonblocking split's comm over when it is
+		 * ready: the parent is the one polled. */
+		r = ncclCommSplit(parent, 0, rank, &comm, &config);
+		r = wait_ready(parent, r, blocking);
+		if (r == ncclSuccess && !comm)
+			r = ncclInternalError;
+		if (r != ncclSuccess) {
+			printf("split returned %d\n", r);
+			return 10 + r;
+		}
 	}
 	if (stop_rank >= 0) {
 		for (int it = 1; it <= iters; it++) {
@@ -176,5 +203,7 @@ int main(int argc, char **argv)
 		sleep(idle);
 	}
 	ncclCommDestroy(comm);
+	if (parent)
+		ncclCommDestroy(parent);
 	return 0;
 }
