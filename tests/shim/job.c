@@ -19,6 +19,8 @@
  * all-reduce without waiting (a hung call with many calls queued behind it).
  * --split: the all-reduces run on a comm split from the first (one color,
  * the same config: nonblocking with --nonblocking, polling the parent).
+ * --split-skip R: the same, but rank R never calls the split (it sleeps 8 s
+ * and ends), so the others' split never completes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
-	int split = 0;
+	int split = 0, split_skip = -1;
 	int stop_rank = -1, stop_seq = -1, group = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split] [--split-skip R]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -75,6 +77,8 @@ int main(int argc, char **argv)
 			blocking = 0;
 		else if (!strcmp(argv[i], "--split"))
 			split = 1;
+		else if (!strcmp(argv[i], "--split-skip") && i + 1 < argc)
+			split = 1, split_skip = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--errno"))
 			show_errno = 1;
 		else if (!strcmp(argv[i], "--group"))	/* each call in a group; go on past a failed end */
@@ -104,6 +108,12 @@ int main(int argc, char **argv)
 	if (r != ncclSuccess) {
 		printf("init returned %d\n", r);
 		return 10 + r;
+	}
+	if (split && rank == split_skip) {
+		printf("split skipped\n");
+		fflush(stdout);
+		sleep(8);
+		return 0;
 	}
 	if (split) {
 		parent = comm;

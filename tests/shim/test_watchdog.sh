@@ -63,6 +63,18 @@ wait_ranks init 1 20
 [ "$(rc_of init 0)" = 4 ] || { show_rank init 0; fail "hung init: exit $(rc_of init 0)"; }
 assert_grep "host call ncclCommInitRankConfig .* communicator init" "$NG_TMP/init.0.err"
 
+note "a nonblocking init or split that never completes is reported, though no call hangs"
+launch nbinit 1 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit -- env WORLD_SIZE=2 "$JOB" "$NG_TMP/nbinit.id" 1 --nonblocking
+wait_ranks nbinit 1 20
+[ "$(rc_of nbinit 0)" = 4 ] || { show_rank nbinit 0; fail "hung nonblocking init: exit $(rc_of nbinit 0)"; }
+assert_grep "comm [0-9a-f]* (nonblocking initconfig) still initializing after 2\.[0-4] s" "$NG_TMP/nbinit.0.err"
+assert_grep '"init_in_progress_s": 2\.' "$NG_TMP"/ncclguard-hang-rank0-pid$(sed -n 's/.*pid \([0-9]*\).*/\1/p' "$NG_TMP/nbinit.0.err" | head -1).json
+launch nbsplit 2 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit -- "$JOB" "$NG_TMP/nbsplit.id" 1 --nonblocking --split-skip 1
+wait_ranks nbsplit 2 20
+[ "$(rc_of nbsplit 0)" = 4 ] || { show_rank nbsplit 0; fail "hung nonblocking split: exit $(rc_of nbsplit 0)"; }
+assert_grep "comm [0-9a-f]* (nonblocking split) still initializing after 2\.[0-4] s" "$NG_TMP/nbsplit.0.err"
+[ "$(rc_of nbsplit 1)" = 0 ] || { show_rank nbsplit 1; fail "the rank that skipped the split should end"; }
+
 note "a stall injected into init is a host-side hang of the stalled rank"
 launch initstall 2 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=stall:rank=0,op=init" \
 	-- "$JOB" "$NG_TMP/initstall.id" 1
