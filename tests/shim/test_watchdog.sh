@@ -74,6 +74,12 @@ wait_ranks nbsplit 2 20
 [ "$(rc_of nbsplit 0)" = 4 ] || { show_rank nbsplit 0; fail "hung nonblocking split: exit $(rc_of nbsplit 0)"; }
 assert_grep "comm [0-9a-f]* (nonblocking split) still initializing after 2\.[0-4] s" "$NG_TMP/nbsplit.0.err"
 [ "$(rc_of nbsplit 1)" = 0 ] || { show_rank nbsplit 1; fail "the rank that skipped the split should end"; }
+# abort: the comm is revoked (or aborted), and the program's poll ends with
+# an error instead of going on for ever.
+launch nbabort 1 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=abort -- env WORLD_SIZE=2 "$JOB" "$NG_TMP/nbabort.id" 1 --nonblocking
+wait_ranks nbabort 1 20
+assert_grep "init returned [1-9]" "$NG_TMP/nbabort.0.out"
+assert_grep "still initializing after 2\.[0-4] s.*action abort" "$NG_TMP/nbabort.0.err"
 
 note "a stall injected into init is a host-side hang of the stalled rank"
 launch initstall 2 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit "NCCLGUARD_INJECT=stall:rank=0,op=init" \
