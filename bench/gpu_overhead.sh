@@ -31,7 +31,8 @@
 # pushed and drained, no coll_enqueue written), and old_<variant> for the same with
 # the shim built from .ab/, an older tree for A/B runs (`mkdir .ab && git archive
 # REV | tar -x -C .ab`; carried like .deps); <variant>@DIR for the same with the
-# shim built from the tree in DIR (an ablation: a copy with a line changed);
+# shim built from the tree in DIR (an ablation: a copy with a line changed,
+# made by bench/ablation.sh from bench/ablations/NAME.patch);
 # prof, prof_all, prof_MASK (MODE=arpab, no shim): NCCL's profiler plugin
 # interface feeding bench/null_profiler.c, which does nothing, with events
 # 0x200 (collective API), all, or MASK on in the blocks that are not direct.
