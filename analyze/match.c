@@ -811,6 +811,14 @@ void ng_an_comm_init(struct ng_an *an, const struct ng_src *src,
 	}
 }
 
+/* Begun and not known finished.  A nonblocking comm ends twice, and a
+ * trace may lack the second end (lost, or recorded before it was written):
+ * one used or ended is past its init. */
+static int in_init(const struct ng_pc *pc)
+{
+	return pc->init_begun && !pc->init_done && !pc->last_seq && !pc->np2p && !pc->ended;
+}
+
 void ng_an_comm_end(struct ng_an *an, const struct ng_src *src,
 		    const struct ng_rec_misc *r)
 {
@@ -1269,7 +1277,7 @@ static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry 
 			else
 				h->miss[h->nmiss++] = p->rank;
 		} else {
-			if (pc->init_begun && !pc->init_done)
+			if (in_init(pc))
 				h->wait[h->nwait++] = p->rank;
 		}
 	}
@@ -1513,7 +1521,7 @@ static void finish_inits(struct ng_an *an)
 			uint64_t key = ((uint64_t)c->members[i] << 32) ^ (uint64_t)ci;
 			struct ng_pc *pc = &an->pcs[ng_map_get(&an->pc_map, key)];
 
-			if (pc->init_begun && !pc->init_done) {
+			if (in_init(pc)) {
 				waiting++;
 				if (pc->init_ts < oldest)
 					oldest = pc->init_ts;

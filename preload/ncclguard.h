@@ -352,11 +352,12 @@ void ng_comm_reset_after_fork(void);	/* every inherited comm is dead */
 /* A nonblocking split or shrink not ready after limit_ns (wrap_comm.c),
  * each reported once: 1 and *late filled, else 0. */
 struct ng_split_late {
-	struct ng_comm *parent;
+	ncclComm_t parent;
 	uint64_t hash, t0;
 	const char *kind;
 };
 int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *late);
+void ng_splits_dump(FILE *f, uint64_t now);	/* JSON objects, comma-separated */
 void ng_splits_reset_after_fork(void);
 
 /* ---- coll.c: the life of one collective or p2p call ------------------- */

@@ -190,6 +190,9 @@ void ng_watchdog_dump(const char *reason)
 	fprintf(f, "\n  ],\n  \"comms\": [");
 	d.f = f;
 	ng_comm_foreach(dump_comm, &d);
+	/* Nonblocking splits whose comm NCCL has not handed over. */
+	fprintf(f, "\n  ],\n  \"splits_in_progress\": [");
+	ng_splits_dump(f, now);
 	fprintf(f, "\n  ]\n}\n");
 	if (fclose(f))
 		ng_warn("writing %s: %s", path, strerror(errno));
@@ -225,7 +228,8 @@ static void do_abort(struct ng_comm *c, const char *reason)
 	pthread_t t;
 	pthread_attr_t attr;
 
-	if (!c || c->revoked || __atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE))
+	if (!c || c->revoked || __atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&c->dead, __ATOMIC_ACQUIRE))
 		return;
 	ng_watchdog_dump(reason);
 	if (ng_real.ncclCommRevoke) {
@@ -341,12 +345,20 @@ static void check_init(struct ng_comm *c, uint64_t now)
 	report_init(c, c->hash, c->init_kind, t, now);
 }
 
+static void check_init_cb(struct ng_comm *c, void *arg)
+{
+	check_init(c, *(uint64_t *)arg);
+}
+
+/* Nonblocking creations: the comms that returned in progress, and the
+ * splits whose comm NCCL has not handed over yet. */
 static void check_splits(uint64_t now)
 {
 	struct ng_split_late l;
 
+	ng_comm_foreach(check_init_cb, &now);
 	while (ng_splits_overdue(now, (uint64_t)(ng_cfg.init_timeout_s * 1e9), &l))
-		report_init(l.parent, l.hash, l.kind, l.t0, now);
+		report_init(ng_comm_find(l.parent), l.hash, l.kind, l.t0, now);
 }
 
 #define NG_PROBE_AFTER_NS 50000000ull
@@ -368,7 +380,6 @@ static void check_comm(struct ng_comm *c, void *arg)
 			(unsigned long long)c->hash, NG_ABORT_GRACE_S);
 		do_exit("abort did not return");
 	}
-	check_init(c, now);
 	if (u > issued || !c->pool)
 		return;
 	if (issued - u >= NG_RECENT) {

@@ -275,7 +275,7 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 #define NG_PENDING_SPLITS 64
 static struct pending_split {
 	ncclComm_t *out;		/* the program's variable; NULL: a free entry */
-	struct ng_comm *parent;
+	ncclComm_t parent;		/* by handle: it may be a comm we do not track */
 	struct ng_ev_comm_init ev;
 	uint64_t t0;
 	int reported;
@@ -283,7 +283,7 @@ static struct pending_split {
 static int npending;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void split_pending(ncclComm_t *out, struct ng_comm *parent,
+static void split_pending(ncclComm_t *out, ncclComm_t parent,
 			  const struct ng_ev_comm_init *ev, uint64_t t0)
 {
 	int i;
@@ -303,7 +303,8 @@ static void split_pending(ncclComm_t *out, struct ng_comm *parent,
 }
 
 /* Under pending_lock: the entry's comm is ready (h), or it ended without
- * one (a rank given NCCL_SPLIT_NOCOLOR, or a failure: state). */
+ * one (a rank given NCCL_SPLIT_NOCOLOR, a failure, a parent given up:
+ * state). */
 static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t state)
 {
 	struct ng_ev_comm_init ev = e->ev;
@@ -326,11 +327,14 @@ static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t stat
 	__atomic_store_n(&npending, npending - 1, __ATOMIC_RELEASE);
 }
 
-/* After ncclCommGetAsyncError(comm) said `state`: the splits of comm (a
+/*
+ * After ncclCommGetAsyncError(comm) said `state`: the splits of comm (a
  * parent) are over unless it is still in progress; a handle we do not know
- * may be one of theirs, polled by the program that now holds it (NCCL
- * writes the program's variable itself, so it lives until the split is
- * over). */
+ * may be one of theirs, polled by the program that now holds it.  The
+ * program's variable is read while NCCL may still write it (NCCL's
+ * contract keeps it alive until then), and no later: an entry ends at the
+ * parent's first poll past the split, or with the parent (splits_drop).
+ */
 static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state)
 {
 	if (!__atomic_load_n(&npending, __ATOMIC_ACQUIRE))
@@ -342,12 +346,41 @@ static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t stat
 
 		if (!e->out)
 			continue;
-		if (c && e->parent == c && state != ncclInProgress)
+		if (e->parent == comm && state != ncclInProgress)
 			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), state);
+		else if (e->parent == comm && (h = __atomic_load_n(e->out, __ATOMIC_ACQUIRE)))
+			split_ended(e, h, ncclSuccess);
 		else if (!c && comm && __atomic_load_n(e->out, __ATOMIC_ACQUIRE) == comm)
 			split_ended(e, comm, ncclSuccess);
-		else if (c && e->parent == c && (h = __atomic_load_n(e->out, __ATOMIC_ACQUIRE)))
-			split_ended(e, h, ncclSuccess);
+	}
+	pthread_mutex_unlock(&pending_lock);
+}
+
+/* The parent is destroyed or aborted: its splits end with it, ready if
+ * NCCL got that far, else failed (an abort ends NCCL's init with
+ * ncclInternalError). */
+static void splits_drop(ncclComm_t parent)
+{
+	splits_resolve(parent, NULL, ncclInternalError);
+}
+
+/* For the hang report: the splits still in progress. */
+void ng_splits_dump(FILE *f, uint64_t now)
+{
+	int first = 1;
+
+	pthread_mutex_lock(&pending_lock);
+	for (int i = 0; i < NG_PENDING_SPLITS; i++) {
+		const struct pending_split *e = &pending[i];
+
+		if (!e->out)
+			continue;
+		fprintf(f, "%s\n    {\"comm_hash\": \"%016llx\", \"parent_hash\": \"%016llx\", "
+			"\"kind\": \"%s\", \"init_in_progress_s\": %.1f}",
+			first ? "" : ",", (unsigned long long)e->ev.comm_hash,
+			(unsigned long long)e->ev.parent_hash, e->ev.kind,
+			now > e->t0 ? (now - e->t0) / 1e9 : 0.0);
+		first = 0;
 	}
 	pthread_mutex_unlock(&pending_lock);
 }
@@ -417,7 +450,9 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	}
 	ev.nranks = nranks;
 	ev.rank = rank;
-	if (newcomm && *newcomm) {
+	/* In progress: NCCL writes *newcomm when the split is done, maybe
+	 * already (split_pending: no read of it here). */
+	if (r != ncclInProgress && newcomm && *newcomm) {
 		/* comm_created keeps r; the parent link is ours to set. */
 		struct ng_comm *c;
 
@@ -431,7 +466,7 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 		ev.duration_ns = ng_now_ns() - t0;
 		emit_init(0, &ev);
 		if (r == ncclInProgress && newcomm)
-			split_pending(newcomm, p, &ev, t0);
+			split_pending(newcomm, parent, &ev, t0);
 	}
 	ng_in_shim--;
 	errno = saved;
@@ -511,6 +546,7 @@ static int gone(ncclComm_t comm, const char *kind)
 		return 0;
 	ng_comm_forget(comm);
 	emit_end(c->hash, kind, ncclSuccess);
+	splits_drop(comm);
 	return 1;
 }
 
@@ -534,8 +570,10 @@ static ncclResult_t end_common(int fn, const char *kind, ncclComm_t comm, int fo
 	saved = errno;
 	ng_host_exit();
 	emit_end(c ? c->hash : 0, kind, r);
-	if (forget && r == ncclSuccess)
+	if (forget && r == ncclSuccess) {
 		ng_comm_forget(comm);
+		splits_drop(comm);
+	}
 	ng_in_shim--;
 	errno = saved;
 	return r;
@@ -576,33 +614,21 @@ ncclResult_t ngw_ncclCommRevoke(ncclComm_t comm, int revokeFlags)
 }
 
 /*
- * A nonblocking creation whose handle came at once ended
- * (ncclCommGetAsyncError no longer says ncclInProgress): its second
- * comm_init_end.  Were it a split with its handle given early, its size
- * and rank would be known only now: the record takes them, for the
- * watchdog's reports and the calls' byte counts, and so does the analyzer
- * (it keeps the last init event's).
+ * A nonblocking init (its handle comes at once; a split's comes when it is
+ * ready, see splits_resolve) ended: ncclCommGetAsyncError no longer says
+ * ncclInProgress.  Its second comm_init_end.
  */
 static void init_ended(struct ng_comm *c, ncclResult_t state)
 {
 	uint64_t t0 = __atomic_exchange_n(&c->init_pending_ns, 0, __ATOMIC_ACQ_REL);
 	struct ng_ev_comm_init ev = { .comm_hash = c->hash, .parent_hash = c->parent_hash,
+				      .nranks = c->nranks, .rank = c->rank,
 				      .cuda_dev = c->cuda_dev, .result = state,
 				      .kind = c->init_kind, .comm_index = c->index,
 				      .blocking = c->blocking };
-	int n = 0, rank = -1;
 
 	if (!t0)
 		return;
-	if (state == ncclSuccess && c->nranks <= 0 && ng_real.ncclCommCount &&
-	    ng_real.ncclCommUserRank && ng_real.ncclCommCount(c->handle, &n) == ncclSuccess &&
-	    ng_real.ncclCommUserRank(c->handle, &rank) == ncclSuccess && n > 0) {
-		c->rank = rank;
-		__atomic_store_n(&c->nranks, n, __ATOMIC_RELAXED);
-		ng_debug("comm %016llx ready: rank %d of %d", (unsigned long long)c->hash, rank, n);
-	}
-	ev.nranks = c->nranks;
-	ev.rank = c->rank;
 	ev.duration_ns = ng_now_ns() - t0;
 	emit_init(0, &ev);
 }
@@ -617,9 +643,11 @@ ncclResult_t ngw_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError
 		return ng_real.ncclCommGetAsyncError(comm, asyncError);
 	c = ng_comm_find(comm);
 	if (c && __atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE)) {
-		/* The watchdog aborted it: say so, never touch the freed comm. */
+		/* The watchdog aborted it: say so, never touch the freed comm;
+		 * its splits are over with it. */
 		if (asyncError)
 			*asyncError = ncclRemoteError;
+		splits_drop(comm);
 		return ncclSuccess;
 	}
 	r = ng_real.ncclCommGetAsyncError(comm, asyncError);

@@ -359,6 +359,10 @@ static ncclResult_t job_submit(struct job *j)
 		return job_end(j);
 	}
 	pthread_attr_destroy(&attr);
+	/* NCCL's init thread may be done before the call returns: a test can
+	 * make it so (NCCLSIM_NONBLOCKING_RETURN_US). */
+	if (getenv("NCCLSIM_NONBLOCKING_RETURN_US"))
+		usleep((useconds_t)atoi(getenv("NCCLSIM_NONBLOCKING_RETURN_US")));
 	return ncclInProgress;
 }
 

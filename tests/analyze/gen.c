@@ -36,6 +36,8 @@
  * in hex; # starts a comment):
  *   proc RANK WORLD                        process_info
  *   initb|inite COMM NRANKS COMM_RANK      comm_init_begin / _end
+ *   initp COMM NRANKS COMM_RANK            comm_init_end with result 7: a
+ *                                          nonblocking init still in progress
  *   enq COMM SEQ P2P_SEQ OP BYTES PEER NRANKS RESULT ENTER_US
  *   done COMM SEQ P2P_SEQ OP BYTES GPU_START_US GPU_END_US NRANKS PEER
  *   end COMM KIND                          comm_end (destroy, abort...)
@@ -366,12 +368,13 @@ static int script(const char *out, int ranks, const char *path)
 				emit(&st[r], E_PROC, ts, "node0", st[r].vpid, a, a, b, 22105, "/x",
 				     12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", "", "", "",
 				     "torchrun");
-		} else if (!strcmp(ev, "initb") || !strcmp(ev, "inite")) {
+		} else if (!strcmp(ev, "initb") || !strcmp(ev, "inite") || !strcmp(ev, "initp")) {
 			ok = sscanf(line + off, "%" SCNx64 " %d %d", &c, &a, &b) == 3;
 			if (ok)
 				emit(&st[r], ev[4] == 'b' ? E_INIT_BEGIN : E_INIT_END, ts, c,
-				     (uint64_t)0, a, b, 0, ev[4] == 'b' ? -1 : 0, (uint64_t)0,
-				     "initrank", 0, 1);
+				     (uint64_t)0, a, b, 0,
+				     ev[4] == 'b' ? -1 : ev[4] == 'p' ? 7 : 0, (uint64_t)0,
+				     ev[4] == 'p' ? "initconfig" : "initrank", 0, ev[4] != 'p');
 		} else if (!strcmp(ev, "enq")) {
 			int res;
 

@@ -20,7 +20,9 @@
  * --split: the all-reduces run on a comm split from the first (one color,
  * the same config: nonblocking with --nonblocking, polling the parent).
  * --split-skip R: the same, but rank R never calls the split (it sleeps 8 s
- * and ends), so the others' split never completes.
+ * and ends), so the others' split never completes.  --split-giveup MS: a
+ * nonblocking split not ready after MS ms is given up: the parent is
+ * aborted, and the rank sleeps 3 s and ends with status 0.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,7 +53,7 @@ int main(int argc, char **argv)
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
-	int split = 0, split_skip = -1;
+	int split = 0, split_skip = -1, giveup_ms = 0;
 	int stop_rank = -1, stop_seq = -1, group = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -62,7 +64,7 @@ int main(int argc, char **argv)
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split] [--split-skip R]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split] [--split-skip R] [--split-giveup MS]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
 			split = 1;
 		else if (!strcmp(argv[i], "--split-skip") && i + 1 < argc)
 			split = 1, split_skip = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--split-giveup") && i + 1 < argc)
+			giveup_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--errno"))
 			show_errno = 1;
 		else if (!strcmp(argv[i], "--group"))	/* each call in a group; go on past a failed end */
@@ -120,6 +124,18 @@ int main(int argc, char **argv)
 		/* NCCL hands a nonblocking split's comm over when it is
 		 * ready: the parent is the one polled. */
 		r = ncclCommSplit(parent, 0, rank, &comm, &config);
+		for (int ms = 0; giveup_ms && r == ncclInProgress; ms++) {
+			if (ms == giveup_ms) {
+				ncclCommAbort(parent);
+				printf("split given up\n");
+				fflush(stdout);
+				sleep(3);
+				return 0;
+			}
+			usleep(1000);
+			if (!ncclCommGetAsyncError(parent, &async) && async != ncclInProgress)
+				r = async;
+		}
 		r = wait_ready(parent, r, blocking);
 		if (r == ncclSuccess && !comm)
 			r = ncclInternalError;

@@ -74,6 +74,12 @@ wait_ranks nbsplit 2 20
 [ "$(rc_of nbsplit 0)" = 4 ] || { show_rank nbsplit 0; fail "hung nonblocking split: exit $(rc_of nbsplit 0)"; }
 assert_grep "comm [0-9a-f]* (nonblocking split) still initializing after 2\.[0-4] s" "$NG_TMP/nbsplit.0.err"
 [ "$(rc_of nbsplit 1)" = 0 ] || { show_rank nbsplit 1; fail "the rank that skipped the split should end"; }
+# A split given up (its parent aborted) before the timeout is not reported.
+launch nbgiveup 2 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit -- "$JOB" "$NG_TMP/nbgiveup.id" 1 --nonblocking --split-skip 1 --split-giveup 500
+wait_ranks nbgiveup 2 20
+[ "$(rc_of nbgiveup 0)" = 0 ] || { show_rank nbgiveup 0; fail "a split given up: exit $(rc_of nbgiveup 0), want 0"; }
+assert_grep "split given up" "$NG_TMP/nbgiveup.0.out"
+grep -q "still initializing" "$NG_TMP/nbgiveup.0.err" && { show_rank nbgiveup 0; fail "a split given up was reported"; }
 # abort: the comm is revoked (or aborted), and the program's poll ends with
 # an error instead of going on for ever.
 launch nbabort 1 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=abort -- env WORLD_SIZE=2 "$JOB" "$NG_TMP/nbabort.id" 1 --nonblocking

@@ -69,4 +69,20 @@ assert not r["hangs"], r["hangs"]
 rows = [c for c in r["collectives"] if c["op"] == "allreduce"]
 assert len(rows) == 1 and rows[0]["calls"] == 3, rows
 PY
+
+note "a split done before its call returns: registered when polled, never reported as hung"
+# Each creation's work ends before ncclInProgress is returned; the ranks then
+# idle 2 s with the comms alive, past the 1 s init timeout.
+rc=0
+NCCLSIM_NONBLOCKING_RETURN_US=100000 NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" \
+timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace2" -- sh -c '
+	RANK=0 "$1" "$2" 2 --nonblocking --split --sleep 2 & a=$!
+	RANK=1 "$1" "$2" 2 --nonblocking --split --sleep 2 & b=$!
+	wait $a; ra=$?; wait $b; rb=$?
+	echo "exit $ra $rb"' sh "$JOB" "$NG_TMP/nb2.id" >"$NG_TMP/out2" 2>"$NG_TMP/err2" || rc=$?
+assert_grep "exit 0 0" "$NG_TMP/out2"
+grep -q "still initializing" "$NG_TMP/err2" && { cat "$NG_TMP/err2"; fail "a ready comm reported as initializing"; }
+"$NG_BIN" analyze "$NG_TMP/trace2" >"$NG_TMP/summary2" 2>&1 || { cat "$NG_TMP/summary2"; fail "analyze exited $?"; }
+grep -q "hang:" "$NG_TMP/summary2" && { cat "$NG_TMP/summary2"; fail "a hang reported"; }
+assert_grep "2 collectives matched" "$NG_TMP/summary2"
 echo "nonblocking init and split recorded"
