@@ -338,7 +338,9 @@ static void check_init(struct ng_comm *c, uint64_t now)
 {
 	uint64_t t = __atomic_load_n(&c->init_pending_ns, __ATOMIC_ACQUIRE);
 
-	if (!t || c->init_reported || t >= now ||
+	/* A comm the program already calls on is past its init, polled or
+	 * not. */
+	if (!t || c->init_reported || t >= now || __atomic_load_n(&c->ncalls, __ATOMIC_RELAXED) ||
 	    now - t < (uint64_t)(ng_cfg.init_timeout_s * 1e9))
 		return;
 	c->init_reported = 1;

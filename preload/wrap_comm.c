@@ -276,6 +276,7 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 static struct pending_split {
 	ncclComm_t *out;		/* the program's variable; NULL: a free entry */
 	ncclComm_t parent;		/* by handle: it may be a comm we do not track */
+	uint64_t parent_calls;		/* its calls when the split began */
 	struct ng_ev_comm_init ev;
 	uint64_t t0;
 	int reported;
@@ -292,8 +293,11 @@ static void split_pending(ncclComm_t *out, ncclComm_t parent,
 	for (i = 0; i < NG_PENDING_SPLITS && pending[i].out; i++)
 		;
 	if (i < NG_PENDING_SPLITS) {
-		pending[i] = (struct pending_split){ .out = out, .parent = parent, .ev = *ev,
-						     .t0 = t0 };
+		struct ng_comm *p = ng_comm_find(parent);
+
+		pending[i] = (struct pending_split){
+			.out = out, .parent = parent, .ev = *ev, .t0 = t0,
+			.parent_calls = p ? __atomic_load_n(&p->ncalls, __ATOMIC_RELAXED) : 0 };
 		__atomic_store_n(&npending, npending + 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&pending_lock);
@@ -304,13 +308,19 @@ static void split_pending(ncclComm_t *out, ncclComm_t parent,
 
 /* Under pending_lock: the entry's comm is ready (h), or it ended without
  * one (a rank given NCCL_SPLIT_NOCOLOR, a failure, a parent given up:
- * state). */
+ * state).  A handle whose own state is still in progress keeps the entry. */
 static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t state)
 {
 	struct ng_ev_comm_init ev = e->ev;
+	ncclResult_t own = ncclSuccess;
 	int n = 0, rank = -1;
 
-	if (h) {
+	/* NCCL writes the handle of a split that failed too: its own state
+	 * says which (and in progress: not over yet). */
+	if (h && ng_real.ncclCommGetAsyncError &&
+	    ng_real.ncclCommGetAsyncError(h, &own) == ncclSuccess && own == ncclInProgress)
+		return;
+	if (h && own == ncclSuccess) {
 		if (ng_real.ncclCommCount(h, &n) != ncclSuccess ||
 		    ng_real.ncclCommUserRank(h, &rank) != ncclSuccess)
 			n = 0, rank = -1;
@@ -319,6 +329,8 @@ static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t stat
 		comm_created(h, ev.comm_hash, ev.parent_hash, n, rank, ev.blocking, ncclSuccess,
 			     &ev, e->t0);
 	} else {
+		if (h)
+			state = own;
 		ev.result = state;
 		ev.duration_ns = ng_now_ns() - e->t0;
 		emit_init(0, &ev);
@@ -395,8 +407,18 @@ int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *lat
 	for (int i = 0; i < NG_PENDING_SPLITS && !found; i++) {
 		struct pending_split *e = &pending[i];
 
+		struct ng_comm *p;
+
 		if (!e->out || e->reported || e->t0 >= now || now - e->t0 < limit_ns)
 			continue;
+		/* The program went on with the parent (this rank gave
+		 * NCCL_SPLIT_NOCOLOR, or it learnt of the new comm without a
+		 * poll): not a hang, whatever its entry still says. */
+		p = ng_comm_find(e->parent);
+		if (p && __atomic_load_n(&p->ncalls, __ATOMIC_RELAXED) > e->parent_calls) {
+			e->reported = 1;
+			continue;
+		}
 		e->reported = 1;
 		*late = (struct ng_split_late){ .parent = e->parent, .hash = e->ev.comm_hash,
 						.kind = e->ev.kind, .t0 = e->t0 };
@@ -541,12 +563,17 @@ static void emit_end(uint64_t hash, const char *kind, ncclResult_t r)
 static int gone(ncclComm_t comm, const char *kind)
 {
 	struct ng_comm *c = ng_comm_find(comm);
+	int saved;
 
 	if (!c || !__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE))
 		return 0;
 	ng_comm_forget(comm);
 	emit_end(c->hash, kind, ncclSuccess);
+	saved = errno;
+	ng_in_shim++;
 	splits_drop(comm);
+	ng_in_shim--;
+	errno = saved;
 	return 1;
 }
 
@@ -645,9 +672,14 @@ ncclResult_t ngw_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError
 	if (c && __atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE)) {
 		/* The watchdog aborted it: say so, never touch the freed comm;
 		 * its splits are over with it. */
+		int saved = errno;
+
 		if (asyncError)
 			*asyncError = ncclRemoteError;
+		ng_in_shim++;
 		splits_drop(comm);
+		ng_in_shim--;
+		errno = saved;
 		return ncclSuccess;
 	}
 	r = ng_real.ncclCommGetAsyncError(comm, asyncError);

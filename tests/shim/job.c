@@ -22,7 +22,10 @@
  * --split-skip R: the same, but rank R never calls the split (it sleeps 8 s
  * and ends), so the others' split never completes.  --split-giveup MS: a
  * nonblocking split not ready after MS ms is given up: the parent is
- * aborted, and the rank sleeps 3 s and ends with status 0.
+ * aborted, and the rank sleeps 3 s and ends with status 0.  --split-nocolor:
+ * this rank takes no part in the split (NCCL_SPLIT_NOCOLOR), never polls
+ * (it waits 200 ms instead: NCCL refuses a comm still in progress), and
+ * runs its all-reduces on the first comm.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,7 +56,7 @@ int main(int argc, char **argv)
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
-	int split = 0, split_skip = -1, giveup_ms = 0;
+	int split = 0, split_skip = -1, giveup_ms = 0, nocolor = 0;
 	int stop_rank = -1, stop_seq = -1, group = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -64,7 +67,7 @@ int main(int argc, char **argv)
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split] [--split-skip R] [--split-giveup MS]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split] [--split-skip R] [--split-giveup MS] [--split-nocolor]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -83,6 +86,8 @@ int main(int argc, char **argv)
 			split = 1, split_skip = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--split-giveup") && i + 1 < argc)
 			giveup_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--split-nocolor"))
+			nocolor = 1;
 		else if (!strcmp(argv[i], "--errno"))
 			show_errno = 1;
 		else if (!strcmp(argv[i], "--group"))	/* each call in a group; go on past a failed end */
@@ -118,6 +123,16 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		sleep(8);
 		return 0;
+	}
+	if (nocolor) {
+		ncclComm_t none = NULL;
+
+		r = ncclCommSplit(comm, NCCL_SPLIT_NOCOLOR, rank, &none, &config);
+		if (r != ncclSuccess && r != ncclInProgress) {
+			printf("split returned %d\n", r);
+			return 10 + r;
+		}
+		usleep(200 * 1000);
 	}
 	if (split) {
 		parent = comm;

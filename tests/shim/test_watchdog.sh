@@ -80,6 +80,12 @@ wait_ranks nbgiveup 2 20
 [ "$(rc_of nbgiveup 0)" = 0 ] || { show_rank nbgiveup 0; fail "a split given up: exit $(rc_of nbgiveup 0), want 0"; }
 assert_grep "split given up" "$NG_TMP/nbgiveup.0.out"
 grep -q "still initializing" "$NG_TMP/nbgiveup.0.err" && { show_rank nbgiveup 0; fail "a split given up was reported"; }
+# A rank out of the split (NCCL_SPLIT_NOCOLOR) that never polls and goes on
+# with the parent: not a hang.
+launch nbnocolor 1 $G NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit -- "$JOB" "$NG_TMP/nbnocolor.id" 3 --nonblocking --split-nocolor --sleep 2
+wait_ranks nbnocolor 1 20
+[ "$(rc_of nbnocolor 0)" = 0 ] || { show_rank nbnocolor 0; fail "a rank out of the split: exit $(rc_of nbnocolor 0), want 0"; }
+grep -q "still initializing" "$NG_TMP/nbnocolor.0.err" && { show_rank nbnocolor 0; fail "a rank out of the split was reported"; }
 # abort: the comm is revoked (or aborted), and the program's poll ends with
 # an error instead of going on for ever.
 launch nbabort 1 $G NCCLGUARD_INIT_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=abort -- env WORLD_SIZE=2 "$JOB" "$NG_TMP/nbabort.id" 1 --nonblocking
