@@ -355,6 +355,7 @@ struct ng_split_late {
 	ncclComm_t parent;
 	uint64_t hash, t0;
 	const char *kind;
+	int grouped;			/* made in a group, not nonblocking */
 };
 int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *late);
 void ng_splits_dump(FILE *f, uint64_t now);	/* JSON objects, comma-separated */

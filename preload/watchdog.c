@@ -316,17 +316,17 @@ static void report_lost(struct ng_comm *c, uint64_t u, const struct ng_recent *v
  * same hang as a blocking init's host call that has not returned, but
  * the call did return, so only the comm (or, for a split, its parent)
  * knows.  The action is on `on`: the comm, or the split's parent. */
-static void report_init(struct ng_comm *on, uint64_t hash, const char *kind, uint64_t t,
-			uint64_t now)
+static void report_init(struct ng_comm *on, uint64_t hash, const char *kind, int grouped,
+			uint64_t t, uint64_t now)
 {
 	char when[32];
 
 	fmt_when(when, sizeof(when), t);
-	ng_warn("comm %016llx (nonblocking %s) still initializing after %.1f s "
+	ng_warn("comm %016llx (%s %s) still initializing after %.1f s "
 		"(created at %s): a hang in communicator init (a rank that never joined?); "
 		"action %s",
-		(unsigned long long)hash, kind ? kind : "init", (now - t) / 1e9, when,
-		ng_action_name(ng_cfg.on_timeout));
+		(unsigned long long)hash, grouped ? "grouped" : "nonblocking", kind ? kind : "init",
+		(now - t) / 1e9, when, ng_action_name(ng_cfg.on_timeout));
 	emit_timeout(hash, 0, "init", now - t, "init");
 	if (on || ng_cfg.on_timeout != NG_ACT_ABORT)
 		act(on, "init timeout");
@@ -344,7 +344,7 @@ static void check_init(struct ng_comm *c, uint64_t now)
 	    now - t < (uint64_t)(ng_cfg.init_timeout_s * 1e9))
 		return;
 	c->init_reported = 1;
-	report_init(c, c->hash, c->init_kind, t, now);
+	report_init(c, c->hash, c->init_kind, 0, t, now);
 }
 
 static void check_init_cb(struct ng_comm *c, void *arg)
@@ -360,7 +360,7 @@ static void check_splits(uint64_t now)
 
 	ng_comm_foreach(check_init_cb, &now);
 	while (ng_splits_overdue(now, (uint64_t)(ng_cfg.init_timeout_s * 1e9), &l))
-		report_init(ng_comm_find(l.parent), l.hash, l.kind, l.t0, now);
+		report_init(ng_comm_find(l.parent), l.hash, l.kind, l.grouped, l.t0, now);
 }
 
 #define NG_PROBE_AFTER_NS 50000000ull

@@ -277,6 +277,8 @@ static struct pending_split {
 	ncclComm_t *out;		/* the program's variable; NULL: a free entry */
 	ncclComm_t parent;		/* by handle: it may be a comm we do not track */
 	uint64_t parent_calls;		/* its calls when the split began */
+	const void *group;		/* made in this thread's open group: its end
+					 * ends the split (a token of the thread) */
 	struct ng_ev_comm_init ev;
 	uint64_t t0;
 	int reported;
@@ -285,7 +287,7 @@ static int npending;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void split_pending(ncclComm_t *out, ncclComm_t parent,
-			  const struct ng_ev_comm_init *ev, uint64_t t0)
+			  const struct ng_ev_comm_init *ev, uint64_t t0, int in_group)
 {
 	int i;
 
@@ -297,6 +299,7 @@ static void split_pending(ncclComm_t *out, ncclComm_t parent,
 
 		pending[i] = (struct pending_split){
 			.out = out, .parent = parent, .ev = *ev, .t0 = t0,
+			.group = in_group ? (const void *)&ng_tls : NULL,
 			.parent_calls = p ? __atomic_load_n(&p->ncalls, __ATOMIC_RELAXED) : 0 };
 		__atomic_store_n(&npending, npending + 1, __ATOMIC_RELEASE);
 	}
@@ -368,6 +371,26 @@ static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t stat
 	pthread_mutex_unlock(&pending_lock);
 }
 
+/* This thread's outermost group ended with r: the splits made in it are
+ * over, unless NCCL's group is itself nonblocking (in progress: they wait
+ * for polls as the others do). */
+static void splits_group_end(ncclResult_t r)
+{
+	if (!__atomic_load_n(&npending, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&pending_lock);
+	for (int i = 0; i < NG_PENDING_SPLITS; i++) {
+		struct pending_split *e = &pending[i];
+
+		if (!e->out || e->group != (const void *)&ng_tls)
+			continue;
+		e->group = NULL;
+		if (r != ncclInProgress)
+			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), r);
+	}
+	pthread_mutex_unlock(&pending_lock);
+}
+
 /* The parent is destroyed or aborted: its splits end with it, ready if
  * NCCL got that far, else failed (an abort ends NCCL's init with
  * ncclInternalError). */
@@ -421,7 +444,8 @@ int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *lat
 		}
 		e->reported = 1;
 		*late = (struct ng_split_late){ .parent = e->parent, .hash = e->ev.comm_hash,
-						.kind = e->ev.kind, .t0 = e->t0 };
+						.kind = e->ev.kind, .t0 = e->t0,
+						.grouped = e->group != NULL };
 		found = 1;
 	}
 	pthread_mutex_unlock(&pending_lock);
@@ -446,7 +470,7 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	struct ng_ev_comm_init ev = { .cuda_dev = -1, .result = -1, .kind = kind,
 				      .comm_index = -1, .blocking = config_blocking(config) };
 	uint64_t counter, t0;
-	int nranks = 0, rank = -1, saved = errno;
+	int nranks = 0, rank = -1, saved = errno, later;
 	ncclResult_t r;
 
 	ng_in_shim++;
@@ -466,15 +490,17 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	r = call(arg);
 	saved = errno;
 	ng_host_exit();
-	if (r == ncclSuccess && newcomm && *newcomm) {
+	/* In progress, or in a group: NCCL writes *newcomm when the split is
+	 * done (the group's end), maybe already (split_pending: no read of it
+	 * here). */
+	later = newcomm && (r == ncclInProgress || (r == ncclSuccess && ng_group_depth > 0));
+	if (!later && r == ncclSuccess && newcomm && *newcomm) {
 		ng_real.ncclCommCount(*newcomm, &nranks);
 		ng_real.ncclCommUserRank(*newcomm, &rank);
 	}
 	ev.nranks = nranks;
 	ev.rank = rank;
-	/* In progress: NCCL writes *newcomm when the split is done, maybe
-	 * already (split_pending: no read of it here). */
-	if (r != ncclInProgress && newcomm && *newcomm) {
+	if (!later && newcomm && *newcomm) {
 		/* comm_created keeps r; the parent link is ours to set. */
 		struct ng_comm *c;
 
@@ -487,8 +513,8 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 		ev.result = r;
 		ev.duration_ns = ng_now_ns() - t0;
 		emit_init(0, &ev);
-		if (r == ncclInProgress && newcomm)
-			split_pending(newcomm, parent, &ev, t0);
+		if (later)
+			split_pending(newcomm, parent, &ev, t0, r == ncclSuccess);
 	}
 	ng_in_shim--;
 	errno = saved;
@@ -741,8 +767,10 @@ ncclResult_t ngw_ncclGroupEnd(void)
 		r = ir;
 	if (ng_group_depth > 0)
 		ng_group_depth--;
-	if (outer)
+	if (outer) {
 		ng_timing_group_end(r);
+		splits_group_end(r);
+	}
 	ng_in_shim--;
 	errno = saved;
 	return r;
