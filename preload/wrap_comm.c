@@ -312,17 +312,21 @@ static void split_pending(ncclComm_t *out, ncclComm_t parent,
 /* Under pending_lock: the entry's comm is ready (h), or it ended without
  * one (a rank given NCCL_SPLIT_NOCOLOR, a failure, a parent given up:
  * state).  A handle whose own state is still in progress keeps the entry. */
-static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t state)
+static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t state, int dropped)
 {
 	struct ng_ev_comm_init ev = e->ev;
 	ncclResult_t own = ncclSuccess;
 	int n = 0, rank = -1;
 
-	/* NCCL writes the handle of a split that failed too: its own state
-	 * says which (and in progress: not over yet). */
+	/* NCCL writes the handle of a split that failed too, and says so in
+	 * the state of the parent (or of the group's end); the CPU backend
+	 * in the child's.  A parent given up (dropped): its state is ours. */
 	if (h && ng_real.ncclCommGetAsyncError &&
 	    ng_real.ncclCommGetAsyncError(h, &own) == ncclSuccess && own == ncclInProgress)
 		return;
+	if (h && own == ncclSuccess && !dropped && state != ncclSuccess &&
+	    state != ncclInProgress)
+		own = state;
 	if (h && own == ncclSuccess) {
 		if (ng_real.ncclCommCount(h, &n) != ncclSuccess ||
 		    ng_real.ncclCommUserRank(h, &rank) != ncclSuccess)
@@ -350,7 +354,7 @@ static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t stat
  * contract keeps it alive until then), and no later: an entry ends at the
  * parent's first poll past the split, or with the parent (splits_drop).
  */
-static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state)
+static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state, int dropped)
 {
 	if (!__atomic_load_n(&npending, __ATOMIC_ACQUIRE))
 		return;
@@ -362,11 +366,11 @@ static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t stat
 		if (!e->out)
 			continue;
 		if (e->parent == comm && state != ncclInProgress)
-			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), state);
+			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), state, dropped);
 		else if (e->parent == comm && (h = __atomic_load_n(e->out, __ATOMIC_ACQUIRE)))
-			split_ended(e, h, ncclSuccess);
+			split_ended(e, h, ncclSuccess, 0);
 		else if (!c && comm && __atomic_load_n(e->out, __ATOMIC_ACQUIRE) == comm)
-			split_ended(e, comm, ncclSuccess);
+			split_ended(e, comm, ncclSuccess, 0);
 	}
 	pthread_mutex_unlock(&pending_lock);
 }
@@ -386,7 +390,7 @@ static void splits_group_end(ncclResult_t r)
 			continue;
 		e->group = NULL;
 		if (r != ncclInProgress)
-			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), r);
+			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), r, 0);
 	}
 	pthread_mutex_unlock(&pending_lock);
 }
@@ -396,7 +400,7 @@ static void splits_group_end(ncclResult_t r)
  * ncclInternalError). */
 static void splits_drop(ncclComm_t parent)
 {
-	splits_resolve(parent, NULL, ncclInternalError);
+	splits_resolve(parent, NULL, ncclInternalError, 1);
 }
 
 /* For the hang report: the splits still in progress. */
@@ -467,8 +471,10 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 			   ncclResult_t (*call)(void *), void *arg)
 {
 	struct ng_comm *p = ng_comm_find(parent);
+	/* Without a config the new comm has its parent's (NCCL copies it). */
 	struct ng_ev_comm_init ev = { .cuda_dev = -1, .result = -1, .kind = kind,
-				      .comm_index = -1, .blocking = config_blocking(config) };
+				      .comm_index = -1,
+				      .blocking = config || !p ? config_blocking(config) : p->blocking };
 	uint64_t counter, t0;
 	int nranks = 0, rank = -1, saved = errno, later;
 	ncclResult_t r;
@@ -493,7 +499,8 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	/* In progress, or in a group: NCCL writes *newcomm when the split is
 	 * done (the group's end), maybe already (split_pending: no read of it
 	 * here). */
-	later = newcomm && (r == ncclInProgress || (r == ncclSuccess && ng_group_depth > 0));
+	later = newcomm && (r == ncclInProgress ||
+			    (r == ncclSuccess && (ng_group_depth > 0 || !ev.blocking)));
 	if (!later && r == ncclSuccess && newcomm && *newcomm) {
 		ng_real.ncclCommCount(*newcomm, &nranks);
 		ng_real.ncclCommUserRank(*newcomm, &rank);
@@ -510,11 +517,13 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 		if (c)
 			c->parent_hash = ev.parent_hash;
 	} else {
-		ev.result = r;
+		/* Its comm to come: in progress, whatever the call returned
+		 * (NCCL's nonblocking split returns ncclSuccess). */
+		ev.result = later ? ncclInProgress : r;
 		ev.duration_ns = ng_now_ns() - t0;
 		emit_init(0, &ev);
 		if (later)
-			split_pending(newcomm, parent, &ev, t0, r == ncclSuccess);
+			split_pending(newcomm, parent, &ev, t0, ng_group_depth > 0);
 	}
 	ng_in_shim--;
 	errno = saved;
@@ -593,9 +602,9 @@ static int gone(ncclComm_t comm, const char *kind)
 
 	if (!c || !__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE))
 		return 0;
+	saved = errno;
 	ng_comm_forget(comm);
 	emit_end(c->hash, kind, ncclSuccess);
-	saved = errno;
 	ng_in_shim++;
 	splits_drop(comm);
 	ng_in_shim--;
@@ -718,7 +727,7 @@ ncclResult_t ngw_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError
 			if (__atomic_load_n(&c->init_pending_ns, __ATOMIC_RELAXED))
 				init_ended(c, *asyncError);
 		}
-		splits_resolve(comm, c, *asyncError);
+		splits_resolve(comm, c, *asyncError, 0);
 		ng_in_shim--;
 		errno = saved;
 	}
@@ -787,7 +796,15 @@ ncclResult_t ngw_ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
 	r = ng_real.ncclGroupSimulateEnd(simInfo);
 	if (ng_group_depth > 0)
 		ng_group_depth--;
-	if (!ng_group_depth)
+	if (!ng_group_depth) {
+		int saved = errno;
+
 		ng_timing_group_end(ncclInvalidUsage);
+		/* NCCL runs the group's inits and splits all the same. */
+		ng_in_shim++;
+		splits_group_end(r);
+		ng_in_shim--;
+		errno = saved;
+	}
 	return r;
 }

@@ -326,7 +326,7 @@ static __thread ncclResult_t group_error;
 static ncclResult_t job_submit(struct job *j)
 {
 	struct ncclComm *c = j->comm ? j->comm : j->parent;
-	int blocking = j->config ? j->config->blocking != 0 : (c ? c->blocking : 1);
+	int blocking = j->config ? j->config->blocking != 0 : (c ? c->blocking : 1), derived;
 	pthread_attr_t attr;
 	pthread_t th;
 
@@ -347,7 +347,9 @@ static ncclResult_t job_submit(struct job *j)
 		jobs_run(j);
 		return job_end(j);
 	}
-	if (j->kind != JOB_INIT && j->parent) {
+	/* j is the thread's from here on. */
+	derived = j->kind != JOB_INIT && j->parent;
+	if (derived) {
 		j->owner_async = 1;
 		__atomic_store_n(&j->parent->async, ncclInProgress, __ATOMIC_RELEASE);
 	}
@@ -363,7 +365,9 @@ static ncclResult_t job_submit(struct job *j)
 	 * make it so (NCCLSIM_NONBLOCKING_RETURN_US). */
 	if (getenv("NCCLSIM_NONBLOCKING_RETURN_US"))
 		usleep((useconds_t)atoi(getenv("NCCLSIM_NONBLOCKING_RETURN_US")));
-	return ncclInProgress;
+	/* As NCCL: a nonblocking init says it is in progress; a split or
+	 * shrink returns ncclSuccess, its parent's state says the rest. */
+	return derived ? ncclSuccess : ncclInProgress;
 }
 
 static struct job *job_new(int kind)

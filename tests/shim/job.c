@@ -139,7 +139,13 @@ int main(int argc, char **argv)
 		/* NCCL hands a nonblocking split's comm over when it is
 		 * ready: the parent is the one polled. */
 		r = ncclCommSplit(parent, 0, rank, &comm, &config);
-		for (int ms = 0; giveup_ms && r == ncclInProgress; ms++) {
+		/* NCCL's nonblocking split returns ncclSuccess: the parent's
+		 * state says when it is over. */
+		for (int ms = 0; giveup_ms && (r == ncclSuccess || r == ncclInProgress); ms++) {
+			if (!ncclCommGetAsyncError(parent, &async) && async != ncclInProgress) {
+				r = async;
+				break;
+			}
 			if (ms == giveup_ms) {
 				ncclCommAbort(parent);
 				printf("split given up\n");
@@ -148,8 +154,6 @@ int main(int argc, char **argv)
 				return 0;
 			}
 			usleep(1000);
-			if (!ncclCommGetAsyncError(parent, &async) && async != ncclInProgress)
-				r = async;
 		}
 		r = wait_ready(parent, r, blocking);
 		if (r == ncclSuccess && !comm)
