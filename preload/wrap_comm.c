@@ -266,9 +266,10 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 }
 
 /*
- * A nonblocking split or shrink: NCCL writes the new comm into the
- * program's variable only once it is ready (NULL until then), and the
- * program polls the parent with ncclCommGetAsyncError.  What we know of
+ * A split or shrink whose comm comes later: NCCL writes the new comm into
+ * the program's variable only once it is ready (NULL until then), when
+ * the parent's state leaves in progress (nonblocking; the program polls
+ * it with ncclCommGetAsyncError) or when the group ends.  What we know of
  * the comm waits here until the handle appears; the watchdog times it as
  * an init meanwhile.
  */
@@ -433,7 +434,6 @@ int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *lat
 	pthread_mutex_lock(&pending_lock);
 	for (int i = 0; i < NG_PENDING_SPLITS && !found; i++) {
 		struct pending_split *e = &pending[i];
-
 		struct ng_comm *p;
 
 		if (!e->out || e->reported || e->t0 >= now || now - e->t0 < limit_ns)
