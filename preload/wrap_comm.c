@@ -362,14 +362,13 @@ static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t stat
 	pthread_mutex_lock(&pending_lock);
 	for (int i = 0; i < NG_PENDING_SPLITS; i++) {
 		struct pending_split *e = &pending[i];
-		ncclComm_t h;
 
 		if (!e->out)
 			continue;
+		/* A handle written while the parent is still in progress waits
+		 * for the parent's verdict: NCCL writes a failed split's too. */
 		if (e->parent == comm && state != ncclInProgress)
 			split_ended(e, __atomic_load_n(e->out, __ATOMIC_ACQUIRE), state, dropped);
-		else if (e->parent == comm && (h = __atomic_load_n(e->out, __ATOMIC_ACQUIRE)))
-			split_ended(e, h, ncclSuccess, 0);
 		else if (!c && comm && __atomic_load_n(e->out, __ATOMIC_ACQUIRE) == comm)
 			split_ended(e, comm, ncclSuccess, 0);
 	}
@@ -477,7 +476,7 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 				      .blocking = config || !p ? config_blocking(config) : p->blocking };
 	uint64_t counter, t0;
 	int nranks = 0, rank = -1, saved = errno, later;
-	ncclResult_t r;
+	ncclResult_t r, rec, ps = ncclSuccess;
 
 	ng_in_shim++;
 	counter = p ? __atomic_add_fetch(&p->split_count, 1, __ATOMIC_RELAXED) : 0;
@@ -496,30 +495,40 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	r = call(arg);
 	saved = errno;
 	ng_host_exit();
-	/* In progress, or in a group: NCCL writes *newcomm when the split is
-	 * done (the group's end), maybe already (split_pending: no read of it
-	 * here). */
-	later = newcomm && (r == ncclInProgress ||
-			    (r == ncclSuccess && (ng_group_depth > 0 || !ev.blocking)));
-	if (!later && r == ncclSuccess && newcomm && *newcomm) {
+	/* In progress, in a group, or from a nonblocking parent (a split runs
+	 * as its parent does, whatever its own config: NCCL's group takes the
+	 * parent's mode, returns ncclSuccess and leaves the parent in
+	 * progress): NCCL writes *newcomm when the split is done, maybe
+	 * already (split_pending: no read of it here). */
+	later = 0;
+	if (newcomm && (r == ncclInProgress || (r == ncclSuccess && ng_group_depth > 0)))
+		later = 1;
+	else if (newcomm && r == ncclSuccess && (!p || !p->blocking) &&
+		 ng_real.ncclCommGetAsyncError &&
+		 ng_real.ncclCommGetAsyncError(parent, &ps) == ncclSuccess && ps != ncclSuccess)
+		later = ps == ncclInProgress;	/* a blocking parent's state is not the split's */
+	/* What is recorded: a split that failed at once says so in its
+	 * parent's state, whatever NCCL returned (which the caller gets). */
+	rec = !later && r == ncclSuccess && ps != ncclSuccess ? ps : r;
+	if (!later && rec == ncclSuccess && newcomm && *newcomm) {
 		ng_real.ncclCommCount(*newcomm, &nranks);
 		ng_real.ncclCommUserRank(*newcomm, &rank);
 	}
 	ev.nranks = nranks;
 	ev.rank = rank;
 	if (!later && newcomm && *newcomm) {
-		/* comm_created keeps r; the parent link is ours to set. */
+		/* comm_created keeps rec; the parent link is ours to set. */
 		struct ng_comm *c;
 
 		comm_created(*newcomm, ev.comm_hash, ev.parent_hash, nranks, rank,
-			     ev.blocking, r, &ev, t0);
+			     ev.blocking, rec, &ev, t0);
 		c = ng_comm_find(*newcomm);
 		if (c)
 			c->parent_hash = ev.parent_hash;
 	} else {
 		/* Its comm to come: in progress, whatever the call returned
 		 * (NCCL's nonblocking split returns ncclSuccess). */
-		ev.result = later ? ncclInProgress : r;
+		ev.result = later ? ncclInProgress : rec;
 		ev.duration_ns = ng_now_ns() - t0;
 		emit_init(0, &ev);
 		if (later)

@@ -326,7 +326,10 @@ static __thread ncclResult_t group_error;
 static ncclResult_t job_submit(struct job *j)
 {
 	struct ncclComm *c = j->comm ? j->comm : j->parent;
-	int blocking = j->config ? j->config->blocking != 0 : (c ? c->blocking : 1), derived;
+	/* A split or shrink runs as its parent does (NCCL's group takes the
+	 * parent's mode); its config is the new comm's. */
+	int blocking = j->parent ? j->parent->blocking :
+		       j->config ? j->config->blocking != 0 : (c ? c->blocking : 1), derived;
 	pthread_attr_t attr;
 	pthread_t th;
 

@@ -25,7 +25,8 @@
  * aborted, and the rank sleeps 3 s and ends with status 0.  --split-nocolor:
  * this rank takes no part in the split (NCCL_SPLIT_NOCOLOR), never polls
  * (it waits 200 ms instead: NCCL refuses a comm still in progress), and
- * runs its all-reduces on the first comm.
+ * runs its all-reduces on the first comm.  --split-blocking-config: the
+ * split's own config says blocking (NCCL runs it as its parent does).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
-	int split = 0, split_skip = -1, giveup_ms = 0, nocolor = 0;
+	int split = 0, split_skip = -1, giveup_ms = 0, nocolor = 0, split_blocking = 0;
 	int stop_rank = -1, stop_seq = -1, group = 0;
 	size_t count = 1024;
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
 	float *buf, *host;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split] [--split-skip R] [--split-giveup MS] [--split-nocolor]\n");
+		fprintf(stderr, "usage: job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S] [--pace MS] [--errno] [--stop R:S] [--group] [--split] [--split-skip R] [--split-giveup MS] [--split-nocolor] [--split-blocking-config]\n");
 		return 2;
 	}
 	iters = atoi(argv[2]);
@@ -88,6 +89,8 @@ int main(int argc, char **argv)
 			giveup_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--split-nocolor"))
 			nocolor = 1;
+		else if (!strcmp(argv[i], "--split-blocking-config"))
+			split = 1, split_blocking = 1;
 		else if (!strcmp(argv[i], "--errno"))
 			show_errno = 1;
 		else if (!strcmp(argv[i], "--group"))	/* each call in a group; go on past a failed end */
@@ -138,7 +141,11 @@ int main(int argc, char **argv)
 		parent = comm;
 		/* NCCL hands a nonblocking split's comm over when it is
 		 * ready: the parent is the one polled. */
-		r = ncclCommSplit(parent, 0, rank, &comm, &config);
+		ncclConfig_t sconfig = config;
+
+		if (split_blocking)
+			sconfig.blocking = 1;
+		r = ncclCommSplit(parent, 0, rank, &comm, &sconfig);
 		/* NCCL's nonblocking split returns ncclSuccess: the parent's
 		 * state says when it is over. */
 		for (int ms = 0; giveup_ms && (r == ncclSuccess || r == ncclInProgress); ms++) {

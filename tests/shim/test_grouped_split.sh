@@ -1,4 +1,5 @@
-# Splits and shrinks inside ncclGroupStart/ncclGroupEnd, from one thread (the
+# Splits whose comm NCCL writes later are tracked.  Splits and shrinks
+# inside ncclGroupStart/ncclGroupEnd, from one thread (the
 # CPU backend's `simtest initall`): NCCL writes the new comms when the group
 # ends, not when ncclCommSplit returns, and each is then tracked with its
 # size and rank (the shim's debug line on registration).  The rank given
@@ -22,4 +23,17 @@ sed -n 's/.*comm [0-9a-f]*: \(rank [0-9]* of [0-9]* on device [0-9]*\) (shrink)$
 printf 'rank 0 of 3 on device 1\nrank 1 of 3 on device 2\nrank 2 of 3 on device 3\n' |
 	cmp -s - "$NG_TMP/shrink" || { cat "$NG_TMP/shrink"; fail "the grouped shrink's comms"; }
 assert_no_grep "still initializing" "$NG_TMP/err"
+
+# A split runs as its parent does: from a nonblocking parent with a config
+# that says blocking, NCCL still returns before the comm is there.
+JOB="$NG_BUILD/tests/shim/job"
+launch nbcfg 2 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=debug NCCLGUARD_INIT_TIMEOUT=1 \
+	NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" -- \
+	"$JOB" "$NG_TMP/nbcfg.id" 2 --nonblocking --split-blocking-config --sleep 2
+wait_ranks nbcfg 2 30
+for r in 0 1; do
+	[ "$(rc_of nbcfg $r)" = 0 ] || { show_rank nbcfg $r; fail "rank $r: exit $(rc_of nbcfg $r)"; }
+	assert_grep "rank $r of 2 on device 0 (split)" "$NG_TMP/nbcfg.$r.err"
+	assert_no_grep "still initializing" "$NG_TMP/nbcfg.$r.err"
+done
 echo "PASS grouped_split"
