@@ -347,13 +347,28 @@ static void split_ended(struct pending_split *e, ncclComm_t h, ncclResult_t stat
 	__atomic_store_n(&npending, npending - 1, __ATOMIC_RELEASE);
 }
 
+/* The program called on the parent since the split began: NCCL refuses a
+ * comm still in progress, so the split was over by then, and the
+ * program's variable may be gone (this rank gave NCCL_SPLIT_NOCOLOR and
+ * kept nothing, say): its entry ends unread, no comm seen. */
+static int moved_on(struct pending_split *e)
+{
+	struct ng_comm *p = ng_comm_find(e->parent);
+
+	if (!p || __atomic_load_n(&p->ncalls, __ATOMIC_RELAXED) <= e->parent_calls)
+		return 0;
+	split_ended(e, NULL, ncclSuccess, 1);
+	return 1;
+}
+
 /*
  * After ncclCommGetAsyncError(comm) said `state`: the splits of comm (a
  * parent) are over unless it is still in progress; a handle we do not know
  * may be one of theirs, polled by the program that now holds it.  The
  * program's variable is read while NCCL may still write it (NCCL's
  * contract keeps it alive until then), and no later: an entry ends at the
- * parent's first poll past the split, or with the parent (splits_drop).
+ * parent's first poll past the split, with the parent (splits_drop), or
+ * unread once the program went on with the parent (moved_on).
  */
 static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state, int dropped)
 {
@@ -363,7 +378,7 @@ static void splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t stat
 	for (int i = 0; i < NG_PENDING_SPLITS; i++) {
 		struct pending_split *e = &pending[i];
 
-		if (!e->out)
+		if (!e->out || moved_on(e))
 			continue;
 		/* A handle written while the parent is still in progress waits
 		 * for the parent's verdict: NCCL writes a failed split's too. */
@@ -433,18 +448,12 @@ int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *lat
 	pthread_mutex_lock(&pending_lock);
 	for (int i = 0; i < NG_PENDING_SPLITS && !found; i++) {
 		struct pending_split *e = &pending[i];
-		struct ng_comm *p;
 
 		if (!e->out || e->reported || e->t0 >= now || now - e->t0 < limit_ns)
 			continue;
-		/* The program went on with the parent (this rank gave
-		 * NCCL_SPLIT_NOCOLOR, or it learnt of the new comm without a
-		 * poll): not a hang, whatever its entry still says. */
-		p = ng_comm_find(e->parent);
-		if (p && __atomic_load_n(&p->ncalls, __ATOMIC_RELAXED) > e->parent_calls) {
-			e->reported = 1;
+		/* The program went on with the parent: not a hang. */
+		if (moved_on(e))
 			continue;
-		}
 		e->reported = 1;
 		*late = (struct ng_split_late){ .parent = e->parent, .hash = e->ev.comm_hash,
 						.kind = e->ev.kind, .t0 = e->t0,
