@@ -115,12 +115,13 @@ static void emit_timeout(uint64_t hash, uint64_t seq, const char *op, uint64_t w
 struct dump_ctx {
 	FILE *f;
 	int first;
+	uint64_t now;
 };
 
 static void dump_comm(struct ng_comm *c, void *arg)
 {
 	struct dump_ctx *d = arg;
-	uint64_t init = __atomic_load_n(&c->init_pending_ns, __ATOMIC_ACQUIRE), now = ng_now_ns();
+	uint64_t init = __atomic_load_n(&c->init_pending_ns, __ATOMIC_ACQUIRE), now = d->now;
 
 	fprintf(d->f, "%s\n    {\"comm_hash\": \"%016llx\", \"index\": %d, \"nranks\": %d, "
 		"\"rank\": %d, \"last_seq\": %llu, \"last_completed_seq\": %llu, "
@@ -140,8 +141,8 @@ void ng_watchdog_dump(const char *reason)
 {
 	char path[4096], host[256] = "";
 	const char *dir = ng_cfg.dump_dir ? ng_cfg.dump_dir : ".";
-	struct dump_ctx d = { .first = 1 };
 	uint64_t now = ng_now_ns();
+	struct dump_ctx d = { .first = 1, .now = now };
 	FILE *f;
 	int fd, first = 1;
 
@@ -352,13 +353,12 @@ static void check_init_cb(struct ng_comm *c, void *arg)
 	check_init(c, *(uint64_t *)arg);
 }
 
-/* Nonblocking creations: the comms that returned in progress, and the
- * splits whose comm NCCL has not handed over yet. */
+/* The splits whose comm NCCL has not handed over yet (the comms that
+ * returned in progress are check_comm's, or check_init_cb's without CUDA). */
 static void check_splits(uint64_t now)
 {
 	struct ng_split_late l;
 
-	ng_comm_foreach(check_init_cb, &now);
 	while (ng_splits_overdue(now, (uint64_t)(ng_cfg.init_timeout_s * 1e9), &l))
 		report_init(ng_comm_find(l.parent), l.hash, l.kind, l.grouped, l.t0, now);
 }
@@ -382,6 +382,7 @@ static void check_comm(struct ng_comm *c, void *arg)
 			(unsigned long long)c->hash, NG_ABORT_GRACE_S);
 		do_exit("abort did not return");
 	}
+	check_init(c, now);
 	if (u > issued || !c->pool)
 		return;
 	if (issued - u >= NG_RECENT) {
@@ -701,6 +702,8 @@ static void *watchdog_main(void *arg)
 			busy = poll_flights();
 			ng_comm_foreach(check_comm, &now);
 			anchor_all(now);
+		} else {
+			ng_comm_foreach(check_init_cb, &now);	/* one pass over the comms */
 		}
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
