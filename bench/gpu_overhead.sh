@@ -51,6 +51,9 @@ VARIANTS=${VARIANTS:-"plain notiming shim every sampled rec rec_notiming rec_eve
 W=/tmp/ngbench; rm -rf "$W"; mkdir -p "$W"
 RES=${OUT:-$W}/overhead-$MODE.txt
 
+# Before the builds: the shim's profile-feedback training records a run.
+lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
+sleep 1
 build() {
 	ngmake -j16 build/lib/libncclguard.so build/lib/libncclguard-tp.so build/bin/ncclguard \
 		>"$W/build$1.log" 2>&1 || { tail -20 "$W/build$1.log"; exit 1; }
@@ -64,7 +67,6 @@ for v in $VARIANTS; do
 		(cd "$d" && rm -rf build && build "-${d//\//_}" && touch build/.built) || exit 1 ;; esac
 done
 export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 sleep 1
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 

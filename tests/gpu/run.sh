@@ -50,6 +50,8 @@ stage() { row "$1 (started at second)" "$SECONDS"; }
 trap 'exit 143' TERM INT
 
 nvidia-smi -L | head -8
+# Before the build: the shim's profile-feedback training records a run.
+lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 ngmake -j16 all >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 mkdir -p build/gpu
 GCC_NCCL="-O2 -I$NCCL_HOME/include -I$CUDA_HOME/include -L$NCCL_LIBDIR -L$CUDA_HOME/lib64 -l:libnccl.so.2 -lcudart"
@@ -58,7 +60,6 @@ gcc -o build/gpu/job tests/shim/job.c $GCC_NCCL || exit 1
 export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 NG=$PWD/build/bin/ncclguard
 SHIM=$PWD/build/lib/libncclguard.so
-lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 sleep 1
 losses() { grep '^step [0-9]' "$1" | md5sum | cut -c1-8; }
 count() { lt babeltrace2 "$1" 2>/dev/null | grep -c "ncclguard:$2:" ; }
@@ -100,6 +101,15 @@ if want 4; then
 	st $NG run -o "$OUT/nb" -- env RANK=0 WORLD_SIZE=1 build/gpu/job /tmp/nb.id 20 --nonblocking --poll >"$OUT/nb.log" 2>&1
 	row "4 nonblocking comm job: exit" "$?"
 	row "4 nonblocking: iterations ok / coll_complete" "$(grep -c 'ok$' "$OUT/nb.log") / $(count "$OUT/nb" coll_complete)"
+	# A nonblocking split: NCCL hands its comm over only when the parent's
+	# poll says it is ready; every call on it must be on a known comm.
+	rm -f /tmp/nbs.id
+	st $NG run -o "$OUT/nbs" -- env NCCLGUARD_LOG=debug RANK=0 WORLD_SIZE=1 \
+		build/gpu/job /tmp/nbs.id 20 --nonblocking --poll --split >"$OUT/nbs.log" 2>&1
+	row "4 nonblocking split job: exit / ok" "$? / $(grep -c 'ok$' "$OUT/nbs.log")"
+	row "4 split registered (log)" "$(grep -c 'rank 0 of 1 on device [0-9]* (split)' "$OUT/nbs.log")"
+	row "4 split: comm_init_end / coll_enqueue / on no comm" "$(count "$OUT/nbs" comm_init_end) / \
+$(count "$OUT/nbs" coll_enqueue) / $(lt babeltrace2 "$OUT/nbs" 2>/dev/null | grep coll_enqueue | grep -c 'comm_hash = 0x0,')"
 fi
 if want 5; then
 	stage 5
@@ -166,6 +176,14 @@ if want 11; then
 	$NG analyze "$OUT/inith" >"$OUT/inith_analyze.txt" 2>&1
 	row "11 analyze: exit" "$?"
 	row "11 hang finding" "$(grep -m1 -o 'hang: init of comm.*never entered it[^;]*' "$OUT/inith_analyze.txt")"
+	# The same with a nonblocking init: no call hangs, the program polls.
+	rm -f /tmp/inithnb.id
+	st $NG run -o "$OUT/inithnb" -- env RANK=0 WORLD_SIZE=2 NCCLGUARD_INIT_TIMEOUT=10 \
+		NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR=$OUT build/gpu/job /tmp/inithnb.id 1 --nonblocking >"$OUT/inithnb.log" 2>&1
+	row "11 nonblocking hung init: exit (4)" "$?"
+	row "11 nonblocking watchdog" "$(grep -m1 -o 'comm [0-9a-f]* (nonblocking [a-z]*) still initializing after [0-9.]* s' "$OUT/inithnb.log")"
+	$NG analyze "$OUT/inithnb" >"$OUT/inithnb_analyze.txt" 2>&1
+	row "11 nonblocking: analyze exit / finding" "$? / $(grep -m1 -o 'hang: init of comm.*never entered it[^;]*' "$OUT/inithnb_analyze.txt")"
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
