@@ -43,6 +43,7 @@ struct ng_rec_coll {		/* coll_enqueue and coll_complete */
 	const char *op;
 	int64_t datatype, root_or_peer, result, nranks;
 	int64_t enter_ns, exit_ns;			/* enqueue */
+	int enter_coarse;		/* enter_ns is the shim's coarse time (not sampled) */
 	int64_t gpu_start_ns, gpu_end_ns, duration_ns;	/* complete */
 };
 
@@ -142,7 +143,8 @@ struct ng_track {
 /* A rank's part in one collective.  DONE: the rank is past it (its own
  * coll_complete, a later one, or a destroy); OWN: its own coll_complete
  * arrived, with or without times. */
-enum { NG_S_ENQ = 1, NG_S_DONE = 2, NG_S_TIMED = 4, NG_S_DROP = 8, NG_S_OWN = 16 };
+enum { NG_S_ENQ = 1, NG_S_DONE = 2, NG_S_TIMED = 4, NG_S_DROP = 8, NG_S_OWN = 16,
+       NG_S_COARSE = 32 /* its arrival time is the coarse clock's */ };
 struct ng_slot {
 	int64_t enter_ns, exit_ns, gpu_start, gpu_end, dur;
 	uint64_t count, stream, bytes;

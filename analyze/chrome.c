@@ -118,7 +118,9 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
 			continue;
 		pid = chrome_pid(an, p);
 		tid = track(an, p, e->comm->hash, s->stream);
-		if (s->flags & NG_S_ENQ) {
+		/* A coarse arrival (the shim's published time, up to a tick
+		 * old) would put the marker milliseconds early: none. */
+		if ((s->flags & NG_S_ENQ) && !(s->flags & NG_S_COARSE)) {
 			sep(an);
 			fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"enqueue\",\"name\":\"%s\","
 				"\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"seq\":%llu,\"bytes\":%llu",

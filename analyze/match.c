@@ -636,6 +636,10 @@ static void straggle(struct ng_an *an, const struct ng_entry *e)
 	for (i = 0; i < e->nslots; i++) {
 		const struct ng_slot *s = &e->slot[i];
 
+		/* Arrivals are compared only where every rank stamped its
+		 * own (the shim stamps the same calls on every rank). */
+		if ((s->flags & NG_S_ENQ) && (s->flags & NG_S_COARSE))
+			return;
 		if ((s->flags & NG_S_ENQ) && !(s->flags & NG_S_DROP)) {
 			idx[n] = i;
 			enter[n++] = corrected(an, e, i, s->enter_ns);
@@ -958,6 +962,8 @@ void ng_an_enqueue(struct ng_an *an, const struct ng_src *src,
 		e->nranks = (int)r->nranks;
 	s->enter_ns = r->enter_ns;
 	s->exit_ns = r->exit_ns;
+	if (r->enter_coarse)
+		s->flags |= NG_S_COARSE;
 	s->count = r->count;
 	s->bytes = r->bytes;
 	s->stream = r->stream;

@@ -42,7 +42,7 @@ static const char *const kind_names[] = {
 	X(numa_node) X(cpu_affinity) X(socket_ifname) X(env) X(policy_digest) \
 	X(rank_source) X(comm_hash) X(parent_hash) X(nranks) X(result) X(kind) \
 	X(seq) X(p2p_seq) X(op) X(count) X(datatype) X(bytes) X(root_or_peer) \
-	X(stream) X(enter_ns) X(exit_ns) X(gpu_start_ns) X(gpu_end_ns) \
+	X(stream) X(enter_ns) X(exit_ns) X(enter_coarse) X(gpu_start_ns) X(gpu_end_ns) \
 	X(duration_ns) X(waited_ns) X(action) X(what) X(key) X(user_value) \
 	X(effective_value) X(detail)
 
@@ -420,6 +420,7 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 			.root_or_peer = c->idx[F_root_or_peer] >= 0 ? fi(p, c, F_root_or_peer) : -1,
 			.result = fi(p, c, F_result), .nranks = fi(p, c, F_nranks),
 			.enter_ns = T(enter_ns), .exit_ns = T(exit_ns),
+			.enter_coarse = fi(p, c, F_enter_coarse) != 0,
 			.gpu_start_ns = T(gpu_start_ns), .gpu_end_ns = T(gpu_end_ns),
 			.duration_ns = fi(p, c, F_duration_ns),
 		};

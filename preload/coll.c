@@ -179,8 +179,10 @@ NG_COLD int ng_coll_inject(struct ng_call *call)
 	 * itself: the published time may predate a short delay). */
 	if (inj == NG_INJ_DELAY) {
 		call->enter_ns = ng_now_coarse_ns();
-		if (call->trace)
+		if (call->trace) {
 			call->rec_enter = ng_stamp(call->ticks);
+			call->coarse = 0;
+		}
 	}
 	return 0;
 }
@@ -189,6 +191,11 @@ NG_COLD void ng_coll_timing_start(struct ng_call *call)
 {
 	int e = errno;
 
+	/* Its host span is recorded with its GPU time: both ends stamped. */
+	if (call->trace && call->coarse) {
+		call->rec_enter = ng_stamp(call->ticks);
+		call->coarse = 0;
+	}
 	ng_timing_before(call);
 	errno = e;
 }

@@ -380,6 +380,7 @@ struct ng_call {
 	const char *site;		/* symbolised call site, NCCLGUARD_STACKS=1 */
 	int trace;			/* a session records coll_enqueue */
 	int ticks;			/* rec_* are TSC ticks, else ns */
+	int coarse;			/* rec_enter is enter_ns: arrival not sampled */
 };
 /* Returns nonzero when the wrapper must return call->result without
  * calling NCCL (an injected fault). */
@@ -446,6 +447,10 @@ struct ng_flight {
 #define NG_ENQ_CAPTURED 1
 #define NG_ENQ_P2P 2
 #define NG_ENQ_TICKS 4		/* enter and exit are TSC ticks (ng_stamp) */
+#define NG_ENQ_COARSE 8		/* enter is the published coarse time, in ns */
+/* A small collective's arrival is stamped one call in this many (by seq,
+ * power of two); the others carry the coarse time (coll_fast.h). */
+#define NG_ARRIVAL_EVERY 8
 struct ng_enq_rec {
 	uint64_t comm_hash, seq, count, stream, enter, exit;
 	int32_t root, nranks;

@@ -37,7 +37,7 @@ static inline void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 	r->dtype = (uint8_t)call->dtype;
 	r->group_depth = ng_group_depth > 255 ? 255 : (uint8_t)ng_group_depth;
 	r->flags = (call->captured ? NG_ENQ_CAPTURED : 0) | (call->p2p_seq ? NG_ENQ_P2P : 0) |
-		   (call->ticks ? NG_ENQ_TICKS : 0);
+		   (call->ticks ? NG_ENQ_TICKS : 0) | (call->coarse ? NG_ENQ_COARSE : 0);
 	r->result = call->result;
 }
 

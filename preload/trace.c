@@ -274,5 +274,8 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 		ev.enter_ns = r->enter;
 		ev.exit_ns = r->exit;
 	}
+	ev.enter_coarse = r->flags & NG_ENQ_COARSE ? 1 : 0;
+	if (ev.enter_coarse)
+		ev.enter_ns = r->enter;	/* already ns */
 	ng_hot.tp->coll_enqueue(&ev);
 }

@@ -100,6 +100,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_enqueue,
 		lttng_ust_field_integer(int, redop, e->redop)
 		lttng_ust_field_integer(uint64_t, enter_ns, e->enter_ns)
 		lttng_ust_field_integer(uint64_t, exit_ns, e->exit_ns)
+		lttng_ust_field_integer(int, enter_coarse, e->enter_coarse)
 	)
 )
 

@@ -64,6 +64,7 @@ struct ng_ev_coll_enqueue {
 	int nranks;
 	int redop;			/* ncclRedOp_t, -1 if none */
 	uint64_t enter_ns, exit_ns;	/* host entry and exit (0: not measured) */
+	int enter_coarse;		/* enter_ns is the watchdog's coarse time */
 };
 
 struct ng_ev_coll_complete {

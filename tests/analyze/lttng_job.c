@@ -59,8 +59,10 @@ static const struct ng_tp_ops *load(const char *argv0)
 	return ops && ops->abi == NG_TP_ABI ? ops : NULL;
 }
 
+/* coarse 1: the shim's arrival sampling, a call in 8 stamped (seq) and the
+ * others coarse; 2: the same, the slow rank late on the coarse ones only. */
 static void rank_main(const struct ng_tp_ops *ops, pthread_barrier_t *bar, int rank,
-		      int ranks, int iters, int slow, int slow_ms)
+		      int ranks, int iters, int slow, int slow_ms, int coarse)
 {
 	char host[256] = "";
 	struct ng_ev_process_info pi = {
@@ -92,7 +94,8 @@ static void rank_main(const struct ng_tp_ops *ops, pthread_barrier_t *bar, int r
 			.stream = 0x1000, .nranks = ranks, .root_or_peer = -1,
 		};
 
-		if (rank == slow)
+		e.enter_coarse = coarse && i % 8 != 0;
+		if (rank == slow && (coarse != 2 || e.enter_coarse))
 			usleep((useconds_t)slow_ms * 1000);
 		e.enter_ns = now();
 		e.exit_ns = e.enter_ns + 3000;
@@ -113,12 +116,14 @@ int main(int argc, char **argv)
 	pthread_barrierattr_t attr;
 	pthread_barrier_t *bar;
 	const struct ng_tp_ops *ops;
-	int ranks, iters, slow, slow_ms, status, ret = 0;
+	int ranks, iters, slow, slow_ms, coarse = 0, status, ret = 0;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: lttng_job RANKS ITERS SLOW_RANK SLOW_MS\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: lttng_job RANKS ITERS SLOW_RANK SLOW_MS [COARSE]\n");
 		return 2;
 	}
+	if (argc == 6)
+		coarse = atoi(argv[5]);
 	ranks = atoi(argv[1]);
 	iters = atoi(argv[2]);
 	slow = atoi(argv[3]);
@@ -141,7 +146,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "lttng_job: no provider\n");
 				_exit(1);
 			}
-			rank_main(ops, bar, r, ranks, iters, slow, slow_ms);
+			rank_main(ops, bar, r, ranks, iters, slow, slow_ms, coarse);
 			_exit(0);
 		}
 	}

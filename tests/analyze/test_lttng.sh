@@ -31,3 +31,32 @@ assert c[0]["bytes"] == 1048576 and c[0]["timed"] == 30, c
 assert r["hangs"] == [] and r["mismatches"] == [] and r["lost_events"] == 0
 PY
 python3 "$NG_ROOT/tests/analyze/check_chrome.py" "$NG_TMP/c.json" || fail "Chrome trace"
+
+# The shim stamps a small collective's arrival one call in 8 (by seq, the
+# same calls on every rank) and flags the others' coarse time: stragglers
+# come from the stamped arrivals only, and coarse ones draw no marker.
+note "coarse arrivals: rank 1 late on the coarse ones only is no straggler"
+"$NG_BIN" run -o "$NG_TMP/coarse" -- "$JOB" 4 32 1 5 2 > "$NG_TMP/coarse.out" 2>&1 ||
+	{ cat "$NG_TMP/coarse.out"; fail "coarse run failed"; }
+"$NG_BIN" analyze "$NG_TMP/coarse" --json "$NG_TMP/rc.json" --chrome "$NG_TMP/cc.json" \
+	> "$NG_TMP/outc" 2>&1 || { cat "$NG_TMP/outc"; fail "analyze (coarse) failed"; }
+assert_grep "4 ranks on 1 host, 32 collectives matched" "$NG_TMP/outc"
+assert_no_grep "straggler:" "$NG_TMP/outc"
+python3 - "$NG_TMP/rc.json" "$NG_TMP/cc.json" <<'PY' || fail "coarse arrivals"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["stragglers"] == [], r["stragglers"]
+c = json.load(open(sys.argv[2]))["traceEvents"]
+marks = sorted(e["args"]["seq"] for e in c if e.get("cat") == "enqueue")
+assert marks == sorted([8, 16, 24, 32] * 4), marks
+PY
+note "coarse arrivals: rank 1 late on every call is named from the stamped ones"
+"$NG_BIN" run -o "$NG_TMP/coarse2" -- "$JOB" 4 64 1 5 1 > "$NG_TMP/coarse2.out" 2>&1 ||
+	{ cat "$NG_TMP/coarse2.out"; fail "coarse run 2 failed"; }
+"$NG_BIN" analyze "$NG_TMP/coarse2" --json "$NG_TMP/rc2.json" > "$NG_TMP/outc2" 2>&1 ||
+	{ cat "$NG_TMP/outc2"; fail "analyze (coarse 2) failed"; }
+python3 - "$NG_TMP/rc2.json" <<'PY' || fail "coarse arrivals, straggler"
+import json, sys
+s = json.load(open(sys.argv[1]))["stragglers"]
+assert len(s) == 1 and s[0]["rank"] == 1 and s[0]["late_calls"] == 8, s
+PY

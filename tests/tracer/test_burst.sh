@@ -36,19 +36,35 @@ for pid in $(cat "$NG_TMP/pids"); do
 	assert_eq "$(ng_count "$NG_TMP/text" coll_complete "$pid")" $(((N + 63) / 64)) "coll_complete events"
 	note "pid $pid: a host exit time with the GPU time only, never before the entry"
 	grep "ncclguard:coll_enqueue: .*vpid = $pid," "$NG_TMP/text" |
-		sed 's/.* enter_ns = \([0-9]*\), exit_ns = \([0-9]*\).*/\1 \2/' >"$NG_TMP/hostt.$pid"
+		sed 's/.* seq = \([0-9]*\),.* enter_ns = \([0-9]*\), exit_ns = \([0-9]*\), enter_coarse = \([01]\).*/\2 \3 \4 \1/' \
+		>"$NG_TMP/hostt.$pid"
 	assert_eq "$(awk '$2 != 0' "$NG_TMP/hostt.$pid" | wc -l)" $(((N + 63) / 64)) "enqueues with an exit time"
 	assert_eq "$(awk '$2 != 0 && $2 < $1' "$NG_TMP/hostt.$pid" | wc -l)" 0 "exit times before the entry"
-	# The TSC's ticks, where it is used, are put on CLOCK_MONOTONIC by the
-	# watchdog: every time inside the job, in call order (give or take a
-	# recalibration's step of nanoseconds).
+	# A small call's arrival is stamped one call in 8 by seq, and when it
+	# is GPU-timed (seq 1, 65, ...); the others carry the watchdog's coarse
+	# time, flagged.  The TSC's ticks, where it is used, are put on
+	# CLOCK_MONOTONIC by the watchdog: every stamped time inside the job,
+	# in call order (give or take a recalibration's step of nanoseconds);
+	# a coarse one is never after the next stamped arrival, and lags the
+	# job's start by a tick and a jiffy at most.
+	note "pid $pid: arrivals stamped 1 in 8 and when timed, coarse otherwise"
+	awk '{ want = ($4 % 8 != 0 && ($4 - 1) % 64 != 0) }
+	$3 != want { print "FAIL: seq " $4 ": enter_coarse " $3 ", expected " want; err = 1; exit }
+	END { exit err }' "$NG_TMP/hostt.$pid" || fail "pid $pid: which arrivals are stamped"
 	note "pid $pid: host times on CLOCK_MONOTONIC, within the job, in call order"
 	awk -v t0="$t0" -v t1="$t1" '
 	function bad(m) { if (!err) print "FAIL: line " NR ": " m; err = 1 }
-	$1 < t0 || $1 > t1 || ($2 != 0 && $2 > t1) { bad($0 " outside the job [" t0 ", " t1 "]") }
-	NR > 1 && $1 + 1000 < prev { bad("enter " $1 " before the previous call'"'"'s " prev) }
-	{ prev = $1 }
-	END { exit err }' "$NG_TMP/hostt.$pid" || fail "pid $pid: host times"
+	{ e[NR] = $1; c[NR] = $3 }
+	$3 == 0 && ($1 < t0 || $1 > t1) || $3 == 1 && ($1 + 20000000 < t0 || $1 > t1) ||
+	($2 != 0 && $2 > t1) { bad($0 " outside the job [" t0 ", " t1 "]") }
+	$3 == 0 && prev && $1 + 1000 < prev { bad("enter " $1 " before the previous call'"'"'s " prev) }
+	$3 == 0 { prev = $1 }
+	END {
+		for (i = NR; i >= 1; i--)
+			if (!c[i]) next_st = e[i]
+			else if (next_st && e[i] > next_st + 1000) { bad("coarse enter " e[i] " after the next stamped " next_st); break }
+		exit err
+	}' "$NG_TMP/hostt.$pid" || fail "pid $pid: host times"
 done
 grep "recorded host times" "$NG_TMP/err" | head -n 1
 grep "enqueue records" "$NG_TMP/err" | head -n 2
