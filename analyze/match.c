@@ -33,6 +33,9 @@
 #define PEND_MAX	1024		/* finished collectives held for clocks */
 #define CLOCK_SAMPLES	32		/* per host before offsets settle */
 #define HANG_AGE_NS	1000000000LL	/* in flight this long at the end */
+/* How early a coarse arrival (enter_coarse) can be: the shim's published
+ * time is a watchdog tick (5-20 ms) and a jiffy old at most. */
+#define COARSE_LAG_NS	25000000LL
 #define HOLD_SEQS	16		/* wait this far for an own completion */
 
 static void *xcalloc(size_t n, size_t sz)
@@ -1345,8 +1348,13 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 				age = an->last_ts - e->slot[i].enter_ns;
 				op = e->slot[i].op;
 			}
-			if (e->slot[i].enter_ns < first)
-				first = e->slot[i].enter_ns;
+			/* A coarse arrival may predate a timeout that came just
+			 * before the call: give it the clock's lag. */
+			int64_t began = e->slot[i].enter_ns +
+				(e->slot[i].flags & NG_S_COARSE ? COARSE_LAG_NS : 0);
+
+			if (began < first)
+				first = began;
 		}
 		/* A timeout speaks for this call only if it came after the call
 		 * began: an earlier one that resolved (a slow call under

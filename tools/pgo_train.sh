@@ -20,10 +20,18 @@ if ! env LD_PRELOAD="$shim" $loop >"$tmp/plain.log" 2>&1; then
 	tail -5 "$tmp/plain.log" >&2
 	exit 0
 fi
-# Recording needs LTTng's session daemon (ncclguard run starts one if it can).
+# Recording needs LTTng's session daemon: ncclguard run starts one if none
+# is reachable, and a build should leave none behind that it started.
+sessiond() {
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = lttng-sessiond ] && echo "${p#/proc/}"
+	done | sort
+}
+sessiond >"$tmp/before"
 if ! NCCLGUARD_LIB="$shim" "$build/bin/ncclguard" run -o "$tmp/trace" -- $loop >"$tmp/rec.log" 2>&1 ||
 	! grep -q "events lost" "$tmp/rec.log"; then
 	echo "pgo_train: no recorded run (LTTng not usable?); recording's path is built without profile feedback:" >&2
 	tail -3 "$tmp/rec.log" >&2
 fi
+sessiond | comm -13 "$tmp/before" - | xargs -r kill 2>/dev/null
 exit 0

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define NG_TP_ABI 2
+#define NG_TP_ABI 3
 
 struct ng_ev_process_info {
 	const char *host;

@@ -38,7 +38,9 @@
  *   initb|inite COMM NRANKS COMM_RANK      comm_init_begin / _end
  *   initp COMM NRANKS COMM_RANK            comm_init_end with result 7: a
  *                                          nonblocking init still in progress
- *   enq COMM SEQ P2P_SEQ OP BYTES PEER NRANKS RESULT ENTER_US
+ *   enq COMM SEQ P2P_SEQ OP BYTES PEER NRANKS RESULT ENTER_US [COARSE]
+ *                                          COARSE 1: enter_coarse, the shim's
+ *                                          coarse time for an unsampled arrival
  *   done COMM SEQ P2P_SEQ OP BYTES GPU_START_US GPU_END_US NRANKS PEER
  *   end COMM KIND                          comm_end (destroy, abort...)
  *   timeout COMM SEQ OP WHAT               a watchdog's warning
@@ -75,7 +77,7 @@ static const struct {
 	[E_COMM_END] = { "comm_end", "u:comm_hash s:kind i:result" },
 	[E_ENQ] = { "coll_enqueue", "u:comm_hash u:seq u:p2p_seq s:op u:count i:datatype "
 		"u:bytes i:root_or_peer u:stream i:group_depth i:captured i:result i:nranks "
-		"i:redop u:enter_ns u:exit_ns" },
+		"i:redop u:enter_ns u:exit_ns i:enter_coarse" },
 	[E_DONE] = { "coll_complete", "u:comm_hash u:seq u:p2p_seq s:op u:bytes u:stream "
 		"u:gpu_start_ns u:gpu_end_ns u:duration_ns i:nranks i:root_or_peer" },
 	[E_TIMEOUT] = { "timeout", "u:comm_hash u:seq s:op u:waited_ns s:action s:what" },
@@ -376,15 +378,16 @@ static int script(const char *out, int ranks, const char *path)
 				     ev[4] == 'b' ? -1 : ev[4] == 'p' ? 7 : 0, (uint64_t)0,
 				     ev[4] == 'p' ? "initconfig" : "initrank", 0, ev[4] != 'p');
 		} else if (!strcmp(ev, "enq")) {
-			int res;
+			int res, coarse = 0, got;
 
-			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %" SCNu64 " %31s %" SCNu64
-				    " %d %d %d %lf", &c, &seq, &p2p, op, &bytes, &a, &n, &res,
-				    &t1) == 9;
+			got = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %" SCNu64 " %31s %" SCNu64
+				     " %d %d %d %lf %d", &c, &seq, &p2p, op, &bytes, &a, &n, &res,
+				     &t1, &coarse);
+			ok = got == 9 || got == 10;
 			if (ok)
 				emit(&st[r], E_ENQ, ts, c, seq, p2p, op, bytes / 4, 7, bytes, a,
 				     (uint64_t)0x7f0000001000ULL, 0, 0, res, n, 0,
-				     (uint64_t)RAWT(t1), ts);
+				     (uint64_t)RAWT(t1), ts, coarse);
 		} else if (!strcmp(ev, "done")) {
 			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %" SCNu64 " %31s %" SCNu64
 				    " %lf %lf %d %d", &c, &seq, &p2p, op, &bytes, &t1, &t2, &n,
@@ -626,7 +629,7 @@ int main(int argc, char **argv)
 				     "");
 			emit(&st[r], E_ENQ, RAW(r, t_exit[r]), comm, seq, (uint64_t)0, op, count, 7, b,
 			     -1, (uint64_t)0x7f0000001000ULL, grouped, 0, 0, ranks, 0,
-			     (uint64_t)RAW(r, t_enter[r]), (uint64_t)RAW(r, t_exit[r]));
+			     (uint64_t)RAW(r, t_enter[r]), (uint64_t)RAW(r, t_exit[r]), 0);
 			if (seq == warn_seq && r == 0)
 				emit(&st[r], E_TIMEOUT, RAW(r, t_enter[r] + 5000000000ULL), comm, seq,
 				     op, (uint64_t)5000000000ULL, "warn", "collective");
