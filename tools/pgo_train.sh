@@ -21,10 +21,10 @@ if ! env LD_PRELOAD="$shim" $loop >"$tmp/plain.log" 2>&1; then
 	exit 0
 fi
 # Recording needs LTTng's session daemon: ncclguard run starts one if none
-# is reachable, and a build should leave none behind that it started.
+# is reachable, and a build should leave none of ours behind that it started.
 sessiond() {
 	for p in /proc/[0-9]*; do
-		[ "$(cat "$p/comm" 2>/dev/null)" = lttng-sessiond ] && echo "${p#/proc/}"
+		[ -O "$p" ] && [ "$(cat "$p/comm" 2>/dev/null)" = lttng-sessiond ] && echo "${p#/proc/}"
 	done | sort
 }
 sessiond >"$tmp/before"
