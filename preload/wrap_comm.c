@@ -35,8 +35,16 @@ static int enter(void)
 		}                                                              \
 	} while (0)
 
+/* As NCCL decides it (init.cc, envConfigOverride): NCCL_COMM_BLOCKING, 0
+ * or 1, overrides every comm's config; else the config's, blocking when
+ * unset.  A comm taken for blocking when it is not would leave its splits
+ * untracked (their handles come later). */
 static int config_blocking(const ncclConfig_t *config)
 {
+	const char *v = getenv("NCCL_COMM_BLOCKING");
+
+	if (v && (!strcmp(v, "0") || !strcmp(v, "1")))
+		return v[0] == '1';
 	return !config || config->blocking == NCCL_CONFIG_UNDEF_INT || config->blocking;
 }
 

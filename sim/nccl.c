@@ -112,6 +112,18 @@ void sim_comm_unref(struct ncclComm *c)
 	free(c);
 }
 
+/* As NCCL (init.cc, envConfigOverride): NCCL_COMM_BLOCKING, 0 or 1,
+ * overrides every comm's config; else the config's value, blocking when
+ * it is unset or there is none. */
+static int config_blocking(const ncclConfig_t *config)
+{
+	const char *v = getenv("NCCL_COMM_BLOCKING");
+
+	if (v && (!strcmp(v, "0") || !strcmp(v, "1")))
+		return v[0] == '1';
+	return !(config && config->blocking == 0);
+}
+
 static struct ncclComm *comm_new(int nranks, int rank, int dev, const ncclConfig_t *config)
 {
 	struct ncclComm *c = calloc(1, sizeof(*c));
@@ -132,8 +144,7 @@ static struct ncclComm *comm_new(int nranks, int rank, int dev, const ncclConfig
 	c->dev = dev;
 	c->refs = 1;
 	c->async = ncclInProgress;
-	/* NCCL_CONFIG_UNDEF_INT (and no config) mean blocking. */
-	c->blocking = !(config && config->blocking == 0);
+	c->blocking = config_blocking(config);
 	return c;
 }
 
@@ -329,7 +340,7 @@ static ncclResult_t job_submit(struct job *j)
 	/* A split or shrink runs as its parent does (NCCL's group takes the
 	 * parent's mode); its config is the new comm's. */
 	int blocking = j->parent ? j->parent->blocking :
-		       j->config ? j->config->blocking != 0 : (c ? c->blocking : 1), derived;
+		       j->config ? config_blocking(j->config) : (c ? c->blocking : 1), derived;
 	pthread_attr_t attr;
 	pthread_t th;
 

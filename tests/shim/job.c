@@ -115,6 +115,10 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	config.blocking = blocking;
+	/* NCCL_COMM_BLOCKING=0 makes every comm nonblocking whatever its
+	 * config says: the program then waits as for one. */
+	if (getenv("NCCL_COMM_BLOCKING") && !strcmp(getenv("NCCL_COMM_BLOCKING"), "0"))
+		blocking = 0;
 	r = ncclCommInitRankConfig(&comm, n, id, rank, &config);
 	r = wait_ready(comm, r, blocking);
 	if (r != ncclSuccess) {

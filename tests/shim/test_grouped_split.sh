@@ -36,4 +36,15 @@ for r in 0 1; do
 	assert_grep "rank $r of 2 on device 0 (split)" "$NG_TMP/nbcfg.$r.err"
 	assert_no_grep "still initializing" "$NG_TMP/nbcfg.$r.err"
 done
+# NCCL_COMM_BLOCKING=0 makes every comm nonblocking whatever its config
+# says (here: blocking): the split's comm comes later, and is still tracked.
+launch envnb 2 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=debug NCCLGUARD_INIT_TIMEOUT=1 \
+	NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" NCCL_COMM_BLOCKING=0 -- \
+	"$JOB" "$NG_TMP/envnb.id" 2 --split --sleep 2
+wait_ranks envnb 2 30
+for r in 0 1; do
+	[ "$(rc_of envnb $r)" = 0 ] || { show_rank envnb $r; fail "NCCL_COMM_BLOCKING=0, rank $r: exit $(rc_of envnb $r)"; }
+	assert_grep "rank $r of 2 on device 0 (split)" "$NG_TMP/envnb.$r.err"
+	assert_no_grep "still initializing" "$NG_TMP/envnb.$r.err"
+done
 echo "PASS grouped_split"
