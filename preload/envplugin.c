@@ -67,6 +67,15 @@ static ncclResult_t env_finalize(void)
 	return ncclSuccess;
 }
 
+/* What NCCL reads for `name`, through this plugin when it serves the
+ * policy (getenv otherwise). */
+static const char *env_get(const char *name);
+
+const char *ng_envplugin_get(const char *name)
+{
+	return env_get(name);
+}
+
 static const char *env_get(const char *name)
 {
 	const struct ng_policy *p = __atomic_load_n(&served, __ATOMIC_ACQUIRE);

@@ -63,8 +63,8 @@ $(PGO_OBJS): $(PGO_DIR)/.trained
 # dated when the training began, makes the next make train again.
 $(PGO_OBJS): private PGO_FLAGS = -fprofile-use=$(PGO_PROF) -fprofile-partial-training \
 	-Wno-missing-profile -Wno-error=coverage-mismatch
-$(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*.def tracer/*.h) \
-		preload/ncclguard.map tools/pgo_train.sh | $(POLICY_CORE_OBJS) \
+$(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*.def tracer/*.h \
+		$(NCCL_HOME)/include/nccl.h) preload/ncclguard.map tools/pgo_train.sh | $(POLICY_CORE_OBJS) \
 		$(BUILD)/lib/libncclguard-tp.so $(BUILD)/bin/ncclguard $(BUILD)/bench/ab_loop_null
 	@rm -rf $(PGO_DIR)
 	@mkdir -p $(PGO_DIR)/obj $(dir $(PGO_OBJS))

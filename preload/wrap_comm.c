@@ -3,10 +3,13 @@
  * communicator life cycle, groups and async errors.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ncclguard.h"
+#include "policy.h"
 
 /* Common prologue: returns 0 when the call is to be forwarded plainly. */
 static int enter(void)
@@ -35,16 +38,42 @@ static int enter(void)
 		}                                                              \
 	} while (0)
 
+/* NCCL_COMM_BLOCKING as NCCL reads it (param.cc: through its env plugin,
+ * which may be ours serving the policy; a non-empty value through
+ * strtoll, base 0; read once): -1 unset or invalid. */
+static int env_blocking(void)
+{
+	static int cached = -2;
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (v == -2) {
+		const char *s = ng_envplugin_get("NCCL_COMM_BLOCKING");
+		long long x;
+		int e = errno;
+
+		v = -1;
+		if (s && *s) {
+			errno = 0;
+			x = strtoll(s, NULL, 0);
+			if (!errno && x >= INT_MIN && x <= INT_MAX)
+				v = (int)x;
+		}
+		errno = e;
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
 /* As NCCL decides it (init.cc, envConfigOverride): NCCL_COMM_BLOCKING, 0
  * or 1, overrides every comm's config; else the config's, blocking when
  * unset.  A comm taken for blocking when it is not would leave its splits
  * untracked (their handles come later). */
 static int config_blocking(const ncclConfig_t *config)
 {
-	const char *v = getenv("NCCL_COMM_BLOCKING");
+	int v = env_blocking();
 
-	if (v && (!strcmp(v, "0") || !strcmp(v, "1")))
-		return v[0] == '1';
+	if (v == 0 || v == 1)
+		return v;
 	return !config || config->blocking == NCCL_CONFIG_UNDEF_INT || config->blocking;
 }
 
@@ -237,7 +266,8 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 {
 	static uint64_t counter;
 	struct ng_ev_comm_init ev = { .nranks = ndev, .cuda_dev = -1, .result = -1,
-				      .kind = "initall", .comm_index = -1, .blocking = 1 };
+				      .kind = "initall", .comm_index = -1,
+				      .blocking = config_blocking(NULL) };
 	uint64_t key[2], hash, t0;
 	ncclResult_t r;
 	int saved;
@@ -266,7 +296,8 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 	ng_host_exit();
 	for (int i = 0; i < ndev; i++) {
 		ev.rank = i;
-		comm_created(r == ncclSuccess ? comm[i] : NULL, hash, 0, ndev, i, 1, r, &ev, t0);
+		comm_created(r == ncclSuccess || r == ncclInProgress ? comm[i] : NULL, hash, 0,
+			     ndev, i, ev.blocking, r, &ev, t0);
 	}
 	ng_in_shim--;
 	errno = saved;

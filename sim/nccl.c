@@ -2,6 +2,7 @@
  * communicators, groups, and the collective and point-to-point calls,
  * which become ops queued on the program's streams (coll.c).  Every entry
  * point is the strong pncclX; nccl_exports.c adds the weak ncclX. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -118,9 +119,14 @@ void sim_comm_unref(struct ncclComm *c)
 static int config_blocking(const ncclConfig_t *config)
 {
 	const char *v = getenv("NCCL_COMM_BLOCKING");
+	long long x;
 
-	if (v && (!strcmp(v, "0") || !strcmp(v, "1")))
-		return v[0] == '1';
+	if (v && *v) {	/* NCCL's parameter parsing: strtoll, base 0 */
+		errno = 0;
+		x = strtoll(v, NULL, 0);
+		if (!errno && (x == 0 || x == 1))
+			return (int)x;
+	}
 	return !(config && config->blocking == 0);
 }
 

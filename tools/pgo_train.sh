@@ -21,7 +21,8 @@ if ! env LD_PRELOAD="$shim" $loop >"$tmp/plain.log" 2>&1; then
 	exit 0
 fi
 # Recording needs LTTng's session daemon: ncclguard run starts one if none
-# is reachable, and a build should leave none of ours behind that it started.
+# is reachable, and says so; a build leaves behind none it started (the
+# daemons of our user that were not there before the run).
 sessiond() {
 	for p in /proc/[0-9]*; do
 		[ -O "$p" ] && [ "$(cat "$p/comm" 2>/dev/null)" = lttng-sessiond ] && echo "${p#/proc/}"
@@ -33,5 +34,9 @@ if ! NCCLGUARD_LIB="$shim" "$build/bin/ncclguard" run -o "$tmp/trace" -- $loop >
 	echo "pgo_train: no recorded run (LTTng not usable?); recording's path is built without profile feedback:" >&2
 	tail -3 "$tmp/rec.log" >&2
 fi
-sessiond | comm -13 "$tmp/before" - | xargs -r kill 2>/dev/null
+if grep -q "started .*lttng-sessiond" "$tmp/rec.log"; then
+	for pid in $(sessiond | comm -13 "$tmp/before" -); do
+		kill "$pid" 2>/dev/null
+	done
+fi
 exit 0
