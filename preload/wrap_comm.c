@@ -266,8 +266,7 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 {
 	static uint64_t counter;
 	struct ng_ev_comm_init ev = { .nranks = ndev, .cuda_dev = -1, .result = -1,
-				      .kind = "initall", .comm_index = -1,
-				      .blocking = config_blocking(NULL) };
+				      .kind = "initall", .comm_index = -1 };
 	uint64_t key[2], hash, t0;
 	ncclResult_t r;
 	int saved;
@@ -277,6 +276,7 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 		return ng_real.ncclCommInitAll(comm, ndev, devlist);
 	saved = errno;
 	ng_in_shim++;
+	ev.blocking = config_blocking(NULL);
 	key[0] = (uint64_t)getpid();
 	key[1] = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
 	hash = ng_hash_bytes(key, sizeof(key), 2);
