@@ -457,6 +457,7 @@ struct ng_enq_rec {
 	uint8_t fn, dtype, group_depth, flags;
 	int32_t result;
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct ng_enq_rec) == 64, "a record is one cache line");
 extern struct ng_ring ng_flight_queue;
 /* Record a probe after the last call of the comm (watchdog thread). */
 int ng_timing_probe(struct ng_comm *c, uint64_t index);

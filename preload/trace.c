@@ -245,6 +245,7 @@ void ng_process_info_maybe(void)
 void ng_trace_enqueue(const struct ng_enq_rec *r)
 {
 	struct ng_ev_coll_enqueue ev;
+	uint64_t t[2] = { r->enter, r->exit };
 	int p2p = r->flags & NG_ENQ_P2P;
 
 	if (!ng_hot.tp)
@@ -264,18 +265,11 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 	ev.result = r->result;
 	ev.nranks = r->nranks;
 	ev.redop = -1;
-	if (r->flags & NG_ENQ_TICKS) {
-		uint64_t t[2] = { r->enter, r->exit };
-
-		ng_clock_from_ticks(t, 2);
-		ev.enter_ns = t[0];
-		ev.exit_ns = t[1];
-	} else {
-		ev.enter_ns = r->enter;
-		ev.exit_ns = r->exit;
-	}
 	ev.enter_coarse = r->flags & NG_ENQ_COARSE ? 1 : 0;
-	if (ev.enter_coarse)
-		ev.enter_ns = r->enter;	/* already ns */
+	/* A coarse enter is in ns already: only the stamps are mapped. */
+	if (r->flags & NG_ENQ_TICKS)
+		ng_clock_from_ticks(t + ev.enter_coarse, 2 - ev.enter_coarse);
+	ev.enter_ns = t[0];
+	ev.exit_ns = t[1];
 	ng_hot.tp->coll_enqueue(&ev);
 }

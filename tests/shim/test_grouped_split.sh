@@ -24,27 +24,25 @@ printf 'rank 0 of 3 on device 1\nrank 1 of 3 on device 2\nrank 2 of 3 on device 
 	cmp -s - "$NG_TMP/shrink" || { cat "$NG_TMP/shrink"; fail "the grouped shrink's comms"; }
 assert_no_grep "still initializing" "$NG_TMP/err"
 
+# A job's split, from a comm NCCL runs nonblocking, is registered on both
+# ranks and no init is reported as hung.  $1: a name, then environment
+# settings, --, the job's options.
+JOB="$NG_BUILD/tests/shim/job"
+split_tracked() {
+	name=$1; shift
+	launch "$name" 2 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=debug NCCLGUARD_INIT_TIMEOUT=1 \
+		NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" "$@" --sleep 2
+	wait_ranks "$name" 2 30
+	for r in 0 1; do
+		[ "$(rc_of "$name" $r)" = 0 ] || { show_rank "$name" $r; fail "$name, rank $r: exit $(rc_of "$name" $r)"; }
+		assert_grep "rank $r of 2 on device 0 (split)" "$NG_TMP/$name.$r.err"
+		assert_no_grep "still initializing" "$NG_TMP/$name.$r.err"
+	done
+}
 # A split runs as its parent does: from a nonblocking parent with a config
 # that says blocking, NCCL still returns before the comm is there.
-JOB="$NG_BUILD/tests/shim/job"
-launch nbcfg 2 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=debug NCCLGUARD_INIT_TIMEOUT=1 \
-	NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" -- \
-	"$JOB" "$NG_TMP/nbcfg.id" 2 --nonblocking --split-blocking-config --sleep 2
-wait_ranks nbcfg 2 30
-for r in 0 1; do
-	[ "$(rc_of nbcfg $r)" = 0 ] || { show_rank nbcfg $r; fail "rank $r: exit $(rc_of nbcfg $r)"; }
-	assert_grep "rank $r of 2 on device 0 (split)" "$NG_TMP/nbcfg.$r.err"
-	assert_no_grep "still initializing" "$NG_TMP/nbcfg.$r.err"
-done
+split_tracked nbcfg -- "$JOB" "$NG_TMP/nbcfg.id" 2 --nonblocking --split-blocking-config
 # NCCL_COMM_BLOCKING=0 makes every comm nonblocking whatever its config
 # says (here: blocking): the split's comm comes later, and is still tracked.
-launch envnb 2 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=debug NCCLGUARD_INIT_TIMEOUT=1 \
-	NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" NCCL_COMM_BLOCKING=0 -- \
-	"$JOB" "$NG_TMP/envnb.id" 2 --split --sleep 2
-wait_ranks envnb 2 30
-for r in 0 1; do
-	[ "$(rc_of envnb $r)" = 0 ] || { show_rank envnb $r; fail "NCCL_COMM_BLOCKING=0, rank $r: exit $(rc_of envnb $r)"; }
-	assert_grep "rank $r of 2 on device 0 (split)" "$NG_TMP/envnb.$r.err"
-	assert_no_grep "still initializing" "$NG_TMP/envnb.$r.err"
-done
+split_tracked envnb NCCL_COMM_BLOCKING=0 -- "$JOB" "$NG_TMP/envnb.id" 2 --split
 echo "PASS grouped_split"

@@ -731,6 +731,16 @@ static const struct ng_tp_ops fake_tp = {
 	.inject = fake_inject,
 };
 
+/* A session records coll_enqueue into fake_tp; the rings start empty. */
+static void recording_on(void)
+{
+	ng_recbuf_init(ng_trace_enqueue);
+	ng_recbuf_drain();
+	ng_hot.first_call_done = 1;
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
+	ng_hot.tp = &fake_tp;
+}
+
 /* The call is made seq `seq` of the comm: its arrival is stamped when seq
  * is a multiple of NG_ARRIVAL_EVERY (or a delay was injected). */
 static void record_one(struct ng_comm *c, uint64_t delay_ms, uint64_t seq)
@@ -772,11 +782,7 @@ static void test_recorded_stamp(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	ng_recbuf_init(ng_trace_enqueue);
-	ng_recbuf_drain();
-	ng_hot.first_call_done = 1;
-	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
-	ng_hot.tp = &fake_tp;
+	recording_on();
 	ng_cfg.tsc = 1;
 	calibrate();
 	record_one(c, 0, NG_ARRIVAL_EVERY);	/* the TSC where this machine allows it */
@@ -796,7 +802,7 @@ static void test_recorded_stamp(void **state)
  * NG_ARRIVAL_EVERY by seq, and every large, point-to-point and grouped
  * call; the others carry the coarse time, flagged, never later than the
  * call nor older than the coarse clock's lag. */
-static void arrival_call(int fn, int is_p2p, uint64_t count, int grouped)
+static struct ng_ev_coll_enqueue arrival_call(int fn, int is_p2p, uint64_t count, int grouped)
 {
 	ncclComm_t h = (ncclComm_t)(uintptr_t)0x7100;
 	struct ng_call call;
@@ -808,6 +814,8 @@ static void arrival_call(int fn, int is_p2p, uint64_t count, int grouped)
 	ng_coll_end(&call, ncclSuccess);
 	if (grouped)
 		ng_group_depth--;
+	assert_int_equal(ng_recbuf_drain(), 1);
+	return enq_seen;
 }
 
 static void test_arrival_sampling(void **state)
@@ -821,27 +829,14 @@ static void test_arrival_sampling(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	ng_recbuf_init(ng_trace_enqueue);
-	ng_recbuf_drain();
-	ng_hot.first_call_done = 1;
-	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
-	ng_hot.tp = &fake_tp;
+	recording_on();
 	ng_cfg.sample_bytes = 1 << 20;
 	a = ng_now_ns();
-	for (i = 0; i < 2 * NG_ARRIVAL_EVERY; i++) {
-		arrival_call(NG_FN_ncclAllReduce, 0, 2, 0);
-		assert_int_equal(ng_recbuf_drain(), 1);
-		ev[n++] = enq_seen;
-	}
-	arrival_call(NG_FN_ncclAllReduce, 0, 1 << 20, 0);	/* 4 MiB: large */
-	assert_int_equal(ng_recbuf_drain(), 1);
-	ev[n++] = enq_seen;
-	arrival_call(NG_FN_ncclSend, 1, 2, 0);
-	assert_int_equal(ng_recbuf_drain(), 1);
-	ev[n++] = enq_seen;
-	arrival_call(NG_FN_ncclAllReduce, 0, 2, 1);
-	assert_int_equal(ng_recbuf_drain(), 1);
-	ev[n++] = enq_seen;
+	for (i = 0; i < 2 * NG_ARRIVAL_EVERY; i++)
+		ev[n++] = arrival_call(NG_FN_ncclAllReduce, 0, 2, 0);
+	ev[n++] = arrival_call(NG_FN_ncclAllReduce, 0, 1 << 20, 0);	/* 4 MiB: large */
+	ev[n++] = arrival_call(NG_FN_ncclSend, 1, 2, 0);
+	ev[n++] = arrival_call(NG_FN_ncclAllReduce, 0, 2, 1);
 	b = ng_now_ns();
 	for (i = 0; i < n; i++) {
 		int small = i < 2 * NG_ARRIVAL_EVERY;
