@@ -67,16 +67,8 @@ static ncclResult_t env_finalize(void)
 	return ncclSuccess;
 }
 
-/* What NCCL reads for `name`, through this plugin when it serves the
- * policy (getenv otherwise). */
-static const char *env_get(const char *name);
-
-const char *ng_envplugin_get(const char *name)
-{
-	return env_get(name);
-}
-
-static const char *env_get(const char *name)
+/* The policy's view of `name` over what `get` finds. */
+static const char *env_view(const char *name, const char *(*get)(const char *))
 {
 	const struct ng_policy *p = __atomic_load_n(&served, __ATOMIC_ACQUIRE);
 	const struct ng_penv *e;
@@ -85,7 +77,7 @@ static const char *env_get(const char *name)
 	if (!name)
 		return NULL;
 	if (!p)
-		return getenv(name);
+		return get(name);
 	e = ng_policy_env(p, name);
 	if (e) {
 		switch (e->action) {
@@ -94,16 +86,41 @@ static const char *env_get(const char *name)
 		case NG_PENV_FORBID:
 			return NULL;
 		case NG_PENV_DEFAULT:
-			v = getenv(name);
+			v = get(name);
 			return v ? v : e->value;
 		case NG_PENV_ALLOW:
 			break;
 		}
-		return getenv(name);
+		return get(name);
 	}
 	if (p->strict && !strncmp(name, "NCCL_", 5) && strcmp(name, "NCCL_ENV_PLUGIN"))
 		return NULL;
+	return get(name);
+}
+
+/* NCCL asks once it has applied its configuration files: they are in the
+ * environment by then. */
+static const char *env_only(const char *name)
+{
 	return getenv(name);
+}
+
+static const char *env_get(const char *name)
+{
+	return env_view(name, env_only);
+}
+
+/* The shim may ask before NCCL has applied them. */
+static const char *env_or_conf(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v ? v : ng_ncclconf_get(name);
+}
+
+const char *ng_envplugin_get(const char *name)
+{
+	return env_view(name, env_or_conf);
 }
 
 NG_EXPORT ng_env_v1_t ncclEnvPlugin_v1 = {

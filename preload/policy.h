@@ -213,7 +213,8 @@ const char *ng_plan_getenv(const struct ng_plan *plan, const struct ng_plan_inpu
 /* ---- envplugin.c ------------------------------------------------------- */
 /* Serve `p`'s [env] through ncclEnvPlugin_v1 (the shim owns p). */
 void ng_envplugin_set_policy(const struct ng_policy *p);
-/* The value NCCL reads for an NCCL_* variable (the policy's view). */
+/* The value NCCL reads for an NCCL_* variable: the policy's view over the
+ * environment and NCCL's configuration files (ncclconf.c). */
 const char *ng_envplugin_get(const char *name);
 
 #endif

@@ -11,7 +11,8 @@ $(eval $(call ng_unit_test,test_policy_parse,$(POLICY_CORE_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,test_policy_netif,$(BUILD)/obj/preload/netif.o,))
 $(eval $(call ng_unit_test,test_policy_pin,$(POLICY_CORE_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,test_policy_shim,$(POLICY_CORE_OBJS) \
-	$(BUILD)/obj/preload/policy.o $(BUILD)/obj/preload/envplugin.o,$(INIH_LIB) -ldl))
+	$(BUILD)/obj/preload/policy.o $(BUILD)/obj/preload/envplugin.o \
+	$(BUILD)/obj/preload/ncclconf.o,$(INIH_LIB) -ldl))
 
 # tests/policy/envprobe: what a rank sees at init (integration tests).  It
 # finds NCCL at run time (build/sim via LD_LIBRARY_PATH), like the shim.

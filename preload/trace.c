@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ncclguard.h"
+#include "policy.h"
 
 extern char **environ;
 
@@ -157,23 +158,40 @@ static void cpulist(char *buf, size_t len)
 	}
 }
 
-/* Only NCCL_* variables ever enter a trace. */
+/* NAME=VALUE onto buf at *n; 0 when it did not fit (buf ends before it). */
+static int env_append(char *buf, size_t len, size_t *n, const char *name, const char *value)
+{
+	int w = snprintf(buf + *n, len - *n, "%s%s%s%s", *n ? ";" : "", name,
+			 value ? "=" : "", value ? value : "");
+
+	if (w < 0 || (size_t)w >= len - *n) {
+		buf[*n] = '\0';
+		return 0;
+	}
+	*n += w;
+	return 1;
+}
+
+/* Only NCCL_* variables ever enter a trace: the environment's, then those
+ * NCCL will take from its configuration files, as it will (where the
+ * environment has no value, and the policy lets it through). */
 static void nccl_env(char *buf, size_t len)
 {
 	size_t n = 0;
+	int nconf;
 
 	buf[0] = '\0';
-	for (char **e = environ; e && *e; e++) {
-		int w;
-
-		if (strncmp(*e, "NCCL_", 5))
-			continue;
-		w = snprintf(buf + n, len - n, "%s%s", n ? ";" : "", *e);
-		if (w < 0 || (size_t)w >= len - n) {
-			buf[n] = '\0';
+	for (char **e = environ; e && *e; e++)
+		if (!strncmp(*e, "NCCL_", 5) && !env_append(buf, len, &n, *e, NULL))
 			return;
-		}
-		n += w;
+	nconf = ng_ncclconf_count();
+	for (int i = 0; i < nconf; i++) {
+		const char *name = ng_ncclconf_name(i), *v;
+
+		if (strncmp(name, "NCCL_", 5) || getenv(name) || !(v = ng_envplugin_get(name)))
+			continue;
+		if (!env_append(buf, len, &n, name, v))
+			return;
 	}
 }
 
@@ -230,7 +248,7 @@ void ng_process_info_maybe(void)
 	ev.gpu_pci_bus_id = busid;
 	cpulist(cpus, sizeof(cpus));
 	ev.cpu_affinity = cpus;
-	ifname = getenv("NCCL_SOCKET_IFNAME");
+	ifname = ng_envplugin_get("NCCL_SOCKET_IFNAME");
 	ev.socket_ifname = ifname ? ifname : "";
 	nccl_env(env, sizeof(env));
 	ev.env = env;

@@ -405,6 +405,7 @@ ncclResult_t pncclGetUniqueId(ncclUniqueId *id)
 {
 	struct sim_id sid;
 
+	sim_init_env();
 	if (!id)
 		return fail(NULL, ncclInvalidArgument, "uniqueId is NULL");
 	memset(id, 0, sizeof(*id));
@@ -443,6 +444,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
 	struct job *j;
 	ncclResult_t r;
 
+	sim_init_env();
 	if (!out)
 		return fail(NULL, ncclInvalidArgument, "comm is NULL");
 	*out = NULL;

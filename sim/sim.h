@@ -25,6 +25,11 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+/* ---- env.c ------------------------------------------------------------- */
+/* NCCL's configuration files into the environment, once, as NCCL does at
+ * its first parameter read (ncclGetUniqueId, an init). */
+void sim_init_env(void);
+
 /* ---- devices.c --------------------------------------------------------- */
 
 #define SIM_MAX_GPUS 256

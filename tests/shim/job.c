@@ -115,11 +115,12 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	config.blocking = blocking;
+	r = ncclCommInitRankConfig(&comm, n, id, rank, &config);
 	/* NCCL_COMM_BLOCKING=0 makes every comm nonblocking whatever its
-	 * config says: the program then waits as for one. */
+	 * config says: the program then waits as for one.  Read after the
+	 * init, once NCCL has applied its configuration files. */
 	if (getenv("NCCL_COMM_BLOCKING") && !strcmp(getenv("NCCL_COMM_BLOCKING"), "0"))
 		blocking = 0;
-	r = ncclCommInitRankConfig(&comm, n, id, rank, &config);
 	r = wait_ready(comm, r, blocking);
 	if (r != ncclSuccess) {
 		printf("init returned %d\n", r);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "coll_fast.h"
+#include "policy.h"
 
 /* ---- rank discovery -------------------------------------------------- */
 
@@ -858,6 +859,86 @@ static void test_arrival_sampling(void **state)
 
 /* ---- injection specs ------------------------------------------------- */
 
+/* ---- NCCL's configuration files --------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Read as NCCL applies them: the environment wins, then NCCL_CONF_FILE
+ * (which stands for ~/.nccl.conf), then the next file; a name's first line
+ * wins; '#' in the first column and lines without '=' are skipped, and
+ * nothing is trimmed. */
+static void test_ncclconf(void **state)
+{
+	char dir[] = "/tmp/ng_conf_XXXXXX", user[64], etc[64], longname[1100];
+	const char *v;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(user, sizeof(user), "%s/user.conf", dir);
+	snprintf(etc, sizeof(etc), "%s/etc.conf", dir);
+	write_file(user, "# NCCL_COMMENTED=1\n"
+			 "NCCL_COMM_BLOCKING=0\n"
+			 "NCCL_COMM_BLOCKING=1\n"
+			 "no equals sign\n"
+			 "NCCL_SPACED = x\n"
+			 "NCCL_ALGO=Ring=Tree\n"
+			 "NCCL_EMPTY=\n"
+			 "NCCL_IB_HCA=mlx5_0");	/* no final newline */
+	write_file(etc, "NCCL_IB_HCA=mlx5_9\nNCCL_DEBUG=WARN\n #NCCL_INDENTED=1\n");
+
+	/* The first read takes NCCL_CONF_FILE (and /etc/nccl.conf, absent or
+	 * not about these names). */
+	setenv("NCCL_CONF_FILE", user, 1);
+	unsetenv("NCCL_COMM_BLOCKING");
+	assert_true(ng_ncclconf_count() >= 5);
+	assert_string_equal(ng_ncclconf_get("NCCL_COMM_BLOCKING"), "0");
+	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "0");
+	setenv("NCCL_COMM_BLOCKING", "1", 1);	/* the environment wins */
+	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "1");
+	unsetenv("NCCL_COMM_BLOCKING");
+	unsetenv("NCCL_CONF_FILE");
+
+	ng_ncclconf_reset();
+	assert_int_equal(ng_ncclconf_count(), 0);
+	assert_null(ng_ncclconf_get("NCCL_COMM_BLOCKING"));
+	assert_int_equal(ng_ncclconf_read(user), 0);
+	assert_int_equal(ng_ncclconf_read(etc), 0);
+	assert_int_equal(ng_ncclconf_read("/nonexistent/nccl.conf"), 0);
+	assert_string_equal(ng_ncclconf_get("NCCL_COMM_BLOCKING"), "0");
+	assert_null(ng_ncclconf_get("NCCL_COMMENTED"));
+	assert_null(ng_ncclconf_get("NCCL_SPACED"));
+	assert_non_null(v = ng_ncclconf_get("NCCL_SPACED "));
+	assert_string_equal(v, " x");
+	assert_string_equal(ng_ncclconf_get("NCCL_ALGO"), "Ring=Tree");
+	assert_string_equal(ng_ncclconf_get("NCCL_EMPTY"), "");
+	assert_string_equal(ng_ncclconf_get("NCCL_IB_HCA"), "mlx5_0");
+	assert_string_equal(ng_ncclconf_get("NCCL_DEBUG"), "WARN");
+	assert_non_null(ng_ncclconf_get(" #NCCL_INDENTED"));
+	assert_int_equal(ng_ncclconf_count(), 7);
+	assert_string_equal(ng_ncclconf_name(0), "NCCL_COMM_BLOCKING");
+	assert_null(ng_ncclconf_name(7));
+
+	/* Names are cut at 1023 bytes, as NCCL's buffer cuts them. */
+	memset(longname, 'N', sizeof(longname));
+	memcpy(longname + 1050, "=v\n", 4);
+	write_file(etc, longname);
+	assert_int_equal(ng_ncclconf_read(etc), 0);
+	longname[1023] = '\0';
+	assert_string_equal(ng_ncclconf_get(longname), "v");
+
+	ng_ncclconf_reset();
+	unlink(user);
+	unlink(etc);
+	rmdir(dir);
+}
+
 static void test_inject_valid(void **state)
 {
 	char err[256];
@@ -984,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_recorded_stamp),
 		cmocka_unit_test(test_arrival_sampling),
+		cmocka_unit_test(test_ncclconf),
 		cmocka_unit_test(test_inject_valid),
 		cmocka_unit_test(test_inject_invalid),
 		cmocka_unit_test(test_coarse_time),

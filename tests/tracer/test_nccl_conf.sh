@@ -1,0 +1,63 @@
+#!/bin/sh
+# NCCL's configuration file (NCCL_CONF_FILE, standing for ~/.nccl.conf and
+# /etc/nccl.conf), which NCCL applies to its environment only once it
+# starts: a rank that has made no NCCL call before its init (rank 1 here;
+# rank 0 makes the unique id first) must still be recorded as NCCL runs
+# it.  Each rank has its own file: NCCL_COMM_BLOCKING=0 makes its comms
+# nonblocking (their init events say blocking = 0), the NCCL_IB_HCA the
+# file sets is in its process_info, a variable also in the environment is
+# recorded with the environment's value, and the analyzer names the
+# variable that differs between the ranks.
+NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$NG_ROOT/tests/tracer/common.sh"
+JOB="$NG_BUILD/tests/shim/job"
+[ -x "$JOB" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
+export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_LOG=debug \
+	WORLD_SIZE=2 NCCL_ALGO=Ring
+for r in 0 1; do
+	printf '# rank %s\nNCCL_COMM_BLOCKING=0\nNCCL_IB_HCA=mlx5_%s\nNCCL_ALGO=Tree\n' $r $r >"$NG_TMP/nccl.$r.conf"
+done
+rc=0
+timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace" -- sh -c '
+	RANK=0 NCCL_CONF_FILE="$3/nccl.0.conf" "$1" "$2" 3 --split & a=$!
+	RANK=1 NCCL_CONF_FILE="$3/nccl.1.conf" "$1" "$2" 3 --split & b=$!
+	wait $a; ra=$?; wait $b; rb=$?
+	echo "exit $ra $rb"' sh "$JOB" "$NG_TMP/conf.id" "$NG_TMP" >"$NG_TMP/out" 2>"$NG_TMP/err" || rc=$?
+assert_grep "exit 0 0" "$NG_TMP/out"
+ng_trace_text "$NG_TMP/trace" "$NG_TMP/text"
+sed -n 's/^ncclguard\[rank [0-9?]* pid \([0-9]*\)\].*/\1/p' "$NG_TMP/err" | sort -u >"$NG_TMP/pids"
+[ "$(wc -l <"$NG_TMP/pids")" = 2 ] || { cat "$NG_TMP/err"; fail "want the pids of 2 ranks"; }
+
+# One line per event of ours: event vpid rank kind blocking env
+awk 'NR == FNR { mine[$1] = 1; next }
+/ ncclguard:(comm_init_begin|process_info):/ {
+	ev = $0; sub(/^.* ncclguard:/, "", ev); sub(/:.*/, "", ev)
+	if (!(v("vpid") in mine)) next
+	print ev, v("vpid"), v("rank"), v("kind"), v("blocking"), v("env")
+}
+function v(k,  m) {
+	if (match($0, "[ {]" k " = (\"[^\"]*\"|[^,}]*)")) {
+		m = substr($0, RSTART + length(k) + 4, RLENGTH - length(k) - 4); gsub(/"/, "", m); return m
+	}
+	return "-"
+}' "$NG_TMP/pids" "$NG_TMP/text" >"$NG_TMP/ev"
+
+note "every comm runs nonblocking, as the file says, on both ranks"
+awk '$1 == "comm_init_begin" { print $4, $5 }' "$NG_TMP/ev" | sort >"$NG_TMP/inits"
+printf 'initconfig 0\ninitconfig 0\nsplit 0\nsplit 0\n' | cmp -s - "$NG_TMP/inits" ||
+	{ cat "$NG_TMP/ev"; fail "want two initconfig and two split begins, each with blocking = 0"; }
+
+note "each rank's process_info has its file's variables, and the environment's value where both set one"
+for r in 0 1; do
+	env=$(awk -v r=$r '$1 == "process_info" && $3 == r { print $6 }' "$NG_TMP/ev")
+	case ";$env;" in *";NCCL_IB_HCA=mlx5_$r;"*) ;; *) fail "rank $r: env '$env' lacks NCCL_IB_HCA=mlx5_$r" ;; esac
+	case ";$env;" in *";NCCL_COMM_BLOCKING=0;"*) ;; *) fail "rank $r: env '$env' lacks NCCL_COMM_BLOCKING=0" ;; esac
+	case ";$env;" in *";NCCL_ALGO=Ring;"*) ;; *) fail "rank $r: env '$env' lacks the environment's NCCL_ALGO=Ring" ;; esac
+	case ";$env;" in *"NCCL_ALGO=Tree"*) fail "rank $r: env '$env' has the file's NCCL_ALGO" ;; esac
+done
+
+note "the analyzer names the variable the files set differently"
+"$NG_BIN" analyze "$NG_TMP/trace" >"$NG_TMP/summary" 2>&1 || { cat "$NG_TMP/summary"; fail "analyze exited $?"; }
+assert_grep 'config: NCCL_IB_HCA differs across ranks: "mlx5_0" on rank 0; "mlx5_1" on rank 1' "$NG_TMP/summary"
+assert_no_grep "NCCL_ALGO differs\|NCCL_COMM_BLOCKING differs\|hang:" "$NG_TMP/summary"
+echo "NCCL's configuration file recorded as NCCL applies it"
