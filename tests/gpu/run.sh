@@ -22,7 +22,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -184,6 +184,20 @@ if want 11; then
 	row "11 nonblocking watchdog" "$(grep -m1 -o 'comm [0-9a-f]* (nonblocking [a-z]*) still initializing after [0-9.]* s' "$OUT/inithnb.log")"
 	$NG analyze "$OUT/inithnb" >"$OUT/inithnb_analyze.txt" 2>&1
 	row "11 nonblocking: analyze exit / finding" "$? / $(grep -m1 -o 'hang: init of comm.*never entered it[^;]*' "$OUT/inithnb_analyze.txt")"
+fi
+if want 12; then
+	stage 12
+	# NCCL's configuration file, which NCCL applies only when it starts:
+	# NCCL says it took NCCL_COMM_BLOCKING from it, the comm is recorded
+	# nonblocking, and process_info carries the file's variables.
+	printf 'NCCL_COMM_BLOCKING=0\nNCCL_IB_HCA=mlx5_7\n' >/tmp/ng_nccl.conf
+	rm -f /tmp/conf.id
+	st $NG run -o "$OUT/conf" -- env NCCL_CONF_FILE=/tmp/ng_nccl.conf NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ENV \
+		RANK=0 WORLD_SIZE=1 build/gpu/job /tmp/conf.id 5 --poll --split >"$OUT/conf.log" 2>&1
+	row "12 conf file job: exit / ok" "$? / $(grep -c 'ok$' "$OUT/conf.log")"
+	row "12 NCCL: COMM_BLOCKING from the file" "$(grep -c 'NCCL_COMM_BLOCKING set by environment to 0' "$OUT/conf.log")"
+	row "12 comm_init_begin with blocking = 0 / all" "$(lt babeltrace2 "$OUT/conf" 2>/dev/null | grep comm_init_begin | grep -c 'blocking = 0') / $(count "$OUT/conf" comm_init_begin)"
+	row "12 process_info env has the file's NCCL_IB_HCA" "$(lt babeltrace2 "$OUT/conf" 2>/dev/null | grep process_info | grep -c 'NCCL_IB_HCA=mlx5_7')"
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
