@@ -26,10 +26,11 @@
 #include <unistd.h>
 
 #include "ncclconf_line.h"
-#include "ncclguard.h"
+#include "policy.h"
 
 struct conf_ent {
 	char *name, *value;
+	char *file;
 };
 
 static struct conf_ent *ents;
@@ -45,7 +46,7 @@ static const struct conf_ent *find(const char *name)
 }
 
 /* A name already there keeps its value, as setenv(..., 0) does. */
-static int add(const char *name, size_t nlen, const char *value)
+static int add(const char *name, size_t nlen, const char *value, const char *file)
 {
 	struct conf_ent *grown, *e;
 	char nbuf[NG_NCCLCONF_MAX + 1];
@@ -66,9 +67,11 @@ static int add(const char *name, size_t nlen, const char *value)
 	e = &ents[nents];
 	e->name = strdup(nbuf);
 	e->value = strdup(value);
-	if (!e->name || !e->value) {
+	e->file = strdup(file);
+	if (!e->name || !e->value || !e->file) {
 		free(e->name);
 		free(e->value);
+		free(e->file);
 		return -1;
 	}
 	nents++;
@@ -90,7 +93,7 @@ int ng_ncclconf_read(const char *path)
 		size_t nlen;
 		const char *value = ng_ncclconf_line(line, len, &nlen);
 
-		if (value && add(line, nlen, value)) {
+		if (value && add(line, nlen, value, path)) {
 			rc = -1;
 			break;
 		}
@@ -105,6 +108,7 @@ void ng_ncclconf_reset(void)
 	for (int i = 0; i < nents; i++) {
 		free(ents[i].name);
 		free(ents[i].value);
+		free(ents[i].file);
 	}
 	free(ents);
 	ents = NULL;
@@ -130,13 +134,20 @@ static void load(void)
 	errno = saved;
 }
 
-const char *ng_ncclconf_get(const char *name)
+const char *ng_ncclconf_lookup(const char *name, const char **file)
 {
 	const struct conf_ent *e;
 
 	pthread_once(&loaded, load);
 	e = name ? find(name) : NULL;
+	if (file)
+		*file = e ? e->file : NULL;
 	return e ? e->value : NULL;
+}
+
+const char *ng_ncclconf_get(const char *name)
+{
+	return ng_ncclconf_lookup(name, NULL);
 }
 
 int ng_ncclconf_count(void)

@@ -78,17 +78,6 @@ struct ng_config {
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
 };
 
-/* ---- ncclconf.c: NCCL's configuration files, read, never applied ------ */
-/* The value NCCL_CONF_FILE (or ~/.nccl.conf) or /etc/nccl.conf gives
- * `name`, the way NCCL applies them; NULL where neither does.  Read once. */
-const char *ng_ncclconf_get(const char *name);
-int ng_ncclconf_count(void);		/* names the files set */
-const char *ng_ncclconf_name(int i);
-/* For tests: forget what was read; read one more file (0, or -1 when
- * memory ran out; a file that cannot be opened is skipped, as NCCL does). */
-void ng_ncclconf_reset(void);
-int ng_ncclconf_read(const char *path);
-
 /* ---- hot.c: the state every intercepted call reads ------------------- */
 /* NCCL's ~5 us of host code between two calls evicts the shim's data, so
  * each cache line and page a call touches is a miss on the next one: the

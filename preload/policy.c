@@ -153,6 +153,9 @@ static void plan_input(struct ng_plan_input *in, uint64_t *cpus, int recheck, co
 	in->recheck = recheck;
 	in->where = where;
 	in->own_env_plugin = env_plugin[0] ? env_plugin : NULL;
+	in->conf = ng_ncclconf_lookup;
+	in->conf_count = ng_ncclconf_count;
+	in->conf_name = ng_ncclconf_name;
 	if (!recheck && !sched_getaffinity(0, sizeof(set), &set)) {
 		memset(cpus, 0, sizeof(uint64_t) * NG_CPU_WORDS);
 		for (int c = 0; c < NG_CPU_WORDS * 64 && c < CPU_SETSIZE; c++)

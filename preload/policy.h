@@ -11,6 +11,7 @@
  *   policy_plan.c   policy + environment + host -> list of decisions
  *   policy.c        the shim: apply a plan, log, trace, exit 3
  *   envplugin.c     ncclEnvPlugin_v1, serving the enforced values to NCCL
+ *   ncclconf.c      NCCL's configuration files, read as NCCL applies them
  *
  * Everything but policy.c and envplugin.c is also linked into the
  * `ncclguard` command (policy check), so none of it logs, traces or reads
@@ -21,6 +22,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* ---- ncclconf.c: NCCL's configuration files, read, never applied ----- */
+/* The value NCCL_CONF_FILE (or ~/.nccl.conf) or /etc/nccl.conf gives
+ * `name`, the way NCCL applies them; NULL where neither does.  Read once. */
+const char *ng_ncclconf_get(const char *name);
+/* The same, and the file it comes from in *file (NULL where none). */
+const char *ng_ncclconf_lookup(const char *name, const char **file);
+int ng_ncclconf_count(void);		/* names the files set */
+const char *ng_ncclconf_name(int i);
+/* For tests: forget what was read; read one more file (0, or -1 when
+ * memory ran out; a file that cannot be opened is skipped, as NCCL does). */
+void ng_ncclconf_reset(void);
+int ng_ncclconf_read(const char *path);
 
 /* ---- policy_parse.c ---------------------------------------------------- */
 enum ng_penv_action { NG_PENV_ALLOW = 0, NG_PENV_ENFORCE, NG_PENV_DEFAULT, NG_PENV_FORBID };
@@ -202,6 +216,12 @@ struct ng_plan_input {
 	int recheck;					/* later check: no affinity */
 	const char *where;				/* for messages at a recheck */
 	const char *own_env_plugin;	/* our NCCL_ENV_PLUGIN value: strict keeps it */
+	/* NCCL's configuration files (ncclconf.c), which NCCL applies where
+	 * the environment has no value: a name's value and its file, and the
+	 * names they set.  NULL: none. */
+	const char *(*conf)(const char *name, const char **file);
+	int (*conf_count)(void);
+	const char *(*conf_name)(int i);
 };
 int ng_plan_build(const struct ng_policy *p, const struct ng_plan_input *in,
 		  struct ng_plan *out);

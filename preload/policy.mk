@@ -3,7 +3,7 @@
 # the GPU placement and the planner are also linked into the CLI
 # (`ncclguard policy check`); the shim adds policy.c and envplugin.c.
 POLICY_CORE_OBJS := $(addprefix $(BUILD)/obj/preload/,policy_parse.o netif.o hostprobe.o \
-	pin.o policy_plan.o)
+	pin.o policy_plan.o ncclconf.o)
 CLI_OBJS += $(POLICY_CORE_OBJS)
 CLI_LIBS += $(INIH_LIB)
 
@@ -11,8 +11,7 @@ $(eval $(call ng_unit_test,test_policy_parse,$(POLICY_CORE_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,test_policy_netif,$(BUILD)/obj/preload/netif.o,))
 $(eval $(call ng_unit_test,test_policy_pin,$(POLICY_CORE_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,test_policy_shim,$(POLICY_CORE_OBJS) \
-	$(BUILD)/obj/preload/policy.o $(BUILD)/obj/preload/envplugin.o \
-	$(BUILD)/obj/preload/ncclconf.o,$(INIH_LIB) -ldl))
+	$(BUILD)/obj/preload/policy.o $(BUILD)/obj/preload/envplugin.o,$(INIH_LIB) -ldl))
 
 # tests/policy/envprobe: what a rank sees at init (integration tests).  It
 # finds NCCL at run time (build/sim via LD_LIBRARY_PATH), like the shim.

@@ -10,6 +10,7 @@
  * only what changed since and what is wrong.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,18 +81,55 @@ static void add(struct ctx *c, const char *key, const char *action, const char *
 const char *ng_plan_getenv(const struct ng_plan *plan, const struct ng_plan_input *in,
 			   const char *name)
 {
+	const char *v;
+
 	for (int i = plan->n - 1; i >= 0; i--) {
 		const struct ng_decision *d = &plan->d[i];
 
 		if (d->set != NG_SET_NONE && !strcmp(d->key, name))
 			return d->set == NG_SET_ENV ? d->effective : NULL;
 	}
-	return in->getenv(name);
+	v = in->getenv(name);
+	return v || !in->conf ? v : in->conf(name, NULL);
 }
 
 static const char *cur(struct ctx *c, const char *name)
 {
 	return ng_plan_getenv(c->pl, c->in, name);
+}
+
+/* The configuration file whose value NCCL will take for `name`, where no
+ * decision and not the environment gives one; NULL otherwise.  At a
+ * recheck NCCL may have applied the file already: the same value in the
+ * environment is still the file's. */
+static const char *conf_file(struct ctx *c, const char *name)
+{
+	const char *file = NULL, *v, *e;
+
+	if (!c->in->conf || !(v = c->in->conf(name, &file)) || !file)
+		return NULL;
+	for (int i = 0; i < c->pl->n; i++)
+		if (c->pl->d[i].set != NG_SET_NONE && !strcmp(c->pl->d[i].key, name))
+			return NULL;
+	e = c->in->getenv(name);
+	if (e && !(c->in->recheck && !strcmp(e, v)))
+		return NULL;
+	return file;
+}
+
+/* A variable the policy forbids (or strict leaves out) that only a
+ * configuration file sets: NCCL 2.28.7+ asks the shim's env plugin, which
+ * withholds it; an older NCCL applies it.  The shim cannot take it out of
+ * the file, so it says so, once, at start. */
+static void forbid_conf(struct ctx *c, const char *name, const char *v, const char *file,
+			const char *action, const char *why)
+{
+	if (c->in->recheck)
+		return;
+	add(c, name, action, v, "", NG_SET_UNSET, NG_DEC_WARN,
+	    "%s=%s in %s: %s; withheld from NCCL 2.28.7 and later by the shim's env "
+	    "plugin (an older NCCL, or one given an env plugin of the user's, applies it: "
+	    "remove it from %s)", name, v, file, why, file);
 }
 
 /* "after start" at a recheck, for messages. */
@@ -113,8 +151,11 @@ static void plan_env(struct ctx *c)
 
 	for (int i = 0; i < p->nenv; i++) {
 		const struct ng_penv *e = &p->env[i];
-		const char *u = cur(c, e->name);
+		const char *u = cur(c, e->name), *file = u ? conf_file(c, e->name) : NULL;
+		char from[PATH_MAX + 8] = "";
 
+		if (file)
+			snprintf(from, sizeof(from), " from %s", file);
 		switch (e->action) {
 		case NG_PENV_ENFORCE:
 			if (u && !strcmp(u, e->value)) {
@@ -123,8 +164,9 @@ static void plan_env(struct ctx *c)
 				    p->path, e->line);
 			} else if (u) {
 				add(c, e->name, "enforce", u, e->value, NG_SET_ENV, NG_DEC_WARN,
-				    "%s=%s enforced by %s:%d; the value '%s' is ignored%s", e->name,
-				    e->value, p->path, e->line, u, when(c, w, sizeof(w)));
+				    "%s=%s enforced by %s:%d; the value '%s'%s is ignored%s", e->name,
+				    e->value, p->path, e->line, u, from,
+				    file ? "" : when(c, w, sizeof(w)));
 			} else {
 				add(c, e->name, "enforce", "", e->value, NG_SET_ENV,
 				    c->in->recheck ? NG_DEC_WARN : NG_DEC_INFO,
@@ -135,8 +177,8 @@ static void plan_env(struct ctx *c)
 		case NG_PENV_DEFAULT:
 			if (u)
 				add(c, e->name, "default", u, u, NG_SET_NONE, NG_DEC_INFO,
-				    "%s=%s kept (the default %s of %s:%d applies only when unset)",
-				    e->name, u, e->value, p->path, e->line);
+				    "%s=%s kept%s (the default %s of %s:%d applies only when unset)",
+				    e->name, u, from, e->value, p->path, e->line);
 			else
 				add(c, e->name, "default", "", e->value, NG_SET_ENV, NG_DEC_INFO,
 				    "%s=%s (default from %s:%d)", e->name, e->value, p->path, e->line);
@@ -147,7 +189,12 @@ static void plan_env(struct ctx *c)
 			if (u && !strcmp(e->name, "NCCL_ENV_PLUGIN") && c->in->own_env_plugin &&
 			    !strcmp(u, c->in->own_env_plugin))
 				u = NULL;
-			if (u)
+			if (u && file) {
+				char why[PATH_MAX + 32];
+
+				snprintf(why, sizeof(why), "forbidden by %s:%d", p->path, e->line);
+				forbid_conf(c, e->name, u, file, "forbid", why);
+			} else if (u)
 				add(c, e->name, "forbid", u, "", NG_SET_UNSET, NG_DEC_WARN,
 				    "%s=%s removed: forbidden by %s:%d%s", e->name, u, p->path,
 				    e->line, when(c, w, sizeof(w)));
@@ -171,7 +218,7 @@ static void plan_env(struct ctx *c)
 				continue;
 			memcpy(name, *ep, (size_t)(eq - *ep));
 			name[eq - *ep] = 0;
-			if (ng_policy_env(p, name) || !cur(c, name))
+			if (ng_policy_env(p, name) || !cur(c, name) || conf_file(c, name))
 				continue;
 			/* Our own env plugin, set by the shim. */
 			if (!strcmp(name, "NCCL_ENV_PLUGIN") && c->in->own_env_plugin &&
@@ -180,6 +227,21 @@ static void plan_env(struct ctx *c)
 			add(c, name, "strict", eq + 1, "", NG_SET_UNSET, NG_DEC_WARN,
 			    "%s=%s removed: %s:%d strict = yes allows only the NCCL_* variables "
 			    "the policy lists", name, eq + 1, p->path, p->strict_line);
+		}
+	}
+	if (p->strict && c->in->conf_count) {
+		int n = c->in->conf_count();
+
+		for (int i = 0; i < n; i++) {
+			const char *name = c->in->conf_name(i), *v, *file;
+			char why[PATH_MAX + 64];
+
+			if (!name || strncmp(name, "NCCL_", 5) || ng_policy_env(p, name) ||
+			    !(file = conf_file(c, name)) || !(v = c->in->conf(name, NULL)))
+				continue;
+			snprintf(why, sizeof(why), "%s:%d strict = yes allows only the NCCL_* "
+				 "variables the policy lists", p->path, p->strict_line);
+			forbid_conf(c, name, v, file, "strict", why);
 		}
 	}
 }
@@ -395,8 +457,12 @@ static int usable(const struct ng_netif *f)
 static void fix_for(struct ctx *c, const char *name, const char *example, char *buf, size_t len)
 {
 	const struct ng_penv *e = ng_policy_env(c->p, name);
+	const char *file = conf_file(c, name);
 
-	if (e && e->action == NG_PENV_ENFORCE)
+	if (file && !(e && e->action == NG_PENV_ENFORCE))
+		snprintf(buf, len, "correct %s in %s (NCCL's configuration file)%s%s", name, file,
+			 *example ? ", e.g. " : "", example);
+	else if (e && e->action == NG_PENV_ENFORCE)
 		snprintf(buf, len, "correct the policy's %s (%s:%d)%s%s", name, c->p->path, e->line,
 			 *example ? ", e.g. " : "", example);
 	else if (e && e->action == NG_PENV_DEFAULT)

@@ -69,6 +69,8 @@ static int show_rank(const struct ng_policy *p, int lr, const uint64_t *cpus, in
 {
 	struct ng_plan_input in = {
 		.getenv = env_get, .envp = environ, .local_rank = lr, .allowed_cpus = cpus,
+		.conf = ng_ncclconf_lookup, .conf_count = ng_ncclconf_count,
+		.conf_name = ng_ncclconf_name,
 	};
 	struct ng_plan plan;
 	int v;

@@ -78,6 +78,31 @@ for r in 0 1 2 3; do
 done
 [ $wait_all = 0 ] || fail "a rank failed"
 
+note "NCCL's configuration file: its forbidden variable withheld, its default kept, its enforced one overridden"
+CONF="$NG_TMP/nccl.conf"
+printf 'NCCL_P2P_DISABLE=1\nNCCL_IB_DISABLE=0\nNCCL_SOCKET_IFNAME=eth0\n' >"$CONF"
+out="$NG_TMP/conf.out" err="$NG_TMP/conf.err"
+rm -f "$NG_TMP/id"
+env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" \
+	NCCL_CONF_FILE="$CONF" NCCLSIM_GPUS=4 LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+	"$PROBE" --id "$NG_TMP/id" $VARS >"$out" 2>"$err" || { cat "$err"; fail "the probe with NCCL_CONF_FILE failed"; }
+# The shim applies nothing of the file: the program does not see it.
+assert_grep "^main NCCL_P2P_DISABLE=<unset>$" "$out"
+assert_grep "^main NCCL_IB_DISABLE=<unset>$" "$out"
+# NCCL applies it at its first call (the CPU backend does as NCCL does),
+# where the environment has nothing: the file's value, not the policy's default.
+assert_grep "^init NCCL_IB_DISABLE=0$" "$out"
+assert_grep "^init NCCL_SOCKET_IFNAME==ib0$" "$out"
+assert_grep "^plugin NCCL_P2P_DISABLE=<unset>$" "$out"
+assert_grep "policy: NCCL_P2P_DISABLE=1 in $CONF: forbidden by $POL:3; withheld from NCCL 2.28.7 and later" "$err"
+assert_grep "remove it from $CONF" "$err"
+assert_grep "policy: NCCL_IB_DISABLE=0 kept from $CONF (the default 1 of $POL:4" "$err"
+assert_grep "policy: NCCL_SOCKET_IFNAME==ib0 enforced by $POL:2; the value 'eth0' from $CONF is ignored" "$err"
+# Once NCCL has put the file's values in the environment, the checks
+# before each init do not take them for the program's.
+assert_no_grep "NCCL_P2P_DISABLE=1 removed" "$err"
+assert_no_grep "violation" "$err"
+
 AR="$NG_BUILD/bin/allreduce_example"
 if [ -x "$AR" ]; then
 	note "examples/allreduce --launch 4 under the policy: every rank pinned, runs clean"

@@ -37,6 +37,14 @@ run_probe down NCCL_SOCKET_IFNAME==ib1
 assert_eq "$rc" 3 "exit status, interface down"
 assert_grep "NCCL_SOCKET_IFNAME==ib1 selects ib1, which is up, not running" "$NG_TMP/down.err"
 
+note "NCCL's configuration file picks a denied interface: exit 3, the file named as the fix"
+policy '[network]\ndeny = eth0\n'
+printf '# the management network\nNCCL_SOCKET_IFNAME=eth0\n' >"$NG_TMP/nccl.conf"
+run_probe conf NCCL_CONF_FILE="$NG_TMP/nccl.conf"
+assert_eq "$rc" 3 "exit status, a denied interface from NCCL's configuration file"
+assert_grep "policy violation: NCCL_SOCKET_IFNAME=eth0 selects eth0, which deny = eth0" "$NG_TMP/conf.err"
+assert_grep "fix: correct NCCL_SOCKET_IFNAME in $NG_TMP/nccl.conf (NCCL's configuration file)" "$NG_TMP/conf.err"
+
 note "the program sets a missing interface after start: caught before ncclGetUniqueId"
 rm -f "$NG_TMP/id"
 env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" \

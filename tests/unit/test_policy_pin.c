@@ -135,6 +135,40 @@ static const char *fake_getenv(const char *n)
 	return NULL;
 }
 
+/* ... and a fake NCCL configuration file, as ncclconf.c reads one. */
+static const char *conf_names[8], *conf_values[8];
+static int nconf;
+#define CONF_FILE "/etc/nccl.conf"
+
+static void conf_put(const char *n, const char *v)
+{
+	conf_names[nconf] = n;
+	conf_values[nconf++] = v;
+}
+
+static const char *fake_conf(const char *n, const char **file)
+{
+	for (int i = 0; i < nconf; i++)
+		if (!strcmp(conf_names[i], n)) {
+			if (file)
+				*file = CONF_FILE;
+			return conf_values[i];
+		}
+	if (file)
+		*file = NULL;
+	return NULL;
+}
+
+static int fake_conf_count(void)
+{
+	return nconf;
+}
+
+static const char *fake_conf_name(int i)
+{
+	return i < nconf ? conf_names[i] : NULL;
+}
+
 static void policy(const char *text, struct ng_policy *p)
 {
 	if (ng_policy_parse_buffer("t.conf", text, strlen(text), p)) {
@@ -151,6 +185,7 @@ static void plan(const char *text, int lr, const uint64_t *cpus, int recheck, st
 	struct ng_plan_input in = {
 		.getenv = fake_getenv, .envp = envp, .local_rank = lr, .allowed_cpus = cpus,
 		.recheck = recheck, .where = "ncclCommInitRank",
+		.conf = fake_conf, .conf_count = fake_conf_count, .conf_name = fake_conf_name,
 	};
 
 	policy(text, &p);
@@ -430,6 +465,88 @@ static void test_env(void **state)
 	ng_plan_free(&pl);
 }
 
+/* NCCL's configuration file, which NCCL applies where the environment has
+ * nothing: a value there is the user's for enforce and default; one the
+ * policy forbids is withheld by the env plugin and named with its file;
+ * the environment wins over it; at a recheck, the file's value that NCCL
+ * has since put in the environment is not the program's doing. */
+static void test_env_conf(void **state)
+{
+	struct ng_plan pl;
+	const struct ng_decision *d;
+	const char *conf = "[env]\nNCCL_A = enforce x\nNCCL_B = default y\nNCCL_C = forbid\n"
+			   "NCCL_D = allow\nstrict = yes\n";
+
+	(void)state;
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_A", "filea");
+	conf_put("NCCL_B", "fileb");
+	conf_put("NCCL_C", "1");
+	conf_put("NCCL_D", "WARN");
+	conf_put("NCCL_OTHER", "3");
+	env_put("NCCL_D", "INFO");
+	plan(conf, 0, NULL, 0, &pl);
+	d = find(&pl, "NCCL_A");
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_int_equal(d->level, NG_DEC_WARN);
+	assert_string_equal(d->effective, "x");
+	assert_non_null(strstr(d->msg, "the value 'filea' from " CONF_FILE " is ignored"));
+	d = find(&pl, "NCCL_B");
+	assert_int_equal(d->set, NG_SET_NONE);
+	assert_string_equal(d->effective, "fileb");
+	assert_non_null(strstr(d->msg, "kept from " CONF_FILE));
+	d = find(&pl, "NCCL_C");
+	assert_string_equal(d->action, "forbid");
+	assert_int_equal(d->set, NG_SET_UNSET);
+	assert_int_equal(d->level, NG_DEC_WARN);
+	assert_non_null(strstr(d->msg, "NCCL_C=1 in " CONF_FILE ": forbidden by t.conf:4"));
+	assert_non_null(strstr(d->msg, "remove it from " CONF_FILE));
+	assert_string_equal(find(&pl, "NCCL_D")->effective, "INFO");
+	d = find(&pl, "NCCL_OTHER");
+	assert_non_null(d);
+	assert_string_equal(d->action, "strict");
+	assert_int_equal(d->set, NG_SET_UNSET);
+	assert_null(ng_plan_getenv(&pl, &(struct ng_plan_input){ .getenv = fake_getenv,
+			.conf = fake_conf }, "NCCL_OTHER"));
+	assert_int_equal(pl.violations, 0);
+	ng_plan_free(&pl);
+
+	/* A recheck after NCCL applied the file: nothing is new. */
+	env_reset();
+	env_put("NCCL_A", "x");
+	env_put("NCCL_B", "fileb");
+	env_put("NCCL_C", "1");
+	env_put("NCCL_D", "WARN");
+	env_put("NCCL_OTHER", "3");
+	plan(conf, 0, NULL, 1, &pl);
+	if (pl.n)
+		dump(&pl);
+	assert_int_equal(pl.n, 0);
+	ng_plan_free(&pl);
+	/* ... but a value the program set is removed, and said. */
+	env_values[2] = "2";
+	plan(conf, 0, NULL, 1, &pl);
+	d = find(&pl, "NCCL_C");
+	assert_non_null(d);
+	assert_int_equal(d->set, NG_SET_UNSET);
+	assert_non_null(strstr(d->msg, "restored before ncclCommInitRank"));
+	ng_plan_free(&pl);
+
+	/* The management interface, set only in the file: the violation
+	 * names the file as the fix. */
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_SOCKET_IFNAME", "eth");
+	plan("[network]\ndeny = eth0,docker\n", 0, NULL, 0, &pl);
+	assert_int_equal(pl.violations, 1);
+	d = find_level(&pl, NG_DEC_VIOLATION);
+	assert_non_null(strstr(d->msg, "NCCL_SOCKET_IFNAME=eth selects eth0, which deny"));
+	assert_non_null(strstr(d->msg, "fix: correct NCCL_SOCKET_IFNAME in " CONF_FILE));
+	ng_plan_free(&pl);
+	nconf = 0;
+}
+
 static void test_socket(void **state)
 {
 	struct ng_plan pl;
@@ -576,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_pin_numa),
 		cmocka_unit_test(test_pin_edges),
 		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_env_conf),
 		cmocka_unit_test(test_socket),
 		cmocka_unit_test(test_ib),
 		cmocka_unit_test(test_timeouts),
