@@ -48,10 +48,28 @@ _Static_assert(offsetof(ng_env_v1_t, init) == sizeof(void *), "ncclEnv_v1_t layo
 _Static_assert(offsetof(ng_env_v1_t, getEnv) == 3 * sizeof(void *), "ncclEnv_v1_t layout");
 
 static const struct ng_policy *served;
+static int installed;		/* NCCL_ENV_PLUGIN names the shim */
 
 void ng_envplugin_set_policy(const struct ng_policy *p)
 {
 	__atomic_store_n(&served, p, __ATOMIC_RELEASE);
+}
+
+void ng_envplugin_installed(int yes)
+{
+	__atomic_store_n(&installed, yes, __ATOMIC_RELEASE);
+}
+
+/* Whether NCCL will ask this plugin: installed, and NCCL 2.28.7 or later
+ * (taken for granted while NCCL is not loaded). */
+static int asked(void)
+{
+	int v = 0;
+
+	if (!__atomic_load_n(&installed, __ATOMIC_ACQUIRE))
+		return 0;
+	return !(ng_real.ncclGetVersion && ng_real.ncclGetVersion(&v) == ncclSuccess &&
+		 v < 22807);
 }
 
 static ncclResult_t env_init(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix)
@@ -110,7 +128,9 @@ static const char *env_get(const char *name)
 	return env_view(name, env_only);
 }
 
-/* The shim may ask before NCCL has applied them. */
+/* The shim may ask before NCCL has applied them.  Where NCCL does not ask
+ * the plugin, the policy reached it through the environment alone and the
+ * files fill in the rest. */
 static const char *env_or_conf(const char *name)
 {
 	const char *v = getenv(name);
@@ -120,7 +140,7 @@ static const char *env_or_conf(const char *name)
 
 const char *ng_envplugin_get(const char *name)
 {
-	return env_view(name, env_or_conf);
+	return asked() ? env_view(name, env_or_conf) : env_or_conf(name);
 }
 
 NG_EXPORT ng_env_v1_t ncclEnvPlugin_v1 = {

@@ -1,22 +1,28 @@
 /*
- * NCCL's configuration files, read as NCCL reads them (src/misc/param.cc,
- * initEnv, the same from 2.x to 2.28): NCCL_CONF_FILE when set and not
- * empty, else ~/.nccl.conf (the home of getuid()'s passwd entry, not
- * $HOME); then /etc/nccl.conf.  A line is NAME=VALUE, cut at the first
- * '=', with nothing trimmed but the newline; a '#' in the first column, or
- * no '=', skips it; names and values are cut at 1023 bytes.  NCCL applies
- * each line with setenv(name, value, 0) at its first parameter read, so
- * the environment wins, then the first file, then a name's first line.
+ * NCCL's configuration files, read as NCCL 2.23-2.29 applies them
+ * (src/misc/param.cc, initEnv): NCCL_CONF_FILE when set and not empty, else
+ * ~/.nccl.conf (the home of getuid()'s passwd entry, not $HOME); then
+ * /etc/nccl.conf.  A line is NAME=VALUE, cut at the first '=', with nothing
+ * trimmed but the newline; a '#' in the first column, or no '=', skips it;
+ * names and values are cut at 1023 bytes.  NCCL applies each line with
+ * setenv(name, value, 0) at its first parameter read, so the environment
+ * wins, then the first file, then a name's first line.  (NCCL 2.30 takes
+ * $HOME and strips a '\r'; before 2.23 it ignores NCCL_CONF_FILE.)
  *
  * The shim reads them and applies nothing: the program must not find
  * NCCL's settings in its environment before NCCL puts them there.  What
  * the shim concludes from NCCL's variables (whether a comm blocks, the
- * variables recorded in process_info) then agrees with what NCCL does.
+ * variables recorded in process_info, the policy's checks) then agrees
+ * with what NCCL does.  NCCL takes NCCL_CONF_FILE as it is when it starts,
+ * after the policy and the program had their say: the files are read per
+ * value of it, each set once and kept (the values handed out stay valid).
+ * Only regular files are read: a pipe read here would be empty for NCCL.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -24,47 +30,56 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "ncclconf_line.h"
 #include "policy.h"
 
 struct conf_ent {
-	char *name, *value;
-	char *file;
+	char *name, *value, *file;
 };
 
-static struct conf_ent *ents;
-static int nents, cap;
-static pthread_once_t loaded = PTHREAD_ONCE_INIT;
+/* What the files give for one value of NCCL_CONF_FILE ("" for unset). */
+struct conf_tab {
+	char *conf_file;
+	struct conf_ent *ents;
+	int n, cap;
+	struct conf_tab *next;
+};
 
-static const struct conf_ent *find(const char *name)
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conf_tab *tabs;
+static const char *etc_path = "/etc/nccl.conf";
+
+static const struct conf_ent *find(const struct conf_tab *t, const char *name)
 {
-	for (int i = 0; i < nents; i++)
-		if (!strcmp(ents[i].name, name))
-			return &ents[i];
+	for (int i = 0; i < t->n; i++)
+		if (!strcmp(t->ents[i].name, name))
+			return &t->ents[i];
 	return NULL;
 }
 
 /* A name already there keeps its value, as setenv(..., 0) does. */
-static int add(const char *name, size_t nlen, const char *value, const char *file)
+static int add(struct conf_tab *t, const char *name, size_t nlen, const char *value,
+	       const char *file)
 {
 	struct conf_ent *grown, *e;
 	char nbuf[NG_NCCLCONF_MAX + 1];
 
 	memcpy(nbuf, name, nlen);
 	nbuf[nlen] = '\0';
-	if (find(nbuf))
+	if (find(t, nbuf))
 		return 0;
-	if (nents == cap) {
-		int ncap = cap ? 2 * cap : 16;
+	if (t->n == t->cap) {
+		int ncap = t->cap ? 2 * t->cap : 16;
 
-		grown = realloc(ents, ncap * sizeof(*ents));
+		grown = realloc(t->ents, ncap * sizeof(*t->ents));
 		if (!grown)
 			return -1;
-		ents = grown;
-		cap = ncap;
+		t->ents = grown;
+		t->cap = ncap;
 	}
-	e = &ents[nents];
+	e = &t->ents[t->n];
 	e->name = strdup(nbuf);
 	e->value = strdup(value);
 	e->file = strdup(file);
@@ -74,72 +89,104 @@ static int add(const char *name, size_t nlen, const char *value, const char *fil
 		free(e->file);
 		return -1;
 	}
-	nents++;
+	t->n++;
 	return 0;
 }
 
-int ng_ncclconf_read(const char *path)
+/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+static FILE *open_regular(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+static void read_file(struct conf_tab *t, const char *path)
 {
 	char *line = NULL;
 	size_t n = 0;
 	ssize_t len;
-	int rc = 0;
-	FILE *f;
+	FILE *f = open_regular(path);
 
-	f = fopen(path, "re");
 	if (!f)
-		return 0;	/* NCCL skips a file it cannot open */
+		return;		/* NCCL skips a file it cannot open */
 	while ((len = getline(&line, &n, f)) != -1) {
 		size_t nlen;
 		const char *value = ng_ncclconf_line(line, len, &nlen);
 
-		if (value && add(line, nlen, value, path)) {
-			rc = -1;
-			break;
-		}
+		if (value && add(t, line, nlen, value, path))
+			break;	/* out of memory: what was read stays */
 	}
 	free(line);
 	fclose(f);
-	return rc;
 }
 
-void ng_ncclconf_reset(void)
+static void read_home(struct conf_tab *t)
 {
-	for (int i = 0; i < nents; i++) {
-		free(ents[i].name);
-		free(ents[i].value);
-		free(ents[i].file);
-	}
-	free(ents);
-	ents = NULL;
-	nents = cap = 0;
+	struct passwd pw, *res = NULL;
+	char path[PATH_MAX];
+	size_t size = 4096;
+	char *buf = NULL;
+	int rc;
+
+	do {
+		char *grown = realloc(buf, size);
+
+		if (!grown)
+			break;
+		buf = grown;
+		rc = getpwuid_r(getuid(), &pw, buf, size, &res);
+		size *= 2;
+	} while (rc == ERANGE && size <= 1 << 20);
+	if (buf && !rc && res && res->pw_dir &&
+	    snprintf(path, sizeof(path), "%s/.nccl.conf", res->pw_dir) < (int)sizeof(path))
+		read_file(t, path);
+	free(buf);
 }
 
-static void load(void)
+static struct conf_tab *tab_for(const char *conf_file)
 {
-	const char *user = getenv("NCCL_CONF_FILE");
+	struct conf_tab *t;
 	int saved = errno;
 
-	if (user && *user) {
-		ng_ncclconf_read(user);
-	} else {
-		struct passwd pw, *res = NULL;
-		char buf[4096], path[PATH_MAX];
-
-		if (!getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) && res && res->pw_dir &&
-		    snprintf(path, sizeof(path), "%s/.nccl.conf", res->pw_dir) < (int)sizeof(path))
-			ng_ncclconf_read(path);
+	if (!conf_file)
+		conf_file = "";
+	pthread_mutex_lock(&lock);
+	for (t = tabs; t; t = t->next)
+		if (!strcmp(t->conf_file, conf_file))
+			goto out;
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->conf_file = strdup(conf_file))) {
+		free(t);
+		t = NULL;
+		goto out;
 	}
-	ng_ncclconf_read("/etc/nccl.conf");
+	if (*conf_file)
+		read_file(t, conf_file);
+	else
+		read_home(t);
+	read_file(t, etc_path);
+	t->next = tabs;
+	tabs = t;
+out:
+	pthread_mutex_unlock(&lock);
 	errno = saved;
+	return t;
 }
 
-const char *ng_ncclconf_lookup(const char *name, const char **file)
+const char *ng_ncclconf_lookup(const char *conf_file, const char *name, const char **file)
 {
-	const struct conf_ent *e;
+	const struct conf_tab *t = name ? tab_for(conf_file) : NULL;
+	const struct conf_ent *e = t ? find(t, name) : NULL;
 
-	pthread_once(&loaded, load);
-	e = name ? find(name) : NULL;
 	if (file)
 		*file = e ? e->file : NULL;
 	return e ? e->value : NULL;
@@ -147,16 +194,39 @@ const char *ng_ncclconf_lookup(const char *name, const char **file)
 
 const char *ng_ncclconf_get(const char *name)
 {
-	return ng_ncclconf_lookup(name, NULL);
+	return ng_ncclconf_lookup(getenv("NCCL_CONF_FILE"), name, NULL);
 }
 
-int ng_ncclconf_count(void)
+int ng_ncclconf_count(const char *conf_file)
 {
-	pthread_once(&loaded, load);
-	return nents;
+	const struct conf_tab *t = tab_for(conf_file);
+
+	return t ? t->n : 0;
 }
 
-const char *ng_ncclconf_name(int i)
+const char *ng_ncclconf_name(const char *conf_file, int i)
 {
-	return i >= 0 && i < nents ? ents[i].name : NULL;
+	const struct conf_tab *t = tab_for(conf_file);
+
+	return t && i >= 0 && i < t->n ? t->ents[i].name : NULL;
+}
+
+void ng_ncclconf_reset(const char *etc)
+{
+	pthread_mutex_lock(&lock);
+	while (tabs) {
+		struct conf_tab *t = tabs;
+
+		tabs = t->next;
+		for (int i = 0; i < t->n; i++) {
+			free(t->ents[i].name);
+			free(t->ents[i].value);
+			free(t->ents[i].file);
+		}
+		free(t->ents);
+		free(t->conf_file);
+		free(t);
+	}
+	etc_path = etc ? etc : "/etc/nccl.conf";
+	pthread_mutex_unlock(&lock);
 }

@@ -15,7 +15,8 @@
 /* getline's `line` of `len` bytes: NULL for a line NCCL skips ('#' in the
  * first column, or no '='); else the value, which runs to the end of the
  * line less its newline (cut at NG_NCCLCONF_MAX bytes), and the name's
- * length in *nlen (also cut).  Nothing is trimmed.  Writes into line. */
+ * length in *nlen (also cut).  Nothing is trimmed.  A line with no name
+ * sets nothing.  Writes into line. */
 static inline const char *ng_ncclconf_line(char *line, ssize_t len, size_t *nlen)
 {
 	char *eq;
@@ -25,7 +26,7 @@ static inline const char *ng_ncclconf_line(char *line, ssize_t len, size_t *nlen
 	if (len > 0 && line[len - 1] == '\n')
 		line[len - 1] = '\0';
 	eq = strchr(line, '=');
-	if (!eq)
+	if (!eq || eq == line)	/* NCCL's setenv("", ...) sets nothing */
 		return NULL;
 	*nlen = (size_t)(eq - line) > NG_NCCLCONF_MAX ? NG_NCCLCONF_MAX : (size_t)(eq - line);
 	if (strlen(eq + 1) > NG_NCCLCONF_MAX)

@@ -137,6 +137,7 @@ static void offer_env_plugin(void)
 		return;
 	}
 	setenv("NCCL_ENV_PLUGIN", env_plugin, 1);
+	ng_envplugin_installed(1);
 	ng_info("policy: NCCL_ENV_PLUGIN=%s: NCCL 2.28.7 and later read the enforced values "
 		"from the shim", env_plugin);
 	ng_trace_policy("NCCL_ENV_PLUGIN", "plugin", u ? u : "", env_plugin);

@@ -24,17 +24,17 @@
 #include <stdint.h>
 
 /* ---- ncclconf.c: NCCL's configuration files, read, never applied ----- */
-/* The value NCCL_CONF_FILE (or ~/.nccl.conf) or /etc/nccl.conf gives
- * `name`, the way NCCL applies them; NULL where neither does.  Read once. */
+/* The value NCCL's files give `name`, NCCL_CONF_FILE being conf_file (NULL:
+ * unset, so ~/.nccl.conf), and the file it comes from in *file; NULL (and
+ * *file NULL) where no file sets it.  Each set of files is read once. */
+const char *ng_ncclconf_lookup(const char *conf_file, const char *name, const char **file);
+/* The same for the environment's NCCL_CONF_FILE. */
 const char *ng_ncclconf_get(const char *name);
-/* The same, and the file it comes from in *file (NULL where none). */
-const char *ng_ncclconf_lookup(const char *name, const char **file);
-int ng_ncclconf_count(void);		/* names the files set */
-const char *ng_ncclconf_name(int i);
-/* For tests: forget what was read; read one more file (0, or -1 when
- * memory ran out; a file that cannot be opened is skipped, as NCCL does). */
-void ng_ncclconf_reset(void);
-int ng_ncclconf_read(const char *path);
+int ng_ncclconf_count(const char *conf_file);	/* names the files set */
+const char *ng_ncclconf_name(const char *conf_file, int i);
+/* For tests: forget what was read, and read `etc` (NULL: /etc/nccl.conf)
+ * in place of /etc/nccl.conf from now on. */
+void ng_ncclconf_reset(const char *etc);
 
 /* ---- policy_parse.c ---------------------------------------------------- */
 enum ng_penv_action { NG_PENV_ALLOW = 0, NG_PENV_ENFORCE, NG_PENV_DEFAULT, NG_PENV_FORBID };
@@ -217,11 +217,11 @@ struct ng_plan_input {
 	const char *where;				/* for messages at a recheck */
 	const char *own_env_plugin;	/* our NCCL_ENV_PLUGIN value: strict keeps it */
 	/* NCCL's configuration files (ncclconf.c), which NCCL applies where
-	 * the environment has no value: a name's value and its file, and the
-	 * names they set.  NULL: none. */
-	const char *(*conf)(const char *name, const char **file);
-	int (*conf_count)(void);
-	const char *(*conf_name)(int i);
+	 * the environment has no value, for a value of NCCL_CONF_FILE: a
+	 * name's value and its file, and the names they set.  NULL: none. */
+	const char *(*conf)(const char *conf_file, const char *name, const char **file);
+	int (*conf_count)(const char *conf_file);
+	const char *(*conf_name)(const char *conf_file, int i);
 };
 int ng_plan_build(const struct ng_policy *p, const struct ng_plan_input *in,
 		  struct ng_plan *out);
@@ -233,6 +233,8 @@ const char *ng_plan_getenv(const struct ng_plan *plan, const struct ng_plan_inpu
 /* ---- envplugin.c ------------------------------------------------------- */
 /* Serve `p`'s [env] through ncclEnvPlugin_v1 (the shim owns p). */
 void ng_envplugin_set_policy(const struct ng_policy *p);
+/* NCCL_ENV_PLUGIN names the shim (1) or not (0). */
+void ng_envplugin_installed(int yes);
 /* The value NCCL reads for an NCCL_* variable: the policy's view over the
  * environment and NCCL's configuration files (ncclconf.c). */
 const char *ng_envplugin_get(const char *name);

@@ -78,19 +78,45 @@ static void add(struct ctx *c, const char *key, const char *action, const char *
 		pl->violations++;
 }
 
+/* The plan's decision on `name`: 1 with *v (NULL: unset), or 0. */
+static int decided(const struct ng_plan *plan, const char *name, const char **v)
+{
+	for (int i = plan->n - 1; i >= 0; i--) {
+		const struct ng_decision *d = &plan->d[i];
+
+		if (d->set != NG_SET_NONE && !strcmp(d->key, name)) {
+			*v = d->set == NG_SET_ENV ? d->effective : NULL;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* What NCCL's configuration files give `name`, NCCL_CONF_FILE being what
+ * NCCL will read: the environment's after the plan's decisions. */
+static const char *plan_conf(const struct ng_plan *plan, const struct ng_plan_input *in,
+			     const char *name, const char **file)
+{
+	const char *cf;
+
+	if (file)
+		*file = NULL;
+	if (!in->conf)
+		return NULL;
+	if (!decided(plan, "NCCL_CONF_FILE", &cf))
+		cf = in->getenv("NCCL_CONF_FILE");
+	return in->conf(cf, name, file);
+}
+
 const char *ng_plan_getenv(const struct ng_plan *plan, const struct ng_plan_input *in,
 			   const char *name)
 {
 	const char *v;
 
-	for (int i = plan->n - 1; i >= 0; i--) {
-		const struct ng_decision *d = &plan->d[i];
-
-		if (d->set != NG_SET_NONE && !strcmp(d->key, name))
-			return d->set == NG_SET_ENV ? d->effective : NULL;
-	}
+	if (decided(plan, name, &v))
+		return v;
 	v = in->getenv(name);
-	return v || !in->conf ? v : in->conf(name, NULL);
+	return v ? v : plan_conf(plan, in, name, NULL);
 }
 
 static const char *cur(struct ctx *c, const char *name)
@@ -104,13 +130,10 @@ static const char *cur(struct ctx *c, const char *name)
  * environment is still the file's. */
 static const char *conf_file(struct ctx *c, const char *name)
 {
-	const char *file = NULL, *v, *e;
+	const char *file, *v, *e;
 
-	if (!c->in->conf || !(v = c->in->conf(name, &file)) || !file)
+	if (decided(c->pl, name, &v) || !(v = plan_conf(c->pl, c->in, name, &file)) || !file)
 		return NULL;
-	for (int i = 0; i < c->pl->n; i++)
-		if (c->pl->d[i].set != NG_SET_NONE && !strcmp(c->pl->d[i].key, name))
-			return NULL;
 	e = c->in->getenv(name);
 	if (e && !(c->in->recheck && !strcmp(e, v)))
 		return NULL;
@@ -132,6 +155,17 @@ static void forbid_conf(struct ctx *c, const char *name, const char *v, const ch
 	    "remove it from %s)", name, v, file, why, file);
 }
 
+/* A variable removed from the environment that a file sets as well: NCCL
+ * would take the file's value next. */
+static void forbid_also_conf(struct ctx *c, const char *name, const char *action,
+			     const char *why)
+{
+	const char *file, *v = plan_conf(c->pl, c->in, name, &file);
+
+	if (v && file)
+		forbid_conf(c, name, v, file, action, why);
+}
+
 /* "after start" at a recheck, for messages. */
 static const char *when(struct ctx *c, char *buf, size_t len)
 {
@@ -144,106 +178,146 @@ static const char *when(struct ctx *c, char *buf, size_t len)
 
 /* ---- [env] ----------------------------------------------------------- */
 
+static void plan_entry(struct ctx *c, const struct ng_penv *e)
+{
+	const struct ng_policy *p = c->p;
+	const char *u = cur(c, e->name), *file = u ? conf_file(c, e->name) : NULL;
+	char w[128], from[PATH_MAX + 8] = "", why[PATH_MAX + 32];
+
+	/* At a recheck the shim's own enforced value is in the environment,
+	 * where NCCL's setenv(..., 0) cannot replace it: a change there is the
+	 * program's. */
+	if (file && e->action == NG_PENV_ENFORCE && c->in->recheck)
+		file = NULL;
+	if (file)
+		snprintf(from, sizeof(from), " from %s", file);
+	switch (e->action) {
+	case NG_PENV_ENFORCE:
+		if (u && !strcmp(u, e->value)) {
+			add(c, e->name, "enforce", u, e->value, NG_SET_NONE, NG_DEC_INFO,
+			    "%s=%s (enforced by %s:%d; already set)", e->name, e->value,
+			    p->path, e->line);
+		} else if (u) {
+			add(c, e->name, "enforce", u, e->value, NG_SET_ENV, NG_DEC_WARN,
+			    "%s=%s enforced by %s:%d; the value '%s'%s is ignored%s", e->name,
+			    e->value, p->path, e->line, u, from, when(c, w, sizeof(w)));
+		} else {
+			add(c, e->name, "enforce", "", e->value, NG_SET_ENV,
+			    c->in->recheck ? NG_DEC_WARN : NG_DEC_INFO,
+			    "%s=%s (enforced by %s:%d)%s", e->name, e->value, p->path,
+			    e->line, when(c, w, sizeof(w)));
+		}
+		break;
+	case NG_PENV_DEFAULT:
+		if (u)
+			add(c, e->name, "default", u, u, NG_SET_NONE, NG_DEC_INFO,
+			    "%s=%s kept%s (the default %s of %s:%d applies only when unset)",
+			    e->name, u, from, e->value, p->path, e->line);
+		else
+			add(c, e->name, "default", "", e->value, NG_SET_ENV, NG_DEC_INFO,
+			    "%s=%s (default from %s:%d)", e->name, e->value, p->path, e->line);
+		break;
+	case NG_PENV_FORBID:
+		/* NCCL_ENV_PLUGIN = forbid keeps out the user's plugin,
+		 * not the one the shim itself installed. */
+		if (u && !strcmp(e->name, "NCCL_ENV_PLUGIN") && c->in->own_env_plugin &&
+		    !strcmp(u, c->in->own_env_plugin))
+			u = NULL;
+		snprintf(why, sizeof(why), "forbidden by %s:%d", p->path, e->line);
+		if (u && file) {
+			forbid_conf(c, e->name, u, file, "forbid", why);
+		} else if (u) {
+			add(c, e->name, "forbid", u, "", NG_SET_UNSET, NG_DEC_WARN,
+			    "%s=%s removed: forbidden by %s:%d%s", e->name, u, p->path,
+			    e->line, when(c, w, sizeof(w)));
+			forbid_also_conf(c, e->name, "forbid", why);
+		} else {
+			add(c, e->name, "forbid", "", "", NG_SET_NONE, NG_DEC_INFO,
+			    "%s is forbidden (%s:%d) and not set", e->name, p->path, e->line);
+		}
+		break;
+	case NG_PENV_ALLOW:
+		add(c, e->name, "allow", u ? u : "", u ? u : "", NG_SET_NONE, NG_DEC_INFO,
+		    "%s%s%s%s allowed (%s:%d)", e->name, u ? "=" : "", u ? u : " (unset)", from,
+		    p->path, e->line);
+		break;
+	}
+}
+
+/* strict = yes: the environment's NCCL_* variables the policy does not list
+ * (only NCCL_CONF_FILE, or all but it). */
+static void plan_strict_env(struct ctx *c, int conf_file_only)
+{
+	const struct ng_policy *p = c->p;
+	char why[PATH_MAX + 64];
+
+	snprintf(why, sizeof(why), "%s:%d strict = yes allows only the NCCL_* variables the "
+		 "policy lists", p->path, p->strict_line);
+	for (char **ep = c->in->envp; *ep; ep++) {
+		const char *eq = strchr(*ep, '=');
+		char name[256];
+
+		if (!eq || strncmp(*ep, "NCCL_", 5) || (size_t)(eq - *ep) >= sizeof(name))
+			continue;
+		memcpy(name, *ep, (size_t)(eq - *ep));
+		name[eq - *ep] = 0;
+		if ((strcmp(name, "NCCL_CONF_FILE") == 0) != conf_file_only)
+			continue;
+		if (ng_policy_env(p, name) || !cur(c, name) || conf_file(c, name))
+			continue;
+		/* Our own env plugin, set by the shim. */
+		if (!strcmp(name, "NCCL_ENV_PLUGIN") && c->in->own_env_plugin &&
+		    !strcmp(eq + 1, c->in->own_env_plugin))
+			continue;
+		add(c, name, "strict", eq + 1, "", NG_SET_UNSET, NG_DEC_WARN,
+		    "%s=%s removed: %s", name, eq + 1, why);
+		forbid_also_conf(c, name, "strict", why);
+	}
+}
+
+/* strict = yes: what NCCL's configuration files set and the policy does
+ * not list. */
+static void plan_strict_conf(struct ctx *c)
+{
+	const struct ng_policy *p = c->p;
+	const char *cf;
+	char why[PATH_MAX + 64];
+	int n;
+
+	if (!c->in->conf_count)
+		return;
+	if (!decided(c->pl, "NCCL_CONF_FILE", &cf))
+		cf = c->in->getenv("NCCL_CONF_FILE");
+	snprintf(why, sizeof(why), "%s:%d strict = yes allows only the NCCL_* variables the "
+		 "policy lists", p->path, p->strict_line);
+	n = c->in->conf_count(cf);
+	for (int i = 0; i < n; i++) {
+		const char *name = c->in->conf_name(cf, i), *v, *file;
+
+		if (!name || strncmp(name, "NCCL_", 5) || ng_policy_env(p, name) ||
+		    !(file = conf_file(c, name)) || !(v = plan_conf(c->pl, c->in, name, NULL)))
+			continue;
+		forbid_conf(c, name, v, file, "strict", why);
+	}
+}
+
 static void plan_env(struct ctx *c)
 {
 	const struct ng_policy *p = c->p;
-	char w[128];
 
-	for (int i = 0; i < p->nenv; i++) {
-		const struct ng_penv *e = &p->env[i];
-		const char *u = cur(c, e->name), *file = u ? conf_file(c, e->name) : NULL;
-		char from[PATH_MAX + 8] = "";
-
-		if (file)
-			snprintf(from, sizeof(from), " from %s", file);
-		switch (e->action) {
-		case NG_PENV_ENFORCE:
-			if (u && !strcmp(u, e->value)) {
-				add(c, e->name, "enforce", u, e->value, NG_SET_NONE, NG_DEC_INFO,
-				    "%s=%s (enforced by %s:%d; already set)", e->name, e->value,
-				    p->path, e->line);
-			} else if (u) {
-				add(c, e->name, "enforce", u, e->value, NG_SET_ENV, NG_DEC_WARN,
-				    "%s=%s enforced by %s:%d; the value '%s'%s is ignored%s", e->name,
-				    e->value, p->path, e->line, u, from,
-				    file ? "" : when(c, w, sizeof(w)));
-			} else {
-				add(c, e->name, "enforce", "", e->value, NG_SET_ENV,
-				    c->in->recheck ? NG_DEC_WARN : NG_DEC_INFO,
-				    "%s=%s (enforced by %s:%d)%s", e->name, e->value, p->path,
-				    e->line, when(c, w, sizeof(w)));
-			}
-			break;
-		case NG_PENV_DEFAULT:
-			if (u)
-				add(c, e->name, "default", u, u, NG_SET_NONE, NG_DEC_INFO,
-				    "%s=%s kept%s (the default %s of %s:%d applies only when unset)",
-				    e->name, u, from, e->value, p->path, e->line);
-			else
-				add(c, e->name, "default", "", e->value, NG_SET_ENV, NG_DEC_INFO,
-				    "%s=%s (default from %s:%d)", e->name, e->value, p->path, e->line);
-			break;
-		case NG_PENV_FORBID:
-			/* NCCL_ENV_PLUGIN = forbid keeps out the user's plugin,
-			 * not the one the shim itself installed. */
-			if (u && !strcmp(e->name, "NCCL_ENV_PLUGIN") && c->in->own_env_plugin &&
-			    !strcmp(u, c->in->own_env_plugin))
-				u = NULL;
-			if (u && file) {
-				char why[PATH_MAX + 32];
-
-				snprintf(why, sizeof(why), "forbidden by %s:%d", p->path, e->line);
-				forbid_conf(c, e->name, u, file, "forbid", why);
-			} else if (u)
-				add(c, e->name, "forbid", u, "", NG_SET_UNSET, NG_DEC_WARN,
-				    "%s=%s removed: forbidden by %s:%d%s", e->name, u, p->path,
-				    e->line, when(c, w, sizeof(w)));
-			else
-				add(c, e->name, "forbid", "", "", NG_SET_NONE, NG_DEC_INFO,
-				    "%s is forbidden (%s:%d) and not set", e->name, p->path, e->line);
-			break;
-		case NG_PENV_ALLOW:
-			add(c, e->name, "allow", u ? u : "", u ? u : "", NG_SET_NONE, NG_DEC_INFO,
-			    "%s%s%s allowed (%s:%d)", e->name, u ? "=" : "", u ? u : " (unset)",
-			    p->path, e->line);
-			break;
-		}
-	}
-	if (p->strict && c->in->envp) {
-		for (char **ep = c->in->envp; *ep; ep++) {
-			const char *eq = strchr(*ep, '=');
-			char name[256];
-
-			if (!eq || strncmp(*ep, "NCCL_", 5) || (size_t)(eq - *ep) >= sizeof(name))
-				continue;
-			memcpy(name, *ep, (size_t)(eq - *ep));
-			name[eq - *ep] = 0;
-			if (ng_policy_env(p, name) || !cur(c, name) || conf_file(c, name))
-				continue;
-			/* Our own env plugin, set by the shim. */
-			if (!strcmp(name, "NCCL_ENV_PLUGIN") && c->in->own_env_plugin &&
-			    !strcmp(eq + 1, c->in->own_env_plugin))
-				continue;
-			add(c, name, "strict", eq + 1, "", NG_SET_UNSET, NG_DEC_WARN,
-			    "%s=%s removed: %s:%d strict = yes allows only the NCCL_* variables "
-			    "the policy lists", name, eq + 1, p->path, p->strict_line);
-		}
-	}
-	if (p->strict && c->in->conf_count) {
-		int n = c->in->conf_count();
-
-		for (int i = 0; i < n; i++) {
-			const char *name = c->in->conf_name(i), *v, *file;
-			char why[PATH_MAX + 64];
-
-			if (!name || strncmp(name, "NCCL_", 5) || ng_policy_env(p, name) ||
-			    !(file = conf_file(c, name)) || !(v = c->in->conf(name, NULL)))
-				continue;
-			snprintf(why, sizeof(why), "%s:%d strict = yes allows only the NCCL_* "
-				 "variables the policy lists", p->path, p->strict_line);
-			forbid_conf(c, name, v, file, "strict", why);
-		}
-	}
+	/* NCCL_CONF_FILE first: which files NCCL reads follows from it. */
+	for (int i = 0; i < p->nenv; i++)
+		if (!strcmp(p->env[i].name, "NCCL_CONF_FILE"))
+			plan_entry(c, &p->env[i]);
+	if (p->strict && c->in->envp)
+		plan_strict_env(c, 1);
+	for (int i = 0; i < p->nenv; i++)
+		if (strcmp(p->env[i].name, "NCCL_CONF_FILE"))
+			plan_entry(c, &p->env[i]);
+	if (p->strict && c->in->envp)
+		plan_strict_env(c, 0);
+	if (p->strict)
+		plan_strict_conf(c);
 }
 
 /* ---- [devices] --------------------------------------------------------- */

@@ -161,8 +161,7 @@ static void cpulist(char *buf, size_t len)
 /* NAME=VALUE onto buf at *n; 0 when it did not fit (buf ends before it). */
 static int env_append(char *buf, size_t len, size_t *n, const char *name, const char *value)
 {
-	int w = snprintf(buf + *n, len - *n, "%s%s%s%s", *n ? ";" : "", name,
-			 value ? "=" : "", value ? value : "");
+	int w = snprintf(buf + *n, len - *n, "%s%s=%s", *n ? ";" : "", name, value);
 
 	if (w < 0 || (size_t)w >= len - *n) {
 		buf[*n] = '\0';
@@ -172,23 +171,35 @@ static int env_append(char *buf, size_t len, size_t *n, const char *name, const 
 	return 1;
 }
 
-/* Only NCCL_* variables ever enter a trace: the environment's, then those
- * NCCL will take from its configuration files, as it will (where the
- * environment has no value, and the policy lets it through). */
+/* Only NCCL_* variables ever enter a trace: those NCCL will use, as it
+ * will get them (the policy's view where NCCL asks the shim's plugin; the
+ * environment, then NCCL's configuration files).  Rank 0 records after
+ * NCCL has put the files' values in its environment, other ranks before:
+ * the same view either way. */
 static void nccl_env(char *buf, size_t len)
 {
+	const char *cf = getenv("NCCL_CONF_FILE");
 	size_t n = 0;
 	int nconf;
 
 	buf[0] = '\0';
-	for (char **e = environ; e && *e; e++)
-		if (!strncmp(*e, "NCCL_", 5) && !env_append(buf, len, &n, *e, NULL))
-			return;
-	nconf = ng_ncclconf_count();
-	for (int i = 0; i < nconf; i++) {
-		const char *name = ng_ncclconf_name(i), *v;
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '='), *v;
+		char name[256];
 
-		if (strncmp(name, "NCCL_", 5) || getenv(name) || !(v = ng_envplugin_get(name)))
+		if (strncmp(*e, "NCCL_", 5) || !eq || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		memcpy(name, *e, eq - *e);
+		name[eq - *e] = '\0';
+		if ((v = ng_envplugin_get(name)) && !env_append(buf, len, &n, name, v))
+			return;
+	}
+	nconf = ng_ncclconf_count(cf);
+	for (int i = 0; i < nconf; i++) {
+		const char *name = ng_ncclconf_name(cf, i), *v;
+
+		if (!name || strncmp(name, "NCCL_", 5) || getenv(name) ||
+		    !(v = ng_envplugin_get(name)))
 			continue;
 		if (!env_append(buf, len, &n, name, v))
 			return;

@@ -4,8 +4,8 @@
 # starts: a rank that has made no NCCL call before its init (rank 1 here;
 # rank 0 makes the unique id first) must still be recorded as NCCL runs
 # it.  Each rank has its own file: NCCL_COMM_BLOCKING=0 makes its comms
-# nonblocking (their init events say blocking = 0), the NCCL_IB_HCA the
-# file sets is in its process_info, a variable also in the environment is
+# nonblocking (their init events say blocking = 0), the NCCL_MIN_NCHANNELS
+# the file sets is in its process_info, a variable also in the environment is
 # recorded with the environment's value, and the analyzer names the
 # variable that differs between the ranks.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -15,7 +15,7 @@ JOB="$NG_BUILD/tests/shim/job"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_LOG=debug \
 	WORLD_SIZE=2 NCCL_ALGO=Ring
 for r in 0 1; do
-	printf '# rank %s\nNCCL_COMM_BLOCKING=0\nNCCL_IB_HCA=mlx5_%s\nNCCL_ALGO=Tree\n' $r $r >"$NG_TMP/nccl.$r.conf"
+	printf '# rank %s\nNCCL_COMM_BLOCKING=0\nNCCL_MIN_NCHANNELS=%s\nNCCL_ALGO=Tree\n' $r $((4 + 4 * r)) >"$NG_TMP/nccl.$r.conf"
 done
 rc=0
 timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace" -- sh -c '
@@ -50,7 +50,7 @@ printf 'initconfig 0\ninitconfig 0\nsplit 0\nsplit 0\n' | cmp -s - "$NG_TMP/init
 note "each rank's process_info has its file's variables, and the environment's value where both set one"
 for r in 0 1; do
 	env=$(awk -v r=$r '$1 == "process_info" && $3 == r { print $6 }' "$NG_TMP/ev")
-	case ";$env;" in *";NCCL_IB_HCA=mlx5_$r;"*) ;; *) fail "rank $r: env '$env' lacks NCCL_IB_HCA=mlx5_$r" ;; esac
+	case ";$env;" in *";NCCL_MIN_NCHANNELS=$((4 + 4 * r));"*) ;; *) fail "rank $r: env '$env' lacks NCCL_MIN_NCHANNELS=$((4 + 4 * r))" ;; esac
 	case ";$env;" in *";NCCL_COMM_BLOCKING=0;"*) ;; *) fail "rank $r: env '$env' lacks NCCL_COMM_BLOCKING=0" ;; esac
 	case ";$env;" in *";NCCL_ALGO=Ring;"*) ;; *) fail "rank $r: env '$env' lacks the environment's NCCL_ALGO=Ring" ;; esac
 	case ";$env;" in *"NCCL_ALGO=Tree"*) fail "rank $r: env '$env' has the file's NCCL_ALGO" ;; esac
@@ -58,6 +58,31 @@ done
 
 note "the analyzer names the variable the files set differently"
 "$NG_BIN" analyze "$NG_TMP/trace" >"$NG_TMP/summary" 2>&1 || { cat "$NG_TMP/summary"; fail "analyze exited $?"; }
-assert_grep 'config: NCCL_IB_HCA differs across ranks: "mlx5_0" on rank 0; "mlx5_1" on rank 1' "$NG_TMP/summary"
+assert_grep 'config: NCCL_MIN_NCHANNELS differs across ranks: "4" on rank 0; "8" on rank 1' "$NG_TMP/summary"
 assert_no_grep "NCCL_ALGO differs\|NCCL_COMM_BLOCKING differs\|hang:" "$NG_TMP/summary"
+note "a variable the policy withholds from NCCL is recorded on no rank"
+# Rank 0 records after NCCL has put the file's values in its environment,
+# rank 1 before: both must record what NCCL gets, which is nothing.
+printf '[env]\nNCCL_P2P_DISABLE = forbid\n' >"$NG_TMP/policy.conf"
+chmod 600 "$NG_TMP/policy.conf"
+for r in 0 1; do echo NCCL_P2P_DISABLE=1 >>"$NG_TMP/nccl.$r.conf"; done
+rc=0
+NCCLGUARD_POLICY="$NG_TMP/policy.conf" timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace2" -- sh -c '
+	RANK=0 NCCL_CONF_FILE="$3/nccl.0.conf" "$1" "$2" 2 & a=$!
+	RANK=1 NCCL_CONF_FILE="$3/nccl.1.conf" "$1" "$2" 2 & b=$!
+	wait $a; ra=$?; wait $b; rb=$?
+	echo "exit $ra $rb"' sh "$JOB" "$NG_TMP/conf2.id" "$NG_TMP" >"$NG_TMP/out2" 2>"$NG_TMP/err2" || rc=$?
+assert_grep "exit 0 0" "$NG_TMP/out2"
+assert_grep "NCCL_P2P_DISABLE=1 in $NG_TMP/nccl.0.conf: forbidden by" "$NG_TMP/err2"
+"$NG_BIN" analyze "$NG_TMP/trace2" >"$NG_TMP/summary2" 2>&1 || { cat "$NG_TMP/summary2"; fail "analyze exited $?"; }
+assert_grep 'config: NCCL_MIN_NCHANNELS differs across ranks' "$NG_TMP/summary2"
+assert_no_grep "NCCL_P2P_DISABLE" "$NG_TMP/summary2"
+ng_trace_text "$NG_TMP/trace2" "$NG_TMP/text2"
+sed -n 's/^ncclguard\[rank [0-9?]* pid \([0-9]*\)\].*/\1/p' "$NG_TMP/err2" | sort -u >"$NG_TMP/pids2"
+awk 'NR == FNR { mine[$1] = 1; next }
+/ ncclguard:process_info:/ && match($0, /vpid = [0-9]+/) && (substr($0, RSTART + 7, RLENGTH - 7) in mine)' \
+	"$NG_TMP/pids2" "$NG_TMP/text2" >"$NG_TMP/pinfo2"
+assert_eq "$(wc -l <"$NG_TMP/pinfo2")" 2 "process_info events of the two ranks"
+assert_grep "NCCL_MIN_NCHANNELS=" "$NG_TMP/pinfo2"
+assert_no_grep "NCCL_P2P_DISABLE" "$NG_TMP/pinfo2"
 echo "NCCL's configuration file recorded as NCCL applies it"

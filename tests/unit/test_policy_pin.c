@@ -146,8 +146,11 @@ static void conf_put(const char *n, const char *v)
 	conf_values[nconf++] = v;
 }
 
-static const char *fake_conf(const char *n, const char **file)
+static const char *conf_file_seen;	/* NCCL_CONF_FILE the plan asked with */
+
+static const char *fake_conf(const char *cf, const char *n, const char **file)
 {
+	conf_file_seen = cf;
 	for (int i = 0; i < nconf; i++)
 		if (!strcmp(conf_names[i], n)) {
 			if (file)
@@ -159,13 +162,15 @@ static const char *fake_conf(const char *n, const char **file)
 	return NULL;
 }
 
-static int fake_conf_count(void)
+static int fake_conf_count(const char *cf)
 {
+	conf_file_seen = cf;
 	return nconf;
 }
 
-static const char *fake_conf_name(int i)
+static const char *fake_conf_name(const char *cf, int i)
 {
+	conf_file_seen = cf;
 	return i < nconf ? conf_names[i] : NULL;
 }
 
@@ -207,6 +212,24 @@ static const struct ng_decision *find_level(const struct ng_plan *pl, enum ng_de
 		if (pl->d[i].level == l)
 			return &pl->d[i];
 	return NULL;
+}
+
+static int first_key(const struct ng_plan *pl, const char *key)
+{
+	for (int i = 0; i < pl->n; i++)
+		if (!strcmp(pl->d[i].key, key))
+			return i;
+	fail_msg("no decision on %s", key);
+	return -1;
+}
+
+static int count_key(const struct ng_plan *pl, const char *key)
+{
+	int n = 0;
+
+	for (int i = 0; i < pl->n; i++)
+		n += !strcmp(pl->d[i].key, key);
+	return n;
 }
 
 static void dump(const struct ng_plan *pl)
@@ -531,6 +554,49 @@ static void test_env_conf(void **state)
 	assert_non_null(d);
 	assert_int_equal(d->set, NG_SET_UNSET);
 	assert_non_null(strstr(d->msg, "restored before ncclCommInitRank"));
+	ng_plan_free(&pl);
+
+	/* A forbidden variable in the environment and in the file: removed
+	 * from the one, and the other named. */
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_C", "1");
+	conf_put("NCCL_OTHER", "3");
+	env_put("NCCL_C", "1");
+	env_put("NCCL_OTHER", "3");
+	plan(conf, 0, NULL, 0, &pl);
+	assert_int_equal(count_key(&pl, "NCCL_C"), 2);
+	assert_non_null(strstr(pl.d[first_key(&pl, "NCCL_C")].msg, "NCCL_C=1 removed: forbidden"));
+	assert_non_null(strstr(pl.d[first_key(&pl, "NCCL_C") + 1].msg, "NCCL_C=1 in " CONF_FILE));
+	assert_int_equal(count_key(&pl, "NCCL_OTHER"), 2);
+	ng_plan_free(&pl);
+
+	/* At a recheck, an enforced variable the program changed to the
+	 * file's value is the program's doing (NCCL cannot have put it there). */
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_A", "filea");
+	env_put("NCCL_A", "filea");
+	plan(conf, 0, NULL, 1, &pl);
+	d = find(&pl, "NCCL_A");
+	assert_non_null(d);
+	assert_null(strstr(d->msg, CONF_FILE));
+	assert_non_null(strstr(d->msg, "restored before ncclCommInitRank"));
+	ng_plan_free(&pl);
+
+	/* NCCL reads the NCCL_CONF_FILE the policy leaves, whatever its place
+	 * in the file. */
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_B", "fileb");
+	env_put("NCCL_CONF_FILE", "/home/u/mine.conf");
+	plan("[env]\nNCCL_B = default y\nNCCL_CONF_FILE = enforce /site/nccl.conf\n", 0, NULL, 0,
+	     &pl);
+	assert_string_equal(conf_file_seen, "/site/nccl.conf");
+	ng_plan_free(&pl);
+	plan("[env]\nNCCL_B = default y\nstrict = yes\n", 0, NULL, 0, &pl);
+	assert_null(conf_file_seen);
+	assert_non_null(find(&pl, "NCCL_CONF_FILE"));
 	ng_plan_free(&pl);
 
 	/* The management interface, set only in the file: the violation

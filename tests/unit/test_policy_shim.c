@@ -19,6 +19,7 @@
 /* ---- fakes of the core ------------------------------------------------ */
 struct ng_hotcfg ng_hotcfg = { .cfg = { .log_level = NG_LOG_INFO, .timeout_s = 600, .init_timeout_s = 300 } };
 struct ng_rank ng_rank = { .rank = 0, .local_rank = 2, .world_size = 4, .source = "test" };
+struct ng_real_nccl ng_real;	/* no NCCL: envplugin.c takes its plugin as asked */
 static int ntrace, nwarn, ninfo;
 static char last_trace[256], last_warn[1024];
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -871,71 +872,96 @@ static void write_file(const char *path, const char *text)
 }
 
 /* Read as NCCL applies them: the environment wins, then NCCL_CONF_FILE
- * (which stands for ~/.nccl.conf), then the next file; a name's first line
- * wins; '#' in the first column and lines without '=' are skipped, and
- * nothing is trimmed. */
+ * (which stands for ~/.nccl.conf), then /etc/nccl.conf; a name's first line
+ * wins; '#' in the first column, lines without '=' and lines without a
+ * name are skipped, and nothing is trimmed; a pipe is not read. */
 static void test_ncclconf(void **state)
 {
-	char dir[] = "/tmp/ng_conf_XXXXXX", user[64], etc[64], longname[1100];
-	const char *v;
+	char dir[] = "/tmp/ng_conf_XXXXXX", user[64], etc[64], other[64], fifo[64];
+	char longline[1200];
+	const char *v, *file;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(user, sizeof(user), "%s/user.conf", dir);
 	snprintf(etc, sizeof(etc), "%s/etc.conf", dir);
+	snprintf(other, sizeof(other), "%s/other.conf", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	write_file(user, "# NCCL_COMMENTED=1\n"
 			 "NCCL_COMM_BLOCKING=0\n"
 			 "NCCL_COMM_BLOCKING=1\n"
 			 "no equals sign\n"
+			 "=no name\n"
 			 "NCCL_SPACED = x\n"
 			 "NCCL_ALGO=Ring=Tree\n"
 			 "NCCL_EMPTY=\n"
 			 "NCCL_IB_HCA=mlx5_0");	/* no final newline */
 	write_file(etc, "NCCL_IB_HCA=mlx5_9\nNCCL_DEBUG=WARN\n #NCCL_INDENTED=1\n");
+	write_file(other, "NCCL_COMM_BLOCKING=1\n");
+	ng_ncclconf_reset(etc);
 
-	/* The first read takes NCCL_CONF_FILE (and /etc/nccl.conf, absent or
-	 * not about these names). */
-	setenv("NCCL_CONF_FILE", user, 1);
+	assert_string_equal(ng_ncclconf_lookup(user, "NCCL_COMM_BLOCKING", &file), "0");
+	assert_string_equal(file, user);
+	assert_null(ng_ncclconf_lookup(user, "NCCL_COMMENTED", &file));
+	assert_null(file);
+	assert_null(ng_ncclconf_lookup(user, "NCCL_SPACED", NULL));
+	assert_non_null(v = ng_ncclconf_lookup(user, "NCCL_SPACED ", NULL));
+	assert_string_equal(v, " x");
+	assert_string_equal(ng_ncclconf_lookup(user, "NCCL_ALGO", NULL), "Ring=Tree");
+	assert_string_equal(ng_ncclconf_lookup(user, "NCCL_EMPTY", NULL), "");
+	assert_string_equal(ng_ncclconf_lookup(user, "NCCL_IB_HCA", NULL), "mlx5_0");
+	assert_string_equal(ng_ncclconf_lookup(user, "NCCL_DEBUG", &file), "WARN");
+	assert_string_equal(file, etc);
+	assert_non_null(ng_ncclconf_lookup(user, " #NCCL_INDENTED", NULL));
+	assert_int_equal(ng_ncclconf_count(user), 7);
+	assert_string_equal(ng_ncclconf_name(user, 0), "NCCL_COMM_BLOCKING");
+	assert_null(ng_ncclconf_name(user, 7));
+	/* Another NCCL_CONF_FILE, another set; /etc's still comes after it. */
+	assert_string_equal(ng_ncclconf_lookup(other, "NCCL_COMM_BLOCKING", NULL), "1");
+	assert_string_equal(ng_ncclconf_lookup(other, "NCCL_IB_HCA", NULL), "mlx5_9");
+
+	/* The environment's NCCL_CONF_FILE, as it is at each lookup; the
+	 * environment's own value over the file's. */
 	unsetenv("NCCL_COMM_BLOCKING");
-	assert_true(ng_ncclconf_count() >= 5);
+	setenv("NCCL_CONF_FILE", user, 1);
 	assert_string_equal(ng_ncclconf_get("NCCL_COMM_BLOCKING"), "0");
 	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "0");
-	setenv("NCCL_COMM_BLOCKING", "1", 1);	/* the environment wins */
+	setenv("NCCL_CONF_FILE", other, 1);
 	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "1");
+	setenv("NCCL_COMM_BLOCKING", "7", 1);
+	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "7");
 	unsetenv("NCCL_COMM_BLOCKING");
 	unsetenv("NCCL_CONF_FILE");
 
-	ng_ncclconf_reset();
-	assert_int_equal(ng_ncclconf_count(), 0);
-	assert_null(ng_ncclconf_get("NCCL_COMM_BLOCKING"));
-	assert_int_equal(ng_ncclconf_read(user), 0);
-	assert_int_equal(ng_ncclconf_read(etc), 0);
-	assert_int_equal(ng_ncclconf_read("/nonexistent/nccl.conf"), 0);
-	assert_string_equal(ng_ncclconf_get("NCCL_COMM_BLOCKING"), "0");
-	assert_null(ng_ncclconf_get("NCCL_COMMENTED"));
-	assert_null(ng_ncclconf_get("NCCL_SPACED"));
-	assert_non_null(v = ng_ncclconf_get("NCCL_SPACED "));
-	assert_string_equal(v, " x");
-	assert_string_equal(ng_ncclconf_get("NCCL_ALGO"), "Ring=Tree");
-	assert_string_equal(ng_ncclconf_get("NCCL_EMPTY"), "");
-	assert_string_equal(ng_ncclconf_get("NCCL_IB_HCA"), "mlx5_0");
-	assert_string_equal(ng_ncclconf_get("NCCL_DEBUG"), "WARN");
-	assert_non_null(ng_ncclconf_get(" #NCCL_INDENTED"));
-	assert_int_equal(ng_ncclconf_count(), 7);
-	assert_string_equal(ng_ncclconf_name(0), "NCCL_COMM_BLOCKING");
-	assert_null(ng_ncclconf_name(7));
+	/* A pipe is not read (NCCL would find it empty), nor waited on. */
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(ng_ncclconf_lookup(fifo, "NCCL_COMM_BLOCKING", NULL));
+	assert_string_equal(ng_ncclconf_lookup(fifo, "NCCL_DEBUG", NULL), "WARN");
 
-	/* Names are cut at 1023 bytes, as NCCL's buffer cuts them. */
-	memset(longname, 'N', sizeof(longname));
-	memcpy(longname + 1050, "=v\n", 4);
-	write_file(etc, longname);
-	assert_int_equal(ng_ncclconf_read(etc), 0);
-	longname[1023] = '\0';
-	assert_string_equal(ng_ncclconf_get(longname), "v");
+	/* Names and values are cut at 1023 bytes, as NCCL's buffers cut them. */
+	memset(longline, 'N', sizeof(longline));
+	longline[1050] = '=';
+	memset(longline + 1051, 'v', 1100 - 1051);
+	strcpy(longline + 1100, "\n");
+	write_file(other, longline);
+	ng_ncclconf_reset(etc);
+	longline[1023] = '\0';
+	assert_non_null(v = ng_ncclconf_lookup(other, longline, NULL));
+	assert_int_equal(strlen(v), 1100 - 1051);
+	memset(longline, 'N', sizeof(longline));
+	memcpy(longline, "NCCL_V=", 7);
+	memset(longline + 7, 'v', 1100 - 7);
+	strcpy(longline + 1100, "\n");
+	write_file(other, longline);
+	ng_ncclconf_reset(etc);
+	assert_non_null(v = ng_ncclconf_lookup(other, "NCCL_V", NULL));
+	assert_int_equal(strlen(v), 1023);
 
-	ng_ncclconf_reset();
+	ng_ncclconf_reset(NULL);
 	unlink(user);
 	unlink(etc);
+	unlink(other);
+	unlink(fifo);
 	rmdir(dir);
 }
 
