@@ -127,6 +127,13 @@ static void env_put(const char *n, const char *v)
 	envp[++nenv] = NULL;
 }
 
+/* Change the i-th variable's value, in both views. */
+static void env_set(int i, const char *v)
+{
+	env_values[i] = v;
+	snprintf(env_buf[i], sizeof(env_buf[i]), "%s=%s", env_names[i], v);
+}
+
 static const char *fake_getenv(const char *n)
 {
 	for (int i = 0; i < nenv; i++)
@@ -548,7 +555,7 @@ static void test_env_conf(void **state)
 	assert_int_equal(pl.n, 0);
 	ng_plan_free(&pl);
 	/* ... but a value the program set is removed, and said. */
-	env_values[2] = "2";
+	env_set(2, "2");
 	plan(conf, 0, NULL, 1, &pl);
 	d = find(&pl, "NCCL_C");
 	assert_non_null(d);
