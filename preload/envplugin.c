@@ -135,7 +135,7 @@ static const char *env_or_conf(const char *name)
 {
 	const char *v = getenv(name);
 
-	return v ? v : ng_ncclconf_get(name);
+	return v || !strcmp(name, "NCCL_CONF_FILE") ? v : ng_ncclconf_get(name);
 }
 
 const char *ng_envplugin_get(const char *name)

@@ -1,5 +1,5 @@
 /*
- * NCCL's configuration files, read as NCCL 2.23-2.29 applies them
+ * NCCL's configuration files, read as NCCL 2.26-2.29 applies them
  * (src/misc/param.cc, initEnv): NCCL_CONF_FILE when set and not empty, else
  * ~/.nccl.conf (the home of getuid()'s passwd entry, not $HOME); then
  * /etc/nccl.conf.  A line is NAME=VALUE, cut at the first '=', with nothing
@@ -7,7 +7,8 @@
  * names and values are cut at 1023 bytes.  NCCL applies each line with
  * setenv(name, value, 0) at its first parameter read, so the environment
  * wins, then the first file, then a name's first line.  (NCCL 2.30 takes
- * $HOME and strips a '\r'; before 2.23 it ignores NCCL_CONF_FILE.)
+ * $HOME, strips a '\r' and splits lines past 4 KiB; before 2.26 it reads
+ * '#' lines too; before 2.23 it ignores NCCL_CONF_FILE.)
  *
  * The shim reads them and applies nothing: the program must not find
  * NCCL's settings in its environment before NCCL puts them there.  What
@@ -15,7 +16,8 @@
  * variables recorded in process_info, the policy's checks) then agrees
  * with what NCCL does.  NCCL takes NCCL_CONF_FILE as it is when it starts,
  * after the policy and the program had their say: the files are read per
- * value of it, each set once and kept (the values handed out stay valid).
+ * value of it, each set once and kept (the values handed out stay valid),
+ * and the value is fixed when the shim lets NCCL start (ng_ncclconf_fix).
  * Only regular files are read: a pipe read here would be empty for NCCL.
  */
 #ifndef _GNU_SOURCE
@@ -93,13 +95,18 @@ static int add(struct conf_tab *t, const char *name, size_t nlen, const char *va
 	return 0;
 }
 
-/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+/* Opening anything but a regular file has effects (a FIFO's writer is
+ * released, a tty may become ours): stat first; O_NONBLOCK and the fstat
+ * for a path replaced in between. */
 static FILE *open_regular(const char *path)
 {
 	struct stat st;
 	FILE *f;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd;
 
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
@@ -152,32 +159,65 @@ static void read_home(struct conf_tab *t)
 	free(buf);
 }
 
-static struct conf_tab *tab_for(const char *conf_file)
+static struct conf_tab *find_tab(const char *conf_file)
 {
 	struct conf_tab *t;
+
+	for (t = tabs; t; t = t->next)
+		if (!strcmp(t->conf_file, conf_file))
+			break;
+	return t;
+}
+
+static void free_tab(struct conf_tab *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		free(t->ents[i].name);
+		free(t->ents[i].value);
+		free(t->ents[i].file);
+	}
+	free(t->ents);
+	free(t->conf_file);
+	free(t);
+}
+
+/* The files are read outside the lock: a fork meanwhile (NSS, a slow home
+ * directory) must not leave the child a held mutex. */
+static struct conf_tab *tab_for(const char *conf_file)
+{
+	struct conf_tab *t, *mine;
+	const char *etc;
 	int saved = errno;
 
 	if (!conf_file)
 		conf_file = "";
 	pthread_mutex_lock(&lock);
-	for (t = tabs; t; t = t->next)
-		if (!strcmp(t->conf_file, conf_file))
-			goto out;
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->conf_file = strdup(conf_file))) {
-		free(t);
-		t = NULL;
+	t = find_tab(conf_file);
+	etc = etc_path;
+	pthread_mutex_unlock(&lock);
+	if (t)
+		goto out;
+	mine = calloc(1, sizeof(*mine));
+	if (!mine || !(mine->conf_file = strdup(conf_file))) {
+		free(mine);
 		goto out;
 	}
 	if (*conf_file)
-		read_file(t, conf_file);
+		read_file(mine, conf_file);
 	else
-		read_home(t);
-	read_file(t, etc_path);
-	t->next = tabs;
-	tabs = t;
-out:
+		read_home(mine);
+	read_file(mine, etc);
+	pthread_mutex_lock(&lock);
+	t = find_tab(conf_file);
+	if (!t) {
+		mine->next = tabs;
+		tabs = t = mine;
+		mine = NULL;
+	}
 	pthread_mutex_unlock(&lock);
+	if (mine)
+		free_tab(mine);
+out:
 	errno = saved;
 	return t;
 }
@@ -192,9 +232,39 @@ const char *ng_ncclconf_lookup(const char *conf_file, const char *name, const ch
 	return e ? e->value : NULL;
 }
 
+static int fixed;
+static char *fixed_file;
+
+void ng_ncclconf_fix(void)
+{
+	const char *cf = getenv("NCCL_CONF_FILE");
+	char *copy = cf ? strdup(cf) : NULL;
+
+	pthread_mutex_lock(&lock);
+	if (!fixed && (copy || !cf)) {
+		fixed_file = copy;
+		copy = NULL;
+		__atomic_store_n(&fixed, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+	free(copy);
+}
+
+int ng_ncclconf_fixed(const char **conf_file)
+{
+	if (!__atomic_load_n(&fixed, __ATOMIC_ACQUIRE))
+		return 0;
+	*conf_file = fixed_file;
+	return 1;
+}
+
 const char *ng_ncclconf_get(const char *name)
 {
-	return ng_ncclconf_lookup(getenv("NCCL_CONF_FILE"), name, NULL);
+	const char *cf;
+
+	if (!ng_ncclconf_fixed(&cf))
+		cf = getenv("NCCL_CONF_FILE");
+	return ng_ncclconf_lookup(cf, name, NULL);
 }
 
 int ng_ncclconf_count(const char *conf_file)
@@ -218,15 +288,11 @@ void ng_ncclconf_reset(const char *etc)
 		struct conf_tab *t = tabs;
 
 		tabs = t->next;
-		for (int i = 0; i < t->n; i++) {
-			free(t->ents[i].name);
-			free(t->ents[i].value);
-			free(t->ents[i].file);
-		}
-		free(t->ents);
-		free(t->conf_file);
-		free(t);
+		free_tab(t);
 	}
 	etc_path = etc ? etc : "/etc/nccl.conf";
+	free(fixed_file);
+	fixed_file = NULL;
+	__atomic_store_n(&fixed, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 }

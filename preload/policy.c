@@ -48,6 +48,24 @@ static const char *env_get(const char *name)
 	return getenv(name);
 }
 
+/* Whether a NG_DEC_WARN_ONCE message was logged before (then 1), by a
+ * hash of its text; past the table's size, everything counts as new. */
+static int said_before(const char *msg)
+{
+	static uint64_t said[64];
+	static int nsaid;
+	uint64_t h = 1469598103934665603ull;
+
+	for (const char *p = msg; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (int i = 0; i < nsaid; i++)
+		if (said[i] == h)
+			return 1;
+	if (nsaid < (int)(sizeof(said) / sizeof(said[0])))
+		said[nsaid++] = h;
+	return 0;
+}
+
 static void apply(const struct ng_plan *plan, int at_init)
 {
 	for (int i = 0; i < plan->n; i++) {
@@ -57,11 +75,14 @@ static void apply(const struct ng_plan *plan, int at_init)
 			setenv(d->key, d->effective, 1);
 		else if (d->set == NG_SET_UNSET)
 			unsetenv(d->key);
+		if (d->level == NG_DEC_WARN_ONCE && said_before(d->msg))
+			continue;
 		ng_trace_policy(d->key, d->level == NG_DEC_VIOLATION ? "violation" : d->action,
 				d->user, d->effective);
 		switch (d->level) {
 		case NG_DEC_INFO: ng_info("policy: %s", d->msg); break;
-		case NG_DEC_WARN: ng_warn("policy: %s", d->msg); break;
+		case NG_DEC_WARN:
+		case NG_DEC_WARN_ONCE: ng_warn("policy: %s", d->msg); break;
 		case NG_DEC_VIOLATION: ng_warn("policy violation: %s", d->msg); break;
 		}
 	}
@@ -154,6 +175,7 @@ static void plan_input(struct ng_plan_input *in, uint64_t *cpus, int recheck, co
 	in->recheck = recheck;
 	in->where = where;
 	in->own_env_plugin = env_plugin[0] ? env_plugin : NULL;
+	in->conf_fixed = ng_ncclconf_fixed(&in->conf_fixed_file);
 	in->conf = ng_ncclconf_lookup;
 	in->conf_count = ng_ncclconf_count;
 	in->conf_name = ng_ncclconf_name;

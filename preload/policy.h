@@ -28,8 +28,12 @@
  * unset, so ~/.nccl.conf), and the file it comes from in *file; NULL (and
  * *file NULL) where no file sets it.  Each set of files is read once. */
 const char *ng_ncclconf_lookup(const char *conf_file, const char *name, const char **file);
-/* The same for the environment's NCCL_CONF_FILE. */
+/* The same for the NCCL_CONF_FILE NCCL reads: the environment's, until
+ * ng_ncclconf_fix() says NCCL is about to start and read it. */
 const char *ng_ncclconf_get(const char *name);
+void ng_ncclconf_fix(void);
+/* 1 and the value (NULL: unset) once fixed, else 0. */
+int ng_ncclconf_fixed(const char **conf_file);
 int ng_ncclconf_count(const char *conf_file);	/* names the files set */
 const char *ng_ncclconf_name(const char *conf_file, int i);
 /* For tests: forget what was read, and read `etc` (NULL: /etc/nccl.conf)
@@ -183,7 +187,9 @@ void ng_cpulist_format(const uint64_t *mask, int max, char *buf, size_t len);
 
 /* ---- policy_plan.c: what the policy does to one process ------------------ */
 enum ng_dec_set { NG_SET_NONE = 0, NG_SET_ENV, NG_SET_UNSET };
-enum ng_dec_level { NG_DEC_INFO = 0, NG_DEC_WARN, NG_DEC_VIOLATION };
+/* NG_DEC_WARN_ONCE: a warning the shim logs once per process, however
+ * many plans repeat it (each recheck keeps it in force). */
+enum ng_dec_level { NG_DEC_INFO = 0, NG_DEC_WARN, NG_DEC_VIOLATION, NG_DEC_WARN_ONCE };
 struct ng_decision {
 	char *key;			/* NCCL_SOCKET_IFNAME, timeouts.init, ... */
 	const char *action;		/* enforce, default, forbid, allow, strict, check, pin, numa, timeout */
@@ -220,6 +226,10 @@ struct ng_plan_input {
 	 * the environment has no value, for a value of NCCL_CONF_FILE: a
 	 * name's value and its file, and the names they set.  NULL: none. */
 	const char *(*conf)(const char *conf_file, const char *name, const char **file);
+	/* The NCCL_CONF_FILE NCCL read when it started (conf_fixed = 1; NULL:
+	 * unset); before that, the environment's after the plan counts. */
+	int conf_fixed;
+	const char *conf_fixed_file;
 	int (*conf_count)(const char *conf_file);
 	const char *(*conf_name)(const char *conf_file, int i);
 };

@@ -92,20 +92,29 @@ static int decided(const struct ng_plan *plan, const char *name, const char **v)
 	return 0;
 }
 
-/* What NCCL's configuration files give `name`, NCCL_CONF_FILE being what
- * NCCL will read: the environment's after the plan's decisions. */
-static const char *plan_conf(const struct ng_plan *plan, const struct ng_plan_input *in,
-			     const char *name, const char **file)
+/* The NCCL_CONF_FILE NCCL reads: the one it read, once it has started;
+ * before, the environment's after the plan's decisions. */
+static const char *plan_conf_file(const struct ng_plan *plan, const struct ng_plan_input *in)
 {
 	const char *cf;
 
-	if (file)
-		*file = NULL;
-	if (!in->conf)
-		return NULL;
+	if (in->conf_fixed)
+		return in->conf_fixed_file;
 	if (!decided(plan, "NCCL_CONF_FILE", &cf))
 		cf = in->getenv("NCCL_CONF_FILE");
-	return in->conf(cf, name, file);
+	return cf;
+}
+
+/* What NCCL's configuration files give `name`.  NCCL_CONF_FILE itself is
+ * read from the environment only, before any file. */
+static const char *plan_conf(const struct ng_plan *plan, const struct ng_plan_input *in,
+			     const char *name, const char **file)
+{
+	if (file)
+		*file = NULL;
+	if (!in->conf || !strcmp(name, "NCCL_CONF_FILE"))
+		return NULL;
+	return in->conf(plan_conf_file(plan, in), name, file);
 }
 
 const char *ng_plan_getenv(const struct ng_plan *plan, const struct ng_plan_input *in,
@@ -143,13 +152,12 @@ static const char *conf_file(struct ctx *c, const char *name)
 /* A variable the policy forbids (or strict leaves out) that only a
  * configuration file sets: NCCL 2.28.7+ asks the shim's env plugin, which
  * withholds it; an older NCCL applies it.  The shim cannot take it out of
- * the file, so it says so, once, at start. */
+ * the file, so it says so, once; every plan keeps it unset for the checks
+ * that follow. */
 static void forbid_conf(struct ctx *c, const char *name, const char *v, const char *file,
 			const char *action, const char *why)
 {
-	if (c->in->recheck)
-		return;
-	add(c, name, action, v, "", NG_SET_UNSET, NG_DEC_WARN,
+	add(c, name, action, v, "", NG_SET_UNSET, NG_DEC_WARN_ONCE,
 	    "%s=%s in %s: %s; withheld from NCCL 2.28.7 and later by the shim's env "
 	    "plugin (an older NCCL, or one given an env plugin of the user's, applies it: "
 	    "remove it from %s)", name, v, file, why, file);
@@ -286,8 +294,7 @@ static void plan_strict_conf(struct ctx *c)
 
 	if (!c->in->conf_count)
 		return;
-	if (!decided(c->pl, "NCCL_CONF_FILE", &cf))
-		cf = c->in->getenv("NCCL_CONF_FILE");
+	cf = plan_conf_file(c->pl, c->in);
 	snprintf(why, sizeof(why), "%s:%d strict = yes allows only the NCCL_* variables the "
 		 "policy lists", p->path, p->strict_line);
 	n = c->in->conf_count(cf);

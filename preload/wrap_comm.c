@@ -142,6 +142,7 @@ ncclResult_t ngw_ncclGetUniqueId(ncclUniqueId *uniqueId)
 	saved = errno;
 	ng_in_shim++;
 	ng_policy_recheck("ncclGetUniqueId");
+	ng_ncclconf_fix();
 	ng_host_enter(NG_FN_ncclGetUniqueId, 0, 0);
 	errno = saved;
 	r = ng_real.ncclGetUniqueId(uniqueId);
@@ -168,6 +169,8 @@ static ncclResult_t init_common(int fn, const char *kind, ncclComm_t *comm, int 
 
 	ng_in_shim++;
 	ng_policy_recheck(ng_fn_name[fn]);
+	/* NCCL reads NCCL_CONF_FILE as it starts, as the recheck left it. */
+	ng_ncclconf_fix();
 	emit_init(1, &ev);
 	/* Who this process is, before an init that may never return: a job
 	 * hung in its first init is where the missing rank most needs a name.
@@ -282,6 +285,7 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 	hash = ng_hash_bytes(key, sizeof(key), 2);
 	ev.comm_hash = hash;
 	ng_policy_recheck("ncclCommInitAll");
+	ng_ncclconf_fix();
 	emit_init(1, &ev);
 	t0 = ng_now_ns();
 	ng_host_enter(NG_FN_ncclCommInitAll, hash, 0);

@@ -35,7 +35,8 @@ static const char *env_get(const char *name)
 static const char *level_tag(enum ng_dec_level l)
 {
 	switch (l) {
-	case NG_DEC_WARN: return "warn     ";
+	case NG_DEC_WARN:
+	case NG_DEC_WARN_ONCE: return "warn     ";
 	case NG_DEC_VIOLATION: return "VIOLATION";
 	default: return "ok       ";
 	}

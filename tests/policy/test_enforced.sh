@@ -96,6 +96,7 @@ assert_grep "^init NCCL_SOCKET_IFNAME==ib0$" "$out"
 assert_grep "^plugin NCCL_P2P_DISABLE=<unset>$" "$out"
 assert_grep "policy: NCCL_P2P_DISABLE=1 in $CONF: forbidden by $POL:3; withheld from NCCL 2.28.7 and later" "$err"
 assert_grep "remove it from $CONF" "$err"
+assert_eq "$(grep -c "NCCL_P2P_DISABLE=1 in $CONF" "$err")" 1 "the withheld variable's warnings (one, at start)"
 assert_grep "policy: NCCL_IB_DISABLE=0 kept from $CONF (the default 1 of $POL:4" "$err"
 assert_grep "policy: NCCL_SOCKET_IFNAME==ib0 enforced by $POL:2; the value 'eth0' from $CONF is ignored" "$err"
 # Once NCCL has put the file's values in the environment, the checks

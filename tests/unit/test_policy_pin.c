@@ -154,10 +154,13 @@ static void conf_put(const char *n, const char *v)
 }
 
 static const char *conf_file_seen;	/* NCCL_CONF_FILE the plan asked with */
+static const char *conf_file_for_b;	/* ... when it asked for NCCL_B */
 
 static const char *fake_conf(const char *cf, const char *n, const char **file)
 {
 	conf_file_seen = cf;
+	if (!strcmp(n, "NCCL_B"))
+		conf_file_for_b = cf;
 	for (int i = 0; i < nconf; i++)
 		if (!strcmp(conf_names[i], n)) {
 			if (file)
@@ -198,6 +201,21 @@ static void plan(const char *text, int lr, const uint64_t *cpus, int recheck, st
 		.getenv = fake_getenv, .envp = envp, .local_rank = lr, .allowed_cpus = cpus,
 		.recheck = recheck, .where = "ncclCommInitRank",
 		.conf = fake_conf, .conf_count = fake_conf_count, .conf_name = fake_conf_name,
+	};
+
+	policy(text, &p);
+	assert_int_equal(ng_plan_build(&p, &in, pl), 0);
+	ng_policy_free(&p);
+}
+
+/* A plan once NCCL has started with NCCL_CONF_FILE = cf. */
+static void plan_fixed(const char *text, const char *cf, struct ng_plan *pl)
+{
+	struct ng_policy p;
+	struct ng_plan_input in = {
+		.getenv = fake_getenv, .envp = envp, .local_rank = 0, .recheck = 1,
+		.where = "ncclCommInitRank", .conf = fake_conf, .conf_count = fake_conf_count,
+		.conf_name = fake_conf_name, .conf_fixed = 1, .conf_fixed_file = cf,
 	};
 
 	policy(text, &p);
@@ -529,7 +547,7 @@ static void test_env_conf(void **state)
 	d = find(&pl, "NCCL_C");
 	assert_string_equal(d->action, "forbid");
 	assert_int_equal(d->set, NG_SET_UNSET);
-	assert_int_equal(d->level, NG_DEC_WARN);
+	assert_int_equal(d->level, NG_DEC_WARN_ONCE);
 	assert_non_null(strstr(d->msg, "NCCL_C=1 in " CONF_FILE ": forbidden by t.conf:4"));
 	assert_non_null(strstr(d->msg, "remove it from " CONF_FILE));
 	assert_string_equal(find(&pl, "NCCL_D")->effective, "INFO");
@@ -542,7 +560,9 @@ static void test_env_conf(void **state)
 	assert_int_equal(pl.violations, 0);
 	ng_plan_free(&pl);
 
-	/* A recheck after NCCL applied the file: nothing is new. */
+	/* A recheck after NCCL applied the file: nothing is new, and what
+	 * is withheld stays withheld (said once: the shim logs a
+	 * NG_DEC_WARN_ONCE message once). */
 	env_reset();
 	env_put("NCCL_A", "x");
 	env_put("NCCL_B", "fileb");
@@ -550,9 +570,14 @@ static void test_env_conf(void **state)
 	env_put("NCCL_D", "WARN");
 	env_put("NCCL_OTHER", "3");
 	plan(conf, 0, NULL, 1, &pl);
-	if (pl.n)
-		dump(&pl);
-	assert_int_equal(pl.n, 0);
+	for (int i = 0; i < pl.n; i++)
+		if (pl.d[i].level != NG_DEC_WARN_ONCE) {
+			dump(&pl);
+			fail_msg("a recheck decided more than the withholding");
+		}
+	assert_int_equal(pl.n, 2);
+	assert_int_equal(find(&pl, "NCCL_C")->set, NG_SET_UNSET);
+	assert_int_equal(find(&pl, "NCCL_OTHER")->set, NG_SET_UNSET);
 	ng_plan_free(&pl);
 	/* ... but a value the program set is removed, and said. */
 	env_set(2, "2");
@@ -597,14 +622,45 @@ static void test_env_conf(void **state)
 	nconf = 0;
 	conf_put("NCCL_B", "fileb");
 	env_put("NCCL_CONF_FILE", "/home/u/mine.conf");
+	conf_file_for_b = "none";
 	plan("[env]\nNCCL_B = default y\nNCCL_CONF_FILE = enforce /site/nccl.conf\n", 0, NULL, 0,
 	     &pl);
-	assert_string_equal(conf_file_seen, "/site/nccl.conf");
+	assert_string_equal(conf_file_for_b, "/site/nccl.conf");
 	ng_plan_free(&pl);
+	conf_file_for_b = "none";
 	plan("[env]\nNCCL_B = default y\nstrict = yes\n", 0, NULL, 0, &pl);
-	assert_null(conf_file_seen);
+	assert_null(conf_file_for_b);
 	assert_non_null(find(&pl, "NCCL_CONF_FILE"));
 	ng_plan_free(&pl);
+	/* Once NCCL has started, the file it read counts, whatever the
+	 * environment says now. */
+	conf_file_for_b = "none";
+	plan_fixed("[env]\nNCCL_B = default y\n", "/first.conf", &pl);
+	assert_string_equal(conf_file_for_b, "/first.conf");
+	ng_plan_free(&pl);
+	/* NCCL_CONF_FILE itself never comes from a file. */
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_CONF_FILE", "/from/etc.conf");
+	plan("[env]\nNCCL_CONF_FILE = default /site/nccl.conf\n", 0, NULL, 0, &pl);
+	d = find(&pl, "NCCL_CONF_FILE");
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_string_equal(d->effective, "/site/nccl.conf");
+	ng_plan_free(&pl);
+
+	/* A forbidden interface set only in the file: withheld, so the
+	 * checks see NCCL's own pick, at start and at every recheck. */
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_SOCKET_IFNAME", "lo");
+	for (int recheck = 0; recheck < 2; recheck++) {
+		plan("[env]\nNCCL_SOCKET_IFNAME = forbid\n[network]\ndeny = lo\n", 0, NULL, recheck,
+		     &pl);
+		if (pl.violations)
+			dump(&pl);
+		assert_int_equal(pl.violations, 0);
+		ng_plan_free(&pl);
+	}
 
 	/* The management interface, set only in the file: the violation
 	 * names the file as the fix. */

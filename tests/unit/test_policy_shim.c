@@ -229,11 +229,59 @@ static void test_exit_codes(void **state)
 				      0666, 0700), 0);
 }
 
+static int fake_version;
+
+static ncclResult_t fake_get_version(int *v)
+{
+	*v = fake_version;
+	return ncclSuccess;
+}
+
+/* The shim's view of a variable only NCCL's configuration file sets and
+ * the policy forbids: withheld only where NCCL asks the shim's plugin
+ * (installed, NCCL 2.28.7 or later), else the file's, as NCCL applies it. */
+static void test_view_of_conf(void **state)
+{
+	char cpath[300];
+	struct ng_policy p;
+	const char *text = "[env]\nNCCL_NET_GDR_LEVEL = forbid\n";
+	FILE *f;
+
+	(void)state;
+	snprintf(cpath, sizeof(cpath), "%s/nccl.conf", dir);
+	f = fopen(cpath, "w");
+	assert_non_null(f);
+	fputs("NCCL_NET_GDR_LEVEL=LOC\n", f);
+	fclose(f);
+	assert_int_equal(ng_policy_parse_buffer("v.conf", text, strlen(text), &p), 0);
+	setenv("NCCL_CONF_FILE", cpath, 1);
+	unsetenv("NCCL_NET_GDR_LEVEL");
+	ng_envplugin_set_policy(&p);
+	ng_real.ncclGetVersion = fake_get_version;
+
+	ng_envplugin_installed(0);
+	fake_version = 22809;
+	assert_string_equal(ng_envplugin_get("NCCL_NET_GDR_LEVEL"), "LOC");
+	ng_envplugin_installed(1);
+	fake_version = 22806;
+	assert_string_equal(ng_envplugin_get("NCCL_NET_GDR_LEVEL"), "LOC");
+	fake_version = 22807;
+	assert_null(ng_envplugin_get("NCCL_NET_GDR_LEVEL"));
+	ng_real.ncclGetVersion = NULL;	/* NCCL not loaded yet: taken as asked */
+	assert_null(ng_envplugin_get("NCCL_NET_GDR_LEVEL"));
+
+	ng_envplugin_set_policy(NULL);
+	ng_policy_free(&p);
+	unsetenv("NCCL_CONF_FILE");
+	unlink(cpath);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_and_after),
 		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_view_of_conf),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

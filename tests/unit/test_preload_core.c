@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -933,10 +934,32 @@ static void test_ncclconf(void **state)
 	unsetenv("NCCL_COMM_BLOCKING");
 	unsetenv("NCCL_CONF_FILE");
 
-	/* A pipe is not read (NCCL would find it empty), nor waited on. */
+	/* A pipe is not read (NCCL would find it empty), nor opened: its
+	 * writer, waiting for a reader, is still waiting for NCCL after. */
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_null(ng_ncclconf_lookup(fifo, "NCCL_COMM_BLOCKING", NULL));
-	assert_string_equal(ng_ncclconf_lookup(fifo, "NCCL_DEBUG", NULL), "WARN");
+	{
+		pid_t pid = fork();
+		char got[32] = "";
+		int st, fd;
+
+		assert_true(pid >= 0);
+		if (!pid) {
+			fd = open(fifo, O_WRONLY);
+			_exit(fd >= 0 && write(fd, "NCCL_X=1\n", 9) == 9 ? 0 : 3);
+		}
+		usleep(100 * 1000);
+		assert_null(ng_ncclconf_lookup(fifo, "NCCL_COMM_BLOCKING", NULL));
+		assert_string_equal(ng_ncclconf_lookup(fifo, "NCCL_DEBUG", NULL), "WARN");
+		usleep(100 * 1000);
+		assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
+		fd = open(fifo, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, got, sizeof(got) - 1), 9);
+		close(fd);
+		assert_string_equal(got, "NCCL_X=1\n");
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
 
 	/* Names and values are cut at 1023 bytes, as NCCL's buffers cut them. */
 	memset(longline, 'N', sizeof(longline));
