@@ -258,13 +258,16 @@ int ng_ncclconf_fixed(const char **conf_file)
 	return 1;
 }
 
-const char *ng_ncclconf_get(const char *name)
+const char *ng_ncclconf_file(void)
 {
 	const char *cf;
 
-	if (!ng_ncclconf_fixed(&cf))
-		cf = getenv("NCCL_CONF_FILE");
-	return ng_ncclconf_lookup(cf, name, NULL);
+	return ng_ncclconf_fixed(&cf) ? cf : getenv("NCCL_CONF_FILE");
+}
+
+const char *ng_ncclconf_get(const char *name)
+{
+	return ng_ncclconf_lookup(ng_ncclconf_file(), name, NULL);
 }
 
 int ng_ncclconf_count(const char *conf_file)

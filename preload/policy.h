@@ -31,6 +31,7 @@ const char *ng_ncclconf_lookup(const char *conf_file, const char *name, const ch
 /* The same for the NCCL_CONF_FILE NCCL reads: the environment's, until
  * ng_ncclconf_fix() says NCCL is about to start and read it. */
 const char *ng_ncclconf_get(const char *name);
+const char *ng_ncclconf_file(void);	/* that NCCL_CONF_FILE (NULL: unset) */
 void ng_ncclconf_fix(void);
 /* 1 and the value (NULL: unset) once fixed, else 0. */
 int ng_ncclconf_fixed(const char **conf_file);

@@ -178,7 +178,7 @@ static int env_append(char *buf, size_t len, size_t *n, const char *name, const 
  * the same view either way. */
 static void nccl_env(char *buf, size_t len)
 {
-	const char *cf = getenv("NCCL_CONF_FILE");
+	const char *cf = ng_ncclconf_file();
 	size_t n = 0;
 	int nconf;
 
