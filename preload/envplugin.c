@@ -60,9 +60,7 @@ void ng_envplugin_installed(int yes)
 	__atomic_store_n(&installed, yes, __ATOMIC_RELEASE);
 }
 
-/* Whether NCCL will ask this plugin: installed, and NCCL 2.28.7 or later
- * (taken for granted while NCCL is not loaded). */
-static int asked(void)
+int ng_envplugin_asked(void)
 {
 	int v = 0;
 
@@ -135,12 +133,16 @@ static const char *env_or_conf(const char *name)
 {
 	const char *v = getenv(name);
 
-	return v || !strcmp(name, "NCCL_CONF_FILE") ? v : ng_ncclconf_get(name);
+	/* NCCL sets every name its files give, but only NCCL_* ones before
+	 * anything of NCCL's reads them (CUDA has read its own by then). */
+	if (v || strncmp(name, "NCCL_", 5) || !strcmp(name, "NCCL_CONF_FILE"))
+		return v;
+	return ng_ncclconf_get(name);
 }
 
 const char *ng_envplugin_get(const char *name)
 {
-	return asked() ? env_view(name, env_or_conf) : env_or_conf(name);
+	return ng_envplugin_asked() ? env_view(name, env_or_conf) : env_or_conf(name);
 }
 
 NG_EXPORT ng_env_v1_t ncclEnvPlugin_v1 = {

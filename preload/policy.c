@@ -75,6 +75,7 @@ static void apply(const struct ng_plan *plan, int at_init)
 			setenv(d->key, d->effective, 1);
 		else if (d->set == NG_SET_UNSET)
 			unsetenv(d->key);
+		/* NG_SET_WITHHELD: the plugin does it. */
 		if (d->level == NG_DEC_WARN_ONCE && said_before(d->msg))
 			continue;
 		ng_trace_policy(d->key, d->level == NG_DEC_VIOLATION ? "violation" : d->action,
@@ -135,10 +136,33 @@ static int serves_env(void)
 	return 0;
 }
 
+/* The env plugin someone else named for NCCL: the environment's, else one
+ * from NCCL's configuration files, which NCCL applies before it looks. */
+static const char *users_env_plugin(void)
+{
+	const char *u = getenv("NCCL_ENV_PLUGIN");
+
+	return u ? u : ng_ncclconf_get("NCCL_ENV_PLUGIN");
+}
+
+/* Whether NCCL will ask the shim's plugin: once installed, as the plugin
+ * says; before (the first plan), whether it will be installed. */
+static int plugin_asked(void)
+{
+	const struct ng_penv *e;
+
+	if (env_plugin[0])
+		return ng_envplugin_asked();
+	if (!serves_env())
+		return 0;
+	e = ng_policy_env(&pol, "NCCL_ENV_PLUGIN");
+	return (e && e->action == NG_PENV_FORBID) || !users_env_plugin();
+}
+
 /* NCCL >= 2.28.7 asks an env plugin for every variable: make it us. */
 static void offer_env_plugin(void)
 {
-	const char *u = getenv("NCCL_ENV_PLUGIN");
+	const char *u = users_env_plugin();
 	Dl_info info;
 
 	ng_envplugin_set_policy(&pol);
@@ -176,6 +200,7 @@ static void plan_input(struct ng_plan_input *in, uint64_t *cpus, int recheck, co
 	in->where = where;
 	in->own_env_plugin = env_plugin[0] ? env_plugin : NULL;
 	in->conf_fixed = ng_ncclconf_fixed(&in->conf_fixed_file);
+	in->plugin_asked = plugin_asked();
 	in->conf = ng_ncclconf_lookup;
 	in->conf_count = ng_ncclconf_count;
 	in->conf_name = ng_ncclconf_name;

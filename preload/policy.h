@@ -187,7 +187,9 @@ int ng_cpulist_parse(const char *s, uint64_t *mask, int max);
 void ng_cpulist_format(const uint64_t *mask, int max, char *buf, size_t len);
 
 /* ---- policy_plan.c: what the policy does to one process ------------------ */
-enum ng_dec_set { NG_SET_NONE = 0, NG_SET_ENV, NG_SET_UNSET };
+/* NG_SET_WITHHELD: unset for NCCL through the shim's env plugin, which
+ * NCCL asks; the environment is left as it is. */
+enum ng_dec_set { NG_SET_NONE = 0, NG_SET_ENV, NG_SET_UNSET, NG_SET_WITHHELD };
 /* NG_DEC_WARN_ONCE: a warning the shim logs once per process, however
  * many plans repeat it (each recheck keeps it in force). */
 enum ng_dec_level { NG_DEC_INFO = 0, NG_DEC_WARN, NG_DEC_VIOLATION, NG_DEC_WARN_ONCE };
@@ -231,6 +233,9 @@ struct ng_plan_input {
 	 * unset); before that, the environment's after the plan counts. */
 	int conf_fixed;
 	const char *conf_fixed_file;
+	/* NCCL asks the shim's env plugin for every variable (the shim's
+	 * plugin installed, NCCL 2.28.7+): a file's value can be withheld. */
+	int plugin_asked;
 	int (*conf_count)(const char *conf_file);
 	const char *(*conf_name)(const char *conf_file, int i);
 };
@@ -246,6 +251,9 @@ const char *ng_plan_getenv(const struct ng_plan *plan, const struct ng_plan_inpu
 void ng_envplugin_set_policy(const struct ng_policy *p);
 /* NCCL_ENV_PLUGIN names the shim (1) or not (0). */
 void ng_envplugin_installed(int yes);
+/* Whether NCCL asks the shim's plugin: installed, and NCCL 2.28.7 or
+ * later (taken for granted while NCCL is not loaded). */
+int ng_envplugin_asked(void);
 /* The value NCCL reads for an NCCL_* variable: the policy's view over the
  * environment and NCCL's configuration files (ncclconf.c). */
 const char *ng_envplugin_get(const char *name);

@@ -85,7 +85,7 @@ static int decided(const struct ng_plan *plan, const char *name, const char **v)
 		const struct ng_decision *d = &plan->d[i];
 
 		if (d->set != NG_SET_NONE && !strcmp(d->key, name)) {
-			*v = d->set == NG_SET_ENV ? d->effective : NULL;
+			*v = d->set == NG_SET_ENV ? d->effective : NULL;	/* unset, withheld */
 			return 1;
 		}
 	}
@@ -105,14 +105,15 @@ static const char *plan_conf_file(const struct ng_plan *plan, const struct ng_pl
 	return cf;
 }
 
-/* What NCCL's configuration files give `name`.  NCCL_CONF_FILE itself is
- * read from the environment only, before any file. */
+/* What NCCL's configuration files give `name`: NCCL_* names only (NCCL
+ * sets others too, but after CUDA has read its own), and never
+ * NCCL_CONF_FILE, which NCCL reads from the environment before any file. */
 static const char *plan_conf(const struct ng_plan *plan, const struct ng_plan_input *in,
 			     const char *name, const char **file)
 {
 	if (file)
 		*file = NULL;
-	if (!in->conf || !strcmp(name, "NCCL_CONF_FILE"))
+	if (!in->conf || strncmp(name, "NCCL_", 5) || !strcmp(name, "NCCL_CONF_FILE"))
 		return NULL;
 	return in->conf(plan_conf_file(plan, in), name, file);
 }
@@ -150,17 +151,24 @@ static const char *conf_file(struct ctx *c, const char *name)
 }
 
 /* A variable the policy forbids (or strict leaves out) that only a
- * configuration file sets: NCCL 2.28.7+ asks the shim's env plugin, which
- * withholds it; an older NCCL applies it.  The shim cannot take it out of
- * the file, so it says so, once; every plan keeps it unset for the checks
- * that follow. */
+ * configuration file sets.  The shim cannot take it out of the file, so it
+ * says so, once.  Where NCCL asks the shim's env plugin (2.28.7+), the
+ * plugin withholds it and the checks that follow take it as unset; the
+ * environment is left alone, so a rank whose NCCL has already applied the
+ * file and one whose NCCL has not end up the same.  Elsewhere NCCL applies
+ * it, and the checks see it. */
 static void forbid_conf(struct ctx *c, const char *name, const char *v, const char *file,
 			const char *action, const char *why)
 {
-	add(c, name, action, v, "", NG_SET_UNSET, NG_DEC_WARN_ONCE,
-	    "%s=%s in %s: %s; withheld from NCCL 2.28.7 and later by the shim's env "
-	    "plugin (an older NCCL, or one given an env plugin of the user's, applies it: "
-	    "remove it from %s)", name, v, file, why, file);
+	if (c->in->plugin_asked)
+		add(c, name, action, v, "", NG_SET_WITHHELD, NG_DEC_WARN_ONCE,
+		    "%s=%s in %s: %s; withheld from NCCL by the shim's env plugin (NCCL before "
+		    "2.28.7 would apply it: remove it from %s)", name, v, file, why, file);
+	else
+		add(c, name, action, v, v, NG_SET_NONE, NG_DEC_WARN_ONCE,
+		    "%s=%s in %s: %s; NCCL applies it all the same (the shim's env plugin, "
+		    "which would withhold it, is not what this NCCL asks): remove it from %s",
+		    name, v, file, why, file);
 }
 
 /* A variable removed from the environment that a file sets as well: NCCL

@@ -161,7 +161,6 @@ static ncclResult_t init_common(int fn, const char *kind, ncclComm_t *comm, int 
 	struct ng_ev_comm_init ev = {
 		.comm_hash = hash, .nranks = nranks, .rank = rank, .cuda_dev = -1,
 		.result = -1, .kind = kind, .comm_index = -1,
-		.blocking = config_blocking(config),
 	};
 	ncclResult_t r;
 	uint64_t t0;
@@ -169,8 +168,10 @@ static ncclResult_t init_common(int fn, const char *kind, ncclComm_t *comm, int 
 
 	ng_in_shim++;
 	ng_policy_recheck(ng_fn_name[fn]);
-	/* NCCL reads NCCL_CONF_FILE as it starts, as the recheck left it. */
+	/* NCCL reads NCCL_CONF_FILE as it starts, as the recheck left it;
+	 * then what it will make of NCCL_COMM_BLOCKING. */
 	ng_ncclconf_fix();
+	ev.blocking = config_blocking(config);
 	emit_init(1, &ev);
 	/* Who this process is, before an init that may never return: a job
 	 * hung in its first init is where the missing rank most needs a name.
@@ -279,13 +280,13 @@ ncclResult_t ngw_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 		return ng_real.ncclCommInitAll(comm, ndev, devlist);
 	saved = errno;
 	ng_in_shim++;
-	ev.blocking = config_blocking(NULL);
 	key[0] = (uint64_t)getpid();
 	key[1] = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
 	hash = ng_hash_bytes(key, sizeof(key), 2);
 	ev.comm_hash = hash;
 	ng_policy_recheck("ncclCommInitAll");
 	ng_ncclconf_fix();
+	ev.blocking = config_blocking(NULL);
 	emit_init(1, &ev);
 	t0 = ng_now_ns();
 	ng_host_enter(NG_FN_ncclCommInitAll, hash, 0);

@@ -42,12 +42,20 @@ static const char *level_tag(enum ng_dec_level l)
 	}
 }
 
-static void print_header(const struct ng_policy *p)
+/* The shim serves [env] through NCCL's env plugin (NCCL 2.28.7+). */
+static int serves_env(const struct ng_policy *p)
 {
 	int serves = p->strict;
 
 	for (int i = 0; i < p->nenv; i++)
 		serves |= p->env[i].action != NG_PENV_ALLOW;
+	return serves;
+}
+
+static void print_header(const struct ng_policy *p)
+{
+	int serves = serves_env(p);
+
 	printf("violation action: %s\n", p->fail ? "fail (the process exits 3 before NCCL starts)"
 						 : "warn (report and go on)");
 	if (p->init_line || p->collective_line || p->timeout_action != NG_PTO_UNSET) {
@@ -71,7 +79,7 @@ static int show_rank(const struct ng_policy *p, int lr, const uint64_t *cpus, in
 	struct ng_plan_input in = {
 		.getenv = env_get, .envp = environ, .local_rank = lr, .allowed_cpus = cpus,
 		.conf = ng_ncclconf_lookup, .conf_count = ng_ncclconf_count,
-		.conf_name = ng_ncclconf_name,
+		.conf_name = ng_ncclconf_name, .plugin_asked = serves_env(p),
 	};
 	struct ng_plan plan;
 	int v;

@@ -94,7 +94,7 @@ assert_grep "^main NCCL_IB_DISABLE=<unset>$" "$out"
 assert_grep "^init NCCL_IB_DISABLE=0$" "$out"
 assert_grep "^init NCCL_SOCKET_IFNAME==ib0$" "$out"
 assert_grep "^plugin NCCL_P2P_DISABLE=<unset>$" "$out"
-assert_grep "policy: NCCL_P2P_DISABLE=1 in $CONF: forbidden by $POL:3; withheld from NCCL 2.28.7 and later" "$err"
+assert_grep "policy: NCCL_P2P_DISABLE=1 in $CONF: forbidden by $POL:3; withheld from NCCL by the shim's env plugin" "$err"
 assert_grep "remove it from $CONF" "$err"
 assert_eq "$(grep -c "NCCL_P2P_DISABLE=1 in $CONF" "$err")" 1 "the withheld variable's warnings (one, at start)"
 assert_grep "policy: NCCL_IB_DISABLE=0 kept from $CONF (the default 1 of $POL:4" "$err"
@@ -103,6 +103,40 @@ assert_grep "policy: NCCL_SOCKET_IFNAME==ib0 enforced by $POL:2; the value 'eth0
 # before each init do not take them for the program's.
 assert_no_grep "NCCL_P2P_DISABLE=1 removed" "$err"
 assert_no_grep "violation" "$err"
+
+note "a forbidden variable from NCCL's file: the same on every rank, whether NCCL asks the plugin or not"
+# Rank 0's NCCL applies the file at ncclGetUniqueId, before the check that
+# precedes its init; rank 1's only inside its init.  Neither may end up
+# with a different value from the other.
+POL2="$NG_TMP/etc/algo.conf"
+printf '[env]\nNCCL_ALGO = forbid\n' >"$POL2"
+chmod 600 "$POL2"
+printf 'NCCL_ALGO=Tree\n' >"$NG_TMP/algo.nccl.conf"
+for version in 22809 22700; do
+	rm -f "$NG_TMP/id"
+	for r in 0 1; do
+		env RANK=$r LOCAL_RANK=0 WORLD_SIZE=2 NCCLGUARD_POLICY="$POL2" NCCLGUARD_SYSROOT="$NG_TMP/host" \
+			NCCL_CONF_FILE="$NG_TMP/algo.nccl.conf" NCCLSIM_VERSION=$version \
+			LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+			"$PROBE" --id "$NG_TMP/id" NCCL_ALGO >"$NG_TMP/algo.$version.$r.out" \
+			2>"$NG_TMP/algo.$version.$r.err" &
+	done
+	wait_all=0
+	for r in 0 1; do wait || wait_all=1; done
+	[ $wait_all = 0 ] || { cat "$NG_TMP"/algo.$version.*.err; fail "NCCL $version: a rank failed"; }
+	for r in 0 1; do
+		out="$NG_TMP/algo.$version.$r.out" err="$NG_TMP/algo.$version.$r.err"
+		# What NCCL reads from the environment: the file's, on both ranks.
+		assert_grep "^init NCCL_ALGO=Tree$" "$out"
+		if [ $version = 22809 ]; then
+			assert_grep "^plugin NCCL_ALGO=<unset>$" "$out"
+			assert_grep "withheld from NCCL by the shim's env plugin" "$err"
+		else
+			assert_grep "NCCL applies it all the same" "$err"
+		fi
+		assert_no_grep "NCCL_ALGO=Tree removed" "$err"
+	done
+done
 
 AR="$NG_BUILD/bin/allreduce_example"
 if [ -x "$AR" ]; then

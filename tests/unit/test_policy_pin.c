@@ -194,6 +194,8 @@ static void policy(const char *text, struct ng_policy *p)
 	}
 }
 
+static int plugin_asked = 1;	/* NCCL asks the shim's env plugin */
+
 static void plan(const char *text, int lr, const uint64_t *cpus, int recheck, struct ng_plan *pl)
 {
 	struct ng_policy p;
@@ -201,6 +203,7 @@ static void plan(const char *text, int lr, const uint64_t *cpus, int recheck, st
 		.getenv = fake_getenv, .envp = envp, .local_rank = lr, .allowed_cpus = cpus,
 		.recheck = recheck, .where = "ncclCommInitRank",
 		.conf = fake_conf, .conf_count = fake_conf_count, .conf_name = fake_conf_name,
+		.plugin_asked = plugin_asked,
 	};
 
 	policy(text, &p);
@@ -546,15 +549,16 @@ static void test_env_conf(void **state)
 	assert_non_null(strstr(d->msg, "kept from " CONF_FILE));
 	d = find(&pl, "NCCL_C");
 	assert_string_equal(d->action, "forbid");
-	assert_int_equal(d->set, NG_SET_UNSET);
+	assert_int_equal(d->set, NG_SET_WITHHELD);
 	assert_int_equal(d->level, NG_DEC_WARN_ONCE);
 	assert_non_null(strstr(d->msg, "NCCL_C=1 in " CONF_FILE ": forbidden by t.conf:4"));
+	assert_non_null(strstr(d->msg, "withheld from NCCL by the shim's env plugin"));
 	assert_non_null(strstr(d->msg, "remove it from " CONF_FILE));
 	assert_string_equal(find(&pl, "NCCL_D")->effective, "INFO");
 	d = find(&pl, "NCCL_OTHER");
 	assert_non_null(d);
 	assert_string_equal(d->action, "strict");
-	assert_int_equal(d->set, NG_SET_UNSET);
+	assert_int_equal(d->set, NG_SET_WITHHELD);
 	assert_null(ng_plan_getenv(&pl, &(struct ng_plan_input){ .getenv = fake_getenv,
 			.conf = fake_conf }, "NCCL_OTHER"));
 	assert_int_equal(pl.violations, 0);
@@ -576,8 +580,8 @@ static void test_env_conf(void **state)
 			fail_msg("a recheck decided more than the withholding");
 		}
 	assert_int_equal(pl.n, 2);
-	assert_int_equal(find(&pl, "NCCL_C")->set, NG_SET_UNSET);
-	assert_int_equal(find(&pl, "NCCL_OTHER")->set, NG_SET_UNSET);
+	assert_int_equal(find(&pl, "NCCL_C")->set, NG_SET_WITHHELD);
+	assert_int_equal(find(&pl, "NCCL_OTHER")->set, NG_SET_WITHHELD);
 	ng_plan_free(&pl);
 	/* ... but a value the program set is removed, and said. */
 	env_set(2, "2");
@@ -661,6 +665,38 @@ static void test_env_conf(void **state)
 		assert_int_equal(pl.violations, 0);
 		ng_plan_free(&pl);
 	}
+
+	/* Where NCCL does not ask the shim's plugin (NCCL before 2.28.7, a
+	 * plugin of the user's), a forbidden file value reaches NCCL: said
+	 * so, left in place, and the checks see it. */
+	env_reset();
+	nconf = 0;
+	conf_put("NCCL_SOCKET_IFNAME", "lo");
+	plugin_asked = 0;
+	plan("[env]\nNCCL_SOCKET_IFNAME = forbid\n[network]\ndeny = lo\n", 0, NULL, 0, &pl);
+	d = find(&pl, "NCCL_SOCKET_IFNAME");
+	assert_int_equal(d->set, NG_SET_NONE);
+	assert_int_equal(d->level, NG_DEC_WARN_ONCE);
+	assert_non_null(strstr(d->msg, "NCCL applies it all the same"));
+	assert_int_equal(pl.violations, 1);
+	ng_plan_free(&pl);
+	plugin_asked = 1;
+
+	/* Only NCCL_* names come from NCCL's files: CUDA has read its own
+	 * before NCCL sets them. */
+	env_reset();
+	nconf = 0;
+	conf_put("CUDA_VISIBLE_DEVICES", "0");
+	conf_put("CUDA_DEVICE_ORDER", "FASTEST_FIRST");
+	plan("[devices]\ngpus = 0,1\n", 0, NULL, 0, &pl);
+	d = find(&pl, "CUDA_VISIBLE_DEVICES");
+	assert_non_null(d);
+	assert_int_equal(d->set, NG_SET_ENV);
+	assert_string_equal(d->effective, "0,1");
+	d = find(&pl, "CUDA_DEVICE_ORDER");
+	assert_non_null(d);
+	assert_string_equal(d->effective, "PCI_BUS_ID");
+	ng_plan_free(&pl);
 
 	/* The management interface, set only in the file: the violation
 	 * names the file as the fix. */
