@@ -48,21 +48,18 @@ static const char *env_get(const char *name)
 	return getenv(name);
 }
 
-/* Whether a NG_DEC_WARN_ONCE message was logged before (then 1), by a
- * hash of its text; past the table's size, everything counts as new. */
+/* Whether a NG_DEC_WARN_ONCE message was logged before (then 1); past the
+ * table's size, or out of memory, everything counts as new. */
 static int said_before(const char *msg)
 {
-	static uint64_t said[64];
+	static char *said[64];
 	static int nsaid;
-	uint64_t h = 1469598103934665603ull;
 
-	for (const char *p = msg; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
 	for (int i = 0; i < nsaid; i++)
-		if (said[i] == h)
+		if (!strcmp(said[i], msg))
 			return 1;
-	if (nsaid < (int)(sizeof(said) / sizeof(said[0])))
-		said[nsaid++] = h;
+	if (nsaid < (int)(sizeof(said) / sizeof(said[0])) && (said[nsaid] = strdup(msg)))
+		nsaid++;
 	return 0;
 }
 
@@ -126,16 +123,6 @@ static void set_timeouts(const struct ng_plan *plan)
 		ng_cfg.on_timeout = (enum ng_action)plan->timeout_action;
 }
 
-static int serves_env(void)
-{
-	if (pol.strict)
-		return 1;
-	for (int i = 0; i < pol.nenv; i++)
-		if (pol.env[i].action != NG_PENV_ALLOW)
-			return 1;
-	return 0;
-}
-
 /* The env plugin someone else named for NCCL: the environment's, else one
  * from NCCL's configuration files, which NCCL applies before it looks. */
 static const char *users_env_plugin(void)
@@ -153,7 +140,7 @@ static int plugin_asked(void)
 
 	if (env_plugin[0])
 		return ng_envplugin_asked();
-	if (!serves_env())
+	if (!ng_policy_serves_env(&pol))
 		return 0;
 	e = ng_policy_env(&pol, "NCCL_ENV_PLUGIN");
 	return (e && e->action == NG_PENV_FORBID) || !users_env_plugin();
@@ -166,7 +153,7 @@ static void offer_env_plugin(void)
 	Dl_info info;
 
 	ng_envplugin_set_policy(&pol);
-	if (!serves_env())
+	if (!ng_policy_serves_env(&pol))
 		return;
 	if (!dladdr((void *)ng_policy_init, &info) || !info.dli_fname ||
 	    !realpath(info.dli_fname, env_plugin)) {

@@ -105,6 +105,9 @@ void ng_policy_free(struct ng_policy *p);
 /* "FILE:LINE: message" for error i. */
 void ng_policy_format_error(const struct ng_policy *p, int i, char *buf, size_t len);
 const struct ng_penv *ng_policy_env(const struct ng_policy *p, const char *name);
+/* Whether [env] has anything for the shim's env plugin to serve NCCL
+ * (2.28.7+): strict, or an entry other than allow. */
+int ng_policy_serves_env(const struct ng_policy *p);
 const char *ng_penv_action_name(enum ng_penv_action a);
 const char *ng_ptimeout_action_name(enum ng_ptimeout_action a);
 

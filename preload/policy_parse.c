@@ -750,6 +750,16 @@ const struct ng_penv *ng_policy_env(const struct ng_policy *p, const char *name)
 	return NULL;
 }
 
+int ng_policy_serves_env(const struct ng_policy *p)
+{
+	if (p->strict)
+		return 1;
+	for (int i = 0; i < p->nenv; i++)
+		if (p->env[i].action != NG_PENV_ALLOW)
+			return 1;
+	return 0;
+}
+
 /* ---- trust -------------------------------------------------------------- */
 
 static int check_owner_mode(const char *what, const char *path, const struct stat *sb,

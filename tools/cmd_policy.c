@@ -42,19 +42,9 @@ static const char *level_tag(enum ng_dec_level l)
 	}
 }
 
-/* The shim serves [env] through NCCL's env plugin (NCCL 2.28.7+). */
-static int serves_env(const struct ng_policy *p)
-{
-	int serves = p->strict;
-
-	for (int i = 0; i < p->nenv; i++)
-		serves |= p->env[i].action != NG_PENV_ALLOW;
-	return serves;
-}
-
 static void print_header(const struct ng_policy *p)
 {
-	int serves = serves_env(p);
+	int serves = ng_policy_serves_env(p);
 
 	printf("violation action: %s\n", p->fail ? "fail (the process exits 3 before NCCL starts)"
 						 : "warn (report and go on)");
@@ -79,7 +69,7 @@ static int show_rank(const struct ng_policy *p, int lr, const uint64_t *cpus, in
 	struct ng_plan_input in = {
 		.getenv = env_get, .envp = environ, .local_rank = lr, .allowed_cpus = cpus,
 		.conf = ng_ncclconf_lookup, .conf_count = ng_ncclconf_count,
-		.conf_name = ng_ncclconf_name, .plugin_asked = serves_env(p),
+		.conf_name = ng_ncclconf_name, .plugin_asked = ng_policy_serves_env(p),
 	};
 	struct ng_plan plan;
 	int v;

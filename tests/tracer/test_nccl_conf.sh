@@ -17,13 +17,20 @@ export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_L
 for r in 0 1; do
 	printf '# rank %s\nNCCL_COMM_BLOCKING=0\nNCCL_MIN_NCHANNELS=%s\nNCCL_ALGO=Tree\n' $r $((4 + 4 * r)) >"$NG_TMP/nccl.$r.conf"
 done
-rc=0
-timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace" -- sh -c '
-	RANK=0 NCCL_CONF_FILE="$3/nccl.0.conf" "$1" "$2" 3 --split & a=$!
-	RANK=1 NCCL_CONF_FILE="$3/nccl.1.conf" "$1" "$2" 3 --split & b=$!
-	wait $a; ra=$?; wait $b; rb=$?
-	echo "exit $ra $rb"' sh "$JOB" "$NG_TMP/conf.id" "$NG_TMP" >"$NG_TMP/out" 2>"$NG_TMP/err" || rc=$?
-assert_grep "exit 0 0" "$NG_TMP/out"
+# two_ranks SUFFIX JOB-ARGS...: both ranks under `ncclguard run`, each with
+# its own file; trace, out and err are suffixed.
+two_ranks() {
+	sfx=$1; shift
+	timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace$sfx" -- sh -c '
+		d=$1 job=$2 id=$3; shift 3
+		RANK=0 NCCL_CONF_FILE="$d/nccl.0.conf" "$job" "$id" "$@" & a=$!
+		RANK=1 NCCL_CONF_FILE="$d/nccl.1.conf" "$job" "$id" "$@" & b=$!
+		wait $a; ra=$?; wait $b; rb=$?
+		echo "exit $ra $rb"' sh "$NG_TMP" "$JOB" "$NG_TMP/conf$sfx.id" "$@" \
+		>"$NG_TMP/out$sfx" 2>"$NG_TMP/err$sfx"
+	assert_grep "exit 0 0" "$NG_TMP/out$sfx"
+}
+two_ranks "" 3 --split
 ng_trace_text "$NG_TMP/trace" "$NG_TMP/text"
 sed -n 's/^ncclguard\[rank [0-9?]* pid \([0-9]*\)\].*/\1/p' "$NG_TMP/err" | sort -u >"$NG_TMP/pids"
 [ "$(wc -l <"$NG_TMP/pids")" = 2 ] || { cat "$NG_TMP/err"; fail "want the pids of 2 ranks"; }
@@ -66,13 +73,7 @@ note "a variable the policy withholds from NCCL is recorded on no rank"
 printf '[env]\nNCCL_P2P_DISABLE = forbid\n' >"$NG_TMP/policy.conf"
 chmod 600 "$NG_TMP/policy.conf"
 for r in 0 1; do echo NCCL_P2P_DISABLE=1 >>"$NG_TMP/nccl.$r.conf"; done
-rc=0
-NCCLGUARD_POLICY="$NG_TMP/policy.conf" timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace2" -- sh -c '
-	RANK=0 NCCL_CONF_FILE="$3/nccl.0.conf" "$1" "$2" 2 & a=$!
-	RANK=1 NCCL_CONF_FILE="$3/nccl.1.conf" "$1" "$2" 2 & b=$!
-	wait $a; ra=$?; wait $b; rb=$?
-	echo "exit $ra $rb"' sh "$JOB" "$NG_TMP/conf2.id" "$NG_TMP" >"$NG_TMP/out2" 2>"$NG_TMP/err2" || rc=$?
-assert_grep "exit 0 0" "$NG_TMP/out2"
+NCCLGUARD_POLICY="$NG_TMP/policy.conf" two_ranks 2 2
 assert_grep "NCCL_P2P_DISABLE=1 in $NG_TMP/nccl.0.conf: forbidden by" "$NG_TMP/err2"
 "$NG_BIN" analyze "$NG_TMP/trace2" >"$NG_TMP/summary2" 2>&1 || { cat "$NG_TMP/summary2"; fail "analyze exited $?"; }
 assert_grep 'config: NCCL_MIN_NCHANNELS differs across ranks' "$NG_TMP/summary2"
