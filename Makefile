@@ -20,7 +20,7 @@ DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE \
-	-I$(NCCL_HOME)/include -I$(CUDA_HOME)/include -I. -Ipreload -Itracer
+	-I$(NCCL_HOME)/include -I$(CUDA_HOME)/include
 BASE_LDFLAGS :=
 
 ifneq ($(SANITIZE),)
@@ -33,6 +33,13 @@ CFLAGS  ?=
 LDFLAGS ?=
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(BASE_LDFLAGS) $(LDFLAGS)
+
+# Include folders: each module.mk gives its objects the folders of the
+# modules it may use, and no others, so that an include against the
+# direction of the layout (README, "Layout") fails to compile:
+#   $(BUILD)/obj/MODULE/%.o: MOD_INC := -IMODULE -Icommon ...
+# The most specific pattern wins.
+$(BUILD)/obj/%.o: MOD_INC := -I. -Ipreload -Itracer -Icommon
 
 # Filled in by the module.mk files.
 TARGETS       :=
@@ -53,6 +60,7 @@ $(BUILD)/tests/$(1): $(BUILD)/obj/tests/unit/$(1).o $(2)
 TEST_BINS += $(BUILD)/tests/$(1)
 endef
 
+include common/module.mk
 include preload/module.mk
 include tracer/module.mk
 include sim/module.mk
@@ -74,7 +82,7 @@ endif
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(PGO_FLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(MOD_INC) $(PGO_FLAGS) -MMD -MP -c $< -o $@
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h"
+
 /* ---- records: reader -> matcher --------------------------------------- */
 
 /* Where an event came from: a process is (host, vpid). */
@@ -369,8 +371,6 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e);
 int ng_chrome_close(struct ng_an *an);
 
 /* report_json.c */
-void ng_json_str(FILE *f, const char *s);
-int ng_utf8_len(const unsigned char *s);	/* a well-formed sequence, or 0 */
 int ng_report_json(struct ng_an *an, FILE *f);
 int ng_row_below_link(const struct ng_an *an, const struct ng_row *r);
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
-#include "tools/cli.h"
+#include "version.h"
 
 static const char *const palette[] = {
 	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",

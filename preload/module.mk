@@ -71,7 +71,7 @@ $(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*.def tracer
 	@touch $@.start
 	@$(if $(Q),echo "  PGO     training the per-call path on bench/ab_loop_null")
 	$(Q)for o in $(PGO_OBJS:$(BUILD)/obj/preload/%.o=%); do \
-		$(CC) $(ALL_CFLAGS) -fprofile-generate=$(PGO_PROF) -fprofile-update=atomic \
+		$(CC) $(ALL_CFLAGS) -I. -Ipreload -Itracer -Icommon -fprofile-generate=$(PGO_PROF) -fprofile-update=atomic \
 			-c preload/$$o.c -o $(BUILD)/obj/preload/$$o.o && \
 		mv $(BUILD)/obj/preload/$$o.o $(PGO_DIR)/obj/ || exit 1; done
 	$(Q)$(CC) $(ALL_LDFLAGS) -fprofile-generate -shared -Wl,-soname,libncclguard.so \

@@ -34,7 +34,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "ncclconf_line.h"
+#include "conf_line.h"
 #include "policy.h"
 
 struct conf_ent {

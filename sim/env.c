@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../preload/ncclconf_line.h"
+#include "conf_line.h"
 #include "sim.h"
 
 static void apply_file(const char *path)

@@ -6,10 +6,10 @@ SIM_CUDART_OBJS := $(addprefix $(BUILD)/obj/sim/,stream.o cudart.o devices.o syn
 SIM_CUDA_OBJS   := $(addprefix $(BUILD)/obj/sim/,cuda.o devices.o)
 SIM_NCCL_OBJS   := $(addprefix $(BUILD)/obj/sim/,nccl.o nccl_exports.o coll.o reduce.o \
 	cost.o rendezvous.o devices.o sync.o env.o)
-# -z defs: a line of preload/nccl_api.def without a pnccl* here fails the link.
+# -z defs: a line of common/nccl_api.def without a pnccl* here fails the link.
 SIM_LDFLAGS := -shared -Wl,-z,defs -lpthread
 
-$(BUILD)/obj/sim/nccl_exports.o: preload/nccl_api.def
+$(BUILD)/obj/sim/nccl_exports.o: common/nccl_api.def
 
 $(SIM_DIR)/libcudart.so.13: $(SIM_CUDART_OBJS) sim/libcudart.map
 	@mkdir -p $(dir $@)

@@ -1,4 +1,4 @@
-/* The exported NCCL entry points, one per line of preload/nccl_api.def:
+/* The exported NCCL entry points, one per line of common/nccl_api.def:
  * ncclX is weak and forwards to the strong pncclX, as real NCCL's weak
  * aliases do, so a shim that calls pncclX never lands in itself.  A table
  * line without a pncclX in sim/ fails the link (-z defs). */

@@ -10,7 +10,7 @@
  *   rendezvous.c shared-memory segment of a communicator, barriers
  *   coll.c       collectives and send/recv as steppable state machines
  *   nccl.c       communicators, enqueueing, groups  (libnccl.so.2)
- *   nccl_exports.c  ncclX -> pncclX for every line of preload/nccl_api.def
+ *   nccl_exports.c  ncclX -> pncclX for every line of common/nccl_api.def
  *
  * libnccl.so.2 links libcudart.so.13 and enqueues its work onto the
  * program's streams through the ncclsim_* calls below, which libcudart

@@ -11,6 +11,4 @@ int ng_cmd_doctor(int argc, char **argv);	/* tools/doctor.c */
  * <bindir>/../lib/libncclguard.so.  Returns 0 and fills buf. */
 int ng_cli_libdir(char *buf, size_t len);
 
-#define NCCLGUARD_VERSION "0.1.0"
-
 #endif

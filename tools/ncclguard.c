@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "tools/cli.h"
+#include "version.h"
 
 static const char usage[] =
 	"usage: ncclguard run [-o DIR] [--policy FILE] [--timeout S] [--on-timeout A]\n"

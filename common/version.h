@@ -1,0 +1,6 @@
+#ifndef NCCLGUARD_VERSION_H
+#define NCCLGUARD_VERSION_H
+
+#define NCCLGUARD_VERSION "0.1.0"
+
+#endif
