@@ -38,8 +38,7 @@ ALL_LDFLAGS = $(BASE_LDFLAGS) $(LDFLAGS)
 # modules it may use, and no others, so that an include against the
 # direction of the layout (README, "Layout") fails to compile:
 #   $(BUILD)/obj/MODULE/%.o: MOD_INC := -IMODULE -Icommon ...
-# The most specific pattern wins.
-$(BUILD)/obj/%.o: MOD_INC := -I. -Ipreload -Itracer -Icommon
+# The most specific pattern wins; tests/ and bench/ state their own.
 
 # Filled in by the module.mk files.
 TARGETS       :=
@@ -51,18 +50,20 @@ TEST_BINS     :=
 .PHONY: all check demo install deps clean fuzz bench
 all: targets
 
-# $(call ng_unit_test,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME from
-# tests/unit/NAME.c and the module objects it exercises.
+# $(call ng_unit_test,DIR,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME
+# from tests/DIR/NAME.c and the module objects it exercises.
 define ng_unit_test
-$(BUILD)/tests/$(1): $(BUILD)/obj/tests/unit/$(1).o $(2)
+$(BUILD)/tests/$(2): $(BUILD)/obj/tests/$(1)/$(2).o $(3)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ -lcmocka $(3)
-TEST_BINS += $(BUILD)/tests/$(1)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ -lcmocka $(4)
+TEST_BINS += $(BUILD)/tests/$(2)
 endef
 
 include common/module.mk
+include policy/module.mk
 include preload/module.mk
 include tracer/module.mk
+include session/module.mk
 include sim/module.mk
 include analyze/module.mk
 include tools/module.mk

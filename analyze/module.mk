@@ -1,4 +1,5 @@
 # analyze/: `ncclguard analyze` (libbabeltrace2 reader, matching, reports).
+$(BUILD)/obj/analyze/%.o: MOD_INC := -I. -Icommon
 NG_AN_OBJS := $(addprefix $(BUILD)/obj/analyze/,match.o stats.o report_json.o \
 	chrome.o html.o summary.o)
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
@@ -10,7 +11,7 @@ CLI_LIBS += $(NG_BT2_LIBS) -lm
 $(BUILD)/obj/analyze/read.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
 
 # The analysis core on in-memory records, without babeltrace2.
-$(eval $(call ng_unit_test,test_analyze_core,$(NG_AN_OBJS) $(COMMON_JSON_OBJ),-lm))
+$(eval $(call ng_unit_test,unit,test_analyze_core,$(NG_AN_OBJS) $(COMMON_JSON_OBJ),-lm))
 
 # Writes small synthetic CTF traces in LTTng's layout (tests, bench).
 $(BUILD)/tests/ng_trace_gen: $(BUILD)/obj/tests/analyze/gen.o

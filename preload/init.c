@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "ncclguard.h"
+#include "enforce.h"
+#include "wrap.h"
 
 
 

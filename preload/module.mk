@@ -1,44 +1,54 @@
-# preload/: libncclguard.so.  Every preload/*.c is part of the shim; the
-# policy parser and host probes are also linked into the CLI (policy check).
-PRELOAD_SRCS := $(sort $(wildcard preload/*.c))
-PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/obj/%.o)
+# preload/: libncclguard.so.  One module per folder, each with one header,
+# and each folder's objects given only the include folders of the modules
+# below it (README, "Layout"):
+#
+#   init.c -> wrap -> watch -> comm -> core -> common, tracer (the ABI)
+#                  -> enforce -------> core, policy
+#   watch -> enforce (process_info: the environment as NCCL will see it)
+PRELOAD_CORE    := $(sort $(wildcard preload/core/*.c))
+PRELOAD_COMM    := $(sort $(wildcard preload/comm/*.c))
+PRELOAD_ENFORCE := $(sort $(wildcard preload/enforce/*.c))
+PRELOAD_WATCH   := $(sort $(wildcard preload/watch/*.c))
+PRELOAD_WRAP    := $(sort $(wildcard preload/wrap/*.c))
+PRELOAD_SRCS := $(PRELOAD_CORE) $(PRELOAD_COMM) $(PRELOAD_ENFORCE) $(PRELOAD_WATCH) \
+	$(PRELOAD_WRAP) preload/init.c
+PRELOAD_OWN_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/obj/%.o)
+PRELOAD_OBJS := $(PRELOAD_OWN_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ)
+
+NG_INC_CORE    := -Ipreload/core -Icommon -Itracer
+NG_INC_COMM    := -Ipreload/comm $(NG_INC_CORE)
+NG_INC_ENFORCE := -Ipreload/enforce -Ipolicy $(NG_INC_CORE)
+NG_INC_WATCH   := -Ipreload/watch -Ipreload/comm $(NG_INC_ENFORCE)
+NG_INC_WRAP    := -Ipreload/wrap $(NG_INC_WATCH)
+$(BUILD)/obj/preload/core/%.o: MOD_INC := $(NG_INC_CORE)
+$(BUILD)/obj/preload/comm/%.o: MOD_INC := $(NG_INC_COMM)
+$(BUILD)/obj/preload/enforce/%.o: MOD_INC := $(NG_INC_ENFORCE)
+$(BUILD)/obj/preload/watch/%.o: MOD_INC := $(NG_INC_WATCH)
+$(BUILD)/obj/preload/wrap/%.o: MOD_INC := $(NG_INC_WRAP)
+$(BUILD)/obj/preload/%.o: MOD_INC := $(NG_INC_WRAP)
+
 # libinih is linked statically (it is built PIC) so that the preloaded shim
 # needs nothing at run time that a GPU host may lack.
-INIH_LIB ?= $(shell for d in $(INIH_HOME)/lib /usr/lib/x86_64-linux-gnu /usr/lib; do [ -f $$d/libinih.a ] && echo $$d/libinih.a && break; done)
 PRELOAD_LIBS := $(INIH_LIB) -ldl -lpthread
+PRELOAD_LINK := -shared -Wl,-soname,libncclguard.so \
+	-Wl,--version-script=preload/ncclguard.map -Wl,-z,nodelete
 
 $(BUILD)/lib/libncclguard.so: $(PRELOAD_OBJS) preload/ncclguard.map
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libncclguard.so \
-		-Wl,--version-script=preload/ncclguard.map -Wl,-z,nodelete \
-		-o $@ $(PRELOAD_OBJS) $(PRELOAD_LIBS)
+	$(CC) $(ALL_LDFLAGS) $(PRELOAD_LINK) -o $@ $(PRELOAD_OBJS) $(PRELOAD_LIBS)
 
 TARGETS += $(BUILD)/lib/libncclguard.so
 INSTALL_LIBS += $(BUILD)/lib/libncclguard.so
 
--include preload/policy.mk
-
-# Unit tests of the core link the shim's objects directly.
-$(eval $(call ng_unit_test,test_preload_core,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-
-FAKE_NCCL_DIR := $(BUILD)/tests/fakenccl
-$(FAKE_NCCL_DIR)/libnccl.so.2: tests/unit/fake_nccl.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $<
-$(FAKE_NCCL_DIR)/libfakenccl-env.so: tests/unit/fake_nccl.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DFAKE_VERSION=22222 -shared -o $@ $<
-$(eval $(call ng_unit_test,test_resolve,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(BUILD)/tests/test_resolve: | $(FAKE_NCCL_DIR)/libnccl.so.2 $(FAKE_NCCL_DIR)/libfakenccl-env.so
-
 # Profile feedback (PGO=1, the default; not with SANITIZE): the per-call
 # objects are built with gcc's -fprofile-use from a run of the no-op NCCL
-# loop (bench/ab_loop_null) through an instrumented shim, without a session
-# and recording (tools/pgo_train.sh).  gcc then lays the common path out as
-# one straight run and the rare cases apart: up to half a point of an
-# 8-byte all-reduce on the H200 hosts (bench/RESULTS.md, eleventh session),
-# where each code line a call touches is a miss after NCCL's host code.
-# gcc keys a static function's counts to its object's path: the
+# loop (bench/ab_loop_null) through an instrumented shim, without a
+# provider and with a stub provider that enables every event and writes
+# none (preload/pgo/).  gcc then lays the common path out as one straight
+# run and the rare cases apart; each code line a call touches is a miss
+# after NCCL's host code (bench/RESULTS.md has the cost of going without).
+# The training is hermetic: no LTTng session, no daemon, no file outside
+# $(BUILD).  gcc keys a static function's counts to its object's path: the
 # instrumented objects are compiled there and moved to $(PGO_DIR)/obj at
 # once, so the library never links one.  PGO=0 builds without, as does a
 # compiler without -fprofile-partial-training (clang, gcc < 10); a failed
@@ -55,7 +65,12 @@ endif
 endif
 PGO_DIR  := $(BUILD)/pgo
 PGO_PROF := $(abspath $(PGO_DIR))/prof
-PGO_OBJS := $(filter-out $(POLICY_CORE_OBJS),$(PRELOAD_OBJS))
+PGO_OBJS := $(PRELOAD_OWN_OBJS)
+
+$(BUILD)/pgo/tp_stub.so: preload/pgo/tp_stub.c tracer/tp_api.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itracer $(ALL_LDFLAGS) -shared -o $@ $<
+
 ifeq ($(PGO),1)
 $(PGO_OBJS): $(PGO_DIR)/.trained
 # A source saved during the training is older than the stamp: its stale
@@ -63,20 +78,42 @@ $(PGO_OBJS): $(PGO_DIR)/.trained
 # dated when the training began, makes the next make train again.
 $(PGO_OBJS): private PGO_FLAGS = -fprofile-use=$(PGO_PROF) -fprofile-partial-training \
 	-Wno-missing-profile -Wno-error=coverage-mismatch
-$(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*.def tracer/*.h \
-		$(NCCL_HOME)/include/nccl.h) preload/ncclguard.map tools/pgo_train.sh | $(POLICY_CORE_OBJS) \
-		$(BUILD)/lib/libncclguard-tp.so $(BUILD)/bin/ncclguard $(BUILD)/bench/ab_loop_null
-	@rm -rf $(PGO_DIR)
+$(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*/*.h common/*.def \
+		tracer/*.h policy/*.h $(NCCL_HOME)/include/nccl.h) preload/ncclguard.map \
+		preload/pgo/train.sh | $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(BUILD)/pgo/tp_stub.so \
+		$(BUILD)/bench/ab_loop_null
+	@rm -rf $(PGO_DIR)/obj $(PGO_DIR)/prof $(PGO_DIR)/libncclguard.so
 	@mkdir -p $(PGO_DIR)/obj $(dir $(PGO_OBJS))
 	@touch $@.start
 	@$(if $(Q),echo "  PGO     training the per-call path on bench/ab_loop_null")
-	$(Q)for o in $(PGO_OBJS:$(BUILD)/obj/preload/%.o=%); do \
-		$(CC) $(ALL_CFLAGS) -I. -Ipreload -Itracer -Icommon -fprofile-generate=$(PGO_PROF) -fprofile-update=atomic \
-			-c preload/$$o.c -o $(BUILD)/obj/preload/$$o.o && \
-		mv $(BUILD)/obj/preload/$$o.o $(PGO_DIR)/obj/ || exit 1; done
-	$(Q)$(CC) $(ALL_LDFLAGS) -fprofile-generate -shared -Wl,-soname,libncclguard.so \
-		-Wl,--version-script=preload/ncclguard.map -Wl,-z,nodelete \
-		-o $(PGO_DIR)/libncclguard.so $(PGO_DIR)/obj/*.o $(POLICY_CORE_OBJS) $(PRELOAD_LIBS)
-	$(Q)tools/pgo_train.sh $(BUILD) $(PGO_DIR)/libncclguard.so
+	$(Q)for s in $(PRELOAD_SRCS); do \
+		case $$s in \
+		preload/core/*) inc="$(NG_INC_CORE)";; preload/comm/*) inc="$(NG_INC_COMM)";; \
+		preload/enforce/*) inc="$(NG_INC_ENFORCE)";; preload/watch/*) inc="$(NG_INC_WATCH)";; \
+		*) inc="$(NG_INC_WRAP)";; esac; \
+		o=$(BUILD)/obj/$${s%.c}.o; \
+		$(CC) $(ALL_CFLAGS) $$inc -fprofile-generate=$(PGO_PROF) -fprofile-update=atomic \
+			-c $$s -o $$o && \
+		mv $$o $(PGO_DIR)/obj/$$(echo $${s%.c} | tr / _).o || exit 1; done
+	$(Q)$(CC) $(ALL_LDFLAGS) -fprofile-generate $(PRELOAD_LINK) \
+		-o $(PGO_DIR)/libncclguard.so $(PGO_DIR)/obj/*.o $(POLICY_OBJS) \
+		$(COMMON_JSON_OBJ) $(PRELOAD_LIBS)
+	$(Q)preload/pgo/train.sh $(BUILD) $(PGO_DIR)/libncclguard.so $(BUILD)/pgo/tp_stub.so
 	@touch -r $@.start $@
 endif
+
+# Unit tests of the shim's modules link its objects directly.
+$(eval $(call ng_unit_test,unit,test_preload_core,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+
+FAKE_NCCL_DIR := $(BUILD)/tests/fakenccl
+$(FAKE_NCCL_DIR)/libnccl.so.2: tests/unit/fake_nccl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $<
+$(FAKE_NCCL_DIR)/libfakenccl-env.so: tests/unit/fake_nccl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DFAKE_VERSION=22222 -shared -o $@ $<
+$(eval $(call ng_unit_test,unit,test_resolve,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(BUILD)/tests/test_resolve: | $(FAKE_NCCL_DIR)/libnccl.so.2 $(FAKE_NCCL_DIR)/libfakenccl-env.so
+$(BUILD)/obj/tests/unit/test_preload_core.o $(BUILD)/obj/tests/unit/test_resolve.o: \
+	MOD_INC := $(NG_INC_WRAP)
+$(BUILD)/obj/tests/unit/test_resolve.o: MOD_INC := $(NG_INC_CORE)

@@ -2,6 +2,7 @@
 # and libcuda.so.1 built against the real headers.  Programs pick them with
 # LD_LIBRARY_PATH=$(BUILD)/sim.
 SIM_DIR := $(BUILD)/sim
+$(BUILD)/obj/sim/%.o: MOD_INC := -Isim -Icommon
 SIM_CUDART_OBJS := $(addprefix $(BUILD)/obj/sim/,stream.o cudart.o devices.o sync.o)
 SIM_CUDA_OBJS   := $(addprefix $(BUILD)/obj/sim/,cuda.o devices.o)
 SIM_NCCL_OBJS   := $(addprefix $(BUILD)/obj/sim/,nccl.o nccl_exports.o coll.o reduce.o \
@@ -41,8 +42,8 @@ TARGETS += $(SIM_LIBS)
 sim: $(SIM_LIBS)
 
 # Unit tests: reductions and element types, the cost model.
-$(eval $(call ng_unit_test,test_sim_reduce,$(BUILD)/obj/sim/reduce.o,-lm))
-$(eval $(call ng_unit_test,test_sim_cost,$(BUILD)/obj/sim/cost.o,))
+$(eval $(call ng_unit_test,unit,test_sim_reduce,$(BUILD)/obj/sim/reduce.o,-lm))
+$(eval $(call ng_unit_test,unit,test_sim_cost,$(BUILD)/obj/sim/cost.o,))
 
 # The scenario program of the integration tests (tests/sim/test_*.sh); it
 # picks the libraries with LD_LIBRARY_PATH like any program.

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cli.h"
-#include "preload/policy.h"
+#include "cli.h"
+#include "policy.h"
 
 extern char **environ;
 

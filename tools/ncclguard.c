@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/cli.h"
+#include "cli.h"
 #include "version.h"
 
 static const char usage[] =

@@ -12,13 +12,13 @@
 #define LTTNG_UST_TRACEPOINT_PROVIDER ncclguard
 
 #undef LTTNG_UST_TRACEPOINT_INCLUDE
-#define LTTNG_UST_TRACEPOINT_INCLUDE "tracer/ncclguard_tp.h"
+#define LTTNG_UST_TRACEPOINT_INCLUDE "ncclguard_tp.h"
 
 #if !defined(NCCLGUARD_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
 #define NCCLGUARD_TP_H
 
 #include <lttng/tracepoint.h>
-#include "tracer/tp_api.h"
+#include "tp_api.h"
 
 #ifndef NG_TP_STR
 #define NG_TP_STR(s) ((s) ? (s) : "")

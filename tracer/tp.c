@@ -13,7 +13,7 @@
  */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
-#include "tracer/ncclguard_tp.h"
+#include "ncclguard_tp.h"
 
 #define NG_TP_OP(name, type)						\
 	static void op_##name(const struct type *e)			\

@@ -13,7 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ncclguard.h"
+#include "core.h"
+#include "enforce.h"
 #include "policy.h"
 
 /* ---- fakes of the core ------------------------------------------------ */

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "coll_fast.h"
+#include "enforce.h"
 #include "policy.h"
 
 /* ---- rank discovery -------------------------------------------------- */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ncclguard.h"
+#include "core.h"
 
 static const char *dir;
 

@@ -1,0 +1,158 @@
+/*
+ * Events.  The provider library (libncclguard-tp.so, next to us) links
+ * liblttng-ust; we open it at the first NCCL call so processes that never
+ * use NCCL start no LTTng thread, and never close it (LTTng-UST forbids
+ * unloading a provider).  Without it every event is skipped silently; when
+ * `ncclguard run` asked for a trace (NCCLGUARD_TRACE=1) we say why.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define NG_POLICY_BUFFER 128
+struct pending_policy {
+	char *key, *action, *user, *effective;
+};
+static struct pending_policy pending[NG_POLICY_BUFFER];
+static int npending;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void emit_policy(const char *key, const char *action, const char *user,
+			const char *effective)
+{
+	struct ng_ev_policy ev = {
+		.key = key, .action = action,
+		.user_value = user ? user : "", .effective_value = effective ? effective : "",
+	};
+
+	ng_hot.tp->policy(&ev);
+}
+
+void ng_trace_policy(const char *key, const char *action, const char *user_value,
+		     const char *effective_value)
+{
+	struct pending_policy *p;
+
+	if (ng_hot.tp) {
+		emit_policy(key, action, user_value, effective_value);
+		return;
+	}
+	/* The constructor decides before the provider is loaded: keep it. */
+	pthread_mutex_lock(&pending_lock);
+	if (npending < NG_POLICY_BUFFER) {
+		p = &pending[npending++];
+		p->key = strdup(key ? key : "");
+		p->action = strdup(action ? action : "");
+		p->user = strdup(user_value ? user_value : "");
+		p->effective = strdup(effective_value ? effective_value : "");
+	}
+	pthread_mutex_unlock(&pending_lock);
+}
+
+static void flush_pending(void)
+{
+	pthread_mutex_lock(&pending_lock);
+	for (int i = 0; i < npending; i++) {
+		struct pending_policy *p = &pending[i];
+
+		if (p->key && p->action && p->user && p->effective)
+			emit_policy(p->key, p->action, p->user, p->effective);
+		free(p->key);
+		free(p->action);
+		free(p->user);
+		free(p->effective);
+	}
+	npending = 0;
+	pthread_mutex_unlock(&pending_lock);
+}
+
+static int provider_path(char *buf, size_t len)
+{
+	const char *env = getenv("NCCLGUARD_TP_LIBRARY");
+	Dl_info self;
+	char *slash;
+
+	if (env && *env)
+		return snprintf(buf, len, "%s", env) < (int)len ? 0 : -1;
+	if (!dladdr((void *)&provider_path, &self) || !self.dli_fname)
+		return -1;
+	if (snprintf(buf, len, "%s", self.dli_fname) >= (int)len)
+		return -1;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return snprintf(buf, len, "libncclguard-tp.so") < (int)len ? 0 : -1;
+	return snprintf(slash + 1, len - (slash + 1 - buf), "libncclguard-tp.so") <
+		(int)(len - (slash + 1 - buf)) ? 0 : -1;
+}
+
+void ng_trace_load(void)
+{
+	const char *want = getenv("NCCLGUARD_TRACE");
+	char path[PATH_MAX];
+	const struct ng_tp_ops *ops;
+	void *h;
+
+	if (ng_hot.tp || (want && !strcmp(want, "0")))
+		return;
+	if (provider_path(path, sizeof(path))) {
+		ng_warn("cannot locate libncclguard-tp.so: tracing off");
+		return;
+	}
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (!h) {
+		if (want && !strcmp(want, "1"))
+			ng_warn("tracing off: %s", dlerror());
+		else
+			ng_debug("tracing off: %s", dlerror());
+		return;
+	}
+	ops = dlsym(h, "ncclguard_tp_ops");
+	if (!ops || ops->abi != NG_TP_ABI) {
+		ng_warn("%s: not a matching provider (ABI %d, want %d): tracing off",
+			path, ops ? ops->abi : -1, NG_TP_ABI);
+		return;
+	}
+	ng_hot.coll_state[0] = ops->coll_state[0];
+	ng_hot.coll_state[1] = ops->coll_state[1];
+	__atomic_store_n(&ng_hot.tp, ops, __ATOMIC_RELEASE);
+	flush_pending();
+}
+
+/* The coll_enqueue event of a call, from its ring record: written by the
+ * watchdog thread, or by the caller when its thread has no ring. */
+void ng_trace_enqueue(const struct ng_enq_rec *r)
+{
+	struct ng_ev_coll_enqueue ev;
+	uint64_t t[2] = { r->enter, r->exit };
+	int p2p = r->flags & NG_ENQ_P2P;
+
+	if (!ng_hot.tp)
+		return;
+	ev.comm_hash = r->comm_hash;
+	ev.seq = p2p ? 0 : r->seq;
+	ev.p2p_seq = p2p ? r->seq : 0;
+	ev.op = ng_fn_op[r->fn];
+	ev.count = r->count;
+	ev.datatype = r->dtype;
+	ev.bytes = r->count * ng_dtype_size(r->dtype) *
+		   (ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1);
+	ev.root_or_peer = r->root;
+	ev.stream = r->stream;
+	ev.group_depth = r->group_depth;
+	ev.captured = r->flags & NG_ENQ_CAPTURED ? 1 : 0;
+	ev.result = r->result;
+	ev.nranks = r->nranks;
+	ev.redop = -1;
+	ev.enter_coarse = r->flags & NG_ENQ_COARSE ? 1 : 0;
+	/* A coarse enter is in ns already: only the stamps are mapped. */
+	if (r->flags & NG_ENQ_TICKS)
+		ng_clock_from_ticks(t + ev.enter_coarse, 2 - ev.enter_coarse);
+	ev.enter_ns = t[0];
+	ev.exit_ns = t[1];
+	ng_hot.tp->coll_enqueue(&ev);
+}

@@ -1,0 +1,227 @@
+/*
+ * preload/watch: what the shim watches and records of each call: GPU
+ * timing (timing.c), the records on their way to the watchdog thread
+ * (recbuf.c), the watchdog and its hang report, the host calls in
+ * progress, communicators coming into being and splits pending, fault
+ * injection, call sites, process_info.
+ */
+#ifndef NCCLGUARD_WATCH_H
+#define NCCLGUARD_WATCH_H
+
+#include "comm.h"
+#include "ring.h"
+
+/* ---- a call, as the watch layer sees it ---------------------------------- */
+struct ng_call {
+	int fn;
+	int active;			/* 0: plain pass-through, no bookkeeping */
+	struct ng_comm *comm;
+	ncclComm_t handle;
+	uint64_t seq, p2p_seq;
+	uint64_t enter_ns;		/* deadlines, sampling: ms-old will do */
+	uint64_t rec_enter, rec_exit;	/* recorded (ng_stamp); rec_exit 0: none */
+	uint64_t count, bytes;
+	int dtype, root, nranks;
+	cudaStream_t stream;
+	int captured;
+	uint64_t index;			/* the comm's call counter, coll and p2p */
+	ncclResult_t result;		/* when the call is not forwarded */
+	struct ng_flight *flight;
+	const char *site;		/* symbolised call site, NCCLGUARD_STACKS=1 */
+	int trace;			/* a session records coll_enqueue */
+	int ticks;			/* rec_* are TSC ticks, else ns */
+	int coarse;			/* rec_enter is enter_ns: arrival not sampled */
+};
+/* A small collective's arrival is stamped one call in this many (by seq,
+ * power of two); the others carry the coarse time (coll_fast.h). */
+#define NG_ARRIVAL_EVERY 8
+
+/* ---- hostcall.c: the call each thread is inside, for host-side hangs -- */
+struct ng_hostcall {
+	int fn;
+	uint64_t comm_hash, seq;
+	uint64_t enter_ns;		/* 0: idle */
+	int tid;
+	int reported;
+	int taken;			/* by a live thread; freed at its exit */
+};
+#define NG_HOST_SLOTS 256
+extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
+void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq);
+void ng_host_exit(void);
+void ng_host_slots_reset_after_fork(void);
+/* The first call of a thread claims a slot (NULL: none left). */
+struct ng_hostcall *ng_coll_slot_claim(void);
+static inline void host_enter(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now)
+{
+	struct ng_hostcall *s = ng_tls.slot;
+
+	if (__builtin_expect(!s, 0) && !(s = ng_coll_slot_claim()))
+		return;
+	if (s->enter_ns)	/* nested: keep the outer call */
+		return;
+	s->fn = fn;
+	s->comm_hash = comm_hash;
+	s->seq = seq;
+	s->reported = 0;
+	__atomic_store_n(&s->enter_ns, now ? now : 1, __ATOMIC_RELEASE);
+}
+
+static inline void host_exit(void)
+{
+	if (ng_tls.slot)
+		__atomic_store_n(&ng_tls.slot->enter_ns, 0, __ATOMIC_RELEASE);
+}
+
+
+/* ---- timing.c: GPU timing events ------------------------------------- */
+struct ng_ev {
+	cudaEvent_t ev;
+	struct ng_pool *pool;
+	struct ng_ring *home;		/* the pool's free timing events or markers */
+	int refs;
+};
+struct ng_pool {
+	int dev;
+	cudaStream_t anchor_stream;
+	struct ng_ev *evs;
+	struct ng_ring free;		/* timing events */
+	struct ng_ring marks;		/* cudaEventDisableTiming: completion only */
+	/* Written by the watchdog only once running. */
+	struct ng_ev *anchor, *spare_anchor;
+	uint64_t anchor_host_ns, spare_host_ns;
+	int spare_pending;
+};
+struct ng_flight {
+	struct ng_comm *comm;
+	uint64_t seq, p2p_seq;
+	int fn;
+	uint64_t bytes;
+	cudaStream_t stream;
+	struct ng_ev *start, *end;	/* start NULL: end is a marker, no times */
+	uint64_t enter_ns;
+	int root;
+	const char *site;
+	uint64_t index;			/* comm call index it confirms */
+	int probe;			/* a watchdog probe, not a call */
+};
+extern struct ng_ring ng_flight_queue;
+/* Record a probe after the last call of the comm (watchdog thread). */
+int ng_timing_probe(struct ng_comm *c, uint64_t index);
+extern uint64_t ng_timing_dropped;
+void ng_timing_init(void);		/* at the first NCCL call */
+int ng_timing_comm_ready(struct ng_comm *c);
+struct ng_pool *ng_timing_pool(int dev);
+void ng_timing_before(struct ng_call *call);
+void ng_timing_after(struct ng_call *call, ncclResult_t r);
+void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
+void ng_timing_group_end(ncclResult_t r);
+#define NG_SAMPLE_BURST 256	/* per size class; a pool times 1023 calls at once */
+/* Two timing events cost the caller ~3 us on an H200 host: small calls are
+ * sampled (config.c) and the watchdog probes the stream to confirm the
+ * ones in between (watchdog.c).  A sampled call is timed while a session
+ * records, and marked otherwise.  Rate sampling is GCRA over the comm's
+ * calls of one power-of-two size class: a call conforms unless its class
+ * is NG_SAMPLE_BURST gaps ahead of schedule.  Once the program captures
+ * graphs, probes are unsafe, so every call is sampled.  Needs call->comm. */
+static inline int ng_timing_sampled(const struct ng_call *call)
+{
+	struct ng_comm *c = call->comm;
+	uint64_t now = call->enter_ns, tat;
+	unsigned cls;
+
+	if (call->bytes >= ng_cfg.sample_bytes ||
+	    __atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED))
+		return 1;
+	if (!ng_cfg.sample_gap_ns)
+		return ng_cfg.sample_every <= 1 ||
+		       (call->index - 1) % (uint64_t)ng_cfg.sample_every == 0;
+	cls = 63 - __builtin_clzll(call->bytes | 1);
+	if (__builtin_expect(cls != c->sample_cls, 0)) {
+		c->sample_tat[c->sample_cls] = c->sample_cls_tat;
+		c->sample_cls_tat = c->sample_tat[cls];
+		c->sample_cls = (uint8_t)cls;
+	}
+	tat = c->sample_cls_tat;
+	if (tat > now + NG_SAMPLE_BURST * ng_cfg.sample_gap_ns)
+		return 0;
+	c->sample_cls_tat = (tat > now ? tat : now) + ng_cfg.sample_gap_ns;
+	return 1;
+}
+/* Per-thread rings of coll_enqueue records for the watchdog (recbuf.c;
+ * the push, inlined into the wrappers, in recbuf.h);
+ * threads beyond NG_RECBUFS_MAX at once write their events themselves. */
+#define NG_RECBUFS_MAX 256
+void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *));
+int ng_recbuf_drain(void);
+int ng_recbuf_count(void);		/* rings made so far */
+void ng_recbuf_wait(int ms, int idle);
+void ng_recbuf_wake_if_idle(void);	/* a flight for the watchdog */
+void ng_recbuf_reset_after_fork(void);
+extern uint64_t ng_recbuf_full;		/* pushes that found the ring full */
+void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
+void ng_timing_undefer(struct ng_comm *c, ncclResult_t state);
+void ng_timing_close(struct ng_flight *f);
+void ng_flight_put(struct ng_flight *f);
+void ng_ev_put(struct ng_ev *e);
+void ng_timing_reset_after_fork(void);
+
+/* ---- callsite.c ------------------------------------------------------ */
+/* Symbolised stack of the caller whose return address is `ret`, cached. */
+const char *ng_callsite(const void *ret);
+
+/* ---- watchdog.c ------------------------------------------------------- */
+void ng_watchdog_start(void);
+void ng_watchdog_reset_after_fork(void);
+/* Dump the in-flight table (timeouts, exit action). */
+void ng_watchdog_dump(const char *reason);
+
+/* ---- hang.c: the hang report ------------------------------------------ */
+/* ncclguard-hang-rank<R>-pid<P>.json: `inflight(i)` for i < n are the
+ * calls in flight on the GPU. */
+void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i), int n);
+
+/* ---- inject.c: fault injection (DESIGN.md section 5) ------------------ */
+enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };
+/* Parse the spec; 0 when valid (or NULL), else prints what is wrong. */
+int ng_inject_init(const char *spec);
+/* For a call about to be made: performs delays and stalls itself, returns
+ * NG_INJ_DROP or NG_INJ_ERROR (with *result) when the call must not go on. */
+int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
+		    ncclResult_t *result);
+/* For tests: parse into a fresh table without touching the active one. */
+int ng_inject_parse(const char *spec, char *err, size_t errlen);
+
+/* ---- lifecycle.c: communicators coming into being ---------------------- */
+/* comm_init_begin (begin) or comm_init_end. */
+void ng_emit_init(int begin, const struct ng_ev_comm_init *ev);
+/* A creation returned r (ncclSuccess or ncclInProgress: a comm to
+ * register); emits comm_init_end and, once a rank is known, process_info. */
+void ng_comm_created(ncclComm_t h, uint64_t hash, uint64_t parent, int nranks, int rank,
+		     int blocking, ncclResult_t r, struct ng_ev_comm_init *ev, uint64_t t0);
+
+/* ---- splits.c: splits and shrinks whose comm comes later ---------------- */
+void ng_split_pending(ncclComm_t *out, ncclComm_t parent,
+		      const struct ng_ev_comm_init *ev, uint64_t t0, int in_group);
+/* ncclCommGetAsyncError(comm) said state; c: comm's record, if any. */
+void ng_splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state, int dropped);
+void ng_splits_group_end(ncclResult_t r);	/* this thread's outermost group */
+void ng_splits_drop(ncclComm_t parent);		/* destroyed or aborted */
+/* A nonblocking split or shrink not ready after limit_ns ,
+ * each reported once: 1 and *late filled, else 0. */
+struct ng_split_late {
+	ncclComm_t parent;
+	uint64_t hash, t0;
+	const char *kind;
+	int grouped;			/* made in a group, not nonblocking */
+};
+int ng_splits_overdue(uint64_t now, uint64_t limit_ns, struct ng_split_late *late);
+void ng_splits_dump(FILE *f, uint64_t now);	/* JSON objects, comma-separated */
+
+void ng_splits_reset_after_fork(void);
+
+/* ---- process_info.c ------------------------------------------------------ */
+/* Once per process, when a rank is known and a provider is loaded. */
+void ng_process_info_maybe(void);
+
+#endif

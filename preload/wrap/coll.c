@@ -1,0 +1,145 @@
+/*
+ * The life of one collective or point-to-point call: sequence number,
+ * injection, GPU timing, host-side watch and the coll_enqueue event.  The
+ * common case is coll_fast.h, inlined into every wrapper: no locks, no
+ * allocation, no CUDA call beyond the event records of a sampled call
+ * (and a capture query once the program has captured a graph at all).
+ * Here are its rare cases.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "coll_fast.h"
+
+void ng_missing(int fn)
+{
+	ng_warn_once("an NCCL entry point is missing from the loaded library "
+		     "(first: %s); such calls fail", ng_fn_name[fn]);
+}
+
+/*
+ * The rare cases, out of line and in .text.unlikely: every line of code
+ * and data the common case touches is a miss after NCCL's 5 us of host
+ * code (perf on an H200 host spread the shim's samples over the first
+ * instruction of each line).  Only these may change errno: each keeps it.
+ */
+NG_COLD int ng_coll_setup(void)
+{
+	int e = errno;
+
+	if (!__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
+		ng_init();
+	if (!ng_cfg.disabled)
+		ng_first_call();
+	errno = e;
+	return !ng_cfg.disabled;
+}
+
+NG_COLD int ng_coll_capturing(cudaStream_t s)
+{
+	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+	int e = errno, r = 0;
+
+	if (ng_cuda.cudaStreamIsCapturing &&
+	    ng_cuda.cudaStreamIsCapturing(s, &st) == cudaSuccess)
+		r = st != cudaStreamCaptureStatusNone;
+	errno = e;
+	return r;
+}
+
+NG_COLD const char *ng_coll_callsite(const void *ret)
+{
+	int e = errno;
+	const char *site = ng_callsite(ret);
+
+	errno = e;
+	return site;
+}
+
+/* 1: the call is not forwarded (an injected drop or error). */
+NG_COLD int ng_coll_inject(struct ng_call *call)
+{
+	uint64_t seq = call->seq ? call->seq : call->p2p_seq;
+	int e = errno, inj;
+
+	inj = ng_inject_check(call->fn, ng_fn_op[call->fn], call->comm, seq, &call->result);
+	errno = e;
+	if (inj == NG_INJ_DROP || inj == NG_INJ_ERROR) {
+		ng_coll_end(call, call->result);
+		return 1;
+	}
+	/* An injected delay makes a slow rank: it arrives late (by the clock
+	 * itself: the published time may predate a short delay). */
+	if (inj == NG_INJ_DELAY) {
+		call->enter_ns = ng_now_coarse_ns();
+		if (call->trace) {
+			call->rec_enter = ng_stamp(call->ticks);
+			call->coarse = 0;
+		}
+	}
+	return 0;
+}
+
+NG_COLD void ng_coll_timing_start(struct ng_call *call)
+{
+	int e = errno;
+
+	/* Its host span is recorded with its GPU time: both ends stamped. */
+	if (call->trace && call->coarse) {
+		call->rec_enter = ng_stamp(call->ticks);
+		call->coarse = 0;
+	}
+	ng_timing_before(call);
+	errno = e;
+}
+
+NG_COLD void ng_coll_timing_end(struct ng_call *call, ncclResult_t r)
+{
+	int e = errno;
+
+	if (ng_group_depth)
+		ng_timing_group_member(call, r);
+	else
+		ng_timing_after(call, r);
+	errno = e;
+}
+
+/* No ring for this thread: write the event here. */
+NG_COLD void ng_coll_record_inline(const struct ng_call *call)
+{
+	struct ng_enq_rec rec;
+	int e = errno;
+
+	ng_enq_fill(&rec, call);
+	ng_trace_enqueue(&rec);
+	errno = e;
+}
+
+NG_COLD void ng_coll_record_callsite(const struct ng_call *call)
+{
+	struct ng_ev_callsite ev = {
+		.comm_hash = call->comm->hash,
+		.seq = call->seq ? call->seq : call->p2p_seq,
+		.frames = call->site,
+	};
+	int e = errno;
+
+	ng_hot.tp->callsite(&ev);
+	errno = e;
+}
+
+/* Out of line, for the injection path and the unit tests. */
+int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
+		  ncclDataType_t dtype, int root, ncclComm_t comm,
+		  cudaStream_t stream, int per_rank, const void *ret)
+{
+	return ng_coll_begin_inline(call, fn, is_p2p, count, dtype, root, comm,
+				    stream, per_rank, ret);
+}
+
+void ng_coll_end(struct ng_call *call, ncclResult_t r)
+{
+	ng_coll_end_inline(call, r);
+}

@@ -1,0 +1,25 @@
+/*
+ * preload/wrap: the exported entry points.  wrap.c generates the NCCL
+ * wrappers from common/nccl_api.def; collectives and point-to-point calls
+ * run coll_fast.h inline, the rest of their life in coll.c; the
+ * communicator calls are wrap_comm.c's; the CUDA calls wrap/cuda.c's.
+ */
+#ifndef NCCLGUARD_WRAP_H
+#define NCCLGUARD_WRAP_H
+
+#include "watch.h"
+
+/* Returns nonzero when the wrapper must return call->result without
+ * calling NCCL (an injected fault). */
+int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
+		  ncclDataType_t dtype, int root, ncclComm_t comm,
+		  cudaStream_t stream, int per_rank, const void *ret);
+void ng_coll_end(struct ng_call *call, ncclResult_t r);
+/* The real function is missing: warn once, the table's failure value. */
+void ng_missing(int fn);
+/* Hand-written wrappers of the NCCL_HOOK entries (wrap_comm.c). */
+#define NCCL_HOOK(ret, fail, name, op, params, args) ret ngw_##name params;
+#include "nccl_api.def"
+
+
+#endif

@@ -1,0 +1,6 @@
+# session/: LTTng recording sessions through liblttng-ctl, for
+# `ncclguard run` (tools/cmd_run.c).
+SESSION_OBJS := $(BUILD)/obj/session/session.o
+$(BUILD)/obj/session/%.o: MOD_INC := -Isession -Icommon
+CLI_OBJS += $(SESSION_OBJS)
+CLI_LIBS += -llttng-ctl
