@@ -12,7 +12,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 measure() {
-	"$@" "$B/tests/shim/job" "$TMP/id.$$" 3 --sleep $((S + 4)) >"$TMP/out" 2>&1 &
+	"$@" "$B/tests/preload/job" "$TMP/id.$$" 3 --sleep $((S + 4)) >"$TMP/out" 2>&1 &
 	pid=$!
 	while ! grep -q idle "$TMP/out" 2>/dev/null; do sleep 0.1; done
 	sleep 2

@@ -16,7 +16,7 @@ $(BUILD)/bench/ab_loop_null: bench/ab_loop.c $(BUILD)/bench/null/libnccl.so.2 $(
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/bench/null -L$(BUILD)/sim \
 		-l:libnccl.so.2 -l:libcudart.so.13 -ldl
 
-bench: all $(BUILD)/bench/host_overhead $(BUILD)/bench/ab_loop $(BUILD)/bench/ab_loop_null $(BUILD)/tests/shim/job
+bench: all $(BUILD)/bench/host_overhead $(BUILD)/bench/ab_loop $(BUILD)/bench/ab_loop_null $(BUILD)/tests/preload/job
 	bench/shim_cost.sh
 	bench/host_overhead.sh
 	bench/idle_cpu.sh

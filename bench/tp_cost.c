@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "tracer/tp_api.h"
+#include "tp_api.h"
 
 static double now(void)
 {

@@ -101,19 +101,3 @@ $(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*/*.h common
 	$(Q)preload/pgo/train.sh $(BUILD) $(PGO_DIR)/libncclguard.so $(BUILD)/pgo/tp_stub.so
 	@touch -r $@.start $@
 endif
-
-# Unit tests of the shim's modules link its objects directly.
-$(eval $(call ng_unit_test,unit,test_preload_core,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-
-FAKE_NCCL_DIR := $(BUILD)/tests/fakenccl
-$(FAKE_NCCL_DIR)/libnccl.so.2: tests/unit/fake_nccl.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $<
-$(FAKE_NCCL_DIR)/libfakenccl-env.so: tests/unit/fake_nccl.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DFAKE_VERSION=22222 -shared -o $@ $<
-$(eval $(call ng_unit_test,unit,test_resolve,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(BUILD)/tests/test_resolve: | $(FAKE_NCCL_DIR)/libnccl.so.2 $(FAKE_NCCL_DIR)/libfakenccl-env.so
-$(BUILD)/obj/tests/unit/test_preload_core.o $(BUILD)/obj/tests/unit/test_resolve.o: \
-	MOD_INC := $(NG_INC_WRAP)
-$(BUILD)/obj/tests/unit/test_resolve.o: MOD_INC := $(NG_INC_CORE)

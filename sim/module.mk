@@ -40,15 +40,3 @@ SIM_LIBS := $(SIM_DIR)/libnccl.so.2 $(SIM_DIR)/libnccl.so $(SIM_DIR)/libcudart.s
 TARGETS += $(SIM_LIBS)
 .PHONY: sim
 sim: $(SIM_LIBS)
-
-# Unit tests: reductions and element types, the cost model.
-$(eval $(call ng_unit_test,unit,test_sim_reduce,$(BUILD)/obj/sim/reduce.o,-lm))
-$(eval $(call ng_unit_test,unit,test_sim_cost,$(BUILD)/obj/sim/cost.o,))
-
-# The scenario program of the integration tests (tests/sim/test_*.sh); it
-# picks the libraries with LD_LIBRARY_PATH like any program.
-$(BUILD)/tests/sim/simtest: $(BUILD)/obj/tests/sim/simtest.o $(SIM_DIR)/libnccl.so \
-		$(SIM_DIR)/libcudart.so
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(SIM_DIR) -lnccl -lcudart -ldl
-TEST_BINS += $(BUILD)/tests/sim/simtest

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tracer/tp_api.h"
+#include "tp_api.h"
 
 #define COMM 0x1234abcd5678ef90ULL
 

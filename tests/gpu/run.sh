@@ -5,7 +5,7 @@
 #      trace; losses identical with and without the shim
 #   2  examples/allreduce.c on real NCCL, 8 B .. 256 MiB: analyzer vs example
 #   3  CUDA graph capture of NCCL collectives (examples/graph_capture.py)
-#   4  a nonblocking communicator (tests/shim/job.c --nonblocking)
+#   4  a nonblocking communicator (tests/preload/job.c --nonblocking)
 #   5  an injected stall in train_ddp.py caught by the watchdog (exit 4)
 #   6  overhead of an 8-byte all-reduce loop, in-process A/B (bench/ab_loop.c)
 #   7  overhead on the DDP step time, processes interleaved
@@ -56,7 +56,7 @@ ngmake -j16 all >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 mkdir -p build/gpu
 GCC_NCCL="-O2 -I$NCCL_HOME/include -I$CUDA_HOME/include -L$NCCL_LIBDIR -L$CUDA_HOME/lib64 -l:libnccl.so.2 -lcudart"
 gcc -o build/gpu/allreduce examples/allreduce.c $GCC_NCCL -lm &&
-gcc -o build/gpu/job tests/shim/job.c $GCC_NCCL || exit 1
+gcc -o build/gpu/job tests/preload/job.c $GCC_NCCL || exit 1
 export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 NG=$PWD/build/bin/ncclguard
 SHIM=$PWD/build/lib/libncclguard.so

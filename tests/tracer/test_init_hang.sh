@@ -8,7 +8,7 @@
 # comm itself is timed.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
-JOB="$NG_BUILD/tests/shim/job"
+JOB="$NG_BUILD/tests/preload/job"
 [ -x "$JOB" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
 export LD_LIBRARY_PATH="$NG_SIM" NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit \
 	NCCLGUARD_DUMP_DIR="$NG_TMP" WORLD_SIZE=3

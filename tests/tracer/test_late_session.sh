@@ -6,7 +6,7 @@
 # the last.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
-JOB="$NG_BUILD/tests/shim/job"
+JOB="$NG_BUILD/tests/preload/job"
 [ -x "$JOB" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
 command -v lttng >/dev/null && command -v lttng-sessiond >/dev/null ||
 	{ echo "SKIP: lttng or lttng-sessiond not installed"; exit 0; }

@@ -10,7 +10,7 @@
 # variable that differs between the ranks.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
-JOB="$NG_BUILD/tests/shim/job"
+JOB="$NG_BUILD/tests/preload/job"
 [ -x "$JOB" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_LOG=debug \
 	WORLD_SIZE=2 NCCL_ALGO=Ring

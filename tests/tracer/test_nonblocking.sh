@@ -7,7 +7,7 @@
 # carry its size, and the analyzer sees a 2-rank comm with no hang.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
-JOB="$NG_BUILD/tests/shim/job"
+JOB="$NG_BUILD/tests/preload/job"
 [ -x "$JOB" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
 # debug: each process names its pid (a shared session daemon's trace may
 # hold other processes' events).

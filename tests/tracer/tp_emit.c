@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tracer/tp_api.h"
+#include "tp_api.h"
 
 #define HASH 0xabcdef0123456789ull
 

@@ -6,7 +6,7 @@
 . "$NG_ROOT/tests/lib.sh"
 export LD_LIBRARY_PATH="$NG_SIM"
 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" \
-	RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 timeout 20 "$NG_BUILD/tests/shim/forker" >"$NG_TMP/out" 2>"$NG_TMP/err" ||
+	RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 timeout 20 "$NG_BUILD/tests/preload/forker" >"$NG_TMP/out" 2>"$NG_TMP/err" ||
 	fail "forker failed: $(cat "$NG_TMP/err")"
 assert_grep "child exit 4" "$NG_TMP/out"
 assert_grep "host call ncclCommInitRank .* communicator init" "$NG_TMP/err"
@@ -17,7 +17,7 @@ assert_grep "host call ncclCommInitRank .* communicator init" "$NG_TMP/err"
 # call, nor act on it.
 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit \
 	NCCLGUARD_DUMP_DIR="$NG_TMP" NCCLSIM_LATENCY_US=1500000 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 \
-	timeout 20 "$NG_BUILD/tests/shim/forker" inflight >"$NG_TMP/in.out" 2>"$NG_TMP/in.err" ||
+	timeout 20 "$NG_BUILD/tests/preload/forker" inflight >"$NG_TMP/in.out" 2>"$NG_TMP/in.err" ||
 	fail "forker inflight failed: $(cat "$NG_TMP/in.err")"
 assert_grep "child exit 0" "$NG_TMP/in.out"
 assert_no_grep "not complete" "$NG_TMP/in.err"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sim/sim.h"
+#include "sim.h"
 
 #define NRANKS 3
 #define N 5

@@ -24,7 +24,7 @@ done
 assert_grep "(split)" "$NG_TMP/shim.err"
 
 note "errno after a call is NCCL's, whatever the shim did (first call, timing, recording)"
-JOB="$NG_BUILD/tests/shim/job"
+JOB="$NG_BUILD/tests/preload/job"
 errnos() { _t=$1; shift; launch "$_t" 2 "$@" -- "$JOB" "$NG_TMP/$_t.id" 40 --errno
 	wait_ranks "$_t" 2 60
 	for r in 0 1; do assert_eq "$(cat "$NG_TMP/$_t.$r.rc")" 0 "$_t rank $r" >&2; done

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "sim/sim.h"
+#include "sim.h"
 
 static void test_busbytes(void **state)
 {

@@ -3,8 +3,8 @@
 # calls, and the results are those without the shim.
 . "$NG_ROOT/tests/lib.sh"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
-DRV="$NG_BUILD/tests/shim/ext_driver"
-MOD="$NG_BUILD/tests/shim/libext_module.so"
+DRV="$NG_BUILD/tests/preload/ext_driver"
+MOD="$NG_BUILD/tests/preload/libext_module.so"
 
 job() {	# job TAG [env...]: two ranks, their outputs in $NG_TMP/TAG.*
 	tag=$1; shift

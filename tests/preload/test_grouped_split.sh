@@ -27,7 +27,7 @@ assert_no_grep "still initializing" "$NG_TMP/err"
 # A job's split, from a comm NCCL runs nonblocking, is registered on both
 # ranks and no init is reported as hung.  $1: a name, then environment
 # settings, --, the job's options.
-JOB="$NG_BUILD/tests/shim/job"
+JOB="$NG_BUILD/tests/preload/job"
 split_tracked() {
 	name=$1; shift
 	launch "$name" 2 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=debug NCCLGUARD_INIT_TIMEOUT=1 \

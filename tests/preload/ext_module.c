@@ -1,5 +1,5 @@
 /* Loaded the way PyTorch loads NCCL: this module links libnccl.so.2 and is
- * itself dlopened RTLD_LOCAL by tests/shim/ext_driver.c, so NCCL is in a
+ * itself dlopened RTLD_LOCAL by tests/preload/ext_driver.c, so NCCL is in a
  * local scope where dlsym(RTLD_NEXT) from a preloaded library cannot see it. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 # time with what is stuck, and the configured action happens.
 . "$NG_ROOT/tests/lib.sh"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
-JOB="$NG_BUILD/tests/shim/job"
+JOB="$NG_BUILD/tests/preload/job"
 G="LD_PRELOAD=$NG_PRELOAD NCCLGUARD_DUMP_DIR=$NG_TMP"
 
 waited_ok() {	# the reported wait is within timeout + 0.5 s

@@ -13,7 +13,7 @@ case "${NCCLGUARD_TEST_SANITIZE:-}" in
 esac
 LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=warn \
 	NCCLGUARD_DUMP_DIR="$NG_TMP" RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 \
-	timeout 60 "$NG_BUILD/tests/shim/churn" 3100 6 >"$NG_TMP/out" 2>"$NG_TMP/err" ||
+	timeout 60 "$NG_BUILD/tests/preload/churn" 3100 6 >"$NG_TMP/out" 2>"$NG_TMP/err" ||
 	fail "churn failed: $(cat "$NG_TMP/err")"
 assert_grep "churn: comm 3100 waited for" "$NG_TMP/out"
 # The registry did fill up: the last of the 3100 went untracked for a while.

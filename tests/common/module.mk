@@ -1,0 +1,3 @@
+# tests/common: what every module shares.
+$(BUILD)/obj/tests/common/%.o: MOD_INC := -Icommon
+$(eval $(call ng_unit_test,common,test_json,$(COMMON_JSON_OBJ),))

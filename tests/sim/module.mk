@@ -1,0 +1,12 @@
+# tests/sim: the CPU backend's reductions and element types, its cost
+# model, and simtest, the scenario program of the scripts (it picks the
+# libraries with LD_LIBRARY_PATH like any program).
+$(BUILD)/obj/tests/sim/%.o: MOD_INC := -Isim -Icommon
+$(eval $(call ng_unit_test,sim,test_sim_reduce,$(BUILD)/obj/sim/reduce.o,-lm))
+$(eval $(call ng_unit_test,sim,test_sim_cost,$(BUILD)/obj/sim/cost.o,))
+
+$(BUILD)/tests/sim/simtest: $(BUILD)/obj/tests/sim/simtest.o $(SIM_DIR)/libnccl.so \
+		$(SIM_DIR)/libcudart.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(SIM_DIR) -lnccl -lcudart -ldl
+TEST_BINS += $(BUILD)/tests/sim/simtest
