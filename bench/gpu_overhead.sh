@@ -3,7 +3,7 @@
 # workload with and without the shim, variants interleaved round by round
 # (in a rotated order), and per variant the median over rounds and the
 # median of the per-round ratios to the plain run (pairing the rounds
-# cancels the drift between them, which on our VMs is larger than the
+# cancels the drift between them, which in a VM can be larger than the
 # effect measured).
 #
 #   MODE=arp  nccl-tests all_reduce_perf at 8 bytes: each process runs

@@ -10,10 +10,10 @@
 #   PERF_DIR=DIR bash bench/gpu_perf.sh
 #
 # DIR holds a perf binary (bin-perf) and the libraries it lacks on the host
-# (lib/); on our Ubuntu H200 VMs we carry Debian 12's: `cp $(readlink -f
+# (lib/); on a host without perf, carry Debian 12's: `cp $(readlink -f
 # /usr/bin/perf) DIR/bin-perf` and the ldd-listed libraries that the host
 # does not have (libperl, libpython3.11, libbabeltrace, libopencsd, libslang,
-# ...) into DIR/lib.  Those VMs expose no hardware counters: cpu-clock only.
+# ...) into DIR/lib.  A VM may expose no hardware counters: cpu-clock then.
 # Without PERF_DIR, the host's perf is used.
 set -u
 cd "$(dirname "$0")/.." || exit 1

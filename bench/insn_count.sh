@@ -4,17 +4,19 @@
 # (CPU backend, no-op NCCL): without a session (the provider loaded) and
 # recording under `ncclguard run`.  Calls are count-sampled 1 in 10^6: under
 # gdb every call would pass the rate sampler.  A count, not a time: it
-# tells what a change adds to the path, with this compiler.  On the H200
-# VMs (gcc 13) a change that took 12 instructions off here (gcc 12) made
-# the shim slower there (bench/RESULTS.md, seventh session).
+# tells what a change adds to the path, with this compiler; another
+# compiler lays the path out differently (a change that took 12
+# instructions off here once made the shim slower on a GPU host built
+# with gcc 13: bench/RESULTS.md).
 #
-#   bench/insn_count.sh [ROOT]     ROOT: a built tree (default: this one)
+#   bench/insn_count.sh [ROOT]     ROOT: a built tree (default: this one;
+#                                  NG_BENCH_BUILD: its build folder)
 #
 # With LINES=1, the last recorded call's instructions by source line.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "${1:-$HERE/..}" && pwd)
-B=$ROOT/build
+B=${NG_BENCH_BUILD:-$ROOT/build}
 command -v gdb >/dev/null || { echo "insn_count: needs gdb" >&2; exit 1; }
 for f in lib/libncclguard.so lib/libncclguard-tp.so bin/ncclguard bench/ab_loop_null; do
 	[ -e "$B/$f" ] || { echo "insn_count: $B/$f missing (make all $B/bench/ab_loop_null)" >&2; exit 1; }

@@ -21,3 +21,8 @@ bench: all $(BUILD)/bench/host_overhead $(BUILD)/bench/ab_loop $(BUILD)/bench/ab
 	bench/host_overhead.sh
 	bench/idle_cpu.sh
 	bench/analyze.sh
+
+# Each ablation patch still applies to the commit it names (bench/ablation.sh).
+.PHONY: bench-check
+bench-check:
+	sh bench/ablation.sh --check

@@ -16,7 +16,7 @@ static long touch_kb;
 static volatile char *scratch;
 
 /* NULL_NCCL_SPIN_NS: each collective busy-waits that long, as NCCL's own
- * host work does (~5 us for an 8-byte all-reduce on an H200 host);
+ * host work does (~5 us for an 8-byte all-reduce);
  * NULL_NCCL_TOUCH_KB: and writes that much memory, evicting the caller's
  * cache lines as NCCL's code and data do. */
 static void spin(void)

@@ -12,7 +12,7 @@
 #   bench/shim_cost.sh [REPS]
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=$ROOT/build
+B=${NG_BENCH_BUILD:-$ROOT/build}
 REPS=${1:-5}
 export LD_LIBRARY_PATH="$B/bench/null:$B/sim" RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 NCCLGUARD_LOG=quiet
 BIN=$B/bench/ab_loop_null

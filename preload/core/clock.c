@@ -1,8 +1,7 @@
 /*
  * The shim's clocks.  CLOCK_MONOTONIC is the trace's clock (LTTng's), but
- * a read costs 30-55 ns on our VMs and a recorded call takes one, two if
- * it is GPU-timed (the TSC path: 21 against 34 ns on the CI machine; on
- * the H200 VMs rdtsc itself costs 26 ns, RESULTS.md).  Where the
+ * a read costs 30-55 ns in a VM and a recorded call takes one, two if it
+ * is GPU-timed (rdtsc itself costs 20-26 ns, bench/RESULTS.md).  Where the
  * TSC is invariant and the kernel itself keeps time with it, the recorded
  * times come from the TSC instead, put on CLOCK_MONOTONIC by a mapping
  * that the watchdog refreshes from (TSC, CLOCK_MONOTONIC) pairs, as the

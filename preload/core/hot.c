@@ -14,7 +14,7 @@ struct ng_hotcfg ng_hotcfg NG_HOT_DATA = { .cfg = {
 	.init_timeout_s = 300,
 	.on_timeout = NG_ACT_WARN,
 	.timing = 1,
-	/* Two timing events cost the caller ~3 us on an H200 host, and the
+	/* Two timing events cost the caller about 3 us, and the
 	 * watchdog's reads of them contend with the caller's launches: 1000
 	 * timed calls a second cost an 8-byte all-reduce loop ~1 point, 100
 	 * ~0.1 (RESULTS.md).  Calls of 1 MiB and more: every one. */

@@ -1,12 +1,12 @@
 /*
  * coll_enqueue records on their way to the watchdog thread, which writes
- * the LTTng events (an event costs the caller 250-600 ns on our VMs).
+ * the LTTng events (an event costs the caller 250-600 ns).
  *
  * One single-producer ring per application thread, filled by value: the
  * caller pays a 64-byte copy and a release store, no atomic
  * read-modify-write and no cache line that another producer writes.  With
  * every record going through the shared MPMC rings of timing.c instead,
- * recording cost the caller 300-600 ns on an H200 host (bench/RESULTS.md).
+ * recording cost the caller 300-600 ns a call (bench/RESULTS.md).
  * Records of one thread reach the trace in that thread's call order: a thread that finds its ring full drains it
  * itself (under the consumers' lock) rather than reorder or drop.  A
  * thread that exits leaves its ring to the next thread that needs one;

@@ -117,7 +117,7 @@ void ng_timing_after(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_end(ncclResult_t r);
 #define NG_SAMPLE_BURST 256	/* per size class; a pool times 1023 calls at once */
-/* Two timing events cost the caller ~3 us on an H200 host: small calls are
+/* Two timing events cost the caller about 3 us: small calls are
  * sampled (config.c) and the watchdog probes the stream to confirm the
  * ones in between (watchdog.c).  A sampled call is timed while a session
  * records, and marked otherwise.  Rate sampling is GCRA over the comm's

@@ -22,8 +22,8 @@ void ng_missing(int fn)
 /*
  * The rare cases, out of line and in .text.unlikely: every line of code
  * and data the common case touches is a miss after NCCL's 5 us of host
- * code (perf on an H200 host spread the shim's samples over the first
- * instruction of each line).  Only these may change errno: each keeps it.
+ * code (perf spreads the shim's samples over the first instruction of
+ * each line).  Only these may change errno: each keeps it.
  */
 NG_COLD int ng_coll_setup(void)
 {

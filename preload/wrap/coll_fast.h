@@ -59,8 +59,8 @@ static inline uint64_t remember(struct ng_comm *c, int fn, uint64_t seq, uint64_
 }
 
 /*
- * A recorded call's arrival time.  The TSC read costs the caller 25 ns on
- * the H200 hosts, half a point of an 8-byte all-reduce, so a collective
+ * A recorded call's arrival time.  The TSC read costs the caller about
+ * 25 ns, half a point of an 8-byte all-reduce on a GPU, so a collective
  * below sample_bytes reads it one call in NG_ARRIVAL_EVERY, by seq: the
  * same calls on every rank, which the analyzer's straggler statistics
  * compare.  The others carry the time the watchdog publishes (up to a
@@ -161,8 +161,7 @@ ng_coll_end_inline(struct ng_call *call, ncclResult_t r)
 	call->result = r;
 	if (call->trace) {
 		/* The host span only with the GPU time: a second TSC read
-		 * costs 25 ns on the H200 hosts, half a point of an 8-byte
-		 * all-reduce. */
+		 * costs about 25 ns, half a point of an 8-byte all-reduce. */
 		call->rec_exit = call->flight || ng_group_depth ? ng_stamp(call->ticks) : 0;
 		/* The event itself is written by the watchdog thread, off this
 		 * path, and before the flight below can complete. */

@@ -29,8 +29,8 @@ NG_EXPORT cudaError_t cudaSetDevice(int device)
 	return real(device);
 }
 
-/* Capture queries cost 0.1 us a call on an H200: only pay them once the
- * process has started a capture at all. */
+/* A capture query costs about 0.1 us a call: only pay it once the process
+ * has started a capture at all. */
 NG_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
 					      enum cudaStreamCaptureMode mode)
 {
