@@ -44,7 +44,7 @@ static inline void ng_prefetch_w(const void *p)
 #define NG_EXIT_POLICY 3
 #define NG_EXIT_TIMEOUT 4
 
-/* ---- log.c ---------------------------------------------------------- */
+/* ---- log.c ----------------------------------------------------------- */
 enum ng_level { NG_LOG_QUIET = 0, NG_LOG_INFO = 1, NG_LOG_DEBUG = 2 };
 /* `ncclguard[rank R pid P]: ...` on stderr; warnings print even when quiet. */
 void ng_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -59,7 +59,7 @@ void ng_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 			ng_warn(__VA_ARGS__);                                  \
 	} while (0)
 
-/* ---- config.c: environment, overridden by the policy file ------------- */
+/* ---- config.c: environment, overridden by the policy file ------------ */
 enum ng_action { NG_ACT_WARN = 0, NG_ACT_ABORT, NG_ACT_EXIT };
 struct ng_config {
 	/* Read by every call: first, in ng_hot's cache line (hot.c). */
@@ -115,7 +115,7 @@ void ng_config_from_env(struct ng_config *cfg);
 int ng_parse_action(const char *s, enum ng_action *out);
 const char *ng_action_name(enum ng_action a);
 
-/* ---- clock.c ---------------------------------------------------------- */
+/* ---- clock.c --------------------------------------------------------- */
 uint64_t ng_now_ns(void);		/* CLOCK_MONOTONIC, the trace clock */
 uint64_t ng_now_coarse_ns(void);	/* CLOCK_MONOTONIC_COARSE: ms, 5 ns a read */
 /*
@@ -161,7 +161,7 @@ void ng_clock_reset_after_fork(void);
 void ng_clock_init(void);		/* at the first NCCL call */
 void ng_clock_tick(void);		/* the watchdog: recalibrate */
 
-/* ---- rank.c ----------------------------------------------------------- */
+/* ---- rank.c ---------------------------------------------------------- */
 struct ng_rank {
 	int rank, local_rank, world_size;
 	const char *source;		/* torchrun, slurm, ompi, mpich, comm, none */
@@ -179,7 +179,7 @@ void ng_init(void);
 /* The first NCCL call of the process: load the tracer, emit process_info,
  * start the watchdog.  Cheap after the first time. */
 void ng_first_call(void);
-/* ---- hot.c: the thread's state ------------------------------------------ */
+/* ---- hot.c: the thread's state --------------------------------------- */
 /* What a call reads of its thread, in one line and behind one GOT entry
  * (each initial-exec variable of a shared object is one more load). */
 struct ng_recbuf;
@@ -198,7 +198,7 @@ extern NG_TLS struct ng_tls ng_tls;
 
 #define ng_group_depth (ng_tls.group_depth)
 
-/* ---- resolve.c: the real NCCL functions (from nccl_api.def) ----------- */
+/* ---- resolve.c: the real NCCL functions (from nccl_api.def) ---------- */
 #define NCCL_PASS(ret, fail, name, params, args) ret(*name) params;
 #define NCCL_HOOK(ret, fail, name, op, params, args) ret(*name) params;
 #define NCCL_COLL(name, op, params, args, ...) ncclResult_t(*name) params;
@@ -225,7 +225,7 @@ static inline int ng_from_nccl(const void *ret)
 void *ng_resolve_symbol(const char *name, void **handle_io);
 int ng_is_self(const void *addr);
 
-/* ---- ops.h: one id per wrapped entry point ---------------------------- */
+/* ---- ops.c: one id per wrapped entry point --------------------------- */
 #define NCCL_PASS(ret, fail, name, params, args) NG_FN_##name,
 #define NCCL_HOOK(ret, fail, name, op, params, args) NG_FN_##name,
 #define NCCL_COLL(name, op, params, args, ...) NG_FN_##name,
@@ -254,7 +254,7 @@ static inline size_t ng_dtype_size(ncclDataType_t t)
 	return (unsigned)t < ncclNumTypes ? (size_t)1 << ((NG_DT_SIZES >> (2 * t)) & 3) : 0;
 }
 
-/* ---- cudart.c: the CUDA runtime calls the shim itself makes ----------- */
+/* ---- cudart.c: the CUDA runtime calls the shim itself makes ---------- */
 struct ng_real_cuda {
 	cudaError_t (*cudaSetDevice)(int);
 	cudaError_t (*cudaGetDevice)(int *);
@@ -279,7 +279,7 @@ int ng_resolve_cuda(void);		/* 0 if the runtime was found */
 void *ng_cuda_symbol(const char *name, void **handle_io);
 const char *ng_cudart_path(void);
 
-/* ---- trace.c: the event sink ---------------------------------------- */
+/* ---- trace.c: the event sink ----------------------------------------- */
 /* A call's coll_enqueue record on its way to the watchdog thread, which
  * writes the event (an LTTng event costs the caller 250-600 ns on our
  * VMs): one cache line, so the caller dirties one line per call. */

@@ -8,7 +8,7 @@
 
 struct ng_policy;
 
-/* ---- apply.c ------------------------------------------------------------ */
+/* ---- apply.c --------------------------------------------------------- */
 /* Constructor: load NCCLGUARD_POLICY or /etc/ncclguard.conf, apply it
  * (environment, pinning, affinity), override ng_cfg's timeouts.  On a
  * violation with action fail it prints the fix and _exit(3)s. */
@@ -23,7 +23,7 @@ int ng_policy_set_device(int dev);
 const char *ng_policy_path(void);
 const char *ng_policy_digest(void);
 
-/* ---- envplugin.c ------------------------------------------------------- */
+/* ---- envplugin.c ----------------------------------------------------- */
 /* Serve `p`'s [env] through ncclEnvPlugin_v1 (the shim owns p). */
 void ng_envplugin_set_policy(const struct ng_policy *p);
 /* NCCL_ENV_PLUGIN names the shim (1) or not (0). */

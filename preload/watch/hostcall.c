@@ -108,10 +108,10 @@ void ng_host_slots_reset_after_fork(void)
 
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq)
 {
-	host_enter(fn, comm_hash, seq, ng_now_ns());
+	ng_hostcall_enter(fn, comm_hash, seq, ng_now_ns());
 }
 
 void ng_host_exit(void)
 {
-	host_exit();
+	ng_hostcall_exit();
 }

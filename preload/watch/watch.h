@@ -11,7 +11,7 @@
 #include "comm.h"
 #include "ring.h"
 
-/* ---- a call, as the watch layer sees it ---------------------------------- */
+/* ---- a call, as the watch layer sees it ------------------------------ */
 struct ng_call {
 	int fn;
 	int active;			/* 0: plain pass-through, no bookkeeping */
@@ -36,7 +36,7 @@ struct ng_call {
  * power of two); the others carry the coarse time (coll_fast.h). */
 #define NG_ARRIVAL_EVERY 8
 
-/* ---- hostcall.c: the call each thread is inside, for host-side hangs -- */
+/* ---- hostcall.c: the call each thread is inside, for host-side hangs --- */
 struct ng_hostcall {
 	int fn;
 	uint64_t comm_hash, seq;
@@ -50,9 +50,11 @@ extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq);
 void ng_host_exit(void);
 void ng_host_slots_reset_after_fork(void);
-/* The first call of a thread claims a slot (NULL: none left). */
+/* The first call of a thread claims a slot (NULL: none left); enter and
+ * exit are inline, on the per-call path. */
 struct ng_hostcall *ng_coll_slot_claim(void);
-static inline void host_enter(int fn, uint64_t comm_hash, uint64_t seq, uint64_t now)
+static inline void ng_hostcall_enter(int fn, uint64_t comm_hash, uint64_t seq,
+				     uint64_t now)
 {
 	struct ng_hostcall *s = ng_tls.slot;
 
@@ -67,7 +69,7 @@ static inline void host_enter(int fn, uint64_t comm_hash, uint64_t seq, uint64_t
 	__atomic_store_n(&s->enter_ns, now ? now : 1, __ATOMIC_RELEASE);
 }
 
-static inline void host_exit(void)
+static inline void ng_hostcall_exit(void)
 {
 	if (ng_tls.slot)
 		__atomic_store_n(&ng_tls.slot->enter_ns, 0, __ATOMIC_RELEASE);
@@ -170,18 +172,18 @@ void ng_timing_reset_after_fork(void);
 /* Symbolised stack of the caller whose return address is `ret`, cached. */
 const char *ng_callsite(const void *ret);
 
-/* ---- watchdog.c ------------------------------------------------------- */
+/* ---- watchdog.c ------------------------------------------------------ */
 void ng_watchdog_start(void);
 void ng_watchdog_reset_after_fork(void);
 /* Dump the in-flight table (timeouts, exit action). */
 void ng_watchdog_dump(const char *reason);
 
-/* ---- hang.c: the hang report ------------------------------------------ */
+/* ---- hang.c: the hang report ----------------------------------------- */
 /* ncclguard-hang-rank<R>-pid<P>.json: `inflight(i)` for i < n are the
  * calls in flight on the GPU. */
 void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i), int n);
 
-/* ---- inject.c: fault injection (DESIGN.md section 5) ------------------ */
+/* ---- inject.c: fault injection (DESIGN.md section 5) ----------------- */
 enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };
 /* Parse the spec; 0 when valid (or NULL), else prints what is wrong. */
 int ng_inject_init(const char *spec);
@@ -192,7 +194,7 @@ int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
 /* For tests: parse into a fresh table without touching the active one. */
 int ng_inject_parse(const char *spec, char *err, size_t errlen);
 
-/* ---- lifecycle.c: communicators coming into being ---------------------- */
+/* ---- lifecycle.c: communicators coming into being -------------------- */
 /* comm_init_begin (begin) or comm_init_end. */
 void ng_emit_init(int begin, const struct ng_ev_comm_init *ev);
 /* A creation returned r (ncclSuccess or ncclInProgress: a comm to
@@ -200,7 +202,7 @@ void ng_emit_init(int begin, const struct ng_ev_comm_init *ev);
 void ng_comm_created(ncclComm_t h, uint64_t hash, uint64_t parent, int nranks, int rank,
 		     int blocking, ncclResult_t r, struct ng_ev_comm_init *ev, uint64_t t0);
 
-/* ---- splits.c: splits and shrinks whose comm comes later ---------------- */
+/* ---- splits.c: splits and shrinks whose comm comes later ------------- */
 void ng_split_pending(ncclComm_t *out, ncclComm_t parent,
 		      const struct ng_ev_comm_init *ev, uint64_t t0, int in_group);
 /* ncclCommGetAsyncError(comm) said state; c: comm's record, if any. */
@@ -220,7 +222,7 @@ void ng_splits_dump(FILE *f, uint64_t now);	/* JSON objects, comma-separated */
 
 void ng_splits_reset_after_fork(void);
 
-/* ---- process_info.c ------------------------------------------------------ */
+/* ---- process_info.c -------------------------------------------------- */
 /* Once per process, when a rank is known and a provider is loaded. */
 void ng_process_info_maybe(void);
 

@@ -146,7 +146,7 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	call->site = __builtin_expect(ng_cfg.stacks, 0) ? ng_coll_callsite(ret) : NULL;
 	if (c && !call->captured)
 		call->index = remember(c, fn, seq, call->bytes, call->enter_ns, stream, call->site);
-	host_enter(fn, c ? c->hash : 0, seq, call->enter_ns);
+	ng_hostcall_enter(fn, c ? c->hash : 0, seq, call->enter_ns);
 	if (__builtin_expect(__atomic_load_n(&ng_hot.inject_active, __ATOMIC_RELAXED), 0) &&
 	    ng_coll_inject(call))
 		return 1;
@@ -170,7 +170,7 @@ ng_coll_end_inline(struct ng_call *call, ncclResult_t r)
 	}
 	if (call->flight || ng_group_depth)
 		ng_coll_timing_end(call, r);
-	host_exit();
+	ng_hostcall_exit();
 	if (__builtin_expect(call->site != NULL, 0) && call->comm && ng_hot.tp)
 		ng_coll_record_callsite(call);
 	ng_in_shim--;
