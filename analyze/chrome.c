@@ -11,18 +11,18 @@
 
 #include "analyze/analyze.h"
 
-static void sep(struct ng_an *an)
+static void sep(struct an_state *an)
 {
 	fputs(an->chrome_first ? "\n" : ",\n", an->opts.chrome);
 	an->chrome_first = 0;
 }
 
-static double us(const struct ng_an *an, int64_t t)
+static double us(const struct an_state *an, int64_t t)
 {
 	return (double)(t - an->chrome_t0) / 1e3;
 }
 
-static int chrome_pid(struct ng_an *an, struct ng_proc *p)
+static int chrome_pid(struct an_state *an, struct an_proc *p)
 {
 	FILE *f = an->opts.chrome;
 	char name[512];
@@ -57,9 +57,9 @@ static int chrome_pid(struct ng_an *an, struct ng_proc *p)
 	return p->chrome_pid;
 }
 
-static int track(struct ng_an *an, struct ng_proc *p, uint64_t comm, uint64_t stream)
+static int track(struct an_state *an, struct an_proc *p, uint64_t comm, uint64_t stream)
 {
-	struct ng_track *t;
+	struct an_track *t;
 	int i;
 
 	for (i = 0; i < p->ntracks; i++)
@@ -82,7 +82,7 @@ static int track(struct ng_an *an, struct ng_proc *p, uint64_t comm, uint64_t st
 	return t->tid;
 }
 
-static void start(struct ng_an *an)
+static void start(struct an_state *an)
 {
 	int64_t t0 = INT64_MAX;
 
@@ -100,7 +100,7 @@ static void start(struct ng_an *an)
 		an->chrome_t0 = 1;
 }
 
-void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
+void an_chrome_entry(struct an_state *an, const struct an_entry *e)
 {
 	FILE *f = an->opts.chrome;
 	int i;
@@ -108,19 +108,19 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
 	start(an);
 	/* Slots past the members are ranks absent from the traces. */
 	for (i = 0; i < e->nslots && i < e->comm->nmembers; i++) {
-		const struct ng_slot *s = &e->slot[i];
-		struct ng_proc *p = &an->procs[e->comm->members[i]];
+		const struct an_slot *s = &e->slot[i];
+		struct an_proc *p = &an->procs[e->comm->members[i]];
 		int64_t off = an->hosts[p->host].offset_ns;
 		const char *op = an->ops[s->op];
 		int pid, tid;
 
-		if (!(s->flags & (NG_S_ENQ | NG_S_TIMED)))
+		if (!(s->flags & (AN_S_ENQ | AN_S_TIMED)))
 			continue;
 		pid = chrome_pid(an, p);
 		tid = track(an, p, e->comm->hash, s->stream);
 		/* A coarse arrival (the shim's published time, up to a tick
 		 * old) would put the marker milliseconds early: none. */
-		if ((s->flags & NG_S_ENQ) && !(s->flags & NG_S_COARSE)) {
+		if ((s->flags & AN_S_ENQ) && !(s->flags & AN_S_COARSE)) {
 			sep(an);
 			fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"enqueue\",\"name\":\"%s\","
 				"\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"seq\":%llu,\"bytes\":%llu",
@@ -132,10 +132,10 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
 				fprintf(f, ",\"host_us\":%.3f", (double)(s->exit_ns - s->enter_ns) / 1e3);
 			fputs("}}", f);
 		}
-		if ((s->flags & NG_S_TIMED) && s->gpu_end >= s->gpu_start && s->gpu_start > 0) {
+		if ((s->flags & AN_S_TIMED) && s->gpu_end >= s->gpu_start && s->gpu_start > 0) {
 			int64_t dur = s->gpu_end - s->gpu_start;
 			double busbw = dur > 0 ? (double)s->bytes *
-				ng_busbw_factor(op, e->nranks) / (double)dur : 0;
+				an_busbw_factor(op, e->nranks) / (double)dur : 0;
 
 			sep(an);
 			fprintf(f, "{\"ph\":\"X\",\"cat\":\"nccl\",\"name\":\"%s\",\"pid\":%d,"
@@ -150,7 +150,7 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
 		an->chrome_err = 1;
 }
 
-int ng_chrome_close(struct ng_an *an)
+int an_chrome_close(struct an_state *an)
 {
 	FILE *f = an->opts.chrome;
 

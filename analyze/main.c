@@ -76,8 +76,8 @@ static int out_close(struct output *o, int ok)
 	return ret;
 }
 
-static int write_report(struct output *o, int (*fn)(struct ng_an *, FILE *),
-			struct ng_an *an)
+static int write_report(struct output *o, int (*fn)(struct an_state *, FILE *),
+			struct an_state *an)
 {
 	if (out_open(o))
 		return -1;
@@ -92,9 +92,9 @@ int ng_cmd_analyze(int argc, char **argv)
 {
 	struct output json = { 0 }, chrome = { 0 }, html = { 0 };
 	char *dflt[3] = { NULL, NULL, NULL };
-	struct ng_an_opts opts = { 0 };
-	struct ng_read_opts ropts = { 0 };
-	struct ng_an *an = NULL;
+	struct an_opts opts = { 0 };
+	struct an_read_opts ropts = { 0 };
+	struct an_state *an = NULL;
 	char **dirs;
 	int ndirs = 0, i, ret = 1, ok;
 
@@ -175,19 +175,19 @@ int ng_cmd_analyze(int argc, char **argv)
 	if (chrome.path && out_open(&chrome))
 		goto out;
 	opts.chrome = chrome.f;
-	an = ng_an_new(&opts);
-	if (ng_read_traces(dirs, ndirs, an, &ropts))
+	an = an_new(&opts);
+	if (an_read_traces(dirs, ndirs, an, &ropts))
 		goto out;
-	ok = !ng_an_finish(an);
+	ok = !an_finish(an);
 	if (out_close(&chrome, ok)) {
 		fprintf(stderr, "ncclguard analyze: cannot write %s\n", chrome.path);
 		goto out;
 	}
-	if (json.path && write_report(&json, ng_report_json, an))
+	if (json.path && write_report(&json, an_report_json, an))
 		goto out;
-	if (html.path && write_report(&html, ng_report_html, an))
+	if (html.path && write_report(&html, an_report_html, an))
 		goto out;
-	ng_summary(an, stdout);
+	an_summary(an, stdout);
 	fputs("\nWrote:", stdout);
 	if (json.path)
 		printf(" %s (report)", json.path);
@@ -201,7 +201,7 @@ out:
 	out_close(&chrome, 0);
 	out_close(&json, 0);
 	out_close(&html, 0);
-	ng_an_free(an);
+	an_free(an);
 	for (i = 0; i < 3; i++)
 		free(dflt[i]);
 	free(dirs);

@@ -81,7 +81,7 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-int32_t ng_map_get(const struct ng_map *m, uint64_t key)
+int32_t an_map_get(const struct an_map *m, uint64_t key)
 {
 	uint32_t i;
 
@@ -93,12 +93,12 @@ int32_t ng_map_get(const struct ng_map *m, uint64_t key)
 	return -1;
 }
 
-void ng_map_put(struct ng_map *m, uint64_t key, int32_t val)
+void an_map_put(struct an_map *m, uint64_t key, int32_t val)
 {
 	uint32_t i;
 
 	if ((m->n + 1) * 2 > m->cap) {
-		struct ng_map big = { 0 };
+		struct an_map big = { 0 };
 
 		big.cap = m->cap ? m->cap * 2 : 64;
 		big.keys = xcalloc(big.cap, sizeof(*big.keys));
@@ -106,7 +106,7 @@ void ng_map_put(struct ng_map *m, uint64_t key, int32_t val)
 		memset(big.vals, 0xff, big.cap * sizeof(*big.vals));
 		for (i = 0; i < m->cap; i++)
 			if (m->vals[i] >= 0)
-				ng_map_put(&big, m->keys[i], m->vals[i]);
+				an_map_put(&big, m->keys[i], m->vals[i]);
 		free(m->keys);
 		free(m->vals);
 		*m = big;
@@ -121,7 +121,7 @@ void ng_map_put(struct ng_map *m, uint64_t key, int32_t val)
 	m->n++;
 }
 
-void ng_map_free(struct ng_map *m)
+void an_map_free(struct an_map *m)
 {
 	free(m->keys);
 	free(m->vals);
@@ -129,7 +129,7 @@ void ng_map_free(struct ng_map *m)
 
 /* ---- lookups ---------------------------------------------------------- */
 
-int ng_an_op_id(struct ng_an *an, const char *op)
+int an_op_id(struct an_state *an, const char *op)
 {
 	int i;
 
@@ -138,9 +138,9 @@ int ng_an_op_id(struct ng_an *an, const char *op)
 	for (i = 0; i < an->nops; i++)
 		if (!strcmp(an->ops[i], op))
 			return i;
-	if (an->nops == NG_MAX_OPS)
-		return NG_MAX_OPS - 1;	/* an "other" bucket: only junk gets here */
-	an->ops[an->nops] = xstrdup(an->nops == NG_MAX_OPS - 1 ? "other" : op);
+	if (an->nops == AN_MAX_OPS)
+		return AN_MAX_OPS - 1;	/* an "other" bucket: only junk gets here */
+	an->ops[an->nops] = xstrdup(an->nops == AN_MAX_OPS - 1 ? "other" : op);
 	/* Writers print op names unescaped: keep them plain. */
 	for (char *q = an->ops[an->nops]; *q; q++)
 		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
@@ -149,7 +149,7 @@ int ng_an_op_id(struct ng_an *an, const char *op)
 	return an->nops++;
 }
 
-int ng_an_host(struct ng_an *an, const char *name)
+int an_host_id(struct an_state *an, const char *name)
 {
 	int i;
 
@@ -167,11 +167,11 @@ int ng_an_host(struct ng_an *an, const char *name)
 	return i;
 }
 
-static struct ng_proc *proc_get(struct ng_an *an, const struct ng_src *src)
+static struct an_proc *proc_get(struct an_state *an, const struct an_src *src)
 {
 	uint64_t key = ((uint64_t)src->host << 40) ^ (uint64_t)(src->vpid & 0xffffffffffLL);
-	int32_t i = ng_map_get(&an->proc_map, key);
-	struct ng_proc *p;
+	int32_t i = an_map_get(&an->proc_map, key);
+	struct an_proc *p;
 
 	if (i >= 0)
 		return &an->procs[i];
@@ -186,17 +186,17 @@ static struct ng_proc *proc_get(struct ng_an *an, const struct ng_src *src)
 	p->first_ts = INT64_MAX;
 	p->last_ts = INT64_MIN;
 	p->folded_until = INT64_MIN;
-	p->heat_sum = xcalloc(NG_HEAT_BINS, sizeof(double));
-	p->heat_n = xcalloc(NG_HEAT_BINS, sizeof(uint32_t));
+	p->heat_sum = xcalloc(AN_HEAT_BINS, sizeof(double));
+	p->heat_n = xcalloc(AN_HEAT_BINS, sizeof(uint32_t));
 	p->chrome_pid = -1;
-	ng_map_put(&an->proc_map, key, an->nprocs);
+	an_map_put(&an->proc_map, key, an->nprocs);
 	return &an->procs[an->nprocs++];
 }
 
-static struct ng_comm *comm_get(struct ng_an *an, uint64_t hash, int64_t nranks)
+static struct an_comm *comm_get(struct an_state *an, uint64_t hash, int64_t nranks)
 {
-	int32_t i = ng_map_get(&an->comm_map, hash);
-	struct ng_comm *c;
+	int32_t i = an_map_get(&an->comm_map, hash);
+	struct an_comm *c;
 
 	if (i >= 0) {
 		c = an->comms[i];
@@ -210,16 +210,16 @@ static struct ng_comm *comm_get(struct ng_an *an, uint64_t hash, int64_t nranks)
 	c->lo = 1;
 	an->comms = xrealloc(an->comms, (an->ncomms + 1) * sizeof(*an->comms));
 	an->comms[an->ncomms] = c;
-	ng_map_put(&an->comm_map, hash, an->ncomms++);
+	an_map_put(&an->comm_map, hash, an->ncomms++);
 	return c;
 }
 
 /* A proc joins a comm the first time it is seen on it. */
-static struct ng_pc *pc_get(struct ng_an *an, int proc, struct ng_comm *c, int comm_idx)
+static struct an_pc *pc_get(struct an_state *an, int proc, struct an_comm *c, int comm_idx)
 {
 	uint64_t key = ((uint64_t)proc << 32) ^ (uint64_t)comm_idx;
-	int32_t i = ng_map_get(&an->pc_map, key);
-	struct ng_pc *pc;
+	int32_t i = an_map_get(&an->pc_map, key);
+	struct an_pc *pc;
 
 	if (i >= 0)
 		return &an->pcs[i];
@@ -239,29 +239,29 @@ static struct ng_pc *pc_get(struct ng_an *an, int proc, struct ng_comm *c, int c
 	pc->member = c->nmembers;
 	c->member_pc[c->nmembers] = an->npcs;
 	c->members[c->nmembers++] = proc;
-	ng_map_put(&an->pc_map, key, an->npcs);
+	an_map_put(&an->pc_map, key, an->npcs);
 	return &an->pcs[an->npcs++];
 }
 
-static struct ng_pc *pc_for(struct ng_an *an, const struct ng_src *src,
+static struct an_pc *pc_for(struct an_state *an, const struct an_src *src,
 			    uint64_t hash, int64_t nranks)
 {
-	struct ng_proc *p = proc_get(an, src);
-	struct ng_comm *c = comm_get(an, hash, nranks);
+	struct an_proc *p = proc_get(an, src);
+	struct an_comm *c = comm_get(an, hash, nranks);
 
-	return pc_get(an, (int)(p - an->procs), c, ng_map_get(&an->comm_map, hash));
+	return pc_get(an, (int)(p - an->procs), c, an_map_get(&an->comm_map, hash));
 }
 
 /* ---- entries ---------------------------------------------------------- */
 
-static struct ng_entry *entry_new(struct ng_comm *c, uint64_t seq)
+static struct an_entry *entry_new(struct an_comm *c, uint64_t seq)
 {
 	int n = c->nmembers > c->nranks ? c->nmembers : c->nranks;
-	struct ng_entry *e;
+	struct an_entry *e;
 
 	if (n < 1)
 		n = 1;
-	e = xcalloc(1, sizeof(*e) + n * sizeof(struct ng_slot));
+	e = xcalloc(1, sizeof(*e) + n * sizeof(struct an_slot));
 	e->seq = seq;
 	e->nslots = n;
 	e->nranks = c->nranks;
@@ -269,12 +269,12 @@ static struct ng_entry *entry_new(struct ng_comm *c, uint64_t seq)
 	return e;
 }
 
-static struct ng_entry **ring_at(struct ng_comm *c, uint64_t off)
+static struct an_entry **ring_at(struct an_comm *c, uint64_t off)
 {
 	return &c->ring[(c->head + off) & (c->cap - 1)];
 }
 
-static int ready(const struct ng_entry *e)
+static int ready(const struct an_entry *e)
 {
 	int n = e->nranks > 0 ? e->nranks : e->comm->nranks;
 
@@ -286,17 +286,17 @@ static int ready(const struct ng_entry *e)
 /* Some rank is done with e by implication only (a later completion or a
  * destroy) and its own completion, or its enqueue, may still come: wait
  * for it (see the top of the file). */
-static int held(const struct ng_an *an, const struct ng_entry *e)
+static int held(const struct an_state *an, const struct an_entry *e)
 {
-	const struct ng_comm *c = e->comm;
+	const struct an_comm *c = e->comm;
 
 	if (an->finishing)
 		return 0;
 	for (int i = 0; i < e->nslots && i < c->nmembers; i++) {
 		uint8_t f = e->slot[i].flags;
-		const struct ng_pc *pc;
+		const struct an_pc *pc;
 
-		if (!(f & NG_S_DONE) || (f & NG_S_DROP) || ((f & NG_S_OWN) && (f & NG_S_ENQ)))
+		if (!(f & AN_S_DONE) || (f & AN_S_DROP) || ((f & AN_S_OWN) && (f & AN_S_ENQ)))
 			continue;
 		pc = &an->pcs[c->member_pc[i]];
 		if (pc->destroyed || pc->done_seq < e->seq + HOLD_SEQS)
@@ -306,7 +306,7 @@ static int held(const struct ng_an *an, const struct ng_entry *e)
 }
 
 /* The front seq has no entry and every rank completed HOLD_SEQS past it. */
-static int hole_passed(const struct ng_an *an, const struct ng_comm *c)
+static int hole_passed(const struct an_state *an, const struct an_comm *c)
 {
 	if (an->finishing)
 		return 1;
@@ -318,11 +318,11 @@ static int hole_passed(const struct ng_an *an, const struct ng_comm *c)
 	return 1;
 }
 
-static void finalize(struct ng_an *an, struct ng_entry *e);
+static void finalize(struct an_state *an, struct an_entry *e);
 
-static void pop_front(struct ng_an *an, struct ng_comm *c, int forced)
+static void pop_front(struct an_state *an, struct an_comm *c, int forced)
 {
-	struct ng_entry *e = *ring_at(c, 0);
+	struct an_entry *e = *ring_at(c, 0);
 
 	*ring_at(c, 0) = NULL;
 	c->head = (c->head + 1) & (c->cap - 1);
@@ -334,10 +334,10 @@ static void pop_front(struct ng_an *an, struct ng_comm *c, int forced)
 	}
 }
 
-static void try_front(struct ng_an *an, struct ng_comm *c)
+static void try_front(struct an_state *an, struct an_comm *c)
 {
 	while (c->nring) {
-		struct ng_entry *e = *ring_at(c, 0);
+		struct an_entry *e = *ring_at(c, 0);
 
 		if (e && ready(e) && !held(an, e)) {
 			pop_front(an, c, 0);
@@ -356,10 +356,10 @@ static void try_front(struct ng_an *an, struct ng_comm *c)
 }
 
 /* The entry for seq, made if `create`; NULL when seq was already closed. */
-static struct ng_entry *entry_get(struct ng_an *an, struct ng_comm *c,
+static struct an_entry *entry_get(struct an_state *an, struct an_comm *c,
 				  uint64_t seq, int create)
 {
-	struct ng_entry **slot;
+	struct an_entry **slot;
 	uint64_t off;
 
 	if (!c->cap) {
@@ -377,7 +377,7 @@ static struct ng_entry *entry_get(struct ng_an *an, struct ng_comm *c,
 		if (!create)
 			return NULL;
 		if (c->cap < RING_MAX) {
-			struct ng_entry **big = xcalloc(c->cap * 2, sizeof(*big));
+			struct an_entry **big = xcalloc(c->cap * 2, sizeof(*big));
 
 			for (uint32_t i = 0; i < c->nring; i++)
 				big[i] = *ring_at(c, i);
@@ -406,20 +406,20 @@ static struct ng_entry *entry_get(struct ng_an *an, struct ng_comm *c,
 	return *slot;
 }
 
-static struct ng_slot *entry_slot(struct ng_entry **ep, int member)
+static struct an_slot *entry_slot(struct an_entry **ep, int member)
 {
-	struct ng_entry *e = *ep;
+	struct an_entry *e = *ep;
 
 	if (member >= e->nslots) {
-		struct ng_entry **ref = NULL;
-		struct ng_comm *c = e->comm;
+		struct an_entry **ref = NULL;
+		struct an_comm *c = e->comm;
 		int n = member + 1 > c->nmembers ? member + 1 : c->nmembers;
 
 		for (uint32_t i = 0; i < c->nring; i++)
 			if (*ring_at(c, i) == e)
 				ref = ring_at(c, i);
-		e = xrealloc(e, sizeof(*e) + n * sizeof(struct ng_slot));
-		memset(&e->slot[e->nslots], 0, (n - e->nslots) * sizeof(struct ng_slot));
+		e = xrealloc(e, sizeof(*e) + n * sizeof(struct an_slot));
+		memset(&e->slot[e->nslots], 0, (n - e->nslots) * sizeof(struct an_slot));
 		e->nslots = n;
 		if (ref)
 			*ref = e;
@@ -428,10 +428,10 @@ static struct ng_slot *entry_slot(struct ng_entry **ep, int member)
 	return &e->slot[member];
 }
 
-static void mark_done(struct ng_entry *e, struct ng_slot *s)
+static void mark_done(struct an_entry *e, struct an_slot *s)
 {
-	if (!(s->flags & NG_S_DONE)) {
-		s->flags |= NG_S_DONE;
+	if (!(s->flags & AN_S_DONE)) {
+		s->flags |= AN_S_DONE;
 		e->ndone++;
 	}
 }
@@ -444,10 +444,10 @@ static int is_p2p_op(const char *op)
 /* Pending sends and recvs that are done: up to the latest p2p completion,
  * enqueued before a collective that completed (one stream, in order), or
  * all of them once the comm is destroyed. */
-static void p2p_settle(struct ng_pc *pc)
+static void p2p_settle(struct an_pc *pc)
 {
 	while (pc->p2p_head < pc->np2p) {
-		const struct ng_p2p_op *o = &pc->p2p[pc->p2p_head];
+		const struct an_p2p_op *o = &pc->p2p[pc->p2p_head];
 
 		if (o->p2p_seq > pc->p2p_done && o->coll_before >= pc->done_seq &&
 		    o->coll_before >= pc->coll_confirmed && !pc->destroyed)
@@ -463,21 +463,21 @@ static void p2p_settle(struct ng_pc *pc)
 }
 
 /* Every seq up to `upto` is done on this rank. */
-static void mark_upto(struct ng_an *an, struct ng_pc *pc, uint64_t upto)
+static void mark_upto(struct an_state *an, struct an_pc *pc, uint64_t upto)
 {
-	struct ng_comm *c = pc->comm;
+	struct an_comm *c = pc->comm;
 	uint64_t q;
 
 	if (upto > pc->done_seq)
 		pc->done_seq = upto;
 	q = pc->marked_seq + 1 > c->lo ? pc->marked_seq + 1 : c->lo;
 	for (; q <= upto && q - c->lo < c->nring; q++) {
-		struct ng_entry *e = *ring_at(c, q - c->lo);
+		struct an_entry *e = *ring_at(c, q - c->lo);
 
 		if (e) {
-			struct ng_slot *s = entry_slot(ring_at(c, q - c->lo), pc->member);
+			struct an_slot *s = entry_slot(ring_at(c, q - c->lo), pc->member);
 
-			if (!(s->flags & NG_S_DROP))
+			if (!(s->flags & AN_S_DROP))
 				mark_done(*ring_at(c, q - c->lo), s);
 		}
 	}
@@ -498,22 +498,22 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Collectives end at nearly the same instant on every rank: the gap between
  * the reference host's mean end and another host's is that host's error. */
-static void clock_sample(struct ng_an *an, const struct ng_entry *e)
+static void clock_sample(struct an_state *an, const struct an_entry *e)
 {
 	int i, n = e->nslots < e->comm->nmembers ? e->nslots : e->comm->nmembers;
-	struct ng_host *ref = &an->hosts[an->ref_host];
+	struct an_host *ref = &an->hosts[an->ref_host];
 
 	/* Per-host sums live in the hosts: any number of them. */
 	for (i = 0; i < n; i++) {
-		struct ng_host *h = &an->hosts[an->procs[e->comm->members[i]].host];
+		struct an_host *h = &an->hosts[an->procs[e->comm->members[i]].host];
 
-		if (e->slot[i].flags & NG_S_TIMED) {
+		if (e->slot[i].flags & AN_S_TIMED) {
 			h->clk_sum += (double)e->slot[i].gpu_end;
 			h->clk_n++;
 		}
 	}
 	for (i = 0; i < n; i++) {
-		struct ng_host *h = &an->hosts[an->procs[e->comm->members[i]].host];
+		struct an_host *h = &an->hosts[an->procs[e->comm->members[i]].host];
 
 		if (!h->clk_n)
 			continue;
@@ -529,15 +529,15 @@ static void clock_sample(struct ng_an *an, const struct ng_entry *e)
 	ref->clk_n = 0;
 }
 
-static void account(struct ng_an *an, struct ng_entry *e);
+static void account(struct an_state *an, struct an_entry *e);
 
-static void settle(struct ng_an *an)
+static void settle(struct an_state *an)
 {
-	struct ng_entry *e, *next;
+	struct an_entry *e, *next;
 	int i;
 
 	for (i = 0; i < an->nhosts; i++) {
-		struct ng_host *h = &an->hosts[i];
+		struct an_host *h = &an->hosts[i];
 
 		if (i == an->ref_host || h->settled)
 			continue;
@@ -560,7 +560,7 @@ static void settle(struct ng_an *an)
 	an->npend = 0;
 }
 
-static void maybe_settle(struct ng_an *an)
+static void maybe_settle(struct an_state *an)
 {
 	int i;
 
@@ -576,21 +576,21 @@ static void maybe_settle(struct ng_an *an)
 
 /* ---- accounting ------------------------------------------------------- */
 
-static int64_t corrected(const struct ng_an *an, const struct ng_entry *e, int i, int64_t t)
+static int64_t corrected(const struct an_state *an, const struct an_entry *e, int i, int64_t t)
 {
 	return t + an->hosts[an->procs[e->comm->members[i]].host].offset_ns;
 }
 
-static void check_mismatch(struct ng_an *an, const struct ng_entry *e)
+static void check_mismatch(struct an_state *an, const struct an_entry *e)
 {
-	const struct ng_slot *ref = NULL;
-	struct ng_mismatch *m;
+	const struct an_slot *ref = NULL;
+	struct an_mismatch *m;
 	int i, diff = 0, n = 0;
 
 	for (i = 0; i < e->nslots; i++) {
-		const struct ng_slot *s = &e->slot[i];
+		const struct an_slot *s = &e->slot[i];
 
-		if (!(s->flags & NG_S_ENQ) || (s->flags & NG_S_DROP))
+		if (!(s->flags & AN_S_ENQ) || (s->flags & AN_S_DROP))
 			continue;
 		n++;
 		if (!ref)
@@ -602,7 +602,7 @@ static void check_mismatch(struct ng_an *an, const struct ng_entry *e)
 	if (!diff)
 		return;
 	an->mism_total++;
-	if (an->nmism >= NG_LIST_MAX)
+	if (an->nmism >= AN_LIST_MAX)
 		return;
 	an->mism = xrealloc(an->mism, (an->nmism + 1) * sizeof(*an->mism));
 	m = &an->mism[an->nmism++];
@@ -615,9 +615,9 @@ static void check_mismatch(struct ng_an *an, const struct ng_entry *e)
 	m->dtype = xcalloc(n, sizeof(*m->dtype));
 	m->root = xcalloc(n, sizeof(*m->root));
 	for (i = 0; i < e->nslots; i++) {
-		const struct ng_slot *s = &e->slot[i];
+		const struct an_slot *s = &e->slot[i];
 
-		if (!(s->flags & NG_S_ENQ) || (s->flags & NG_S_DROP))
+		if (!(s->flags & AN_S_ENQ) || (s->flags & AN_S_DROP))
 			continue;
 		m->rank[m->n] = an->procs[e->comm->members[i]].rank;
 		m->op[m->n] = s->op;
@@ -629,7 +629,7 @@ static void check_mismatch(struct ng_an *an, const struct ng_entry *e)
 }
 
 /* Stragglers: who arrived last, by how much past the (lower) median. */
-static void straggle(struct ng_an *an, const struct ng_entry *e)
+static void straggle(struct an_state *an, const struct an_entry *e)
 {
 	int64_t enter[e->nslots], late[e->nslots];
 	int idx[e->nslots];
@@ -637,25 +637,25 @@ static void straggle(struct ng_an *an, const struct ng_entry *e)
 	int64_t tmid = 0;
 
 	for (i = 0; i < e->nslots; i++) {
-		const struct ng_slot *s = &e->slot[i];
+		const struct an_slot *s = &e->slot[i];
 
 		/* Arrivals are compared only where every rank stamped its
 		 * own (the shim stamps the same calls on every rank). */
-		if ((s->flags & NG_S_ENQ) && (s->flags & NG_S_COARSE))
+		if ((s->flags & AN_S_ENQ) && (s->flags & AN_S_COARSE))
 			return;
-		if ((s->flags & NG_S_ENQ) && !(s->flags & NG_S_DROP)) {
+		if ((s->flags & AN_S_ENQ) && !(s->flags & AN_S_DROP)) {
 			idx[n] = i;
 			enter[n++] = corrected(an, e, i, s->enter_ns);
 		}
 	}
 	if (n < 2 || n < e->nranks)
 		return;
-	last = ng_lateness(enter, n, late);
+	last = an_lateness(enter, n, late);
 	if (last < 0)
 		return;
 	an->straggle_calls++;
 	for (i = 0; i < n; i++) {
-		struct ng_proc *p = &an->procs[e->comm->members[idx[i]]];
+		struct an_proc *p = &an->procs[e->comm->members[idx[i]]];
 
 		p->coll_calls++;
 		p->chance += 1.0 / n;
@@ -667,26 +667,26 @@ static void straggle(struct ng_an *an, const struct ng_entry *e)
 			tmid = enter[i];
 	}
 	for (i = 0; i < n; i++)
-		ng_heat_add(an, &an->procs[e->comm->members[idx[i]]], tmid,
+		an_heat_add(an, &an->procs[e->comm->members[idx[i]]], tmid,
 			    late[i] > 0 ? late[i] : 0);
 	an->procs[e->comm->members[idx[last]]].late_calls++;
 	an->procs[e->comm->members[idx[last]]].late_sum_ns += (double)late[last];
 }
 
-static void account(struct ng_an *an, struct ng_entry *e)
+static void account(struct an_state *an, struct an_entry *e)
 {
-	const struct ng_slot *first = NULL;
+	const struct an_slot *first = NULL;
 	double best = -1;
 	uint64_t bytes = 0;
-	struct ng_row *row;
+	struct an_row *row;
 	int i;
 
 	for (i = 0; i < e->nslots; i++) {
-		const struct ng_slot *s = &e->slot[i];
+		const struct an_slot *s = &e->slot[i];
 
-		if (!first && (s->flags & NG_S_ENQ) && !(s->flags & NG_S_DROP))
+		if (!first && (s->flags & AN_S_ENQ) && !(s->flags & AN_S_DROP))
 			first = s;
-		if ((s->flags & NG_S_TIMED) && s->dur > 0 && (best < 0 || s->dur < best))
+		if ((s->flags & AN_S_TIMED) && s->dur > 0 && (best < 0 || s->dur < best))
 			best = (double)s->dur;
 		if (!bytes && s->bytes)
 			bytes = s->bytes;
@@ -701,22 +701,22 @@ static void account(struct ng_an *an, struct ng_entry *e)
 	/* The collective's time is its shortest GPU duration: the ranks that
 	 * arrived early also waited for the last one, which straggle()
 	 * reports on its own. */
-	row = ng_row_get(an, first->op, bytes, e->nranks > 0 ? e->nranks : e->comm->nranks);
+	row = an_row_get(an, first->op, bytes, e->nranks > 0 ? e->nranks : e->comm->nranks);
 	row->calls++;
 	if (best > 0) {
 		row->timed++;
 		row->bytes_sum_timed += bytes;
 		row->time_sum_ns += best;
-		ng_qs_add(&row->qs, best);
+		an_qs_add(&row->qs, best);
 	} else {
 		an->untimed++;
 	}
 	if (an->opts.chrome)
-		ng_chrome_entry(an, e);
+		an_chrome_entry(an, e);
 	free(e);
 }
 
-static void finalize(struct ng_an *an, struct ng_entry *e)
+static void finalize(struct an_state *an, struct an_entry *e)
 {
 	if (an->settled) {
 		account(an, e);
@@ -735,9 +735,9 @@ static void finalize(struct ng_an *an, struct ng_entry *e)
 
 /* ---- records ---------------------------------------------------------- */
 
-struct ng_an *ng_an_new(const struct ng_an_opts *opts)
+struct an_state *an_new(const struct an_opts *opts)
 {
-	struct ng_an *an = xcalloc(1, sizeof(*an));
+	struct an_state *an = xcalloc(1, sizeof(*an));
 
 	if (opts)
 		an->opts = *opts;
@@ -749,10 +749,10 @@ struct ng_an *ng_an_new(const struct ng_an_opts *opts)
 	return an;
 }
 
-void ng_an_seen(struct ng_an *an, const struct ng_src *src)
+void an_seen(struct an_state *an, const struct an_src *src)
 {
-	struct ng_proc *p = proc_get(an, src);
-	struct ng_host *h = &an->hosts[src->host];
+	struct an_proc *p = proc_get(an, src);
+	struct an_host *h = &an->hosts[src->host];
 
 	an->events++;
 	if (src->ts < p->first_ts)
@@ -771,10 +771,10 @@ void ng_an_seen(struct ng_an *an, const struct ng_src *src)
 
 #define SETSTR(field, v) do { free(p->field); p->field = xstrdup(v); } while (0)
 
-void ng_an_process_info(struct ng_an *an, const struct ng_src *src,
-			const struct ng_rec_proc *r)
+void an_process_info(struct an_state *an, const struct an_src *src,
+			const struct an_rec_proc *r)
 {
-	struct ng_proc *p = proc_get(an, src);
+	struct an_proc *p = proc_get(an, src);
 
 	p->has_info = 1;
 	p->rank = r->rank;
@@ -794,10 +794,10 @@ void ng_an_process_info(struct ng_an *an, const struct ng_src *src,
 	SETSTR(rank_source, r->rank_source);
 }
 
-void ng_an_comm_init(struct ng_an *an, const struct ng_src *src,
-		     const struct ng_rec_init *r)
+void an_comm_init(struct an_state *an, const struct an_src *src,
+		     const struct an_rec_init *r)
 {
-	struct ng_pc *pc;
+	struct an_pc *pc;
 
 	if (!r->comm_hash)
 		return;
@@ -821,15 +821,15 @@ void ng_an_comm_init(struct ng_an *an, const struct ng_src *src,
 /* Begun and not known finished.  A nonblocking comm ends twice, and a
  * trace may lack the second end (lost, or recorded before it was written):
  * one used or ended is past its init. */
-static int in_init(const struct ng_pc *pc)
+static int in_init(const struct an_pc *pc)
 {
 	return pc->init_begun && !pc->init_done && !pc->last_seq && !pc->np2p && !pc->ended;
 }
 
-void ng_an_comm_end(struct ng_an *an, const struct ng_src *src,
-		    const struct ng_rec_misc *r)
+void an_comm_end(struct an_state *an, const struct an_src *src,
+		    const struct an_rec_misc *r)
 {
-	struct ng_pc *pc;
+	struct an_pc *pc;
 
 	if (!r->comm_hash)
 		return;
@@ -847,11 +847,11 @@ void ng_an_comm_end(struct ng_an *an, const struct ng_src *src,
 /* A send or recv as it is posted: pending until known done, and counted
  * per peer, so that a hung one can be matched with what its peer posted
  * (the k-th send from a to b meets b's k-th recv from a). */
-static void p2p_enqueue(struct ng_an *an, const struct ng_src *src,
-			const struct ng_rec_coll *r, int op)
+static void p2p_enqueue(struct an_state *an, const struct an_src *src,
+			const struct an_rec_coll *r, int op)
 {
-	struct ng_pc *pc;
-	struct ng_p2p_op *o;
+	struct an_pc *pc;
+	struct an_p2p_op *o;
 	int peer = (int)r->root_or_peer, send = r->op && !strcmp(r->op, "send");
 	uint64_t *count;
 
@@ -879,7 +879,7 @@ static void p2p_enqueue(struct ng_an *an, const struct ng_src *src,
 	/* Bounded, as the collectives' window is: with no completions at all
 	 * (NCCLGUARD_TIMING=0, graphs) every call would stay until the
 	 * destroy.  The oldest is forgotten, and with it any finding. */
-	if (pc->np2p - pc->p2p_head >= NG_P2P_PENDING_MAX) {
+	if (pc->np2p - pc->p2p_head >= AN_P2P_PENDING_MAX) {
 		pc->p2p_head++;
 		an->p2p_forgotten++;
 		p2p_settle(pc);
@@ -899,13 +899,13 @@ static void p2p_enqueue(struct ng_an *an, const struct ng_src *src,
 	o->send = (uint8_t)send;
 }
 
-static void p2p(struct ng_an *an, const struct ng_src *src, const struct ng_rec_coll *r,
+static void p2p(struct an_state *an, const struct an_src *src, const struct an_rec_coll *r,
 		int complete)
 {
-	struct ng_proc *p = proc_get(an, src);
-	struct ng_pc *pc;
-	struct ng_row *row;
-	int op = ng_an_op_id(an, r->op);
+	struct an_proc *p = proc_get(an, src);
+	struct an_pc *pc;
+	struct an_row *row;
+	int op = an_op_id(an, r->op);
 
 	if (!complete) {
 		an->p2p_calls++;
@@ -920,24 +920,24 @@ static void p2p(struct ng_an *an, const struct ng_src *src, const struct ng_rec_
 	}
 	/* Per call, not per pair: a send row times the sends. */
 	if (r->op && !strcmp(r->op, "send")) {
-		row = ng_row_get(an, op, r->bytes, 2);
+		row = an_row_get(an, op, r->bytes, 2);
 		row->calls++;
 		if (r->duration_ns > 0) {
 			row->timed++;
 			row->bytes_sum_timed += r->bytes;
 			row->time_sum_ns += (double)r->duration_ns;
-			ng_qs_add(&row->qs, (double)r->duration_ns);
+			an_qs_add(&row->qs, (double)r->duration_ns);
 		}
 	}
 	(void)p;
 }
 
-void ng_an_enqueue(struct ng_an *an, const struct ng_src *src,
-		   const struct ng_rec_coll *r)
+void an_enqueue(struct an_state *an, const struct an_src *src,
+		   const struct an_rec_coll *r)
 {
-	struct ng_entry *e, **ep;
-	struct ng_slot *s;
-	struct ng_pc *pc;
+	struct an_entry *e, **ep;
+	struct an_slot *s;
+	struct an_pc *pc;
 
 	if (!r->comm_hash)
 		return;
@@ -957,29 +957,29 @@ void ng_an_enqueue(struct ng_an *an, const struct ng_src *src,
 	ep = ring_at(pc->comm, r->seq - pc->comm->lo);
 	s = entry_slot(ep, pc->member);
 	e = *ep;
-	if (s->flags & NG_S_ENQ)
+	if (s->flags & AN_S_ENQ)
 		return;		/* duplicate */
-	s->flags |= NG_S_ENQ;
+	s->flags |= AN_S_ENQ;
 	e->nenq++;
 	if (r->nranks > e->nranks)
 		e->nranks = (int)r->nranks;
 	s->enter_ns = r->enter_ns;
 	s->exit_ns = r->exit_ns;
 	if (r->enter_coarse)
-		s->flags |= NG_S_COARSE;
+		s->flags |= AN_S_COARSE;
 	s->count = r->count;
 	s->bytes = r->bytes;
 	s->stream = r->stream;
 	s->root = (int32_t)r->root_or_peer;
 	s->dtype = (int32_t)r->datatype;
-	s->op = (uint8_t)ng_an_op_id(an, r->op);
+	s->op = (uint8_t)an_op_id(an, r->op);
 	/* A dropped call never reaches NCCL: its peers wait for it. */
 	if (pc->drop_seq == r->seq || (r->result != 0 && r->result != 7))
-		s->flags |= NG_S_DROP;
+		s->flags |= AN_S_DROP;
 	/* Done already: a later seq completed first, or the comm was destroyed
 	 * before this event came (the shim may write it late, from its
 	 * watchdog or its exit flush). */
-	if ((r->seq <= pc->done_seq || pc->destroyed) && !(s->flags & NG_S_DROP))
+	if ((r->seq <= pc->done_seq || pc->destroyed) && !(s->flags & AN_S_DROP))
 		mark_done(e, s);
 	try_front(an, pc->comm);
 }
@@ -988,11 +988,11 @@ void ng_an_enqueue(struct ng_an *an, const struct ng_src *src,
  * Busy time, the union of a rank's GPU intervals.  Completions come in the
  * order the watchdog saw them, not in GPU order (calls on other comms and
  * streams, group members, flushes): intervals are kept, and every
- * NG_BUSY_KEEP * 8 of them all but the latest NG_BUSY_KEEP are merged and
+ * AN_BUSY_KEEP * 8 of them all but the latest AN_BUSY_KEEP are merged and
  * summed.  A later one that starts before what was summed is clipped to
- * it; NG_BUSY_KEEP calls of disorder is far more than the watchdog makes.
+ * it; AN_BUSY_KEEP calls of disorder is far more than the watchdog makes.
  */
-#define NG_BUSY_KEEP 1024
+#define AN_BUSY_KEEP 1024
 
 static int cmp_iv(const void *a, const void *b)
 {
@@ -1001,7 +1001,7 @@ static int cmp_iv(const void *a, const void *b)
 	return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-static void busy_fold(struct ng_proc *p, int keep)
+static void busy_fold(struct an_proc *p, int keep)
 {
 	int n = 0, i;
 
@@ -1029,7 +1029,7 @@ static void busy_fold(struct ng_proc *p, int keep)
 	p->niv = n - i;
 }
 
-static void busy_add(struct ng_proc *p, int64_t start, int64_t end)
+static void busy_add(struct an_proc *p, int64_t start, int64_t end)
 {
 	if (end <= p->folded_until)
 		return;
@@ -1041,17 +1041,17 @@ static void busy_add(struct ng_proc *p, int64_t start, int64_t end)
 	}
 	p->iv[2 * p->niv] = start;
 	p->iv[2 * p->niv + 1] = end;
-	if (++p->niv >= NG_BUSY_KEEP * 8)
-		busy_fold(p, NG_BUSY_KEEP);
+	if (++p->niv >= AN_BUSY_KEEP * 8)
+		busy_fold(p, AN_BUSY_KEEP);
 }
 
-void ng_an_complete(struct ng_an *an, const struct ng_src *src,
-		    const struct ng_rec_coll *r)
+void an_complete(struct an_state *an, const struct an_src *src,
+		    const struct an_rec_coll *r)
 {
-	struct ng_proc *p = proc_get(an, src);
-	struct ng_entry *e, **ep;
-	struct ng_slot *s;
-	struct ng_pc *pc;
+	struct an_proc *p = proc_get(an, src);
+	struct an_entry *e, **ep;
+	struct an_slot *s;
+	struct an_pc *pc;
 
 	if (r->gpu_end_ns > r->gpu_start_ns && r->gpu_start_ns > 0)
 		busy_add(p, r->gpu_start_ns, r->gpu_end_ns);
@@ -1074,8 +1074,8 @@ void ng_an_complete(struct ng_an *an, const struct ng_src *src,
 		e->nranks = (int)r->nranks;
 	if (!s->bytes)
 		s->bytes = r->bytes;
-	if (!(s->flags & NG_S_ENQ) && !s->op)
-		s->op = (uint8_t)ng_an_op_id(an, r->op);
+	if (!(s->flags & AN_S_ENQ) && !s->op)
+		s->op = (uint8_t)an_op_id(an, r->op);
 	if (!s->stream)
 		s->stream = r->stream;
 	s->gpu_start = r->gpu_start_ns;
@@ -1083,25 +1083,25 @@ void ng_an_complete(struct ng_an *an, const struct ng_src *src,
 	s->dur = r->duration_ns > 0 ? r->duration_ns :
 		(r->gpu_end_ns > r->gpu_start_ns ? r->gpu_end_ns - r->gpu_start_ns : 0);
 	if (r->gpu_end_ns > 0)
-		s->flags |= NG_S_TIMED;
+		s->flags |= AN_S_TIMED;
 	/* Its own completion, even after a later one marked the seqs up to
 	 * it (mark_upto() covers each seq once). */
-	s->flags |= NG_S_OWN;
-	if (!(s->flags & NG_S_DROP))
+	s->flags |= AN_S_OWN;
+	if (!(s->flags & AN_S_DROP))
 		mark_done(e, s);
 	mark_upto(an, pc, r->seq);
 	try_front(an, pc->comm);
 }
 
-void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
-		   const struct ng_rec_misc *r)
+void an_timeout(struct an_state *an, const struct an_src *src,
+		   const struct an_rec_misc *r)
 {
-	struct ng_proc *p = proc_get(an, src);
-	struct ng_timeout_row *t;
+	struct an_proc *p = proc_get(an, src);
+	struct an_timeout_row *t;
 
 	if (r->comm_hash) {
-		struct ng_comm *c = comm_get(an, r->comm_hash, 0);
-		struct ng_pc *pc = pc_for(an, src, r->comm_hash, 0);
+		struct an_comm *c = comm_get(an, r->comm_hash, 0);
+		struct an_pc *pc = pc_for(an, src, r->comm_hash, 0);
 		uint64_t stuck = 0;
 
 		c->timeouts++;
@@ -1126,7 +1126,7 @@ void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
 		if (stuck && (!c->stuck_seq || stuck < c->stuck_seq))
 			c->stuck_seq = stuck;
 	}
-	if (an->ntimeouts >= NG_LIST_MAX)
+	if (an->ntimeouts >= AN_LIST_MAX)
 		return;
 	an->timeouts = xrealloc(an->timeouts, (an->ntimeouts + 1) * sizeof(*an->timeouts));
 	t = &an->timeouts[an->ntimeouts++];
@@ -1140,15 +1140,15 @@ void ng_an_timeout(struct ng_an *an, const struct ng_src *src,
 	t->ts = src->ts;
 }
 
-void ng_an_policy(struct ng_an *an, const struct ng_src *src,
-		  const struct ng_rec_misc *r)
+void an_policy(struct an_state *an, const struct an_src *src,
+		  const struct an_rec_misc *r)
 {
-	struct ng_proc *p = proc_get(an, src);
-	struct ng_policy_row *row = NULL;
+	struct an_proc *p = proc_get(an, src);
+	struct an_policy_row *row = NULL;
 	int i, pid = (int)(p - an->procs);
 
 	for (i = 0; i < an->npolicy; i++) {
-		struct ng_policy_row *q = &an->policy[i];
+		struct an_policy_row *q = &an->policy[i];
 
 		if (!strcmp(q->key, r->key ? r->key : "") &&
 		    !strcmp(q->action, r->action ? r->action : "") &&
@@ -1159,7 +1159,7 @@ void ng_an_policy(struct ng_an *an, const struct ng_src *src,
 		}
 	}
 	if (!row) {
-		if (an->npolicy >= NG_LIST_MAX)
+		if (an->npolicy >= AN_LIST_MAX)
 			return;
 		an->policy = xrealloc(an->policy, (an->npolicy + 1) * sizeof(*an->policy));
 		row = &an->policy[an->npolicy++];
@@ -1176,15 +1176,15 @@ void ng_an_policy(struct ng_an *an, const struct ng_src *src,
 	row->ranks[row->nranks++] = pid;
 }
 
-void ng_an_inject(struct ng_an *an, const struct ng_src *src,
-		  const struct ng_rec_misc *r)
+void an_inject(struct an_state *an, const struct an_src *src,
+		  const struct an_rec_misc *r)
 {
-	struct ng_proc *p = proc_get(an, src);
-	struct ng_inject_row *in;
+	struct an_proc *p = proc_get(an, src);
+	struct an_inject_row *in;
 
 	if (r->comm_hash && r->seq && r->kind &&
 	    (!strcmp(r->kind, "drop") || !strcmp(r->kind, "error"))) {
-		struct ng_pc *pc = pc_for(an, src, r->comm_hash, 0);
+		struct an_pc *pc = pc_for(an, src, r->comm_hash, 0);
 
 		/* A send's or recv's seq is its p2p seq. */
 		if (is_p2p_op(r->op))
@@ -1192,7 +1192,7 @@ void ng_an_inject(struct ng_an *an, const struct ng_src *src,
 		else
 			pc->drop_seq = r->seq;
 	}
-	if (an->ninjects >= NG_LIST_MAX)
+	if (an->ninjects >= AN_LIST_MAX)
 		return;
 	an->injects = xrealloc(an->injects, (an->ninjects + 1) * sizeof(*an->injects));
 	in = &an->injects[an->ninjects++];
@@ -1204,7 +1204,7 @@ void ng_an_inject(struct ng_an *an, const struct ng_src *src,
 	in->detail = xstrdup(r->detail);
 }
 
-void ng_an_lost(struct ng_an *an, uint64_t n)
+void an_lost(struct an_state *an, uint64_t n)
 {
 	an->lost_events += n;
 }
@@ -1215,7 +1215,7 @@ void ng_an_lost(struct ng_an *an, uint64_t n)
  * init_process_group needs named.  Comm ranks are known from the members'
  * comm_init_begin; they are global ranks too where the comm spans the
  * world in rank order, as the default process group does. */
-static void init_missing(struct ng_an *an, struct ng_comm *c, struct ng_hang *h)
+static void init_missing(struct an_state *an, struct an_comm *c, struct an_hang *h)
 {
 	int world = c->nranks > 0, i;
 	char *seen;
@@ -1224,8 +1224,8 @@ static void init_missing(struct ng_an *an, struct ng_comm *c, struct ng_hang *h)
 		return;
 	seen = xcalloc((size_t)c->nranks, 1);
 	for (i = 0; i < c->nmembers; i++) {
-		struct ng_proc *p = &an->procs[c->members[i]];
-		struct ng_pc *pc = &an->pcs[c->member_pc[i]];
+		struct an_proc *p = &an->procs[c->members[i]];
+		struct an_pc *pc = &an->pcs[c->member_pc[i]];
 
 		if (pc->comm_rank >= 0 && pc->comm_rank < c->nranks)
 			seen[pc->comm_rank] = 1;
@@ -1252,10 +1252,10 @@ static void init_missing(struct ng_an *an, struct ng_comm *c, struct ng_hang *h)
 	h->unknown_missing = 0;
 }
 
-static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry *e,
+static void add_hang(struct an_state *an, struct an_comm *c, const struct an_entry *e,
 		     int op, uint64_t queued_after, int64_t age, int timed_out)
 {
-	struct ng_hang *h;
+	struct an_hang *h;
 	int i;
 
 	an->hangs = xrealloc(an->hangs, (an->nhangs + 1) * sizeof(*an->hangs));
@@ -1272,16 +1272,16 @@ static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry 
 	h->last_rank = xcalloc(c->nmembers, sizeof(*h->last_rank));
 	h->last_seq = xcalloc(c->nmembers, sizeof(*h->last_seq));
 	for (i = 0; i < c->nmembers; i++) {
-		struct ng_proc *p = &an->procs[c->members[i]];
+		struct an_proc *p = &an->procs[c->members[i]];
 		uint64_t key = ((uint64_t)c->members[i] << 32) ^
-			(uint64_t)ng_map_get(&an->comm_map, c->hash);
-		struct ng_pc *pc = &an->pcs[ng_map_get(&an->pc_map, key)];
-		const struct ng_slot *s = e && i < e->nslots ? &e->slot[i] : NULL;
+			(uint64_t)an_map_get(&an->comm_map, c->hash);
+		struct an_pc *pc = &an->pcs[an_map_get(&an->pc_map, key)];
+		const struct an_slot *s = e && i < e->nslots ? &e->slot[i] : NULL;
 
 		h->last_rank[h->nlast] = p->rank;
 		h->last_seq[h->nlast++] = pc->last_seq;
 		if (e) {
-			if (s && (s->flags & NG_S_ENQ) && !(s->flags & NG_S_DROP))
+			if (s && (s->flags & AN_S_ENQ) && !(s->flags & AN_S_DROP))
 				h->wait[h->nwait++] = p->rank;
 			else
 				h->miss[h->nmiss++] = p->rank;
@@ -1307,15 +1307,15 @@ static void add_hang(struct ng_an *an, struct ng_comm *c, const struct ng_entry 
 		}
 }
 
-static void finish_comm(struct ng_an *an, struct ng_comm *c)
+static void finish_comm(struct an_state *an, struct an_comm *c)
 {
-	struct ng_entry *hang = NULL;
+	struct an_entry *hang = NULL;
 	uint64_t after = 0;
 	int64_t age = 0;
 	int op = 0, timed_out = 0;
 
 	while (c->nring) {
-		struct ng_entry *e = *ring_at(c, 0);
+		struct an_entry *e = *ring_at(c, 0);
 		int64_t first;
 
 		if (!e) {
@@ -1342,7 +1342,7 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 		age = INT64_MAX;
 		first = INT64_MAX;
 		for (int i = 0; i < e->nslots; i++) {
-			if (!(e->slot[i].flags & NG_S_ENQ))
+			if (!(e->slot[i].flags & AN_S_ENQ))
 				continue;
 			if (an->last_ts - e->slot[i].enter_ns < age) {
 				age = an->last_ts - e->slot[i].enter_ns;
@@ -1351,7 +1351,7 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 			/* A coarse arrival may predate a timeout that came just
 			 * before the call: give it the clock's lag. */
 			int64_t began = e->slot[i].enter_ns +
-				(e->slot[i].flags & NG_S_COARSE ? COARSE_LAG_NS : 0);
+				(e->slot[i].flags & AN_S_COARSE ? COARSE_LAG_NS : 0);
 
 			if (began < first)
 				first = began;
@@ -1380,7 +1380,7 @@ static void finish_comm(struct ng_an *an, struct ng_comm *c)
 	}
 }
 
-static struct ng_pc *member_with_comm_rank(struct ng_an *an, struct ng_comm *c, int64_t cr)
+static struct an_pc *member_with_comm_rank(struct an_state *an, struct an_comm *c, int64_t cr)
 {
 	for (int i = 0; i < c->nmembers; i++)
 		if (an->pcs[c->member_pc[i]].comm_rank == cr)
@@ -1389,20 +1389,20 @@ static struct ng_pc *member_with_comm_rank(struct ng_an *an, struct ng_comm *c, 
 }
 
 /* How many calls matching o's kind the peer posted to pc's rank. */
-static uint64_t peer_posted(const struct ng_pc *peer, const struct ng_pc *pc,
-			    const struct ng_p2p_op *o)
+static uint64_t peer_posted(const struct an_pc *peer, const struct an_pc *pc,
+			    const struct an_p2p_op *o)
 {
 	if (!peer || pc->comm_rank < 0 || pc->comm_rank >= peer->npeers)
 		return 0;
 	return o->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank];
 }
 
-static void add_p2p_hang(struct ng_an *an, struct ng_comm *c, struct ng_pc *pc,
-			 const struct ng_p2p_op *o, const int64_t *wait, int nwait,
+static void add_p2p_hang(struct an_state *an, struct an_comm *c, struct an_pc *pc,
+			 const struct an_p2p_op *o, const int64_t *wait, int nwait,
 			 int timed_out)
 {
-	struct ng_pc *peer = member_with_comm_rank(an, c, o->peer);
-	struct ng_hang *h;
+	struct an_pc *peer = member_with_comm_rank(an, c, o->peer);
+	struct an_hang *h;
 
 	an->hangs = xrealloc(an->hangs, (an->nhangs + 1) * sizeof(*an->hangs));
 	h = &an->hangs[an->nhangs++];
@@ -1434,11 +1434,11 @@ static void add_p2p_hang(struct ng_an *an, struct ng_comm *c, struct ng_pc *pc,
  * reported; where every stuck call has its match posted, one report
  * names them all (a transfer that never ran, a cycle of waits).
  */
-#define NG_P2P_HANGS_MAX 16
+#define AN_P2P_HANGS_MAX 16
 
 /* How many sends (send = 1) or recvs to comm rank `to` pc is known to have
  * completed: all it posted but those still pending. */
-static uint64_t p2p_settled(const struct ng_pc *pc, int send, int64_t to)
+static uint64_t p2p_settled(const struct an_pc *pc, int send, int64_t to)
 {
 	for (int k = pc->p2p_head; k < pc->np2p; k++)
 		if (pc->p2p[k].send == send && pc->p2p[k].peer == to)
@@ -1452,21 +1452,21 @@ static uint64_t p2p_settled(const struct ng_pc *pc, int send, int64_t to)
  * own completion may have gone untimed), and so did everything before it
  * on its rank; that can settle more of the peer's calls: round again
  * until nothing moves. */
-#define NG_P2P_SCAN_MAX 4096
-static void p2p_settle_by_peers(struct ng_an *an, struct ng_comm *c)
+#define AN_P2P_SCAN_MAX 4096
+static void p2p_settle_by_peers(struct an_state *an, struct an_comm *c)
 {
 	for (int pass = 0, moved = 1; moved && pass < 64; pass++) {
 		moved = 0;
 		for (int i = 0; i < c->nmembers; i++) {
-			struct ng_pc *pc = &an->pcs[c->member_pc[i]];
+			struct an_pc *pc = &an->pcs[c->member_pc[i]];
 			int last = -1, end;
 
 			p2p_settle(pc);
-			end = pc->np2p - pc->p2p_head > NG_P2P_SCAN_MAX ?
-				pc->p2p_head + NG_P2P_SCAN_MAX : pc->np2p;
+			end = pc->np2p - pc->p2p_head > AN_P2P_SCAN_MAX ?
+				pc->p2p_head + AN_P2P_SCAN_MAX : pc->np2p;
 			for (int k = pc->p2p_head; k < end && pc->comm_rank >= 0; k++) {
-				const struct ng_p2p_op *o = &pc->p2p[k];
-				struct ng_pc *peer = member_with_comm_rank(an, c, o->peer);
+				const struct an_p2p_op *o = &pc->p2p[k];
+				struct an_pc *peer = member_with_comm_rank(an, c, o->peer);
 
 				if (peer && p2p_settled(peer, !o->send, pc->comm_rank) >= o->ordinal)
 					last = k;
@@ -1479,17 +1479,17 @@ static void p2p_settle_by_peers(struct ng_an *an, struct ng_comm *c)
 	}
 }
 
-static void finish_p2p(struct ng_an *an, struct ng_comm *c)
+static void finish_p2p(struct an_state *an, struct an_comm *c)
 {
 	int64_t *wait = xcalloc((size_t)c->nmembers + 1, sizeof(*wait));
-	struct ng_pc *first = NULL;
+	struct an_pc *first = NULL;
 	int nwait = 0, nreported = 0, first_timed = 0;
 
 	p2p_settle_by_peers(an, c);
 
 	for (int i = 0; i < c->nmembers; i++) {
-		struct ng_pc *pc = &an->pcs[c->member_pc[i]];
-		const struct ng_p2p_op *o;
+		struct an_pc *pc = &an->pcs[c->member_pc[i]];
+		const struct an_p2p_op *o;
 		int timed_out;
 
 		p2p_settle(pc);
@@ -1508,8 +1508,8 @@ static void finish_p2p(struct ng_an *an, struct ng_comm *c)
 		}
 		/* The first of its pending calls that its peer never matched:
 		 * in a group, the send that waits may be held by that recv. */
-		for (int k = pc->p2p_head; k < pc->np2p && nreported < NG_P2P_HANGS_MAX; k++) {
-			const struct ng_p2p_op *u = &pc->p2p[k];
+		for (int k = pc->p2p_head; k < pc->np2p && nreported < AN_P2P_HANGS_MAX; k++) {
+			const struct an_p2p_op *u = &pc->p2p[k];
 			int64_t me = an->procs[pc->proc].rank;
 
 			if (peer_posted(member_with_comm_rank(an, c, u->peer), pc, u) >= u->ordinal)
@@ -1524,16 +1524,16 @@ static void finish_p2p(struct ng_an *an, struct ng_comm *c)
 	free(wait);
 }
 
-static void finish_inits(struct ng_an *an)
+static void finish_inits(struct an_state *an)
 {
 	for (int ci = 0; ci < an->ncomms; ci++) {
-		struct ng_comm *c = an->comms[ci];
+		struct an_comm *c = an->comms[ci];
 		int64_t oldest = INT64_MAX;
 		int waiting = 0, timed_out;
 
 		for (int i = 0; i < c->nmembers; i++) {
 			uint64_t key = ((uint64_t)c->members[i] << 32) ^ (uint64_t)ci;
-			struct ng_pc *pc = &an->pcs[ng_map_get(&an->pc_map, key)];
+			struct an_pc *pc = &an->pcs[an_map_get(&an->pc_map, key)];
 
 			if (in_init(pc)) {
 				waiting++;
@@ -1543,14 +1543,14 @@ static void finish_inits(struct ng_an *an)
 		}
 		timed_out = c->timeouts && c->last_timeout_ts >= oldest;
 		if (waiting && (timed_out || an->last_ts - oldest >= HANG_AGE_NS))
-			add_hang(an, c, NULL, ng_an_op_id(an, "init"), 0, an->last_ts - oldest,
+			add_hang(an, c, NULL, an_op_id(an, "init"), 0, an->last_ts - oldest,
 				 timed_out);
 	}
 }
 
 static int cmp_hang(const void *a, const void *b)
 {
-	const struct ng_hang *x = a, *y = b;
+	const struct an_hang *x = a, *y = b;
 
 	if (x->comm_hash != y->comm_hash)
 		return x->comm_hash < y->comm_hash ? -1 : 1;
@@ -1559,14 +1559,14 @@ static int cmp_hang(const void *a, const void *b)
 
 static int cmp_timeout(const void *a, const void *b)
 {
-	const struct ng_timeout_row *x = a, *y = b;
+	const struct an_timeout_row *x = a, *y = b;
 
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-int ng_an_finish(struct ng_an *an)
+int an_finish(struct an_state *an)
 {
 	int i, j;
 
@@ -1590,25 +1590,25 @@ int ng_an_finish(struct ng_an *an)
 	for (i = 0; i < an->ninjects; i++)
 		an->injects[i].rank = an->procs[an->injects[i].rank].rank;
 	for (i = 0; i < an->npolicy; i++) {
-		struct ng_policy_row *r = &an->policy[i];
+		struct an_policy_row *r = &an->policy[i];
 
 		for (j = 0; j < r->nranks; j++)
 			r->ranks[j] = an->procs[r->ranks[j]].rank;
 		qsort(r->ranks, r->nranks, sizeof(*r->ranks), cmp_i64);
 	}
-	ng_an_sort_rows(an);
-	ng_config_mismatches(an);
+	an_sort_rows(an);
+	an_config_mismatches(an);
 	if (an->opts.chrome)
-		return ng_chrome_close(an);
+		return an_chrome_close(an);
 	return 0;
 }
 
-static const struct ng_an *order_an;
+static const struct an_state *order_an;
 
 static int cmp_rank(const void *a, const void *b)
 {
-	const struct ng_proc *x = &order_an->procs[*(const int *)a];
-	const struct ng_proc *y = &order_an->procs[*(const int *)b];
+	const struct an_proc *x = &order_an->procs[*(const int *)a];
+	const struct an_proc *y = &order_an->procs[*(const int *)b];
 	int64_t rx = x->rank < 0 ? INT64_MAX : x->rank, ry = y->rank < 0 ? INT64_MAX : y->rank;
 
 	if (rx != ry)
@@ -1618,7 +1618,7 @@ static int cmp_rank(const void *a, const void *b)
 	return (x->vpid > y->vpid) - (x->vpid < y->vpid);
 }
 
-int *ng_an_rank_order(const struct ng_an *an)
+int *an_rank_order(const struct an_state *an)
 {
 	int *idx = xcalloc(an->nprocs, sizeof(*idx));
 
@@ -1630,20 +1630,20 @@ int *ng_an_rank_order(const struct ng_an *an)
 	return idx;
 }
 
-void ng_an_free(struct ng_an *an)
+void an_free(struct an_state *an)
 {
 	int i, j;
 
 	if (!an)
 		return;
 	while (an->pend_head) {
-		struct ng_entry *e = an->pend_head;
+		struct an_entry *e = an->pend_head;
 
 		an->pend_head = e->next;
 		free(e);
 	}
 	for (i = 0; i < an->ncomms; i++) {
-		struct ng_comm *c = an->comms[i];
+		struct an_comm *c = an->comms[i];
 
 		for (uint32_t k = 0; k < c->nring; k++)
 			free(*ring_at(c, k));
@@ -1654,7 +1654,7 @@ void ng_an_free(struct ng_an *an)
 	}
 	free(an->comms);
 	for (i = 0; i < an->nprocs; i++) {
-		struct ng_proc *p = &an->procs[i];
+		struct an_proc *p = &an->procs[i];
 
 		free(p->info_host);
 		free(p->nccl_path);
@@ -1677,7 +1677,7 @@ void ng_an_free(struct ng_an *an)
 	for (i = 0; i < an->nops; i++)
 		free(an->ops[i]);
 	for (i = 0; i < an->nrows; i++)
-		ng_qs_free(&an->rows[i].qs);
+		an_qs_free(&an->rows[i].qs);
 	free(an->rows);
 	for (i = 0; i < an->nhangs; i++) {
 		free(an->hangs[i].wait);
@@ -1723,9 +1723,9 @@ void ng_an_free(struct ng_an *an)
 		free(an->cfg[i].rank);
 	}
 	free(an->cfg);
-	ng_map_free(&an->proc_map);
-	ng_map_free(&an->comm_map);
-	ng_map_free(&an->pc_map);
+	an_map_free(&an->proc_map);
+	an_map_free(&an->comm_map);
+	an_map_free(&an->pc_map);
 	for (i = 0; i < an->npcs; i++) {
 		free(an->pcs[i].p2p);
 		free(an->pcs[i].sent);

@@ -66,9 +66,9 @@ struct streaminfo {
 };
 
 struct reader {
-	struct ng_an *an;
-	const struct ng_read_opts *opts;
-	struct ng_map class_map, stream_map;
+	struct an_state *an;
+	const struct an_read_opts *opts;
+	struct an_map class_map, stream_map;
 	struct evclass *classes;
 	int nclasses;
 	struct streaminfo *streams;
@@ -127,7 +127,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ng_find_traces(const char *dir, char ***out, int *n)
+int an_find_traces(const char *dir, char ***out, int *n)
 {
 	int first = *n;
 
@@ -236,7 +236,7 @@ static int resolve_class(struct reader *rd, const bt_event_class *ec)
 				bt_field_class_structure_borrow_member_by_index_const(ctx, i)), "vpid"))
 				cls->vpid_idx = (int)i;
 	}
-	ng_map_put(&rd->class_map, (uint64_t)(uintptr_t)ec, rd->nclasses);
+	an_map_put(&rd->class_map, (uint64_t)(uintptr_t)ec, rd->nclasses);
 	return rd->nclasses++;
 }
 
@@ -277,7 +277,7 @@ static const char *fs(const bt_field *payload, const struct evclass *c, enum fie
 
 static int stream_info(struct reader *rd, const bt_stream *stream)
 {
-	int32_t i = ng_map_get(&rd->stream_map, (uint64_t)(uintptr_t)stream);
+	int32_t i = an_map_get(&rd->stream_map, (uint64_t)(uintptr_t)stream);
 	const bt_trace *trace;
 	const bt_value *v;
 	const bt_clock_class *cc;
@@ -296,7 +296,7 @@ static int stream_info(struct reader *rd, const bt_stream *stream)
 	v = bt_trace_borrow_environment_entry_value_by_name_const(trace, "hostname");
 	if (v && bt_value_get_type(v) == BT_VALUE_TYPE_STRING)
 		host = bt_value_string_get(v);
-	si->host = ng_an_host(rd->an, host);
+	si->host = an_host_id(rd->an, host);
 	v = bt_trace_borrow_environment_entry_value_by_name_const(trace, "vpid");
 	if (v && bt_value_get_type(v) == BT_VALUE_TYPE_SIGNED_INTEGER)
 		si->env_vpid = bt_value_integer_signed_get(v);
@@ -310,7 +310,7 @@ static int stream_info(struct reader *rd, const bt_stream *stream)
 			(int64_t)(freq == 1000000000ULL ? cycles :
 				  (uint64_t)((double)cycles * 1e9 / (double)freq));
 	}
-	ng_map_put(&rd->stream_map, (uint64_t)(uintptr_t)stream, rd->nstreams);
+	an_map_put(&rd->stream_map, (uint64_t)(uintptr_t)stream, rd->nstreams);
 	return rd->nstreams++;
 }
 
@@ -340,11 +340,11 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 {
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	const bt_event_class *ec = bt_event_borrow_class_const(ev);
-	int32_t ci = ng_map_get(&rd->class_map, (uint64_t)(uintptr_t)ec);
+	int32_t ci = an_map_get(&rd->class_map, (uint64_t)(uintptr_t)ec);
 	const struct evclass *c;
 	const bt_field *p, *ctx;
 	struct streaminfo *si;
-	struct ng_src src;
+	struct an_src src;
 	int sidx;
 
 	if (ci < 0 && (ci = resolve_class(rd, ec)) < 0)
@@ -376,12 +376,12 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	rd->nevents++;
 	if (!(rd->nevents & 0xffff))
 		progress(rd, 0);
-	ng_an_seen(rd->an, &src);
+	an_seen(rd->an, &src);
 
 #define T(f) (fi(p, c, F_##f) ? fi(p, c, F_##f) + si->offset_ns : 0)
 	switch (c->kind) {
 	case K_PROC: {
-		struct ng_rec_proc r = {
+		struct an_rec_proc r = {
 			.host = fs(p, c, F_host), .nccl_path = fs(p, c, F_nccl_path),
 			.gpu_pci_bus_id = fs(p, c, F_gpu_pci_bus_id),
 			.cpu_affinity = fs(p, c, F_cpu_affinity),
@@ -395,23 +395,23 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 			.driver_version = fi(p, c, F_driver_version),
 			.numa_node = c->idx[F_numa_node] >= 0 ? fi(p, c, F_numa_node) : -1,
 		};
-		ng_an_process_info(rd->an, &src, &r);
+		an_process_info(rd->an, &src, &r);
 		break;
 	}
 	case K_INIT_BEGIN:
 	case K_INIT_END: {
-		struct ng_rec_init r = {
+		struct an_rec_init r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
 			.parent_hash = (uint64_t)fi(p, c, F_parent_hash),
 			.nranks = fi(p, c, F_nranks), .rank = fi(p, c, F_rank),
 			.result = fi(p, c, F_result), .end = c->kind == K_INIT_END,
 		};
-		ng_an_comm_init(rd->an, &src, &r);
+		an_comm_init(rd->an, &src, &r);
 		break;
 	}
 	case K_ENQ:
 	case K_DONE: {
-		struct ng_rec_coll r = {
+		struct an_rec_coll r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
 			.seq = (uint64_t)fi(p, c, F_seq), .p2p_seq = (uint64_t)fi(p, c, F_p2p_seq),
 			.count = (uint64_t)fi(p, c, F_count), .bytes = (uint64_t)fi(p, c, F_bytes),
@@ -427,9 +427,9 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 		if (c->kind == K_ENQ) {
 			if (!r.enter_ns)
 				r.enter_ns = src.ts;
-			ng_an_enqueue(rd->an, &src, &r);
+			an_enqueue(rd->an, &src, &r);
 		} else {
-			ng_an_complete(rd->an, &src, &r);
+			an_complete(rd->an, &src, &r);
 		}
 		break;
 	}
@@ -437,7 +437,7 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	case K_TIMEOUT:
 	case K_POLICY:
 	case K_INJECT: {
-		struct ng_rec_misc r = {
+		struct an_rec_misc r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
 			.seq = (uint64_t)fi(p, c, F_seq), .waited_ns = (uint64_t)fi(p, c, F_waited_ns),
 			.op = fs(p, c, F_op), .kind = fs(p, c, F_kind), .action = fs(p, c, F_action),
@@ -447,13 +447,13 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 			.result = fi(p, c, F_result),
 		};
 		if (c->kind == K_COMM_END)
-			ng_an_comm_end(rd->an, &src, &r);
+			an_comm_end(rd->an, &src, &r);
 		else if (c->kind == K_TIMEOUT)
-			ng_an_timeout(rd->an, &src, &r);
+			an_timeout(rd->an, &src, &r);
 		else if (c->kind == K_POLICY)
-			ng_an_policy(rd->an, &src, &r);
+			an_policy(rd->an, &src, &r);
 		else
-			ng_an_inject(rd->an, &src, &r);
+			an_inject(rd->an, &src, &r);
 		break;
 	}
 	default:
@@ -473,7 +473,7 @@ static int handle(struct reader *rd, const bt_message *msg)
 	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
 		if (bt_message_discarded_events_get_count(msg, &n) ==
 		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
-			ng_an_lost(rd->an, n);
+			an_lost(rd->an, n);
 		return 0;
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
 		return stream_info(rd, bt_message_stream_beginning_borrow_stream_const(msg)) < 0 ?
@@ -568,8 +568,8 @@ out:
 	return ret;
 }
 
-int ng_read_traces(char *const *dirs, int ndirs, struct ng_an *an,
-		   const struct ng_read_opts *opts)
+int an_read_traces(char *const *dirs, int ndirs, struct an_state *an,
+		   const struct an_read_opts *opts)
 {
 	const bt_plugin *ctf = NULL, *utils = NULL;
 	const bt_component_class_source *fs_cls;
@@ -595,7 +595,7 @@ int ng_read_traces(char *const *dirs, int ndirs, struct ng_an *an,
 				"(give the trace directory `ncclguard run -o` wrote)\n", dirs[i]);
 			goto out;
 		}
-		if (ng_find_traces(dirs[i], &traces, &ntraces)) {
+		if (an_find_traces(dirs[i], &traces, &ntraces)) {
 			fprintf(stderr, "ncclguard analyze: %s: cannot read: %s\n", dirs[i],
 				strerror(errno));
 			goto out;
@@ -611,7 +611,7 @@ int ng_read_traces(char *const *dirs, int ndirs, struct ng_an *an,
 		char *h = metadata_hostname(traces[i]);
 
 		if (h)
-			ng_an_host(an, h);
+			an_host_id(an, h);
 		free(h);
 	}
 	if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
@@ -695,7 +695,7 @@ out:
 	free(traces);
 	free(rd.classes);
 	free(rd.streams);
-	ng_map_free(&rd.class_map);
-	ng_map_free(&rd.stream_map);
+	an_map_free(&rd.class_map);
+	an_map_free(&rd.stream_map);
 	return ret;
 }

@@ -10,7 +10,7 @@
 
 /* nccl-tests' factors: the bytes each rank moves over the bus, relative to
  * the nccl-tests size (the total for allgather, reducescatter, alltoall). */
-double ng_busbw_factor(const char *op, int nranks)
+double an_busbw_factor(const char *op, int nranks)
 {
 	double n = nranks > 0 ? nranks : 1;
 
@@ -25,7 +25,7 @@ double ng_busbw_factor(const char *op, int nranks)
 }
 
 /* Power-of-two bucket: the row of `bytes` is [2^b, 2^(b+1)). */
-int ng_size_bucket(uint64_t bytes)
+int an_size_bucket(uint64_t bytes)
 {
 	int b = -1;
 
@@ -47,29 +47,29 @@ static int hist_bin(double v)
 		return 0;
 	m = frexp(v, &oct);		/* v = m * 2^oct, m in [0.5, 1) */
 	oct -= 1;
-	sub = (int)((m * 2 - 1) * NG_QS_SUB);
-	if (sub >= NG_QS_SUB)
-		sub = NG_QS_SUB - 1;
+	sub = (int)((m * 2 - 1) * AN_QS_SUB);
+	if (sub >= AN_QS_SUB)
+		sub = AN_QS_SUB - 1;
 	if (oct >= 64)
-		return NG_QS_BINS - 1;
-	return oct * NG_QS_SUB + sub;
+		return AN_QS_BINS - 1;
+	return oct * AN_QS_SUB + sub;
 }
 
 static double hist_mid(int bin)
 {
-	int oct = bin / NG_QS_SUB, sub = bin % NG_QS_SUB;
+	int oct = bin / AN_QS_SUB, sub = bin % AN_QS_SUB;
 
-	return ldexp(1 + (sub + 0.5) / NG_QS_SUB, oct);
+	return ldexp(1 + (sub + 0.5) / AN_QS_SUB, oct);
 }
 
-int ng_qs_add(struct ng_qs *q, double v)
+int an_qs_add(struct an_qs *q, double v)
 {
 	if (q->n == 0 || v > q->max)
 		q->max = v;
 	q->sum += v;
-	if (!q->hist && q->n < NG_QS_EXACT) {
+	if (!q->hist && q->n < AN_QS_EXACT) {
 		if (!q->exact) {
-			q->exact = calloc(NG_QS_EXACT, sizeof(double));
+			q->exact = calloc(AN_QS_EXACT, sizeof(double));
 			if (!q->exact)
 				return -1;
 		}
@@ -77,7 +77,7 @@ int ng_qs_add(struct ng_qs *q, double v)
 		return 0;
 	}
 	if (!q->hist) {
-		q->hist = calloc(NG_QS_BINS, sizeof(uint32_t));
+		q->hist = calloc(AN_QS_BINS, sizeof(uint32_t));
 		if (!q->hist)
 			return -1;
 		for (uint64_t i = 0; i < q->n; i++)
@@ -98,8 +98,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Nearest rank: the smallest value with at least p of the samples at or
- * below it.  Exact below NG_QS_EXACT samples, within 1.1% above. */
-double ng_qs_quantile(struct ng_qs *q, double p)
+ * below it.  Exact below AN_QS_EXACT samples, within 1.1% above. */
+double an_qs_quantile(struct an_qs *q, double p)
 {
 	uint64_t k, seen = 0;
 
@@ -114,7 +114,7 @@ double ng_qs_quantile(struct ng_qs *q, double p)
 		qsort(q->exact, q->n, sizeof(double), cmp_double);
 		return q->exact[k - 1];
 	}
-	for (int i = 0; i < NG_QS_BINS; i++) {
+	for (int i = 0; i < AN_QS_BINS; i++) {
 		seen += q->hist[i];
 		if (seen >= k) {
 			double v = hist_mid(i);
@@ -125,7 +125,7 @@ double ng_qs_quantile(struct ng_qs *q, double p)
 	return q->max;
 }
 
-void ng_qs_free(struct ng_qs *q)
+void an_qs_free(struct an_qs *q)
 {
 	free(q->exact);
 	free(q->hist);
@@ -135,11 +135,11 @@ void ng_qs_free(struct ng_qs *q)
 
 /* ---- rows ------------------------------------------------------------- */
 
-struct ng_row *ng_row_get(struct ng_an *an, int op, uint64_t bytes, int nranks)
+struct an_row *an_row_get(struct an_state *an, int op, uint64_t bytes, int nranks)
 {
 	static __thread int last = -1;
-	int b = ng_size_bucket(bytes), i;
-	struct ng_row *r;
+	int b = an_size_bucket(bytes), i;
+	struct an_row *r;
 
 	if (last >= 0 && last < an->nrows) {
 		r = &an->rows[last];
@@ -168,11 +168,11 @@ struct ng_row *ng_row_get(struct ng_an *an, int op, uint64_t bytes, int nranks)
 	return r;
 }
 
-static const struct ng_an *sort_an;
+static const struct an_state *sort_an;
 
 static int cmp_row(const void *a, const void *b)
 {
-	const struct ng_row *x = a, *y = b;
+	const struct an_row *x = a, *y = b;
 	int c = strcmp(sort_an->ops[x->op], sort_an->ops[y->op]);
 
 	if (c)
@@ -182,7 +182,7 @@ static int cmp_row(const void *a, const void *b)
 	return x->bucket - y->bucket;
 }
 
-void ng_an_sort_rows(struct ng_an *an)
+void an_sort_rows(struct an_state *an)
 {
 	sort_an = an;
 	if (an->nrows)
@@ -202,7 +202,7 @@ static int cmp_i64(const void *a, const void *b)
 /* Lateness against the lower median: with two ranks that is the gap
  * between them; with several, a group of slow ranks all count as late,
  * where "minus the second-to-last" would call them all on time. */
-int ng_lateness(const int64_t *enter, int n, int64_t *late_ns)
+int an_lateness(const int64_t *enter, int n, int64_t *late_ns)
 {
 	int64_t sorted[n > 0 ? n : 1], mid;
 	int last = 0, i;
@@ -230,8 +230,8 @@ int ng_lateness(const int64_t *enter, int n, int64_t *late_ns)
  * every 256-rank job with nothing but jitter: each rank is a test, and
  * the tail of a count with a mean under one is far from normal.
  */
-#define NG_STRAGGLER_ALPHA 0.001
-int ng_straggler_flagged(const struct ng_an *an, const struct ng_proc *p)
+#define AN_STRAGGLER_ALPHA 0.001
+int an_straggler_flagged(const struct an_state *an, const struct an_proc *p)
 {
 	double n = (double)p->coll_calls, k = (double)p->late_calls, q, f, kl;
 
@@ -242,29 +242,29 @@ int ng_straggler_flagged(const struct ng_an *an, const struct ng_proc *p)
 	if (q <= 0 || q >= 1 || f <= q)
 		return 0;
 	kl = f * log(f / q) + (f < 1 ? (1 - f) * log((1 - f) / (1 - q)) : 0);
-	return -n * kl < log(NG_STRAGGLER_ALPHA / (an->nprocs > 1 ? an->nprocs : 1));
+	return -n * kl < log(AN_STRAGGLER_ALPHA / (an->nprocs > 1 ? an->nprocs : 1));
 }
 
-void ng_heat_add(struct ng_an *an, struct ng_proc *p, int64_t t, int64_t late_ns)
+void an_heat_add(struct an_state *an, struct an_proc *p, int64_t t, int64_t late_ns)
 {
 	int64_t bin;
 
 	if (an->heat_t0 == INT64_MIN)
 		an->heat_t0 = t;
 	bin = t < an->heat_t0 ? 0 : (t - an->heat_t0) / an->heat_w;
-	while (bin >= NG_HEAT_BINS) {
+	while (bin >= AN_HEAT_BINS) {
 		/* Twice as wide: merge neighbours, for every rank. */
 		for (int i = 0; i < an->nprocs; i++) {
-			struct ng_proc *q = &an->procs[i];
+			struct an_proc *q = &an->procs[i];
 
-			for (int k = 0; k < NG_HEAT_BINS / 2; k++) {
+			for (int k = 0; k < AN_HEAT_BINS / 2; k++) {
 				q->heat_sum[k] = q->heat_sum[2 * k] + q->heat_sum[2 * k + 1];
 				q->heat_n[k] = q->heat_n[2 * k] + q->heat_n[2 * k + 1];
 			}
-			memset(&q->heat_sum[NG_HEAT_BINS / 2], 0,
-			       NG_HEAT_BINS / 2 * sizeof(double));
-			memset(&q->heat_n[NG_HEAT_BINS / 2], 0,
-			       NG_HEAT_BINS / 2 * sizeof(uint32_t));
+			memset(&q->heat_sum[AN_HEAT_BINS / 2], 0,
+			       AN_HEAT_BINS / 2 * sizeof(double));
+			memset(&q->heat_n[AN_HEAT_BINS / 2], 0,
+			       AN_HEAT_BINS / 2 * sizeof(uint32_t));
 		}
 		an->heat_w *= 2;
 		bin = (t - an->heat_t0) / an->heat_w;
@@ -273,7 +273,7 @@ void ng_heat_add(struct ng_an *an, struct ng_proc *p, int64_t t, int64_t late_ns
 	p->heat_n[bin]++;
 }
 
-double ng_comm_fraction(const struct ng_proc *p)
+double an_comm_fraction(const struct an_proc *p)
 {
 	int64_t wall = p->last_ts - p->first_ts;
 	double f;
@@ -286,7 +286,7 @@ double ng_comm_fraction(const struct ng_proc *p)
 
 /* ---- names ------------------------------------------------------------ */
 
-const char *ng_dtype_name(int64_t dtype)
+const char *an_dtype_name(int64_t dtype)
 {
 	static const char *const names[] = {
 		"int8", "uint8", "int32", "uint32", "int64", "uint64",
@@ -300,7 +300,7 @@ const char *ng_dtype_name(int64_t dtype)
 
 /* ncclGetVersion's code: major*10000 + minor*100 + patch since 2.9,
  * major*1000 + minor*100 + patch before. */
-void ng_version_str(int64_t code, char *buf, size_t len)
+void an_version_str(int64_t code, char *buf, size_t len)
 {
 	if (code <= 0)
 		snprintf(buf, len, "unknown");
@@ -351,12 +351,12 @@ static char *env_value(const char *env, const char *key)
 	return NULL;
 }
 
-static char *field_value(const struct ng_proc *p, const char *key)
+static char *field_value(const struct an_proc *p, const char *key)
 {
 	char buf[64];
 
 	if (!strcmp(key, "nccl_version")) {
-		ng_version_str(p->nccl_version, buf, sizeof(buf));
+		an_version_str(p->nccl_version, buf, sizeof(buf));
 		return strdup(buf);
 	}
 	if (!strcmp(key, "nccl_path"))
@@ -377,10 +377,10 @@ static char *field_value(const struct ng_proc *p, const char *key)
 	}
 }
 
-static void cfg_add_key(struct ng_an *an, const char *key)
+static void cfg_add_key(struct an_state *an, const char *key)
 {
 	struct kv *kv = calloc(an->nprocs ? an->nprocs : 1, sizeof(*kv));
-	struct ng_cfg_key *c;
+	struct an_cfg_key *c;
 	int n = 0, i, distinct = 0;
 
 	if (!kv)
@@ -426,7 +426,7 @@ static void cfg_add_key(struct ng_an *an, const char *key)
 }
 
 /* process_info fields and NCCL_* variables that differ across ranks. */
-void ng_config_mismatches(struct ng_an *an)
+void an_config_mismatches(struct an_state *an)
 {
 	static const char *const fixed[] = {
 		"nccl_version", "nccl_path", "driver_version", "cudart_version",
@@ -470,10 +470,10 @@ void ng_config_mismatches(struct ng_an *an)
 	free(names);
 }
 
-void ng_row_text(struct ng_row *r, struct ng_row_text *t)
+void an_row_text(struct an_row *r, struct an_row_text *t)
 {
 	t->algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
-	ng_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, t->size, sizeof(t->size));
+	an_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, t->size, sizeof(t->size));
 	if (!r->timed) {	/* sampled timing skipped every call of this row */
 		strcpy(t->mean, "-");
 		strcpy(t->p50, "-");
@@ -481,8 +481,8 @@ void ng_row_text(struct ng_row *r, struct ng_row_text *t)
 		strcpy(t->max, "-");
 		return;
 	}
-	ng_fmt_ns(r->qs.n ? r->qs.sum / (double)r->qs.n : 0, t->mean, sizeof(t->mean));
-	ng_fmt_ns(ng_qs_quantile(&r->qs, 0.5), t->p50, sizeof(t->p50));
-	ng_fmt_ns(ng_qs_quantile(&r->qs, 0.99), t->p99, sizeof(t->p99));
-	ng_fmt_ns(r->qs.max, t->max, sizeof(t->max));
+	an_fmt_ns(r->qs.n ? r->qs.sum / (double)r->qs.n : 0, t->mean, sizeof(t->mean));
+	an_fmt_ns(an_qs_quantile(&r->qs, 0.5), t->p50, sizeof(t->p50));
+	an_fmt_ns(an_qs_quantile(&r->qs, 0.99), t->p99, sizeof(t->p99));
+	an_fmt_ns(r->qs.max, t->max, sizeof(t->max));
 }

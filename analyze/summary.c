@@ -1,7 +1,7 @@
 /*
  * The text summary: findings in plain words first (worst first), then the
  * bandwidth table in nccl-tests' layout and the time in NCCL per rank.
- * ng_findings() is shared with the HTML report.
+ * an_findings() is shared with the HTML report.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "analyze/analyze.h"
 
-void ng_fmt_bytes(uint64_t b, char *buf, size_t len)
+void an_fmt_bytes(uint64_t b, char *buf, size_t len)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	int u = 0;
@@ -21,7 +21,7 @@ void ng_fmt_bytes(uint64_t b, char *buf, size_t len)
 	snprintf(buf, len, "%llu %s", (unsigned long long)b, unit[u]);
 }
 
-void ng_fmt_ns(double ns, char *buf, size_t len)
+void an_fmt_ns(double ns, char *buf, size_t len)
 {
 	if (ns >= 1e9)
 		snprintf(buf, len, "%.2f s", ns / 1e9);
@@ -80,7 +80,7 @@ static void add_ranks(struct line *l, const int64_t *r, int n)
 
 /* "rank 2's recv p2p seq 7 ... waiting for rank 1, which posted 3 of the
  * 4 sends to it". */
-static void p2p_hang(struct ng_an *an, const struct ng_hang *h, struct line *l)
+static void p2p_hang(struct an_state *an, const struct an_hang *h, struct line *l)
 {
 	int send = !strcmp(an->ops[h->op], "send");
 	const char *want = send ? "recv" : "send";
@@ -105,19 +105,19 @@ static void p2p_hang(struct ng_an *an, const struct ng_hang *h, struct line *l)
 		add(l, ", which posted the matching %s", want);
 }
 
-static int hang_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
+static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 {
 	for (int i = 0; i < an->nhangs; i++) {
-		const struct ng_hang *h = &an->hangs[i];
+		const struct an_hang *h = &an->hangs[i];
 		struct line l = { .n = 0 };
 		char age[32];
 
-		ng_fmt_ns((double)h->age_ns, age, sizeof(age));
+		an_fmt_ns((double)h->age_ns, age, sizeof(age));
 		if (h->p2p) {
 			p2p_hang(an, h, &l);
 			add(&l, "; %s for %s at the end of the trace",
 			    h->timed_out ? "timed out, stuck" : "stuck", age);
-			fn(ctx, NG_SEV_BAD, l.buf);
+			fn(ctx, AN_SEV_BAD, l.buf);
 			continue;
 		}
 		if (h->seq)
@@ -157,17 +157,17 @@ static int hang_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 		    h->timed_out ? "timed out, stuck" : "stuck", age);
 		if (h->queued_after)
 			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
-		fn(ctx, NG_SEV_BAD, l.buf);
+		fn(ctx, AN_SEV_BAD, l.buf);
 	}
 	return an->nhangs;
 }
 
-static int mismatch_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
+static int mismatch_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 {
 	int shown = an->nmism < 5 ? an->nmism : 5;
 
 	for (int i = 0; i < shown; i++) {
-		const struct ng_mismatch *m = &an->mism[i];
+		const struct an_mismatch *m = &an->mism[i];
 		struct line l = { .n = 0 };
 		int done[m->n];
 
@@ -190,26 +190,26 @@ static int mismatch_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 			add(&l, j ? "; " : " ");
 			add_ranks(&l, ranks, n);
 			add(&l, " called %s count %llu %s", an->ops[m->op[j]],
-			    (unsigned long long)m->count[j], ng_dtype_name(m->dtype[j]));
+			    (unsigned long long)m->count[j], an_dtype_name(m->dtype[j]));
 			if (m->root[j] >= 0)
 				add(&l, " root/peer %d", m->root[j]);
 		}
-		fn(ctx, NG_SEV_BAD, l.buf);
+		fn(ctx, AN_SEV_BAD, l.buf);
 	}
 	if (an->mism_total > (uint64_t)shown) {
 		char buf[128];
 
 		snprintf(buf, sizeof(buf), "mismatch: %llu mismatched collectives in all (%d shown)",
 			 (unsigned long long)an->mism_total, shown);
-		fn(ctx, NG_SEV_BAD, buf);
+		fn(ctx, AN_SEV_BAD, buf);
 	}
 	return (int)an->mism_total;
 }
 
-static int config_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
+static int config_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 {
 	for (int i = 0; i < an->ncfg; i++) {
-		const struct ng_cfg_key *c = &an->cfg[i];
+		const struct an_cfg_key *c = &an->cfg[i];
 		struct line l = { .n = 0 };
 		int j = 0, groups = 0;
 
@@ -223,35 +223,35 @@ static int config_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 			add_ranks(&l, &c->rank[j], k - j);
 			j = k;
 		}
-		fn(ctx, NG_SEV_WARN, l.buf);
+		fn(ctx, AN_SEV_WARN, l.buf);
 	}
 	return an->ncfg;
 }
 
-static int straggler_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
+static int straggler_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 {
-	int *order = ng_an_rank_order(an), n = 0;
+	int *order = an_rank_order(an), n = 0;
 
 	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
+		const struct an_proc *p = &an->procs[order[k]];
 		char late[32], buf[512];
 
-		if (!ng_straggler_flagged(an, p))
+		if (!an_straggler_flagged(an, p))
 			continue;
-		ng_fmt_ns(p->late_sum_ns / (double)p->late_calls, late, sizeof(late));
+		an_fmt_ns(p->late_sum_ns / (double)p->late_calls, late, sizeof(late));
 		snprintf(buf, sizeof(buf), "straggler: rank %lld arrived last in %.0f%% of %s "
 			 "(%llu of %llu), %s late on average", (long long)p->rank,
 			 100.0 * (double)p->late_calls / (double)p->coll_calls,
 			 p->opmixed ? "its collectives" : op_plural(an->ops[p->op1]),
 			 (unsigned long long)p->late_calls, (unsigned long long)p->coll_calls, late);
-		fn(ctx, NG_SEV_WARN, buf);
+		fn(ctx, AN_SEV_WARN, buf);
 		n++;
 	}
 	free(order);
 	return n;
 }
 
-int ng_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
+int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 {
 	char buf[512], a[32], b[32];
 	int n = 0;
@@ -261,64 +261,64 @@ int ng_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
 	n += straggler_findings(an, fn, ctx);
 	n += config_findings(an, fn, ctx);
 	for (int i = 0; i < an->nrows; i++) {
-		const struct ng_row *r = &an->rows[i];
+		const struct an_row *r = &an->rows[i];
 
-		if (!ng_row_below_link(an, r))
+		if (!an_row_below_link(an, r))
 			continue;
-		ng_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, a, sizeof(a));
+		an_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, a, sizeof(a));
 		snprintf(buf, sizeof(buf), "slow: %s of %s on %d ranks reaches %.1f GB/s bus "
 			 "bandwidth, under half the %.1f GB/s link", an->ops[r->op], a, r->nranks,
 			 (double)r->bytes_sum_timed / r->time_sum_ns *
-			 ng_busbw_factor(an->ops[r->op], r->nranks), an->opts.link_gbps);
-		fn(ctx, NG_SEV_WARN, buf);
+			 an_busbw_factor(an->ops[r->op], r->nranks), an->opts.link_gbps);
+		fn(ctx, AN_SEV_WARN, buf);
 		n++;
 	}
 	if (an->lost_events) {
 		snprintf(buf, sizeof(buf), "lost: the tracer dropped %llu events; counts are lower "
 			 "bounds (give LTTng bigger buffers)", (unsigned long long)an->lost_events);
-		fn(ctx, NG_SEV_WARN, buf);
+		fn(ctx, AN_SEV_WARN, buf);
 		n++;
 	}
 	for (int i = 0; i < an->nhosts; i++) {
-		const struct ng_host *h = &an->hosts[i];
+		const struct an_host *h = &an->hosts[i];
 
 		if (i == an->ref_host || !h->nsamples)
 			continue;
-		ng_fmt_ns((double)llabs(h->offset_ns), a, sizeof(a));
+		an_fmt_ns((double)llabs(h->offset_ns), a, sizeof(a));
 		snprintf(b, sizeof(b), "%s", an->hosts[an->ref_host].name);
 		snprintf(buf, sizeof(buf), "clock: host %s's clock is %s %s of %s's (from %d "
 			 "collectives); corrected", h->name, a, h->offset_ns < 0 ? "ahead" : "behind",
 			 b, h->nsamples);
-		fn(ctx, NG_SEV_INFO, buf);
+		fn(ctx, AN_SEV_INFO, buf);
 	}
 	if (an->inflight_end && !an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives had not completed when the "
 			 "trace ended", (unsigned long long)an->inflight_end);
-		fn(ctx, NG_SEV_INFO, buf);
+		fn(ctx, AN_SEV_INFO, buf);
 	} else if (an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives and %llu sends/recvs had not "
 			 "completed when the trace ended", (unsigned long long)an->inflight_end,
 			 (unsigned long long)an->inflight_p2p);
-		fn(ctx, NG_SEV_INFO, buf);
+		fn(ctx, AN_SEV_INFO, buf);
 	}
 	if (an->p2p_forgotten) {
 		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
 			 "kept per rank and comm): a hang among them is not reported",
-			 (unsigned long long)an->p2p_forgotten, NG_P2P_PENDING_MAX);
-		fn(ctx, NG_SEV_WARN, buf);
+			 (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
+		fn(ctx, AN_SEV_WARN, buf);
 	}
 	return n;
 }
 
 static void print_finding(void *ctx, int severity, const char *line)
 {
-	fprintf(ctx, "  %s %s\n", severity == NG_SEV_BAD ? "!!" : severity == NG_SEV_WARN ?
+	fprintf(ctx, "  %s %s\n", severity == AN_SEV_BAD ? "!!" : severity == AN_SEV_WARN ?
 		" !" : "  ", line);
 }
 
-void ng_summary(struct ng_an *an, FILE *f)
+void an_summary(struct an_state *an, FILE *f)
 {
-	int *order = ng_an_rank_order(an);
+	int *order = an_rank_order(an);
 	char a[32];
 	int nranks = 0;
 
@@ -329,22 +329,22 @@ void ng_summary(struct ng_an *an, FILE *f)
 		an->nhosts == 1 ? "" : "s", (unsigned long long)an->matched,
 		(unsigned long long)an->events, (unsigned long long)an->lost_events);
 	fputs("Findings\n", f);
-	if (!ng_findings(an, print_finding, f))
+	if (!an_findings(an, print_finding, f))
 		fputs("     no hangs, mismatches, stragglers or config differences found\n", f);
 
 	fputs("\nCollectives (time is per call; busbw with nccl-tests' factors)\n", f);
 	fprintf(f, "  %-14s %10s %6s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size",
 		"ranks", "calls", "mean", "p50", "p99", "max", "algbw", "busbw");
 	for (int i = 0; i < an->nrows; i++) {
-		struct ng_row *r = &an->rows[i];
-		struct ng_row_text t;
+		struct an_row *r = &an->rows[i];
+		struct an_row_text t;
 
-		ng_row_text(r, &t);
+		an_row_text(r, &t);
 		fprintf(f, "  %-14s %10s %6d %8llu %10s %10s %10s %10s %9.2f %9.2f%s\n",
 			an->ops[r->op], t.size, r->nranks, (unsigned long long)r->calls, t.mean,
 			t.p50, t.p99, t.max, t.algbw,
-			t.algbw * ng_busbw_factor(an->ops[r->op], r->nranks),
-			ng_row_below_link(an, r) ? "  << slow" : "");
+			t.algbw * an_busbw_factor(an->ops[r->op], r->nranks),
+			an_row_below_link(an, r) ? "  << slow" : "");
 	}
 	if (!an->nrows)
 		fputs("  (none)\n", f);
@@ -364,14 +364,14 @@ void ng_summary(struct ng_an *an, FILE *f)
 				(unsigned long long)timed, (unsigned long long)calls);
 	}
 	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
+		const struct an_proc *p = &an->procs[order[k]];
 
 		if (p->rank < 0)
 			continue;
-		ng_fmt_ns((double)p->busy_ns, a, sizeof(a));
+		an_fmt_ns((double)p->busy_ns, a, sizeof(a));
 		fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s)\n", (long long)p->rank,
 			p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
-			100 * ng_comm_fraction(p), a);
+			100 * an_comm_fraction(p), a);
 	}
 	free(order);
 }
