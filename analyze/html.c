@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 #include "version.h"
 
 static const char *const palette[] = {

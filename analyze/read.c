@@ -8,14 +8,13 @@
  * event class is resolved once to member indexes (struct evclass).
  */
 #include <babeltrace2/babeltrace.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 
 enum kind {
 	K_OTHER, K_PROC, K_INIT_BEGIN, K_INIT_END, K_COMM_END, K_ENQ, K_DONE,
@@ -67,7 +66,7 @@ struct streaminfo {
 
 struct reader {
 	struct an_state *an;
-	const struct an_read_opts *opts;
+	int progress;		/* a progress line on stderr */
 	struct an_map class_map, stream_map;
 	struct evclass *classes;
 	int nclasses;
@@ -77,95 +76,6 @@ struct reader {
 	struct timespec last_progress, start;
 	int failed;
 };
-
-/* ---- finding traces --------------------------------------------------- */
-
-static int add_path(char ***out, int *n, const char *path)
-{
-	char **grown = realloc(*out, (*n + 1) * sizeof(**out));
-
-	if (!grown)
-		return -1;
-	*out = grown;
-	grown[*n] = strdup(path);
-	if (!grown[*n])
-		return -1;
-	(*n)++;
-	return 0;
-}
-
-static int walk(const char *dir, char ***out, int *n, int depth)
-{
-	char path[4096];
-	struct dirent *d;
-	struct stat st;
-	DIR *dh;
-	int ret = 0;
-
-	if (depth > 16)
-		return 0;
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	if (!stat(path, &st) && S_ISREG(st.st_mode))
-		return add_path(out, n, dir);
-	dh = opendir(dir);
-	if (!dh)
-		return depth ? 0 : -1;
-	while (!ret && (d = readdir(dh))) {
-		if (d->d_name[0] == '.')
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= (int)sizeof(path))
-			continue;
-		if (!stat(path, &st) && S_ISDIR(st.st_mode))
-			ret = walk(path, out, n, depth + 1);
-	}
-	closedir(dh);
-	return ret;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int an_find_traces(const char *dir, char ***out, int *n)
-{
-	int first = *n;
-
-	if (walk(dir, out, n, 0))
-		return -1;
-	if (*n > first)
-		qsort(*out + first, *n - first, sizeof(**out), cmp_str);
-	return 0;
-}
-
-/* env.hostname of a trace, read from its metadata file before the graph
- * runs so hosts are numbered in DIR order (the first is the clock
- * reference).  Packetized metadata keeps the env block in its first
- * packet, as text between binary headers. */
-static char *metadata_hostname(const char *tracedir)
-{
-	static const char pat[] = "hostname = \"";
-	char path[4096], buf[65536], *p, *end;
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/metadata", tracedir);
-	f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	for (size_t i = 0; i < len; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-	p = strstr(buf, pat);
-	if (!p)
-		return NULL;
-	p += sizeof(pat) - 1;
-	end = strchr(p, '"');
-	return end ? strndup(p, end - p) : NULL;
-}
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -319,7 +229,7 @@ static void progress(struct reader *rd, int done)
 	struct timespec now;
 	double dt;
 
-	if (!rd->opts->progress)
+	if (!rd->progress)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	dt = (double)(now.tv_sec - rd->last_progress.tv_sec) +
@@ -568,15 +478,15 @@ out:
 	return ret;
 }
 
-int an_read_traces(char *const *dirs, int ndirs, struct an_state *an,
-		   const struct an_read_opts *opts)
+int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
+		   int show_progress)
 {
 	const bt_plugin *ctf = NULL, *utils = NULL;
 	const bt_component_class_source *fs_cls;
 	const bt_component_class_filter *mux_cls;
 	const bt_component_filter *muxer = NULL;
 	const bt_component_sink *sink = NULL;
-	struct reader rd = { .an = an, .opts = opts };
+	struct reader rd = { .an = an, .progress = show_progress };
 	bt_graph *graph = NULL;
 	char **traces = NULL;
 	int ntraces = 0, i, ret = -1;
@@ -608,7 +518,7 @@ int an_read_traces(char *const *dirs, int ndirs, struct an_state *an,
 		}
 	}
 	for (i = 0; i < ntraces; i++) {
-		char *h = metadata_hostname(traces[i]);
+		char *h = an_metadata_hostname(traces[i]);
 
 		if (h)
 			an_host_id(an, h);

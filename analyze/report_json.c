@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 #include "version.h"
 
 static void end_list(FILE *f, int n)
@@ -24,16 +24,6 @@ static void hash(FILE *f, uint64_t h)
 static const char *host_of(const struct an_state *an, const struct an_proc *p)
 {
 	return p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
-}
-
-/* A row is far below the link when a large message (1 MiB and up, past
- * the latency-bound sizes) gets less than half of it. */
-int an_row_below_link(const struct an_state *an, const struct an_row *r)
-{
-	double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
-
-	return an->opts.link_gbps > 0 && r->timed && r->bucket >= 20 &&
-		algbw * an_busbw_factor(an->ops[r->op], r->nranks) < 0.5 * an->opts.link_gbps;
 }
 
 static void ranks(struct an_state *an, FILE *f, const int *order)
@@ -117,21 +107,14 @@ static void rank_list(FILE *f, const int64_t *r, int n)
 	fputc(']', f);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void hangs(struct an_state *an, FILE *f)
 {
 	fputs("  \"hangs\": [", f);
 	for (int i = 0; i < an->nhangs; i++) {
 		struct an_hang *h = &an->hangs[i];
 
-		qsort(h->wait, h->nwait, sizeof(*h->wait), cmp_i64);
-		qsort(h->miss, h->nmiss, sizeof(*h->miss), cmp_i64);
+		qsort(h->wait, h->nwait, sizeof(*h->wait), an_cmp_i64);
+		qsort(h->miss, h->nmiss, sizeof(*h->miss), an_cmp_i64);
 		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
 		hash(f, h->comm_hash);
 		fputs(", \"op\": ", f);
