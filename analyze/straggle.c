@@ -55,6 +55,7 @@ int an_straggler_flagged(const struct an_state *an, const struct an_proc *p)
 	return -n * kl < log(AN_STRAGGLER_ALPHA / (an->nprocs > 1 ? an->nprocs : 1));
 }
 
+/* The heat map: bin i of every rank covers [heat_t0 + i * heat_w, + heat_w). */
 static void heat_add(struct an_state *an, struct an_proc *p, int64_t t, int64_t late_ns)
 {
 	int64_t bin;
@@ -83,6 +84,7 @@ static void heat_add(struct an_state *an, struct an_proc *p, int64_t t, int64_t 
 	p->heat_n[bin]++;
 }
 
+/* Slot i's time t on the reference host's clock. */
 static int64_t corrected(const struct an_state *an, const struct an_entry *e, int i, int64_t t)
 {
 	return t + an->hosts[an->procs[e->comm->members[i]].host].offset_ns;
@@ -128,7 +130,7 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 	}
 	for (i = 0; i < n; i++)
 		heat_add(an, &an->procs[e->comm->members[idx[i]]], tmid,
-			    late[i] > 0 ? late[i] : 0);
+			 late[i] > 0 ? late[i] : 0);
 	an->procs[e->comm->members[idx[last]]].late_calls++;
 	an->procs[e->comm->members[idx[last]]].late_sum_ns += (double)late[last];
 }

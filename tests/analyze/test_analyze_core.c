@@ -1,6 +1,7 @@
 /* The analysis core on in-memory records: busbw factors, size buckets,
  * quantiles, lateness, matching across ranks, stragglers, hangs,
- * mismatches, sampled completions and clock alignment between hosts. */
+ * mismatches, sampled completions, clock alignment between hosts, and a
+ * send its peer never posted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -292,6 +293,72 @@ static void test_p2p_numbers_apart(void **state)
 	an_free(j.an);
 }
 
+/* Rank 1 posts a third recv from rank 0, which sent only two: the hang is
+ * rank 1's recv, with rank 0 missing and the count of what it posted. */
+static void p2p_call(struct job *j, int r, uint64_t p2p_seq, const char *op, int peer,
+		     int64_t t, int done)
+{
+	struct an_rec_coll e = { .comm_hash = j->comm, .p2p_seq = p2p_seq, .op = op,
+				 .count = 1, .datatype = 7, .bytes = 4, .root_or_peer = peer,
+				 .nranks = j->ranks, .enter_ns = t };
+	struct an_rec_coll c = e;
+	struct an_src s = src(j, r, t + 1000);
+
+	an_seen(j->an, &s);
+	an_enqueue(j->an, &s, &e);
+	if (!done)
+		return;
+	c.gpu_start_ns = t + 2000;
+	c.gpu_end_ns = t + 9000;
+	c.duration_ns = 7000;
+	s = src(j, r, t + 10000);
+	an_seen(j->an, &s);
+	an_complete(j->an, &s, &c);
+}
+
+static void test_p2p_missing_send(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+	struct an_src s;
+
+	(void)state;
+	job_start(&j, 2, 1);
+	for (int r = 0; r < 2; r++) {
+		struct an_rec_init in = { .comm_hash = COMM, .nranks = 2, .rank = r };
+
+		job_info(&j, r, 22105);
+		s = src(&j, r, t);
+		an_seen(j.an, &s);
+		an_comm_init(j.an, &s, &in);
+		in.end = 1;
+		an_comm_init(j.an, &s, &in);
+	}
+	for (uint64_t k = 1; k <= 3; k++, t += MS)
+		for (int r = 0; r < 2; r++)
+			if (r == 1 || k < 3)
+				p2p_call(&j, r, k, r ? "recv" : "send", 1 - r, t, k < 3);
+	s = src(&j, 0, t + 2000 * MS);	/* the trace goes on past the hang age */
+	an_seen(j.an, &s);
+	an_finish(j.an);
+	assert_int_equal(j.an->p2p_calls, 5);
+	assert_int_equal(j.an->nhangs, 1);
+	assert_true(j.an->hangs[0].p2p);
+	assert_int_equal(j.an->hangs[0].seq, 3);
+	assert_string_equal(j.an->ops[j.an->hangs[0].op], "recv");
+	assert_int_equal(j.an->hangs[0].nwait, 1);
+	assert_int_equal(j.an->hangs[0].wait[0], 1);
+	assert_int_equal(j.an->hangs[0].nmiss, 1);
+	assert_int_equal(j.an->hangs[0].miss[0], 0);
+	assert_int_equal(j.an->hangs[0].peer, 0);
+	assert_int_equal(j.an->hangs[0].ordinal, 3);
+	assert_int_equal(j.an->hangs[0].peer_posted, 2);
+	/* the send row times the two sends */
+	assert_int_equal(j.an->nrows, 1);
+	assert_int_equal(j.an->rows[0].timed, 2);
+	an_free(j.an);
+}
+
 /* A rank restarted (torchrun's elastic restart: a new process, the same
  * rank, a new comm) is a process of its own in the Chrome trace. */
 static void test_chrome_restart(void **state)
@@ -450,6 +517,35 @@ static void test_clock_alignment(void **state)
 	/* mixed NCCL versions and paths: one config mismatch, version */
 	assert_int_equal(j.an->ncfg, 1);
 	assert_string_equal(j.an->cfg[0].key, "nccl_version");
+	an_free(j.an);
+}
+
+/* Three hosts, one ahead and one behind the first: each gets its own
+ * offset to the reference host (the first). */
+static void test_clock_three_hosts(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+
+	(void)state;
+	job_start(&j, 6, 3);
+	j.clock_err[1] = 250 * MS;
+	j.clock_err[2] = -40 * MS;
+	for (int r = 0; r < 6; r++)
+		job_info(&j, r, 22105);
+	for (uint64_t seq = 1; seq <= 40; seq++) {
+		for (int r = 0; r < 6; r++)
+			job_call(&j, r, seq, t + r * 1000, t + 3 * MS + r * 300, 1 << 20, 1);
+		t += 5 * MS;
+	}
+	an_finish(j.an);
+	assert_int_equal(j.an->matched, 40);
+	assert_int_equal(j.an->hosts[0].offset_ns, 0);
+	assert_true(llabs(j.an->hosts[1].offset_ns + 250 * MS) < 10000);
+	assert_true(llabs(j.an->hosts[2].offset_ns - 40 * MS) < 10000);
+	assert_int_equal(j.an->hosts[2].nsamples, AN_CLOCK_SAMPLES);
+	for (int i = 0; i < j.an->nprocs; i++)
+		assert_false(an_straggler_flagged(j.an, &j.an->procs[i]));
 	an_free(j.an);
 }
 
@@ -682,10 +778,12 @@ int main(void)
 		cmocka_unit_test(test_busy_out_of_order),
 		cmocka_unit_test(test_chrome_restart),
 		cmocka_unit_test(test_p2p_pending_bounded),
+		cmocka_unit_test(test_p2p_missing_send),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_clock_alignment),
+		cmocka_unit_test(test_clock_three_hosts),
 		cmocka_unit_test(test_complete_after_destroy),
 		cmocka_unit_test(test_one_rank_group_late),
 		cmocka_unit_test(test_mid_run),
