@@ -2,20 +2,20 @@
  * The analyzer's insides, shared by its files and by no one else (the
  * module's one public header is analyze.h).
  *
- * A trace flows one way, and so do the calls:
+ * The files, from the top; each calls only files below it:
  *
- *   analyze.c   ng_analyze(): reads, finishes, hands the state to the writers
- *   read.c      babeltrace2 -> records (struct an_rec_*); traces.c finds them
- *   state.c     processes, hosts, comms; the records that only fill tables
- *   match.c     collectives matched across ranks in a window per comm
- *   p2p.c       sends and recvs: pending per rank, hung ones at the end
- *   clock.c     hosts' clock offsets; finished collectives wait for them
- *   account.c   a finished collective into the rows, mismatches, stragglers
- *   finish.c    the end of the trace: hangs, the tables put in order
- *   stats.c straggle.c busy.c config.c quantile.c   what account and finish use
- *   findings.c  the findings as sentences, for the summary and the HTML
- *   report_json.c chrome.c html.c summary.c          the writers
- *   util.c fmt.c  allocation, the map, number formats (used by all)
+ *   analyze.c      ng_analyze(): read, finish, then the writers
+ *   report_json.c chrome.c html.c summary.c     the writers
+ *   findings.c     the findings as sentences (summary, HTML)
+ *   read.c         babeltrace2 -> records (struct an_rec_*); traces.c: where
+ *   finish.c       the end of the trace: hangs; the tables put in order
+ *   match.c        collectives matched across ranks, a window per comm
+ *   p2p.c          sends and recvs: pending per rank, the hung ones at the end
+ *   clock.c        hosts' clock offsets; finished collectives held for them
+ *   account.c      a finished collective into the rows, mismatches, stragglers
+ *   stats.c straggle.c busy.c config.c    rows, stragglers, time in NCCL, config
+ *   state.c        hosts, processes, comms; the records that only fill tables
+ *   util.c quantile.c fmt.c      allocation and the map, quantiles, text formats
  *
  * read.c turns the LTTng traces into records with every time already on its
  * trace's clock (ns from the clock origin).  The matcher keeps only what is
