@@ -9,122 +9,185 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 
-static void sep(struct ng_an *an)
+struct track {
+	uint64_t comm_hash, stream;
+	int tid;
+};
+
+/* What the trace knows of a proc (the analysis's proc of that index). */
+struct chrome_proc {
+	int pid;		/* -1 until its first event */
+	int ntracks;
+	struct track *tracks;
+};
+
+struct an_chrome {
+	FILE *f;
+	int first, err;
+	int64_t t0;
+	struct chrome_proc *procs;
+	int nprocs;
+};
+
+struct an_chrome *an_chrome_new(FILE *f)
 {
-	fputs(an->chrome_first ? "\n" : ",\n", an->opts.chrome);
-	an->chrome_first = 0;
+	struct an_chrome *ch = an_xcalloc(1, sizeof(*ch));
+
+	ch->f = f;
+	ch->first = 1;
+	return ch;
 }
 
-static double us(const struct ng_an *an, int64_t t)
+void an_chrome_free(struct an_chrome *ch)
 {
-	return (double)(t - an->chrome_t0) / 1e3;
+	if (!ch)
+		return;
+	for (int i = 0; i < ch->nprocs; i++)
+		free(ch->procs[i].tracks);
+	free(ch->procs);
+	free(ch);
 }
 
-static int chrome_pid(struct ng_an *an, struct ng_proc *p)
+static void sep(struct an_chrome *ch)
 {
-	FILE *f = an->opts.chrome;
+	fputs(ch->first ? "\n" : ",\n", ch->f);
+	ch->first = 0;
+}
+
+static double us(const struct an_chrome *ch, int64_t t)
+{
+	return (double)(t - ch->t0) / 1e3;
+}
+
+/* Procs appear as the trace is read: grow to the analysis's count. */
+static struct chrome_proc *chrome_proc(struct an_chrome *ch, const struct an_state *an, int i)
+{
+	if (i >= ch->nprocs) {
+		struct chrome_proc *grown = realloc(ch->procs, (size_t)an->nprocs * sizeof(*grown));
+
+		if (!grown) {
+			ch->err = 1;
+			return NULL;
+		}
+		ch->procs = grown;
+		for (int k = ch->nprocs; k < an->nprocs; k++)
+			ch->procs[k] = (struct chrome_proc){ .pid = -1 };
+		ch->nprocs = an->nprocs;
+	}
+	return &ch->procs[i];
+}
+
+static int chrome_pid(struct an_chrome *ch, const struct an_state *an, int proc,
+		      struct chrome_proc *cp)
+{
+	const struct an_proc *p = &an->procs[proc];
+	FILE *f = ch->f;
 	char name[512];
 	int pid, taken;
 
-	if (p->chrome_pid >= 0)
-		return p->chrome_pid;
+	if (cp->pid >= 0)
+		return cp->pid;
 	/* A rank's pid is its rank; procs without process_info go after.  A
 	 * rank seen in two processes (a launcher's restart) gets a pid of
 	 * its own for each: sharing one merged their tracks and names. */
-	pid = p->rank >= 0 && p->rank < (1 << 20) ? (int)p->rank :
-		(1 << 24) + (int)(p - an->procs);
+	pid = p->rank >= 0 && p->rank < (1 << 20) ? (int)p->rank : (1 << 24) + proc;
 	do {
 		taken = 0;
-		for (int i = 0; i < an->nprocs && !taken; i++)
-			taken = &an->procs[i] != p && an->procs[i].chrome_pid == pid;
+		for (int i = 0; i < ch->nprocs && !taken; i++)
+			taken = i != proc && ch->procs[i].pid == pid;
 		if (taken)
 			pid += 1 << 20;
 	} while (taken);
-	p->chrome_pid = pid;
+	cp->pid = pid;
 	snprintf(name, sizeof(name), "rank %lld %s:%lld", (long long)p->rank,
 		 p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
 		 (long long)p->pid);
-	sep(an);
+	sep(ch);
 	fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":",
-		p->chrome_pid);
+		cp->pid);
 	ng_json_str(f, name);
 	fputs("}}", f);
-	sep(an);
+	sep(ch);
 	fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-		"\"args\":{\"sort_index\":%d}}", p->chrome_pid, p->chrome_pid);
-	return p->chrome_pid;
+		"\"args\":{\"sort_index\":%d}}", cp->pid, cp->pid);
+	return cp->pid;
 }
 
-static int track(struct ng_an *an, struct ng_proc *p, uint64_t comm, uint64_t stream)
+static int track(struct an_chrome *ch, struct chrome_proc *cp, uint64_t comm, uint64_t stream)
 {
-	struct ng_track *t;
+	struct track *t;
 	int i;
 
-	for (i = 0; i < p->ntracks; i++)
-		if (p->tracks[i].comm_hash == comm && p->tracks[i].stream == stream)
-			return p->tracks[i].tid;
-	t = realloc(p->tracks, (p->ntracks + 1) * sizeof(*t));
+	for (i = 0; i < cp->ntracks; i++)
+		if (cp->tracks[i].comm_hash == comm && cp->tracks[i].stream == stream)
+			return cp->tracks[i].tid;
+	t = realloc(cp->tracks, (cp->ntracks + 1) * sizeof(*t));
 	if (!t) {
-		an->chrome_err = 1;
+		ch->err = 1;
 		return 0;
 	}
-	p->tracks = t;
-	t = &p->tracks[p->ntracks++];
+	cp->tracks = t;
+	t = &cp->tracks[cp->ntracks++];
 	t->comm_hash = comm;
 	t->stream = stream;
-	t->tid = p->ntracks;
-	sep(an);
-	fprintf(an->opts.chrome, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
-		"\"args\":{\"name\":\"comm %016llx stream 0x%llx\"}}", p->chrome_pid, t->tid,
+	t->tid = cp->ntracks;
+	sep(ch);
+	fprintf(ch->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
+		"\"args\":{\"name\":\"comm %016llx stream 0x%llx\"}}", cp->pid, t->tid,
 		(unsigned long long)comm, (unsigned long long)stream);
 	return t->tid;
 }
 
-static void start(struct ng_an *an)
+static void start(struct an_chrome *ch, const struct an_state *an)
 {
 	int64_t t0 = INT64_MAX;
 
-	if (an->chrome_t0)
+	if (ch->t0)
 		return;
-	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", an->opts.chrome);
+	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", ch->f);
 	for (int i = 0; i < an->nhosts; i++)
 		if (an->hosts[i].first_ts != INT64_MAX &&
 		    an->hosts[i].first_ts + an->hosts[i].offset_ns < t0)
 			t0 = an->hosts[i].first_ts + an->hosts[i].offset_ns;
 	if (t0 == INT64_MAX)
 		t0 = 0;
-	an->chrome_t0 = t0 - t0 % 1000000000LL;	/* a whole second */
-	if (!an->chrome_t0)
-		an->chrome_t0 = 1;
+	ch->t0 = t0 - t0 % 1000000000LL;	/* a whole second */
+	if (!ch->t0)
+		ch->t0 = 1;
 }
 
-void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
+void an_chrome_coll(void *ctx, const struct an_state *an, const struct an_entry *e)
 {
-	FILE *f = an->opts.chrome;
+	struct an_chrome *ch = ctx;
+	FILE *f = ch->f;
 	int i;
 
-	start(an);
+	start(ch, an);
 	/* Slots past the members are ranks absent from the traces. */
 	for (i = 0; i < e->nslots && i < e->comm->nmembers; i++) {
-		const struct ng_slot *s = &e->slot[i];
-		struct ng_proc *p = &an->procs[e->comm->members[i]];
-		int64_t off = an->hosts[p->host].offset_ns;
+		const struct an_slot *s = &e->slot[i];
+		int proc = e->comm->members[i];
+		int64_t off = an->hosts[an->procs[proc].host].offset_ns;
 		const char *op = an->ops[s->op];
+		struct chrome_proc *cp;
 		int pid, tid;
 
-		if (!(s->flags & (NG_S_ENQ | NG_S_TIMED)))
+		if (!(s->flags & (AN_S_ENQ | AN_S_TIMED)))
 			continue;
-		pid = chrome_pid(an, p);
-		tid = track(an, p, e->comm->hash, s->stream);
+		cp = chrome_proc(ch, an, proc);
+		if (!cp)
+			return;
+		pid = chrome_pid(ch, an, proc, cp);
+		tid = track(ch, cp, e->comm->hash, s->stream);
 		/* A coarse arrival (the shim's published time, up to a tick
 		 * old) would put the marker milliseconds early: none. */
-		if ((s->flags & NG_S_ENQ) && !(s->flags & NG_S_COARSE)) {
-			sep(an);
+		if ((s->flags & AN_S_ENQ) && !(s->flags & AN_S_COARSE)) {
+			sep(ch);
 			fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"enqueue\",\"name\":\"%s\","
 				"\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"seq\":%llu,\"bytes\":%llu",
-				op, pid, tid, us(an, s->enter_ns + off),
+				op, pid, tid, us(ch, s->enter_ns + off),
 				(unsigned long long)e->seq, (unsigned long long)s->bytes);
 			/* The shim measures the host span with the GPU time only
 			 * (exit_ns 0 otherwise). */
@@ -132,40 +195,40 @@ void ng_chrome_entry(struct ng_an *an, const struct ng_entry *e)
 				fprintf(f, ",\"host_us\":%.3f", (double)(s->exit_ns - s->enter_ns) / 1e3);
 			fputs("}}", f);
 		}
-		if ((s->flags & NG_S_TIMED) && s->gpu_end >= s->gpu_start && s->gpu_start > 0) {
+		if ((s->flags & AN_S_TIMED) && s->gpu_end >= s->gpu_start && s->gpu_start > 0) {
 			int64_t dur = s->gpu_end - s->gpu_start;
 			double busbw = dur > 0 ? (double)s->bytes *
-				ng_busbw_factor(op, e->nranks) / (double)dur : 0;
+				an_busbw_factor(op, e->nranks) / (double)dur : 0;
 
-			sep(an);
+			sep(ch);
 			fprintf(f, "{\"ph\":\"X\",\"cat\":\"nccl\",\"name\":\"%s\",\"pid\":%d,"
 				"\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"seq\":%llu,"
 				"\"bytes\":%llu,\"busbw_gbps\":%.3f,\"comm\":\"%016llx\"}}",
-				op, pid, tid, us(an, s->gpu_start + off), (double)dur / 1e3,
+				op, pid, tid, us(ch, s->gpu_start + off), (double)dur / 1e3,
 				(unsigned long long)e->seq, (unsigned long long)s->bytes, busbw,
 				(unsigned long long)e->comm->hash);
 		}
 	}
 	if (ferror(f))
-		an->chrome_err = 1;
+		ch->err = 1;
 }
 
-int ng_chrome_close(struct ng_an *an)
+int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 {
-	FILE *f = an->opts.chrome;
+	FILE *f = ch->f;
 
-	start(an);
+	start(ch, an);
 	/* Hangs as global marks at the end of the trace. */
 	for (int i = 0; i < an->nhangs; i++) {
-		sep(an);
+		sep(ch);
 		fprintf(f, "{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"hang\",\"name\":\"hang: %s seq %llu "
 			"comm %016llx\",\"pid\":0,\"tid\":0,\"ts\":%.3f}", an->ops[an->hangs[i].op],
 			(unsigned long long)an->hangs[i].seq,
 			(unsigned long long)an->hangs[i].comm_hash,
-			an->last_ts > an->chrome_t0 ? us(an, an->last_ts) : 0.0);
+			an->last_ts > ch->t0 ? us(ch, an->last_ts) : 0.0);
 	}
 	fputs("\n]}\n", f);
-	if (ferror(f) || an->chrome_err)
+	if (ferror(f) || ch->err)
 		return -1;
 	return 0;
 }

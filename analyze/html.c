@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 #include "version.h"
 
 static const char *const palette[] = {
@@ -48,21 +48,21 @@ static void finding(void *ctx, int severity, const char *line)
 {
 	FILE *f = ctx;
 
-	fprintf(f, "<li class=\"%s\">", severity == NG_SEV_BAD ? "bad" :
-		severity == NG_SEV_WARN ? "warn" : "info");
+	fprintf(f, "<li class=\"%s\">", severity == AN_SEV_BAD ? "bad" :
+		severity == AN_SEV_WARN ? "warn" : "info");
 	esc(f, line);
 	fputs("</li>\n", f);
 }
 
-static double row_busbw(const struct ng_an *an, const struct ng_row *r)
+static double row_busbw(const struct an_state *an, const struct an_row *r)
 {
 	double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
 
-	return algbw * ng_busbw_factor(an->ops[r->op], r->nranks);
+	return algbw * an_busbw_factor(an->ops[r->op], r->nranks);
 }
 
 /* Bus bandwidth against size, one line per op and comm size, log2 x. */
-static void plot_busbw(struct ng_an *an, FILE *f)
+static void plot_busbw(struct an_state *an, FILE *f)
 {
 	const int W = 760, H = 340, L = 60, R = 170, T = 20, B = 40;
 	int bmin = 64, bmax = -1, series = 0;
@@ -70,7 +70,7 @@ static void plot_busbw(struct ng_an *an, FILE *f)
 	char lab[32];
 
 	for (int i = 0; i < an->nrows; i++) {
-		const struct ng_row *r = &an->rows[i];
+		const struct an_row *r = &an->rows[i];
 
 		if (!r->timed || r->bucket < 0)
 			continue;
@@ -107,7 +107,7 @@ static void plot_busbw(struct ng_an *an, FILE *f)
 
 		if ((b - bmin) % step)
 			continue;
-		ng_fmt_bytes(1ULL << b, lab, sizeof(lab));
+		an_fmt_bytes(1ULL << b, lab, sizeof(lab));
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">%s</text>\n",
 			X(b), H - B + 16, lab);
 	}
@@ -136,11 +136,11 @@ static void plot_busbw(struct ng_an *an, FILE *f)
 			}
 		fputs("\"/>\n", f);
 		for (int k = i; k < j; k++) {
-			const struct ng_row *r = &an->rows[k];
+			const struct an_row *r = &an->rows[k];
 
 			if (!r->timed || r->bucket < 0)
 				continue;
-			ng_fmt_bytes(1ULL << r->bucket, lab, sizeof(lab));
+			an_fmt_bytes(1ULL << r->bucket, lab, sizeof(lab));
 			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s %s "
 				"on %d ranks: %.2f GB/s busbw, %llu calls</title></circle>\n",
 				X(r->bucket), Y(row_busbw(an, r)), col, an->ops[r->op], lab, r->nranks,
@@ -159,12 +159,12 @@ static void plot_busbw(struct ng_an *an, FILE *f)
 #undef Y
 }
 
-static const char *host_of(const struct ng_an *an, const struct ng_proc *p)
+static const char *host_of(const struct an_state *an, const struct an_proc *p)
 {
 	return p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
 }
 
-static void plot_comm(struct ng_an *an, FILE *f, const int *order, int n)
+static void plot_comm(struct an_state *an, FILE *f, const int *order, int n)
 {
 	const int W = 760, L = 230, R = 90, bar = 18, gap = 6;
 	int H = 30 + n * (bar + gap), y = 10;
@@ -172,12 +172,12 @@ static void plot_comm(struct ng_an *an, FILE *f, const int *order, int n)
 
 	fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
 	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
-		double fr = ng_comm_fraction(p);
+		const struct an_proc *p = &an->procs[order[k]];
+		double fr = an_comm_fraction(p);
 
 		if (p->rank < 0)
 			continue;
-		ng_fmt_ns((double)p->busy_ns, busy, sizeof(busy));
+		an_fmt_ns((double)p->busy_ns, busy, sizeof(busy));
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lg\" text-anchor=\"end\">rank %lld ",
 			L - 8, y + 13, (long long)p->rank);
 		esc(f, host_of(an, p));
@@ -195,7 +195,7 @@ static void plot_comm(struct ng_an *an, FILE *f, const int *order, int n)
 }
 
 /* Rank x time: how late each rank arrived against the median rank. */
-static void plot_heat(struct ng_an *an, FILE *f, const int *order, int n)
+static void plot_heat(struct an_state *an, FILE *f, const int *order, int n)
 {
 	const int L = 110, T = 10, cell_h = 16;
 	int used = 0, cell_w, W, H;
@@ -203,9 +203,9 @@ static void plot_heat(struct ng_an *an, FILE *f, const int *order, int n)
 	char lab[32];
 
 	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[k];
+		const struct an_proc *p = &an->procs[k];
 
-		for (int b = 0; b < NG_HEAT_BINS; b++)
+		for (int b = 0; b < AN_HEAT_BINS; b++)
 			if (p->heat_n[b]) {
 				double v = p->heat_sum[b] / p->heat_n[b];
 
@@ -224,7 +224,7 @@ static void plot_heat(struct ng_an *an, FILE *f, const int *order, int n)
 	H = T + n * cell_h + 50;
 	fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
 	for (int k = 0, row = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
+		const struct an_proc *p = &an->procs[order[k]];
 		int y = T + row * cell_h;
 
 		if (p->rank < 0)
@@ -236,7 +236,7 @@ static void plot_heat(struct ng_an *an, FILE *f, const int *order, int n)
 			double t = vmax > 0 ? v / vmax : 0;
 			int g = (int)(255 - 200 * t), rr = (int)(255 - 40 * t);
 
-			ng_fmt_ns(v, lab, sizeof(lab));
+			an_fmt_ns(v, lab, sizeof(lab));
 			if (!p->heat_n[b])
 				rr = g = 0xf0;
 			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
@@ -251,25 +251,25 @@ static void plot_heat(struct ng_an *an, FILE *f, const int *order, int n)
 	for (int b = 0; b <= used; b += used > 8 ? used / 8 : 1)
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">%.2f s</text>\n",
 			L + b * cell_w, T + n * cell_h + 14, (double)b * (double)an->heat_w / 1e9);
-	ng_fmt_ns(vmax, lab, sizeof(lab));
+	an_fmt_ns(vmax, lab, sizeof(lab));
 	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\">time since the first collective; "
 		"darkest = %s later than the median rank</text>\n</svg>\n", L, H - 8, lab);
 }
 
-static void tables(struct ng_an *an, FILE *f)
+static void tables(struct an_state *an, FILE *f)
 {
 
 	fputs("<h2>Collectives</h2>\n<table><tr><th>op</th><th>size</th><th>ranks</th>"
 	      "<th>calls</th><th>mean</th><th>p50</th><th>p99</th><th>max</th>"
 	      "<th>algbw GB/s</th><th>busbw GB/s</th></tr>\n", f);
 	for (int i = 0; i < an->nrows; i++) {
-		struct ng_row *r = &an->rows[i];
-		struct ng_row_text t;
+		struct an_row *r = &an->rows[i];
+		struct an_row_text t;
 
-		ng_row_text(r, &t);
+		an_row_text(r, &t);
 		fprintf(f, "<tr%s><td>%s</td><td>%s</td><td>%d</td><td>%llu</td><td>%s</td>"
 			"<td>%s</td><td>%s</td><td>%s</td><td>%.2f</td><td>%.2f</td></tr>\n",
-			ng_row_below_link(an, r) ? " class=\"slow\"" : "", an->ops[r->op], t.size,
+			an_row_below_link(an, r) ? " class=\"slow\"" : "", an->ops[r->op], t.size,
 			r->nranks, (unsigned long long)r->calls, t.mean, t.p50, t.p99, t.max,
 			t.algbw, row_busbw(an, r));
 	}
@@ -288,9 +288,9 @@ static void tables(struct ng_an *an, FILE *f)
 	}
 }
 
-int ng_report_html(struct ng_an *an, FILE *f)
+int an_report_html(struct an_state *an, FILE *f)
 {
-	int *order = ng_an_rank_order(an);
+	int *order = an_rank_order(an);
 	int nranks = 0;
 
 	for (int i = 0; i < an->nprocs; i++)
@@ -314,7 +314,7 @@ int ng_report_html(struct ng_an *an, FILE *f)
 		(unsigned long long)an->events, (unsigned long long)an->lost_events,
 		NCCLGUARD_VERSION);
 	fputs("<h2>Findings</h2>\n<ul class=\"f\">\n", f);
-	if (!ng_findings(an, finding, f))
+	if (!an_findings(an, finding, f))
 		fputs("<li>No hangs, mismatches, stragglers or config differences found.</li>\n", f);
 	fputs("</ul>\n<h2>Bus bandwidth by message size</h2>\n", f);
 	plot_busbw(an, f);

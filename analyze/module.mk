@@ -1,17 +1,28 @@
-# analyze/: `ncclguard analyze` (libbabeltrace2 reader, matching, reports).
-$(BUILD)/obj/analyze/%.o: MOD_INC := -I. -Icommon
-NG_AN_OBJS := $(addprefix $(BUILD)/obj/analyze/,match.o stats.o report_json.o \
-	chrome.o html.o summary.o)
+# analyze/: `ncclguard analyze` as one call, ng_analyze() (analyze.h): the
+# libbabeltrace2 reader, matching across ranks, the reports.  It uses only
+# common/; tools/ gives it its command line.
+$(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Icommon
+
+# The analysis on in-memory records, without babeltrace2 (the unit test).
+NG_AN_CORE := util quantile fmt state stats straggle busy config account \
+	clock p2p match finish findings report_json chrome html summary
+NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
-CLI_OBJS += $(BUILD)/obj/analyze/main.o $(BUILD)/obj/analyze/read.o $(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read traces) $(NG_AN_OBJS) \
+	$(COMMON_JSON_OBJ)
 CLI_LIBS += $(NG_BT2_LIBS) -lm
 
 $(BUILD)/obj/analyze/read.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
 
-# The analysis core on in-memory records, without babeltrace2.
-$(eval $(call ng_unit_test,unit,test_analyze_core,$(NG_AN_OBJS) $(COMMON_JSON_OBJ),-lm))
+# The unit test lives with the analyzer's other tests and sees its insides.
+$(BUILD)/obj/tests/analyze/test_analyze_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/tests/test_analyze_core: $(BUILD)/obj/tests/analyze/test_analyze_core.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_analyze_core
 
 # Writes small synthetic CTF traces in LTTng's layout (tests, bench).
 $(BUILD)/tests/ng_trace_gen: $(BUILD)/obj/tests/analyze/gen.o

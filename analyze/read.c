@@ -8,14 +8,13 @@
  * event class is resolved once to member indexes (struct evclass).
  */
 #include <babeltrace2/babeltrace.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 
 enum kind {
 	K_OTHER, K_PROC, K_INIT_BEGIN, K_INIT_END, K_COMM_END, K_ENQ, K_DONE,
@@ -66,9 +65,9 @@ struct streaminfo {
 };
 
 struct reader {
-	struct ng_an *an;
-	const struct ng_read_opts *opts;
-	struct ng_map class_map, stream_map;
+	struct an_state *an;
+	int progress;		/* a progress line on stderr */
+	struct an_map class_map, stream_map;
 	struct evclass *classes;
 	int nclasses;
 	struct streaminfo *streams;
@@ -77,95 +76,6 @@ struct reader {
 	struct timespec last_progress, start;
 	int failed;
 };
-
-/* ---- finding traces --------------------------------------------------- */
-
-static int add_path(char ***out, int *n, const char *path)
-{
-	char **grown = realloc(*out, (*n + 1) * sizeof(**out));
-
-	if (!grown)
-		return -1;
-	*out = grown;
-	grown[*n] = strdup(path);
-	if (!grown[*n])
-		return -1;
-	(*n)++;
-	return 0;
-}
-
-static int walk(const char *dir, char ***out, int *n, int depth)
-{
-	char path[4096];
-	struct dirent *d;
-	struct stat st;
-	DIR *dh;
-	int ret = 0;
-
-	if (depth > 16)
-		return 0;
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	if (!stat(path, &st) && S_ISREG(st.st_mode))
-		return add_path(out, n, dir);
-	dh = opendir(dir);
-	if (!dh)
-		return depth ? 0 : -1;
-	while (!ret && (d = readdir(dh))) {
-		if (d->d_name[0] == '.')
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= (int)sizeof(path))
-			continue;
-		if (!stat(path, &st) && S_ISDIR(st.st_mode))
-			ret = walk(path, out, n, depth + 1);
-	}
-	closedir(dh);
-	return ret;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int ng_find_traces(const char *dir, char ***out, int *n)
-{
-	int first = *n;
-
-	if (walk(dir, out, n, 0))
-		return -1;
-	if (*n > first)
-		qsort(*out + first, *n - first, sizeof(**out), cmp_str);
-	return 0;
-}
-
-/* env.hostname of a trace, read from its metadata file before the graph
- * runs so hosts are numbered in DIR order (the first is the clock
- * reference).  Packetized metadata keeps the env block in its first
- * packet, as text between binary headers. */
-static char *metadata_hostname(const char *tracedir)
-{
-	static const char pat[] = "hostname = \"";
-	char path[4096], buf[65536], *p, *end;
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/metadata", tracedir);
-	f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	for (size_t i = 0; i < len; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-	p = strstr(buf, pat);
-	if (!p)
-		return NULL;
-	p += sizeof(pat) - 1;
-	end = strchr(p, '"');
-	return end ? strndup(p, end - p) : NULL;
-}
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -236,7 +146,7 @@ static int resolve_class(struct reader *rd, const bt_event_class *ec)
 				bt_field_class_structure_borrow_member_by_index_const(ctx, i)), "vpid"))
 				cls->vpid_idx = (int)i;
 	}
-	ng_map_put(&rd->class_map, (uint64_t)(uintptr_t)ec, rd->nclasses);
+	an_map_put(&rd->class_map, (uint64_t)(uintptr_t)ec, rd->nclasses);
 	return rd->nclasses++;
 }
 
@@ -277,7 +187,7 @@ static const char *fs(const bt_field *payload, const struct evclass *c, enum fie
 
 static int stream_info(struct reader *rd, const bt_stream *stream)
 {
-	int32_t i = ng_map_get(&rd->stream_map, (uint64_t)(uintptr_t)stream);
+	int32_t i = an_map_get(&rd->stream_map, (uint64_t)(uintptr_t)stream);
 	const bt_trace *trace;
 	const bt_value *v;
 	const bt_clock_class *cc;
@@ -296,7 +206,7 @@ static int stream_info(struct reader *rd, const bt_stream *stream)
 	v = bt_trace_borrow_environment_entry_value_by_name_const(trace, "hostname");
 	if (v && bt_value_get_type(v) == BT_VALUE_TYPE_STRING)
 		host = bt_value_string_get(v);
-	si->host = ng_an_host(rd->an, host);
+	si->host = an_host_id(rd->an, host);
 	v = bt_trace_borrow_environment_entry_value_by_name_const(trace, "vpid");
 	if (v && bt_value_get_type(v) == BT_VALUE_TYPE_SIGNED_INTEGER)
 		si->env_vpid = bt_value_integer_signed_get(v);
@@ -310,7 +220,7 @@ static int stream_info(struct reader *rd, const bt_stream *stream)
 			(int64_t)(freq == 1000000000ULL ? cycles :
 				  (uint64_t)((double)cycles * 1e9 / (double)freq));
 	}
-	ng_map_put(&rd->stream_map, (uint64_t)(uintptr_t)stream, rd->nstreams);
+	an_map_put(&rd->stream_map, (uint64_t)(uintptr_t)stream, rd->nstreams);
 	return rd->nstreams++;
 }
 
@@ -319,7 +229,7 @@ static void progress(struct reader *rd, int done)
 	struct timespec now;
 	double dt;
 
-	if (!rd->opts->progress)
+	if (!rd->progress)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	dt = (double)(now.tv_sec - rd->last_progress.tv_sec) +
@@ -340,11 +250,11 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 {
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	const bt_event_class *ec = bt_event_borrow_class_const(ev);
-	int32_t ci = ng_map_get(&rd->class_map, (uint64_t)(uintptr_t)ec);
+	int32_t ci = an_map_get(&rd->class_map, (uint64_t)(uintptr_t)ec);
 	const struct evclass *c;
 	const bt_field *p, *ctx;
 	struct streaminfo *si;
-	struct ng_src src;
+	struct an_src src;
 	int sidx;
 
 	if (ci < 0 && (ci = resolve_class(rd, ec)) < 0)
@@ -376,12 +286,12 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	rd->nevents++;
 	if (!(rd->nevents & 0xffff))
 		progress(rd, 0);
-	ng_an_seen(rd->an, &src);
+	an_seen(rd->an, &src);
 
 #define T(f) (fi(p, c, F_##f) ? fi(p, c, F_##f) + si->offset_ns : 0)
 	switch (c->kind) {
 	case K_PROC: {
-		struct ng_rec_proc r = {
+		struct an_rec_proc r = {
 			.host = fs(p, c, F_host), .nccl_path = fs(p, c, F_nccl_path),
 			.gpu_pci_bus_id = fs(p, c, F_gpu_pci_bus_id),
 			.cpu_affinity = fs(p, c, F_cpu_affinity),
@@ -395,23 +305,23 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 			.driver_version = fi(p, c, F_driver_version),
 			.numa_node = c->idx[F_numa_node] >= 0 ? fi(p, c, F_numa_node) : -1,
 		};
-		ng_an_process_info(rd->an, &src, &r);
+		an_process_info(rd->an, &src, &r);
 		break;
 	}
 	case K_INIT_BEGIN:
 	case K_INIT_END: {
-		struct ng_rec_init r = {
+		struct an_rec_init r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
 			.parent_hash = (uint64_t)fi(p, c, F_parent_hash),
 			.nranks = fi(p, c, F_nranks), .rank = fi(p, c, F_rank),
 			.result = fi(p, c, F_result), .end = c->kind == K_INIT_END,
 		};
-		ng_an_comm_init(rd->an, &src, &r);
+		an_comm_init(rd->an, &src, &r);
 		break;
 	}
 	case K_ENQ:
 	case K_DONE: {
-		struct ng_rec_coll r = {
+		struct an_rec_coll r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
 			.seq = (uint64_t)fi(p, c, F_seq), .p2p_seq = (uint64_t)fi(p, c, F_p2p_seq),
 			.count = (uint64_t)fi(p, c, F_count), .bytes = (uint64_t)fi(p, c, F_bytes),
@@ -427,9 +337,9 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 		if (c->kind == K_ENQ) {
 			if (!r.enter_ns)
 				r.enter_ns = src.ts;
-			ng_an_enqueue(rd->an, &src, &r);
+			an_enqueue(rd->an, &src, &r);
 		} else {
-			ng_an_complete(rd->an, &src, &r);
+			an_complete(rd->an, &src, &r);
 		}
 		break;
 	}
@@ -437,7 +347,7 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	case K_TIMEOUT:
 	case K_POLICY:
 	case K_INJECT: {
-		struct ng_rec_misc r = {
+		struct an_rec_misc r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
 			.seq = (uint64_t)fi(p, c, F_seq), .waited_ns = (uint64_t)fi(p, c, F_waited_ns),
 			.op = fs(p, c, F_op), .kind = fs(p, c, F_kind), .action = fs(p, c, F_action),
@@ -447,13 +357,13 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 			.result = fi(p, c, F_result),
 		};
 		if (c->kind == K_COMM_END)
-			ng_an_comm_end(rd->an, &src, &r);
+			an_comm_end(rd->an, &src, &r);
 		else if (c->kind == K_TIMEOUT)
-			ng_an_timeout(rd->an, &src, &r);
+			an_timeout(rd->an, &src, &r);
 		else if (c->kind == K_POLICY)
-			ng_an_policy(rd->an, &src, &r);
+			an_policy(rd->an, &src, &r);
 		else
-			ng_an_inject(rd->an, &src, &r);
+			an_inject(rd->an, &src, &r);
 		break;
 	}
 	default:
@@ -473,7 +383,7 @@ static int handle(struct reader *rd, const bt_message *msg)
 	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
 		if (bt_message_discarded_events_get_count(msg, &n) ==
 		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
-			ng_an_lost(rd->an, n);
+			an_lost(rd->an, n);
 		return 0;
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
 		return stream_info(rd, bt_message_stream_beginning_borrow_stream_const(msg)) < 0 ?
@@ -568,15 +478,15 @@ out:
 	return ret;
 }
 
-int ng_read_traces(char *const *dirs, int ndirs, struct ng_an *an,
-		   const struct ng_read_opts *opts)
+int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
+		   int show_progress)
 {
 	const bt_plugin *ctf = NULL, *utils = NULL;
 	const bt_component_class_source *fs_cls;
 	const bt_component_class_filter *mux_cls;
 	const bt_component_filter *muxer = NULL;
 	const bt_component_sink *sink = NULL;
-	struct reader rd = { .an = an, .opts = opts };
+	struct reader rd = { .an = an, .progress = show_progress };
 	bt_graph *graph = NULL;
 	char **traces = NULL;
 	int ntraces = 0, i, ret = -1;
@@ -595,7 +505,7 @@ int ng_read_traces(char *const *dirs, int ndirs, struct ng_an *an,
 				"(give the trace directory `ncclguard run -o` wrote)\n", dirs[i]);
 			goto out;
 		}
-		if (ng_find_traces(dirs[i], &traces, &ntraces)) {
+		if (an_find_traces(dirs[i], &traces, &ntraces)) {
 			fprintf(stderr, "ncclguard analyze: %s: cannot read: %s\n", dirs[i],
 				strerror(errno));
 			goto out;
@@ -608,10 +518,10 @@ int ng_read_traces(char *const *dirs, int ndirs, struct ng_an *an,
 		}
 	}
 	for (i = 0; i < ntraces; i++) {
-		char *h = metadata_hostname(traces[i]);
+		char *h = an_metadata_hostname(traces[i]);
 
 		if (h)
-			ng_an_host(an, h);
+			an_host_id(an, h);
 		free(h);
 	}
 	if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
@@ -695,7 +605,7 @@ out:
 	free(traces);
 	free(rd.classes);
 	free(rd.streams);
-	ng_map_free(&rd.class_map);
-	ng_map_free(&rd.stream_map);
+	an_map_free(&rd.class_map);
+	an_map_free(&rd.stream_map);
 	return ret;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 #include "version.h"
 
 static void end_list(FILE *f, int n)
@@ -21,22 +21,12 @@ static void hash(FILE *f, uint64_t h)
 	fprintf(f, "\"0x%016llx\"", (unsigned long long)h);
 }
 
-static const char *host_of(const struct ng_an *an, const struct ng_proc *p)
+static const char *host_of(const struct an_state *an, const struct an_proc *p)
 {
 	return p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
 }
 
-/* A row is far below the link when a large message (1 MiB and up, past
- * the latency-bound sizes) gets less than half of it. */
-int ng_row_below_link(const struct ng_an *an, const struct ng_row *r)
-{
-	double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
-
-	return an->opts.link_gbps > 0 && r->timed && r->bucket >= 20 &&
-		algbw * ng_busbw_factor(an->ops[r->op], r->nranks) < 0.5 * an->opts.link_gbps;
-}
-
-static void ranks(struct ng_an *an, FILE *f, const int *order)
+static void ranks(struct an_state *an, FILE *f, const int *order)
 {
 	char ver[32];
 
@@ -44,11 +34,11 @@ static void ranks(struct ng_an *an, FILE *f, const int *order)
 
 	fputs("  \"ranks\": [", f);
 	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
+		const struct an_proc *p = &an->procs[order[k]];
 
 		if (!p->has_info)
 			continue;
-		ng_version_str(p->nccl_version, ver, sizeof(ver));
+		an_version_str(p->nccl_version, ver, sizeof(ver));
 		fprintf(f, "%s\n    {\"rank\": %lld, \"host\": ", first ? "" : ",",
 			(long long)p->rank);
 		ng_json_str(f, host_of(an, p));
@@ -67,13 +57,13 @@ static void ranks(struct ng_an *an, FILE *f, const int *order)
 	end_list(f, !first);
 }
 
-static void collectives(struct ng_an *an, FILE *f)
+static void collectives(struct an_state *an, FILE *f)
 {
 	fputs("  \"collectives\": [", f);
 	for (int i = 0; i < an->nrows; i++) {
-		struct ng_row *r = &an->rows[i];
+		struct an_row *r = &an->rows[i];
 		double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
-		double busbw = algbw * ng_busbw_factor(an->ops[r->op], r->nranks);
+		double busbw = algbw * an_busbw_factor(an->ops[r->op], r->nranks);
 		double n = r->qs.n ? (double)r->qs.n : 1;
 
 		fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
@@ -83,22 +73,22 @@ static void collectives(struct ng_an *an, FILE *f)
 			"\"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, \"below_link\": %s}",
 			r->bucket < 0 ? 0ULL : 1ULL << r->bucket, r->nranks,
 			(unsigned long long)r->calls, (unsigned long long)r->timed,
-			r->qs.sum / n / 1e3, ng_qs_quantile(&r->qs, 0.5) / 1e3,
-			ng_qs_quantile(&r->qs, 0.99) / 1e3, r->qs.max / 1e3, algbw, busbw,
-			ng_row_below_link(an, r) ? "true" : "false");
+			r->qs.sum / n / 1e3, an_qs_quantile(&r->qs, 0.5) / 1e3,
+			an_qs_quantile(&r->qs, 0.99) / 1e3, r->qs.max / 1e3, algbw, busbw,
+			an_row_below_link(an, r) ? "true" : "false");
 	}
 	end_list(f, an->nrows);
 }
 
-static void stragglers(struct ng_an *an, FILE *f, const int *order)
+static void stragglers(struct an_state *an, FILE *f, const int *order)
 {
 	int first = 1;
 
 	fputs("  \"stragglers\": [", f);
 	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
+		const struct an_proc *p = &an->procs[order[k]];
 
-		if (!ng_straggler_flagged(an, p))
+		if (!an_straggler_flagged(an, p))
 			continue;
 		fprintf(f, "%s\n    {\"rank\": %lld, \"late_calls\": %llu, \"mean_late_us\": %.3f, "
 			"\"share\": %.4f}", first ? "" : ",", (long long)p->rank,
@@ -117,21 +107,14 @@ static void rank_list(FILE *f, const int64_t *r, int n)
 	fputc(']', f);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void hangs(struct ng_an *an, FILE *f)
+static void hangs(struct an_state *an, FILE *f)
 {
 	fputs("  \"hangs\": [", f);
 	for (int i = 0; i < an->nhangs; i++) {
-		struct ng_hang *h = &an->hangs[i];
+		struct an_hang *h = &an->hangs[i];
 
-		qsort(h->wait, h->nwait, sizeof(*h->wait), cmp_i64);
-		qsort(h->miss, h->nmiss, sizeof(*h->miss), cmp_i64);
+		qsort(h->wait, h->nwait, sizeof(*h->wait), an_cmp_i64);
+		qsort(h->miss, h->nmiss, sizeof(*h->miss), an_cmp_i64);
 		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
 		hash(f, h->comm_hash);
 		fputs(", \"op\": ", f);
@@ -159,11 +142,11 @@ static void hangs(struct ng_an *an, FILE *f)
 	end_list(f, an->nhangs);
 }
 
-static void mismatches(struct ng_an *an, FILE *f)
+static void mismatches(struct an_state *an, FILE *f)
 {
 	fputs("  \"mismatches\": [", f);
 	for (int i = 0; i < an->nmism; i++) {
-		struct ng_mismatch *m = &an->mism[i];
+		struct an_mismatch *m = &an->mism[i];
 
 		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
 		hash(f, m->comm_hash);
@@ -172,18 +155,18 @@ static void mismatches(struct ng_an *an, FILE *f)
 			fprintf(f, "%s\"%lld\": {\"op\": ", j ? ", " : "", (long long)m->rank[j]);
 			ng_json_str(f, an->ops[m->op[j]]);
 			fprintf(f, ", \"count\": %llu, \"datatype\": \"%s\", \"root_or_peer\": %d}",
-				(unsigned long long)m->count[j], ng_dtype_name(m->dtype[j]), m->root[j]);
+				(unsigned long long)m->count[j], an_dtype_name(m->dtype[j]), m->root[j]);
 		}
 		fputs("}}", f);
 	}
 	end_list(f, an->nmism);
 }
 
-static void config(struct ng_an *an, FILE *f)
+static void config(struct an_state *an, FILE *f)
 {
 	fputs("  \"config_mismatches\": [", f);
 	for (int i = 0; i < an->ncfg; i++) {
-		struct ng_cfg_key *c = &an->cfg[i];
+		struct an_cfg_key *c = &an->cfg[i];
 
 		fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
 		ng_json_str(f, c->key);
@@ -204,9 +187,9 @@ static void config(struct ng_an *an, FILE *f)
 	end_list(f, an->ncfg);
 }
 
-int ng_report_json(struct ng_an *an, FILE *f)
+int an_report_json(struct an_state *an, FILE *f)
 {
-	int *order = ng_an_rank_order(an);
+	int *order = an_rank_order(an);
 	int i, first;
 
 	fprintf(f, "{\n  \"schema\": \"ncclguard-report/1\",\n"
@@ -220,18 +203,18 @@ int ng_report_json(struct ng_an *an, FILE *f)
 	config(an, f);
 	fputs("  \"comm_fraction\": [", f);
 	for (i = 0, first = 1; i < an->nprocs; i++) {
-		const struct ng_proc *p = &an->procs[order[i]];
+		const struct an_proc *p = &an->procs[order[i]];
 
 		if (p->rank < 0)
 			continue;
 		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f}", first ? "" : ",",
-			(long long)p->rank, ng_comm_fraction(p));
+			(long long)p->rank, an_comm_fraction(p));
 		first = 0;
 	}
 	end_list(f, !first);
 	fputs("  \"timeouts\": [", f);
 	for (i = 0; i < an->ntimeouts; i++) {
-		struct ng_timeout_row *t = &an->timeouts[i];
+		struct an_timeout_row *t = &an->timeouts[i];
 
 		fprintf(f, "%s\n    {\"rank\": %lld, \"comm_hash\": ", i ? "," : "",
 			(long long)t->rank);
@@ -247,7 +230,7 @@ int ng_report_json(struct ng_an *an, FILE *f)
 	end_list(f, an->ntimeouts);
 	fputs("  \"injections\": [", f);
 	for (i = 0; i < an->ninjects; i++) {
-		struct ng_inject_row *in = &an->injects[i];
+		struct an_inject_row *in = &an->injects[i];
 
 		fprintf(f, "%s\n    {\"rank\": %lld, \"kind\": ", i ? "," : "", (long long)in->rank);
 		ng_json_str(f, in->kind);
@@ -262,7 +245,7 @@ int ng_report_json(struct ng_an *an, FILE *f)
 	end_list(f, an->ninjects);
 	fputs("  \"policy\": [", f);
 	for (i = 0; i < an->npolicy; i++) {
-		struct ng_policy_row *r = &an->policy[i];
+		struct an_policy_row *r = &an->policy[i];
 
 		fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
 		ng_json_str(f, r->key);

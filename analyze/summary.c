@@ -1,324 +1,20 @@
 /*
  * The text summary: findings in plain words first (worst first), then the
  * bandwidth table in nccl-tests' layout and the time in NCCL per rank.
- * ng_findings() is shared with the HTML report.
  */
-#include <stdarg.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "analyze/analyze.h"
-
-void ng_fmt_bytes(uint64_t b, char *buf, size_t len)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int u = 0;
-
-	while (b >= 1024 && !(b % 1024) && u < 4) {
-		b /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%llu %s", (unsigned long long)b, unit[u]);
-}
-
-void ng_fmt_ns(double ns, char *buf, size_t len)
-{
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.1f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-}
-
-/* "all-reduces" for an op name, for sentences. */
-static const char *op_plural(const char *op)
-{
-	static const struct { const char *op, *words; } names[] = {
-		{ "allreduce", "all-reduces" }, { "allgather", "all-gathers" },
-		{ "reducescatter", "reduce-scatters" }, { "broadcast", "broadcasts" },
-		{ "reduce", "reduces" }, { "alltoall", "all-to-alls" },
-		{ "gather", "gathers" }, { "scatter", "scatters" },
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(op, names[i].op))
-			return names[i].words;
-	return "collectives";
-}
-
-struct line {
-	char buf[2048];
-	size_t n;
-};
-
-static void add(struct line *l, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	if (l->n >= sizeof(l->buf) - 1)
-		return;
-	va_start(ap, fmt);
-	w = vsnprintf(l->buf + l->n, sizeof(l->buf) - l->n, fmt, ap);
-	va_end(ap);
-	if (w > 0)
-		l->n += (size_t)w < sizeof(l->buf) - l->n ? (size_t)w : sizeof(l->buf) - l->n - 1;
-}
-
-static void add_ranks(struct line *l, const int64_t *r, int n)
-{
-	add(l, n == 1 ? "rank " : "ranks ");
-	for (int i = 0; i < n; i++) {
-		if (i && i >= 8 && n > 10) {
-			add(l, " and %d more", n - i);
-			break;
-		}
-		add(l, "%s%lld", i ? "," : "", (long long)r[i]);
-	}
-}
-
-/* "rank 2's recv p2p seq 7 ... waiting for rank 1, which posted 3 of the
- * 4 sends to it". */
-static void p2p_hang(struct ng_an *an, const struct ng_hang *h, struct line *l)
-{
-	int send = !strcmp(an->ops[h->op], "send");
-	const char *want = send ? "recv" : "send";
-
-	add(l, "hang: %s p2p seq %llu on comm %016llx never completed: ", an->ops[h->op],
-	    (unsigned long long)h->seq, (unsigned long long)h->comm_hash);
-	add_ranks(l, h->wait, h->nwait);
-	add(l, " waiting");
-	if (h->nwait > 1) {
-		add(l, ", each stuck send and recv with its match posted");
-		return;
-	}
-	if (h->peer >= 0)
-		add(l, " for rank %lld", (long long)h->peer);
-	else
-		add(l, " for comm rank %lld (not in the trace)", (long long)h->peer_comm_rank);
-	if (h->peer_posted < h->ordinal)
-		add(l, ", which posted only %llu of the %llu %ss %s it",
-		    (unsigned long long)h->peer_posted, (unsigned long long)h->ordinal, want,
-		    send ? "from" : "to");
-	else
-		add(l, ", which posted the matching %s", want);
-}
-
-static int hang_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
-{
-	for (int i = 0; i < an->nhangs; i++) {
-		const struct ng_hang *h = &an->hangs[i];
-		struct line l = { .n = 0 };
-		char age[32];
-
-		ng_fmt_ns((double)h->age_ns, age, sizeof(age));
-		if (h->p2p) {
-			p2p_hang(an, h, &l);
-			add(&l, "; %s for %s at the end of the trace",
-			    h->timed_out ? "timed out, stuck" : "stuck", age);
-			fn(ctx, NG_SEV_BAD, l.buf);
-			continue;
-		}
-		if (h->seq)
-			add(&l, "hang: %s seq %llu on comm %016llx never completed: ",
-			    an->ops[h->op], (unsigned long long)h->seq,
-			    (unsigned long long)h->comm_hash);
-		else
-			add(&l, "hang: init of comm %016llx never finished: ",
-			    (unsigned long long)h->comm_hash);
-		if (h->nwait) {
-			add_ranks(&l, h->wait, h->nwait);
-			add(&l, " waiting");
-		}
-		if (h->nmiss) {
-			add(&l, h->nwait ? ", " : "");
-			add_ranks(&l, h->miss, h->nmiss);
-			add(&l, " never entered it");
-			if (h->miss_untraced)
-				add(&l, " (%d not in the trace)", h->miss_untraced);
-		} else if (h->nmiss_comm) {
-			add(&l, h->nwait ? ", " : "");
-			add(&l, "comm ");
-			add_ranks(&l, h->miss_comm, h->nmiss_comm);
-			add(&l, " never entered it");
-		}
-		if (h->unknown_missing && !h->nmiss_comm)
-			add(&l, ", %lld rank%s never seen in the trace", (long long)h->unknown_missing,
-			    h->unknown_missing == 1 ? "" : "s");
-		if (h->nlast && h->seq) {
-			add(&l, " (last seq by rank:");
-			for (int j = 0; j < h->nlast && j < 16; j++)
-				add(&l, " %lld:%llu", (long long)h->last_rank[j],
-				    (unsigned long long)h->last_seq[j]);
-			add(&l, "%s)", h->nlast > 16 ? " ..." : "");
-		}
-		add(&l, "; %s for %s at the end of the trace",
-		    h->timed_out ? "timed out, stuck" : "stuck", age);
-		if (h->queued_after)
-			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
-		fn(ctx, NG_SEV_BAD, l.buf);
-	}
-	return an->nhangs;
-}
-
-static int mismatch_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
-{
-	int shown = an->nmism < 5 ? an->nmism : 5;
-
-	for (int i = 0; i < shown; i++) {
-		const struct ng_mismatch *m = &an->mism[i];
-		struct line l = { .n = 0 };
-		int done[m->n];
-
-		memset(done, 0, sizeof(done));
-		add(&l, "mismatch: comm %016llx seq %llu:", (unsigned long long)m->comm_hash,
-		    (unsigned long long)m->seq);
-		/* Group ranks that called the same thing. */
-		for (int j = 0; j < m->n; j++) {
-			int64_t ranks[m->n];
-			int n = 0;
-
-			if (done[j])
-				continue;
-			for (int k = j; k < m->n; k++)
-				if (!done[k] && m->op[k] == m->op[j] && m->count[k] == m->count[j] &&
-				    m->dtype[k] == m->dtype[j] && m->root[k] == m->root[j]) {
-					done[k] = 1;
-					ranks[n++] = m->rank[k];
-				}
-			add(&l, j ? "; " : " ");
-			add_ranks(&l, ranks, n);
-			add(&l, " called %s count %llu %s", an->ops[m->op[j]],
-			    (unsigned long long)m->count[j], ng_dtype_name(m->dtype[j]));
-			if (m->root[j] >= 0)
-				add(&l, " root/peer %d", m->root[j]);
-		}
-		fn(ctx, NG_SEV_BAD, l.buf);
-	}
-	if (an->mism_total > (uint64_t)shown) {
-		char buf[128];
-
-		snprintf(buf, sizeof(buf), "mismatch: %llu mismatched collectives in all (%d shown)",
-			 (unsigned long long)an->mism_total, shown);
-		fn(ctx, NG_SEV_BAD, buf);
-	}
-	return (int)an->mism_total;
-}
-
-static int config_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
-{
-	for (int i = 0; i < an->ncfg; i++) {
-		const struct ng_cfg_key *c = &an->cfg[i];
-		struct line l = { .n = 0 };
-		int j = 0, groups = 0;
-
-		add(&l, "config: %s differs across ranks:", c->key);
-		while (j < c->n) {
-			int k = j;
-
-			while (k < c->n && !strcmp(c->val[k], c->val[j]))
-				k++;
-			add(&l, "%s \"%s\" on ", groups++ ? ";" : "", c->val[j]);
-			add_ranks(&l, &c->rank[j], k - j);
-			j = k;
-		}
-		fn(ctx, NG_SEV_WARN, l.buf);
-	}
-	return an->ncfg;
-}
-
-static int straggler_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
-{
-	int *order = ng_an_rank_order(an), n = 0;
-
-	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
-		char late[32], buf[512];
-
-		if (!ng_straggler_flagged(an, p))
-			continue;
-		ng_fmt_ns(p->late_sum_ns / (double)p->late_calls, late, sizeof(late));
-		snprintf(buf, sizeof(buf), "straggler: rank %lld arrived last in %.0f%% of %s "
-			 "(%llu of %llu), %s late on average", (long long)p->rank,
-			 100.0 * (double)p->late_calls / (double)p->coll_calls,
-			 p->opmixed ? "its collectives" : op_plural(an->ops[p->op1]),
-			 (unsigned long long)p->late_calls, (unsigned long long)p->coll_calls, late);
-		fn(ctx, NG_SEV_WARN, buf);
-		n++;
-	}
-	free(order);
-	return n;
-}
-
-int ng_findings(struct ng_an *an, ng_finding_fn fn, void *ctx)
-{
-	char buf[512], a[32], b[32];
-	int n = 0;
-
-	n += hang_findings(an, fn, ctx);
-	n += mismatch_findings(an, fn, ctx);
-	n += straggler_findings(an, fn, ctx);
-	n += config_findings(an, fn, ctx);
-	for (int i = 0; i < an->nrows; i++) {
-		const struct ng_row *r = &an->rows[i];
-
-		if (!ng_row_below_link(an, r))
-			continue;
-		ng_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, a, sizeof(a));
-		snprintf(buf, sizeof(buf), "slow: %s of %s on %d ranks reaches %.1f GB/s bus "
-			 "bandwidth, under half the %.1f GB/s link", an->ops[r->op], a, r->nranks,
-			 (double)r->bytes_sum_timed / r->time_sum_ns *
-			 ng_busbw_factor(an->ops[r->op], r->nranks), an->opts.link_gbps);
-		fn(ctx, NG_SEV_WARN, buf);
-		n++;
-	}
-	if (an->lost_events) {
-		snprintf(buf, sizeof(buf), "lost: the tracer dropped %llu events; counts are lower "
-			 "bounds (give LTTng bigger buffers)", (unsigned long long)an->lost_events);
-		fn(ctx, NG_SEV_WARN, buf);
-		n++;
-	}
-	for (int i = 0; i < an->nhosts; i++) {
-		const struct ng_host *h = &an->hosts[i];
-
-		if (i == an->ref_host || !h->nsamples)
-			continue;
-		ng_fmt_ns((double)llabs(h->offset_ns), a, sizeof(a));
-		snprintf(b, sizeof(b), "%s", an->hosts[an->ref_host].name);
-		snprintf(buf, sizeof(buf), "clock: host %s's clock is %s %s of %s's (from %d "
-			 "collectives); corrected", h->name, a, h->offset_ns < 0 ? "ahead" : "behind",
-			 b, h->nsamples);
-		fn(ctx, NG_SEV_INFO, buf);
-	}
-	if (an->inflight_end && !an->inflight_p2p) {
-		snprintf(buf, sizeof(buf), "in flight: %llu collectives had not completed when the "
-			 "trace ended", (unsigned long long)an->inflight_end);
-		fn(ctx, NG_SEV_INFO, buf);
-	} else if (an->inflight_p2p) {
-		snprintf(buf, sizeof(buf), "in flight: %llu collectives and %llu sends/recvs had not "
-			 "completed when the trace ended", (unsigned long long)an->inflight_end,
-			 (unsigned long long)an->inflight_p2p);
-		fn(ctx, NG_SEV_INFO, buf);
-	}
-	if (an->p2p_forgotten) {
-		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
-			 "kept per rank and comm): a hang among them is not reported",
-			 (unsigned long long)an->p2p_forgotten, NG_P2P_PENDING_MAX);
-		fn(ctx, NG_SEV_WARN, buf);
-	}
-	return n;
-}
+#include "an_priv.h"
 
 static void print_finding(void *ctx, int severity, const char *line)
 {
-	fprintf(ctx, "  %s %s\n", severity == NG_SEV_BAD ? "!!" : severity == NG_SEV_WARN ?
+	fprintf(ctx, "  %s %s\n", severity == AN_SEV_BAD ? "!!" : severity == AN_SEV_WARN ?
 		" !" : "  ", line);
 }
 
-void ng_summary(struct ng_an *an, FILE *f)
+void an_summary(struct an_state *an, FILE *f)
 {
-	int *order = ng_an_rank_order(an);
+	int *order = an_rank_order(an);
 	char a[32];
 	int nranks = 0;
 
@@ -329,22 +25,22 @@ void ng_summary(struct ng_an *an, FILE *f)
 		an->nhosts == 1 ? "" : "s", (unsigned long long)an->matched,
 		(unsigned long long)an->events, (unsigned long long)an->lost_events);
 	fputs("Findings\n", f);
-	if (!ng_findings(an, print_finding, f))
+	if (!an_findings(an, print_finding, f))
 		fputs("     no hangs, mismatches, stragglers or config differences found\n", f);
 
 	fputs("\nCollectives (time is per call; busbw with nccl-tests' factors)\n", f);
 	fprintf(f, "  %-14s %10s %6s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size",
 		"ranks", "calls", "mean", "p50", "p99", "max", "algbw", "busbw");
 	for (int i = 0; i < an->nrows; i++) {
-		struct ng_row *r = &an->rows[i];
-		struct ng_row_text t;
+		struct an_row *r = &an->rows[i];
+		struct an_row_text t;
 
-		ng_row_text(r, &t);
+		an_row_text(r, &t);
 		fprintf(f, "  %-14s %10s %6d %8llu %10s %10s %10s %10s %9.2f %9.2f%s\n",
 			an->ops[r->op], t.size, r->nranks, (unsigned long long)r->calls, t.mean,
 			t.p50, t.p99, t.max, t.algbw,
-			t.algbw * ng_busbw_factor(an->ops[r->op], r->nranks),
-			ng_row_below_link(an, r) ? "  << slow" : "");
+			t.algbw * an_busbw_factor(an->ops[r->op], r->nranks),
+			an_row_below_link(an, r) ? "  << slow" : "");
 	}
 	if (!an->nrows)
 		fputs("  (none)\n", f);
@@ -364,14 +60,14 @@ void ng_summary(struct ng_an *an, FILE *f)
 				(unsigned long long)timed, (unsigned long long)calls);
 	}
 	for (int k = 0; k < an->nprocs; k++) {
-		const struct ng_proc *p = &an->procs[order[k]];
+		const struct an_proc *p = &an->procs[order[k]];
 
 		if (p->rank < 0)
 			continue;
-		ng_fmt_ns((double)p->busy_ns, a, sizeof(a));
+		an_fmt_ns((double)p->busy_ns, a, sizeof(a));
 		fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s)\n", (long long)p->rank,
 			p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
-			100 * ng_comm_fraction(p), a);
+			100 * an_comm_fraction(p), a);
 	}
 	free(order);
 }

@@ -40,7 +40,7 @@ const char *ng_ncclconf_name(const char *conf_file, int i);
  * in place of /etc/nccl.conf from now on. */
 void ng_ncclconf_reset(const char *etc);
 
-/* ---- parse.c ---------------------------------------------------- */
+/* ---- parse.c --------------------------------------------------------- */
 enum ng_penv_action { NG_PENV_ALLOW = 0, NG_PENV_ENFORCE, NG_PENV_DEFAULT, NG_PENV_FORBID };
 enum ng_ppin { NG_PIN_NONE = 0, NG_PIN_LOCAL_RANK };
 /* Same order as enum ng_action (config.c): warn, abort, exit. */
@@ -141,7 +141,7 @@ int ng_iflist_selects(const struct ng_iflist *l, const char *name, int port);
 /* Does some entry match (ignoring `^`)?  Index of the entry or -1. */
 int ng_iflist_match(const struct ng_iflist *l, const char *name, int port);
 
-/* ---- hostprobe.c: the only code that reads the host --------------------- */
+/* ---- hostprobe.c: the only code that reads the host ------------------ */
 struct ng_netif {
 	char name[NG_IFNAME_LEN];
 	int up, running, loopback;
@@ -171,7 +171,7 @@ int ng_host_ibports(struct ng_ibport *out, int max);
 #define NG_BUSID_LEN 32
 int ng_host_gpus(char (*busids)[NG_BUSID_LEN], int max);
 
-/* ---- pin.c ---------------------------------------------------------------- */
+/* ---- pin.c ----------------------------------------------------------- */
 struct ng_gpu_place {
 	int gpu;			/* physical index */
 	int found;			/* the host shows it */
@@ -188,7 +188,7 @@ int ng_cpulist_parse(const char *s, uint64_t *mask, int max);
 /* Bitmap -> "0-3,8". */
 void ng_cpulist_format(const uint64_t *mask, int max, char *buf, size_t len);
 
-/* ---- plan.c: what the policy does to one process ------------------ */
+/* ---- plan.c: what the policy does to one process --------------------- */
 /* NG_SET_WITHHELD: unset for NCCL through the shim's env plugin, which
  * NCCL asks; the environment is left as it is. */
 enum ng_dec_set { NG_SET_NONE = 0, NG_SET_ENV, NG_SET_UNSET, NG_SET_WITHHELD };

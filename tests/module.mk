@@ -9,4 +9,3 @@ include tests/sim/module.mk
 include tests/tracer/module.mk
 $(BUILD)/obj/tests/analyze/%.o: MOD_INC := -Itracer
 $(BUILD)/obj/examples/%.o: MOD_INC :=
-$(BUILD)/obj/tests/unit/%.o: MOD_INC := -I. -Icommon

@@ -3,7 +3,7 @@
 #define NCCLGUARD_CLI_H
 
 int ng_cmd_run(int argc, char **argv);		/* tools/cmd_run.c */
-int ng_cmd_analyze(int argc, char **argv);	/* analyze/main.c */
+int ng_cmd_analyze(int argc, char **argv);	/* tools/cmd_analyze.c */
 int ng_cmd_policy(int argc, char **argv);	/* tools/cmd_policy.c */
 int ng_cmd_doctor(int argc, char **argv);	/* tools/cmd_doctor.c */
 

@@ -1,7 +1,8 @@
 # tools/: the `ncclguard` command, one cmd_*.c per subcommand.  On top of
 # the layout: it may use analyze, session, policy and common; nothing
 # includes tools/.
-CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cmd_run.o cmd_policy.o cmd_doctor.o) \
+CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cmd_run.o cmd_analyze.o cmd_policy.o \
+	cmd_doctor.o) \
 	$(POLICY_OBJS) $(COMMON_JSON_OBJ)
 CLI_LIBS += $(INIH_LIB)
 $(BUILD)/obj/tools/%.o: MOD_INC := -Itools -Ianalyze -Isession -Ipolicy -Icommon

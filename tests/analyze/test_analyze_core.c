@@ -1,6 +1,7 @@
 /* The analysis core on in-memory records: busbw factors, size buckets,
  * quantiles, lateness, matching across ranks, stragglers, hangs,
- * mismatches, sampled completions and clock alignment between hosts. */
+ * mismatches, sampled completions, clock alignment between hosts, and a
+ * send its peer never posted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "analyze/analyze.h"
+#include "an_priv.h"
 
 #define COMM 0xabcdef0123456789ULL
 #define MS 1000000LL
@@ -17,44 +18,44 @@
 static void test_busbw_factors(void **state)
 {
 	(void)state;
-	assert_float_equal(ng_busbw_factor("allreduce", 8), 2.0 * 7 / 8, 1e-12);
-	assert_float_equal(ng_busbw_factor("allgather", 4), 0.75, 1e-12);
-	assert_float_equal(ng_busbw_factor("reducescatter", 2), 0.5, 1e-12);
-	assert_float_equal(ng_busbw_factor("alltoall", 4), 0.75, 1e-12);
-	assert_float_equal(ng_busbw_factor("broadcast", 8), 1, 1e-12);
-	assert_float_equal(ng_busbw_factor("reduce", 8), 1, 1e-12);
-	assert_float_equal(ng_busbw_factor("allreduce", 1), 0, 1e-12);
+	assert_float_equal(an_busbw_factor("allreduce", 8), 2.0 * 7 / 8, 1e-12);
+	assert_float_equal(an_busbw_factor("allgather", 4), 0.75, 1e-12);
+	assert_float_equal(an_busbw_factor("reducescatter", 2), 0.5, 1e-12);
+	assert_float_equal(an_busbw_factor("alltoall", 4), 0.75, 1e-12);
+	assert_float_equal(an_busbw_factor("broadcast", 8), 1, 1e-12);
+	assert_float_equal(an_busbw_factor("reduce", 8), 1, 1e-12);
+	assert_float_equal(an_busbw_factor("allreduce", 1), 0, 1e-12);
 }
 
 static void test_buckets(void **state)
 {
 	(void)state;
-	assert_int_equal(ng_size_bucket(0), -1);
-	assert_int_equal(ng_size_bucket(1), 0);
-	assert_int_equal(ng_size_bucket(1024), 10);
-	assert_int_equal(ng_size_bucket(1025), 10);
-	assert_int_equal(ng_size_bucket(2047), 10);
-	assert_int_equal(ng_size_bucket(26214400), 24);	/* 25 MiB DDP bucket */
-	assert_int_equal(ng_size_bucket(UINT64_MAX), 63);
+	assert_int_equal(an_size_bucket(0), -1);
+	assert_int_equal(an_size_bucket(1), 0);
+	assert_int_equal(an_size_bucket(1024), 10);
+	assert_int_equal(an_size_bucket(1025), 10);
+	assert_int_equal(an_size_bucket(2047), 10);
+	assert_int_equal(an_size_bucket(26214400), 24);	/* 25 MiB DDP bucket */
+	assert_int_equal(an_size_bucket(UINT64_MAX), 63);
 }
 
 static void test_quantiles(void **state)
 {
-	struct ng_qs q = { 0 };
+	struct an_qs q = { 0 };
 	int i;
 
 	(void)state;
 	for (i = 1; i <= 100; i++)
-		ng_qs_add(&q, i * 1000.0);
-	assert_float_equal(ng_qs_quantile(&q, 0.5), 50000, 1e-9);
-	assert_float_equal(ng_qs_quantile(&q, 0.99), 99000, 1e-9);
+		an_qs_add(&q, i * 1000.0);
+	assert_float_equal(an_qs_quantile(&q, 0.5), 50000, 1e-9);
+	assert_float_equal(an_qs_quantile(&q, 0.99), 99000, 1e-9);
 	assert_float_equal(q.max, 100000, 1e-9);
 	/* past the exact buffer: a histogram within 1.1% */
-	for (i = 0; i < 2 * NG_QS_EXACT; i++)
-		ng_qs_add(&q, 1e6);
+	for (i = 0; i < 2 * AN_QS_EXACT; i++)
+		an_qs_add(&q, 1e6);
 	assert_non_null(q.hist);
-	assert_float_equal(ng_qs_quantile(&q, 0.5), 1e6, 1e6 * 0.011);
-	ng_qs_free(&q);
+	assert_float_equal(an_qs_quantile(&q, 0.5), 1e6, 1e6 * 0.011);
+	an_qs_free(&q);
 }
 
 static void test_lateness(void **state)
@@ -64,26 +65,26 @@ static void test_lateness(void **state)
 
 	(void)state;
 	/* lower median of {100,110,120,5000} is 110 */
-	assert_int_equal(ng_lateness(enter, 4, late), 2);
+	assert_int_equal(an_lateness(enter, 4, late), 2);
 	assert_int_equal(late[2], 4890);
 	assert_int_equal(late[0], -10);
 	/* two ranks: the whole gap */
-	assert_int_equal(ng_lateness(two, 2, late2), 0);
+	assert_int_equal(an_lateness(two, 2, late2), 0);
 	assert_int_equal(late2[0], 700);
-	assert_int_equal(ng_lateness(two, 1, late2), -1);
+	assert_int_equal(an_lateness(two, 1, late2), -1);
 }
 
 /* Being last k times of N against chance, all ranks of a job tested. */
 static int flagged(int nprocs, uint64_t calls, uint64_t last, double ranks_per_call, double late_us)
 {
-	struct ng_an an = { .nprocs = nprocs };
-	struct ng_proc p = {
+	struct an_state an = { .nprocs = nprocs };
+	struct an_proc p = {
 		.coll_calls = calls, .late_calls = last,
 		.chance = (double)calls / ranks_per_call,
 		.late_sum_ns = (double)last * late_us * 1e3,
 	};
 
-	return ng_straggler_flagged(&an, &p);
+	return an_straggler_flagged(&an, &p);
 }
 
 static void test_straggler_rule(void **state)
@@ -108,33 +109,33 @@ static void test_straggler_rule(void **state)
 /* ---- a small job in records ------------------------------------------ */
 
 struct job {
-	struct ng_an *an;
+	struct an_state *an;
 	int ranks, host_of[8];
 	int64_t clock_err[8];	/* per host: its clock reads this much ahead */
 	int pid_base;		/* rank r is process pid_base + r */
 	uint64_t comm;		/* the comm its calls are on */
 };
 
-static struct ng_src src(struct job *j, int r, int64_t t)
+static struct an_src src(struct job *j, int r, int64_t t)
 {
-	struct ng_src s = { .host = j->host_of[r], .vpid = j->pid_base + r,
+	struct an_src s = { .host = j->host_of[r], .vpid = j->pid_base + r,
 			    .ts = t + j->clock_err[j->host_of[r]] };
 
 	return s;
 }
 
-static void job_start_opts(struct job *j, int ranks, int hosts, const struct ng_an_opts *o)
+static void job_start_opts(struct job *j, int ranks, int hosts, const struct an_opts *o)
 {
 	char name[16];
 
 	memset(j, 0, sizeof(*j));
-	j->an = ng_an_new(o);
+	j->an = an_new(o);
 	j->ranks = ranks;
 	j->pid_base = 100;
 	j->comm = COMM;
 	for (int h = 0; h < hosts; h++) {
 		snprintf(name, sizeof(name), "h%d", h);
-		ng_an_host(j->an, name);
+		an_host_id(j->an, name);
 	}
 	for (int r = 0; r < ranks; r++)
 		j->host_of[r] = r * hosts / ranks;
@@ -147,13 +148,13 @@ static void job_start(struct job *j, int ranks, int hosts)
 
 static void job_info(struct job *j, int r, int version)
 {
-	struct ng_rec_proc p = { .host = "", .nccl_path = "/lib/libnccl.so.2", .env = "NCCL_DEBUG=WARN",
+	struct an_rec_proc p = { .host = "", .nccl_path = "/lib/libnccl.so.2", .env = "NCCL_DEBUG=WARN",
 				 .pid = j->pid_base + r, .rank = r, .world_size = j->ranks,
 				 .nccl_version = version };
-	struct ng_src s = src(j, r, 0);
+	struct an_src s = src(j, r, 0);
 
-	ng_an_seen(j->an, &s);
-	ng_an_process_info(j->an, &s, &p);
+	an_seen(j->an, &s);
+	an_process_info(j->an, &s, &p);
 }
 
 /* Rank r enqueues seq at t (+ its own delay) and, unless `done` is 0,
@@ -162,23 +163,23 @@ static void job_call(struct job *j, int r, uint64_t seq, int64_t enter, int64_t 
 		     uint64_t count, int done)
 {
 	int64_t err = j->clock_err[j->host_of[r]];
-	struct ng_rec_coll e = { .comm_hash = j->comm, .seq = seq, .op = "allreduce",
+	struct an_rec_coll e = { .comm_hash = j->comm, .seq = seq, .op = "allreduce",
 				 .count = count, .datatype = 7, .bytes = count * 4,
 				 .root_or_peer = -1, .nranks = j->ranks,
 				 .enter_ns = enter + err, .exit_ns = enter + err + 5000 };
-	struct ng_rec_coll c = e;
-	struct ng_src s = src(j, r, enter + 5000);
+	struct an_rec_coll c = e;
+	struct an_src s = src(j, r, enter + 5000);
 
-	ng_an_seen(j->an, &s);
-	ng_an_enqueue(j->an, &s, &e);
+	an_seen(j->an, &s);
+	an_enqueue(j->an, &s, &e);
 	if (!done)
 		return;
 	c.gpu_start_ns = enter + err + 6000;
 	c.gpu_end_ns = end + err;
 	c.duration_ns = end - enter - 6000;
 	s = src(j, r, end + 10000);
-	ng_an_seen(j->an, &s);
-	ng_an_complete(j->an, &s, &c);
+	an_seen(j->an, &s);
+	an_complete(j->an, &s, &c);
 }
 
 static void test_slow_rank(void **state)
@@ -196,13 +197,13 @@ static void test_slow_rank(void **state)
 				 1024, 1);
 		t += 30 * MS;
 	}
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->matched, 40);
 	assert_int_equal(j.an->nhangs, 0);
 	for (int i = 0; i < j.an->nprocs; i++) {
-		struct ng_proc *p = &j.an->procs[i];
+		struct an_proc *p = &j.an->procs[i];
 
-		assert_int_equal(ng_straggler_flagged(j.an, p), p->rank == 1);
+		assert_int_equal(an_straggler_flagged(j.an, p), p->rank == 1);
 		if (p->rank == 1) {
 			assert_int_equal(p->late_calls, 40);
 			/* against the lower median (rank 2's arrival at +2 us) */
@@ -212,14 +213,14 @@ static void test_slow_rank(void **state)
 	assert_int_equal(j.an->nrows, 1);
 	assert_int_equal(j.an->rows[0].calls, 40);
 	assert_int_equal(j.an->rows[0].bucket, 12);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 static void test_hang_and_mismatch(void **state)
 {
 	struct job j;
 	int64_t t = 1000 * MS;
-	struct ng_rec_misc to = { .comm_hash = COMM, .seq = 10, .op = "allreduce",
+	struct an_rec_misc to = { .comm_hash = COMM, .seq = 10, .op = "allreduce",
 				  .waited_ns = 5000 * MS, .action = "warn", .what = "collective" };
 
 	(void)state;
@@ -235,12 +236,12 @@ static void test_hang_and_mismatch(void **state)
 		t += 2 * MS;
 	}
 	for (int r = 0; r < 2; r++) {
-		struct ng_src s = src(&j, r, t + 5000 * MS);
+		struct an_src s = src(&j, r, t + 5000 * MS);
 
-		ng_an_seen(j.an, &s);
-		ng_an_timeout(j.an, &s, &to);
+		an_seen(j.an, &s);
+		an_timeout(j.an, &s, &to);
 	}
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->matched, 9);
 	assert_int_equal(j.an->nhangs, 1);
 	assert_int_equal(j.an->hangs[0].seq, 10);
@@ -252,7 +253,7 @@ static void test_hang_and_mismatch(void **state)
 	assert_int_equal(j.an->mism_total, 1);
 	assert_int_equal(j.an->mism[0].seq, 4);
 	assert_int_equal(j.an->ntimeouts, 2);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 /* A dropped send is p2p seq 3, not collective seq 3: the all-reduce of
@@ -262,18 +263,18 @@ static void test_p2p_numbers_apart(void **state)
 {
 	struct job j;
 	int64_t t = 1000 * MS;
-	struct ng_rec_misc drop = { .comm_hash = COMM, .seq = 3, .op = "send", .kind = "drop" };
-	struct ng_rec_misc to = { .comm_hash = COMM, .seq = 5, .op = "recv",
+	struct an_rec_misc drop = { .comm_hash = COMM, .seq = 3, .op = "send", .kind = "drop" };
+	struct an_rec_misc to = { .comm_hash = COMM, .seq = 5, .op = "recv",
 				  .waited_ns = 5000 * MS, .action = "warn", .what = "collective" };
-	struct ng_src s;
+	struct an_src s;
 
 	(void)state;
 	job_start(&j, 2, 1);
 	for (int r = 0; r < 2; r++)
 		job_info(&j, r, 22105);
 	s = src(&j, 1, t - MS);
-	ng_an_seen(j.an, &s);
-	ng_an_inject(j.an, &s, &drop);
+	an_seen(j.an, &s);
+	an_inject(j.an, &s, &drop);
 	for (uint64_t seq = 1; seq <= 4; seq++) {
 		for (int r = 0; r < 2; r++)
 			if (seq < 4 || r == 0)	/* rank 1 never calls seq 4 */
@@ -281,30 +282,100 @@ static void test_p2p_numbers_apart(void **state)
 		t += 2 * MS;
 	}
 	s = src(&j, 0, t + 5000 * MS);
-	ng_an_seen(j.an, &s);
-	ng_an_timeout(j.an, &s, &to);
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_seen(j.an, &s);
+	an_timeout(j.an, &s, &to);
+	an_finish(j.an);
 	assert_int_equal(j.an->matched, 3);
 	assert_int_equal(j.an->nhangs, 1);
 	assert_int_equal(j.an->hangs[0].seq, 4);
 	assert_int_equal(j.an->hangs[0].nmiss, 1);
 	assert_int_equal(j.an->hangs[0].miss[0], 1);
-	ng_an_free(j.an);
+	an_free(j.an);
+}
+
+/* Rank 1 posts a third recv from rank 0, which sent only two: the hang is
+ * rank 1's recv, with rank 0 missing and the count of what it posted. */
+static void p2p_call(struct job *j, int r, uint64_t p2p_seq, const char *op, int peer,
+		     int64_t t, int done)
+{
+	struct an_rec_coll e = { .comm_hash = j->comm, .p2p_seq = p2p_seq, .op = op,
+				 .count = 1, .datatype = 7, .bytes = 4, .root_or_peer = peer,
+				 .nranks = j->ranks, .enter_ns = t };
+	struct an_rec_coll c = e;
+	struct an_src s = src(j, r, t + 1000);
+
+	an_seen(j->an, &s);
+	an_enqueue(j->an, &s, &e);
+	if (!done)
+		return;
+	c.gpu_start_ns = t + 2000;
+	c.gpu_end_ns = t + 9000;
+	c.duration_ns = 7000;
+	s = src(j, r, t + 10000);
+	an_seen(j->an, &s);
+	an_complete(j->an, &s, &c);
+}
+
+static void test_p2p_missing_send(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+	struct an_src s;
+
+	(void)state;
+	job_start(&j, 2, 1);
+	for (int r = 0; r < 2; r++) {
+		struct an_rec_init in = { .comm_hash = COMM, .nranks = 2, .rank = r };
+
+		job_info(&j, r, 22105);
+		s = src(&j, r, t);
+		an_seen(j.an, &s);
+		an_comm_init(j.an, &s, &in);
+		in.end = 1;
+		an_comm_init(j.an, &s, &in);
+	}
+	for (uint64_t k = 1; k <= 3; k++, t += MS)
+		for (int r = 0; r < 2; r++)
+			if (r == 1 || k < 3)
+				p2p_call(&j, r, k, r ? "recv" : "send", 1 - r, t, k < 3);
+	s = src(&j, 0, t + 2000 * MS);	/* the trace goes on past the hang age */
+	an_seen(j.an, &s);
+	an_finish(j.an);
+	assert_int_equal(j.an->p2p_calls, 5);
+	assert_int_equal(j.an->nhangs, 1);
+	assert_true(j.an->hangs[0].p2p);
+	assert_int_equal(j.an->hangs[0].seq, 3);
+	assert_string_equal(j.an->ops[j.an->hangs[0].op], "recv");
+	assert_int_equal(j.an->hangs[0].nwait, 1);
+	assert_int_equal(j.an->hangs[0].wait[0], 1);
+	assert_int_equal(j.an->hangs[0].nmiss, 1);
+	assert_int_equal(j.an->hangs[0].miss[0], 0);
+	assert_int_equal(j.an->hangs[0].peer, 0);
+	assert_int_equal(j.an->hangs[0].ordinal, 3);
+	assert_int_equal(j.an->hangs[0].peer_posted, 2);
+	/* the send row times the two sends */
+	assert_int_equal(j.an->nrows, 1);
+	assert_int_equal(j.an->rows[0].timed, 2);
+	an_free(j.an);
 }
 
 /* A rank restarted (torchrun's elastic restart: a new process, the same
  * rank, a new comm) is a process of its own in the Chrome trace. */
 static void test_chrome_restart(void **state)
 {
-	struct ng_an_opts o = { 0 };
+	struct an_opts o = { .on_coll = an_chrome_coll };
+	struct an_chrome *ch;
 	char *buf = NULL, *q;
 	size_t len = 0;
 	struct job j;
 	int pids[8], npids = 0;
+	FILE *f;
 
 	(void)state;
-	o.chrome = open_memstream(&buf, &len);
-	assert_non_null(o.chrome);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	ch = an_chrome_new(f);
+	o.on_coll_ctx = ch;
 	job_start_opts(&j, 2, 1, &o);
 	for (int r = 0; r < 2; r++)
 		job_info(&j, r, 22105);
@@ -317,9 +388,10 @@ static void test_chrome_restart(void **state)
 	job_info(&j, 0, 22105);
 	j.ranks = 1;
 	job_call(&j, 0, 1, 2000 * MS, 2000 * MS + MS, 64, 1);
-	assert_int_equal(ng_an_finish(j.an), 0);
-	assert_int_equal(ng_chrome_close(j.an), 0);
-	fclose(o.chrome);
+	an_finish(j.an);
+	assert_int_equal(an_chrome_end(ch, j.an), 0);
+	assert_int_equal(fclose(f), 0);
+	an_chrome_free(ch);
 	for (q = buf; (q = strstr(q, "\"process_name\",\"pid\":")); q++) {
 		int pid = atoi(q + strlen("\"process_name\",\"pid\":"));
 
@@ -330,7 +402,7 @@ static void test_chrome_restart(void **state)
 	}
 	assert_int_equal(npids, 3);
 	free(buf);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 /* Sends that never complete (no timing at all) are kept up to a bound per
@@ -338,32 +410,32 @@ static void test_chrome_restart(void **state)
 static void test_p2p_pending_bounded(void **state)
 {
 	struct job j;
-	int n = NG_P2P_PENDING_MAX + 100;
+	int n = AN_P2P_PENDING_MAX + 100;
 
 	(void)state;
 	job_start(&j, 2, 1);
 	job_info(&j, 0, 22105);
 	for (int i = 1; i <= n; i++) {
-		struct ng_rec_coll e = { .comm_hash = COMM, .p2p_seq = (uint64_t)i, .op = "send",
+		struct an_rec_coll e = { .comm_hash = COMM, .p2p_seq = (uint64_t)i, .op = "send",
 					 .count = 1, .datatype = 7, .bytes = 4, .root_or_peer = 1,
 					 .nranks = 2, .enter_ns = 1000 * MS + i * 1000 };
-		struct ng_src s = src(&j, 0, 1000 * MS + i * 1000 + 500);
+		struct an_src s = src(&j, 0, 1000 * MS + i * 1000 + 500);
 
-		ng_an_seen(j.an, &s);
-		ng_an_enqueue(j.an, &s, &e);
+		an_seen(j.an, &s);
+		an_enqueue(j.an, &s, &e);
 	}
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->p2p_forgotten, 100);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 static void busy_one(struct job *j, int64_t start, int64_t end)
 {
-	struct ng_rec_coll c = { .op = "allreduce", .gpu_start_ns = start, .gpu_end_ns = end };
-	struct ng_src s = src(j, 0, end + 1000);
+	struct an_rec_coll c = { .op = "allreduce", .gpu_start_ns = start, .gpu_end_ns = end };
+	struct an_src s = src(j, 0, end + 1000);
 
-	ng_an_seen(j->an, &s);
-	ng_an_complete(j->an, &s, &c);
+	an_seen(j->an, &s);
+	an_complete(j->an, &s, &c);
 }
 
 /* Busy time is the union of the GPU intervals whatever order their
@@ -387,9 +459,9 @@ static void test_busy_out_of_order(void **state)
 		busy_one(&j, t + 1000 + (i + 1) * 20, t + 1000 + (i + 1) * 20 + 10);
 		busy_one(&j, t + 1000 + i * 20, t + 1000 + i * 20 + 10);
 	}
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->procs[0].busy_ns, 5 + 30 + 20000 * 10);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 /* Completions only every 4th call (sampled timing) still close the calls
@@ -411,12 +483,12 @@ static void test_sampled(void **state)
 	/* Closed while reading, but for the last few: a call done only by
 	 * implication waits a little for its own completion. */
 	assert_true(j.an->matched >= 64 - 20);
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->matched, 64);
 	assert_int_equal(j.an->nhangs, 0);
 	assert_int_equal(j.an->rows[0].calls, 64);
 	assert_int_equal(j.an->rows[0].timed, 16);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 /* Host 1's clock reads 250 ms ahead: estimated from the common ends, and
@@ -436,16 +508,45 @@ static void test_clock_alignment(void **state)
 			job_call(&j, r, seq, t + r * 2000, t + 3 * MS + r * 500, 1 << 20, 1);
 		t += 5 * MS;
 	}
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->matched, 60);
 	assert_int_equal(j.an->hosts[0].offset_ns, 0);
 	assert_true(llabs(j.an->hosts[1].offset_ns + 250 * MS) < 10000);
 	for (int i = 0; i < j.an->nprocs; i++)
-		assert_false(ng_straggler_flagged(j.an, &j.an->procs[i]));
+		assert_false(an_straggler_flagged(j.an, &j.an->procs[i]));
 	/* mixed NCCL versions and paths: one config mismatch, version */
 	assert_int_equal(j.an->ncfg, 1);
 	assert_string_equal(j.an->cfg[0].key, "nccl_version");
-	ng_an_free(j.an);
+	an_free(j.an);
+}
+
+/* Three hosts, one ahead and one behind the first: each gets its own
+ * offset to the reference host (the first). */
+static void test_clock_three_hosts(void **state)
+{
+	struct job j;
+	int64_t t = 1000 * MS;
+
+	(void)state;
+	job_start(&j, 6, 3);
+	j.clock_err[1] = 250 * MS;
+	j.clock_err[2] = -40 * MS;
+	for (int r = 0; r < 6; r++)
+		job_info(&j, r, 22105);
+	for (uint64_t seq = 1; seq <= 40; seq++) {
+		for (int r = 0; r < 6; r++)
+			job_call(&j, r, seq, t + r * 1000, t + 3 * MS + r * 300, 1 << 20, 1);
+		t += 5 * MS;
+	}
+	an_finish(j.an);
+	assert_int_equal(j.an->matched, 40);
+	assert_int_equal(j.an->hosts[0].offset_ns, 0);
+	assert_true(llabs(j.an->hosts[1].offset_ns + 250 * MS) < 10000);
+	assert_true(llabs(j.an->hosts[2].offset_ns - 40 * MS) < 10000);
+	assert_int_equal(j.an->hosts[2].nsamples, AN_CLOCK_SAMPLES);
+	for (int i = 0; i < j.an->nprocs; i++)
+		assert_false(an_straggler_flagged(j.an, &j.an->procs[i]));
+	an_free(j.an);
 }
 
 /* ---- completions out of order (real shim traces) ---------------------- */
@@ -453,38 +554,38 @@ static void test_clock_alignment(void **state)
 static void rec_enq(struct job *j, int r, uint64_t seq, const char *op, uint64_t bytes,
 		    int64_t t)
 {
-	struct ng_rec_coll e = { .comm_hash = COMM, .seq = seq, .op = op, .count = bytes / 4,
+	struct an_rec_coll e = { .comm_hash = COMM, .seq = seq, .op = op, .count = bytes / 4,
 				 .datatype = 7, .bytes = bytes, .root_or_peer = -1,
 				 .nranks = j->ranks, .enter_ns = t, .exit_ns = t + 3000 };
-	struct ng_src s = src(j, r, t + 3000);
+	struct an_src s = src(j, r, t + 3000);
 
-	ng_an_seen(j->an, &s);
-	ng_an_enqueue(j->an, &s, &e);
+	an_seen(j->an, &s);
+	an_enqueue(j->an, &s, &e);
 }
 
 /* The watchdog's coll_complete at `at`, for a GPU slice [start, end]. */
 static void rec_done(struct job *j, int r, uint64_t seq, const char *op, uint64_t bytes,
 		     int64_t start, int64_t end, int64_t at)
 {
-	struct ng_rec_coll c = { .comm_hash = COMM, .seq = seq, .op = op, .bytes = bytes,
+	struct an_rec_coll c = { .comm_hash = COMM, .seq = seq, .op = op, .bytes = bytes,
 				 .nranks = j->ranks, .root_or_peer = -1, .gpu_start_ns = start,
 				 .gpu_end_ns = end, .duration_ns = end - start };
-	struct ng_src s = src(j, r, at);
+	struct an_src s = src(j, r, at);
 
-	ng_an_seen(j->an, &s);
-	ng_an_complete(j->an, &s, &c);
+	an_seen(j->an, &s);
+	an_complete(j->an, &s, &c);
 }
 
 static void rec_end(struct job *j, int r, const char *kind, int64_t at)
 {
-	struct ng_rec_misc m = { .comm_hash = COMM, .kind = kind };
-	struct ng_src s = src(j, r, at);
+	struct an_rec_misc m = { .comm_hash = COMM, .kind = kind };
+	struct an_src s = src(j, r, at);
 
-	ng_an_seen(j->an, &s);
-	ng_an_comm_end(j->an, &s, &m);
+	an_seen(j->an, &s);
+	an_comm_end(j->an, &s, &m);
 }
 
-static void assert_all_timed(const struct ng_an *an)
+static void assert_all_timed(const struct an_state *an)
 {
 	for (int i = 0; i < an->nrows; i++)
 		assert_int_equal(an->rows[i].timed, an->rows[i].calls);
@@ -496,7 +597,7 @@ static void count_finding(void *ctx, int severity, const char *line)
 {
 	(void)ctx;
 	(void)line;
-	if (severity != NG_SEV_INFO)
+	if (severity != AN_SEV_INFO)
 		findings_n++;
 }
 
@@ -525,12 +626,12 @@ static void test_complete_after_destroy(void **state)
 			rec_done(&j, r, seq, "allreduce", 1024 << (seq / 3), g, g + 40000,
 				 t + 11 * MS + (1 - r) * MS + (int64_t)seq);
 		}
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->matched, 6);
 	assert_int_equal(j.an->late_events, 0);
 	assert_int_equal(j.an->nhangs, 0);
 	assert_all_timed(j.an);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 /* PyTorch DDP on one rank: the init's coalesced broadcasts are a group on
@@ -579,11 +680,11 @@ static void pytorch_one_rank(int defer, int carried)
 	for (uint64_t s = 56; s <= seq; s++)
 		rec_done(&j, 0, s, "allreduce", s % 2 ? 4 : 16 << 20, t - 66 * MS + (int64_t)s * MS,
 			 t - 66 * MS + (int64_t)s * MS + 40000, t + 1000 + (int64_t)s);
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->nhangs, 0);
 	assert_int_equal(j.an->inflight_end, 0);
 	for (int i = 0; i < j.an->nprocs; i++)
-		assert_false(ng_straggler_flagged(j.an, &j.an->procs[i]));
+		assert_false(an_straggler_flagged(j.an, &j.an->procs[i]));
 	if (defer < 16) {
 		assert_int_equal(j.an->matched, 65);
 		assert_int_equal(j.an->late_events, 0);
@@ -598,9 +699,9 @@ static void pytorch_one_rank(int defer, int carried)
 		assert_int_equal(j.an->late_events, 4);
 	}
 	findings_n = 0;
-	ng_findings(j.an, count_finding, NULL);
+	an_findings(j.an, count_finding, NULL);
 	assert_int_equal(findings_n, 0);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 static void test_one_rank_group_late(void **state)
@@ -632,11 +733,11 @@ static void test_mid_run(void **state)
 		t += 2 * MS;
 	}
 	assert_true(j.an->matched >= 80);	/* streamed */
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	assert_int_equal(j.an->nhangs, 0);
 	assert_int_equal(j.an->matched, 100);
 	assert_int_equal(j.an->rows[0].timed, 100);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 static void test_json_keys(void **state)
@@ -654,15 +755,15 @@ static void test_json_keys(void **state)
 
 	(void)state;
 	job_start(&j, 2, 1);
-	assert_int_equal(ng_an_finish(j.an), 0);
+	an_finish(j.an);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	assert_int_equal(ng_report_json(j.an, f), 0);
+	assert_int_equal(an_report_json(j.an, f), 0);
 	fclose(f);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		assert_non_null(strstr(buf, keys[i]));
 	free(buf);
-	ng_an_free(j.an);
+	an_free(j.an);
 }
 
 int main(void)
@@ -677,10 +778,12 @@ int main(void)
 		cmocka_unit_test(test_busy_out_of_order),
 		cmocka_unit_test(test_chrome_restart),
 		cmocka_unit_test(test_p2p_pending_bounded),
+		cmocka_unit_test(test_p2p_missing_send),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_clock_alignment),
+		cmocka_unit_test(test_clock_three_hosts),
 		cmocka_unit_test(test_complete_after_destroy),
 		cmocka_unit_test(test_one_rank_group_late),
 		cmocka_unit_test(test_mid_run),

@@ -1,0 +1,495 @@
+/*
+ * The analyzer's insides, shared by its files and by no one else (the
+ * module's one public header is analyze.h).
+ *
+ * The files, from the top; each calls only files below it:
+ *
+ *   analyze.c      ng_analyze(): read, finish, then the writers
+ *   report_json.c chrome.c html.c summary.c     the writers
+ *   findings.c     the findings as sentences (summary, HTML)
+ *   read.c         babeltrace2 -> records (struct an_rec_*); traces.c: where
+ *   finish.c       the end of the trace: hangs; the tables put in order
+ *   match.c        collectives matched across ranks, a window per comm
+ *   p2p.c          sends and recvs: pending per rank, the hung ones at the end
+ *   clock.c        hosts' clock offsets; finished collectives held for them
+ *   account.c      a finished collective into the rows, mismatches, stragglers
+ *   stats.c straggle.c busy.c config.c    rows, stragglers, time in NCCL, config
+ *   state.c        hosts, processes, comms; the records that only fill tables
+ *   util.c quantile.c fmt.c      allocation and the map, quantiles, text formats
+ *
+ * read.c turns the LTTng traces into records with every time already on its
+ * trace's clock (ns from the clock origin).  The matcher keeps only what is
+ * in flight: per communicator a window of collectives not yet seen complete
+ * on every rank; a finished collective is accounted and dropped, so memory
+ * grows with ranks and in-flight collectives, not with trace length.  The
+ * writers read the aggregates once the trace is consumed; the Chrome trace
+ * alone is written while reading, through an_opts.on_coll.
+ */
+#ifndef NCCLGUARD_AN_PRIV_H
+#define NCCLGUARD_AN_PRIV_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+
+/* ---- records: reader -> matcher --------------------------------------- */
+
+/* Where an event came from: a process is (host, vpid). */
+struct an_src {
+	int host;		/* an_host_id() id of the trace's env.hostname */
+	int64_t vpid;
+	int64_t ts;		/* event time, ns from the clock origin */
+};
+
+struct an_rec_proc {
+	const char *host, *nccl_path, *gpu_pci_bus_id, *cpu_affinity;
+	const char *socket_ifname, *env, *policy_digest, *rank_source;
+	int64_t pid, rank, local_rank, world_size, nccl_version;
+	int64_t cudart_version, driver_version, numa_node;
+};
+
+struct an_rec_init {
+	uint64_t comm_hash, parent_hash;
+	int64_t nranks, rank, result;
+	int end;		/* comm_init_end (else comm_init_begin) */
+};
+
+struct an_rec_coll {		/* coll_enqueue and coll_complete */
+	uint64_t comm_hash, seq, p2p_seq, count, bytes, stream;
+	const char *op;
+	int64_t datatype, root_or_peer, result, nranks;
+	int64_t enter_ns, exit_ns;			/* enqueue */
+	int enter_coarse;		/* enter_ns is the shim's coarse time (not sampled) */
+	int64_t gpu_start_ns, gpu_end_ns, duration_ns;	/* complete */
+};
+
+struct an_rec_misc {		/* timeout, policy, inject, comm_end */
+	uint64_t comm_hash, seq, waited_ns;
+	const char *op, *kind, *action, *what, *detail;
+	const char *key, *user_value, *effective_value;
+	int64_t result;
+};
+
+/* ---- the analysis ---------------------------------------------------- */
+
+struct an_state;
+struct an_entry;
+
+struct an_opts {
+	double link_gbps;	/* 0: no link check */
+	/* Handed each collective once it is accounted, before it is freed:
+	 * how the Chrome trace streams out (chrome.c) without the matcher
+	 * calling a writer.  NULL: nobody. */
+	void (*on_coll)(void *ctx, const struct an_state *an, const struct an_entry *e);
+	void *on_coll_ctx;
+};
+
+#define AN_MAX_OPS	32
+#define AN_HEAT_BINS	96
+#define AN_LIST_MAX	1000	/* rows kept of timeouts, injections, mismatches */
+
+/* Durations of one stats row: exact while small, then a log histogram. */
+#define AN_QS_EXACT	4096
+#define AN_QS_SUB	64	/* histogram bins per octave (1.1% wide) */
+#define AN_QS_BINS	(64 * AN_QS_SUB)
+struct an_qs {
+	uint64_t n;
+	double sum, max;
+	double *exact;		/* n <= AN_QS_EXACT */
+	uint32_t *hist;		/* past that */
+};
+
+struct an_row {			/* one op, size bucket and comm size */
+	int op, bucket, nranks;
+	uint64_t calls, timed, bytes_sum_timed;
+	double time_sum_ns;	/* of timed calls */
+	struct an_qs qs;	/* collective time, ns */
+};
+
+/* uint64 key -> index; open addressing, never shrinks. */
+struct an_map {
+	uint64_t *keys;
+	int32_t *vals;		/* -1: empty */
+	uint32_t cap, n;
+};
+
+/* One process_info field that differs across ranks. */
+struct an_cfg_key {
+	char *key;
+	int n;			/* (value, rank) pairs sorted by value, rank */
+	char **val;
+	int64_t *rank;
+};
+
+struct an_host {
+	char *name;
+	int64_t first_ts, last_ts;
+	int64_t offset_ns;	/* added to this host's times: its clock error */
+	int nsamples;
+	int64_t *samples;	/* reference end minus this host's end */
+	int settled;
+	double clk_sum;		/* clock_sample's, for one collective */
+	int clk_n;
+};
+
+struct an_proc {
+	int host;
+	int64_t vpid;
+	int has_info;
+	int64_t rank;		/* -1 until process_info */
+	char *info_host, *nccl_path, *gpu_pci_bus_id, *socket_ifname, *env;
+	char *policy_digest, *rank_source;
+	int64_t pid, local_rank, world_size, nccl_version, cudart_version;
+	int64_t driver_version, numa_node;
+	int64_t first_ts, last_ts;
+	/* union of GPU busy intervals: those before folded_until are summed
+	 * in busy_ns, the rest kept (start, end pairs) in any order */
+	int64_t busy_ns, folded_until;
+	int64_t *iv;
+	int niv, cap_iv;
+	/* stragglers */
+	uint64_t coll_calls, late_calls;
+	double late_sum_ns, chance;	/* chance: sum of 1/n over its calls */
+	int op1, opmixed;		/* one op in all its collectives? */
+	double *heat_sum;		/* AN_HEAT_BINS */
+	uint32_t *heat_n;
+};
+
+/* A rank's part in one collective.  DONE: the rank is past it (its own
+ * coll_complete, a later one, or a destroy); OWN: its own coll_complete
+ * arrived, with or without times. */
+enum { AN_S_ENQ = 1, AN_S_DONE = 2, AN_S_TIMED = 4, AN_S_DROP = 8, AN_S_OWN = 16,
+       AN_S_COARSE = 32 /* its arrival time is the coarse clock's */ };
+struct an_slot {
+	int64_t enter_ns, exit_ns, gpu_start, gpu_end, dur;
+	uint64_t count, stream, bytes;
+	int32_t root, dtype;
+	uint8_t flags, op;
+};
+
+struct an_entry {
+	uint64_t seq;
+	int nslots, nranks, nenq, ndone;
+	struct an_entry *next;	/* pending list while clocks settle */
+	struct an_comm *comm;
+	struct an_slot slot[];
+};
+
+struct an_comm {
+	uint64_t hash;
+	int nranks;
+	int nmembers, cap_members;
+	int *members;		/* proc ids; a slot index is a member index */
+	int *member_pc;		/* index in an->pcs of each member */
+	int timeouts;		/* timeout events naming this comm */
+	int64_t last_timeout_ts;	/* the latest of them */
+	uint64_t stuck_seq;	/* lowest seq a timeout named: the ranks'
+				 * watchdogs confirmed every call before it */
+	/* in-flight window: ring of entries for seq lo, lo+1, ... */
+	struct an_entry **ring;
+	uint64_t lo;
+	uint32_t head, cap;
+	uint32_t nring;		/* seqs lo .. lo+nring-1 allocated or NULL */
+};
+
+#define AN_P2P_PENDING_MAX 65536	/* sends/recvs kept pending per rank and comm */
+
+/* A send or recv not yet known complete (its own completion, a later
+ * one's on the comm, or the comm's destroy). */
+struct an_p2p_op {
+	uint64_t p2p_seq, coll_before;	/* the comm's last seq when it came */
+	uint64_t ordinal;		/* of its kind to its peer: 1, 2, ... */
+	int64_t enter_ns;
+	int32_t peer;			/* comm rank */
+	uint8_t op, send;
+};
+
+/* State of one proc on one comm. */
+struct an_pc {
+	int proc, member;
+	struct an_comm *comm;
+	int64_t comm_rank, nranks;
+	uint64_t last_seq, done_seq, marked_seq, drop_seq;
+	int init_begun, init_done, ended;
+	int destroyed;		/* destroy or finalize: the calls before it are
+				 * done, their completions may still follow */
+	int64_t init_ts;
+	/* Point-to-point: pending ops in p2p_seq order (p2p_head .. np2p),
+	 * and per peer comm rank the sends and recvs posted so far. */
+	struct an_p2p_op *p2p;
+	int np2p, cap_p2p, p2p_head;
+	uint64_t p2p_done, p2p_drop_seq;
+	uint64_t coll_confirmed;	/* a timeout named this seq: calls before it ran */
+	uint64_t *sent, *recvd;
+	int npeers;
+};
+
+struct an_hang {
+	uint64_t comm_hash, seq, queued_after;
+	int op;
+	int nwait, nmiss, nlast;
+	int64_t *wait, *miss;	/* global ranks */
+	int64_t *last_rank;
+	uint64_t *last_seq;
+	int64_t age_ns, unknown_missing;
+	int timed_out;
+	/* An init: the comm ranks that never began it.  Where the comm is
+	 * the world (each member's comm rank is its global rank) they are
+	 * in miss as well, and miss_untraced counts those of them no
+	 * process of the trace claims. */
+	int nmiss_comm, miss_untraced;
+	int64_t *miss_comm;
+	/* A send or recv (seq is its p2p seq): its peer's global rank (-1:
+	 * not in the trace), and how many of its kind the peer posted to
+	 * this rank against this one's ordinal. */
+	int p2p;
+	int64_t peer, peer_comm_rank;
+	uint64_t ordinal, peer_posted;
+};
+
+struct an_mismatch {
+	uint64_t comm_hash, seq;
+	int n;
+	int64_t *rank;
+	int *op;
+	uint64_t *count;
+	int32_t *dtype, *root;
+};
+
+struct an_timeout_row {
+	int64_t rank;
+	uint64_t comm_hash, seq, waited_ns;
+	char *op, *action, *what;
+	int64_t ts;
+};
+
+struct an_inject_row {
+	int64_t rank;
+	uint64_t comm_hash, seq;
+	char *kind, *op, *detail;
+};
+
+struct an_policy_row {
+	char *key, *action, *user_value, *effective_value;
+	int nranks;
+	int64_t *ranks;
+};
+
+struct an_state {
+	struct an_opts opts;
+	char *ops[AN_MAX_OPS];
+	int nops;
+
+	struct an_host *hosts;
+	int nhosts;
+	struct an_proc *procs;
+	int nprocs;
+	struct an_map proc_map, comm_map, pc_map;
+
+	int ncomms;
+	struct an_comm **comms;
+	struct an_pc *pcs;
+	int npcs;
+
+	/* accounting */
+	struct an_row *rows;
+	int nrows;
+	uint64_t events, lost_events, coll_calls, p2p_calls, late_events;
+	uint64_t p2p_forgotten;	/* pending sends/recvs past the window */
+	uint64_t inflight_p2p;	/* sends/recvs running at the end, not hung */
+	uint64_t matched, straggle_calls, untimed, forced;
+	int finishing;		/* end of trace: nothing more to wait for */
+	int64_t first_ts, last_ts;
+
+	/* clock alignment: finished entries wait here until offsets settle */
+	struct an_entry *pend_head, *pend_tail;
+	int npend, settled, ref_host;
+
+	/* heat map: bin i covers [heat_t0 + i*w, +w) */
+	int64_t heat_t0, heat_w;
+
+	/* findings */
+	struct an_hang *hangs;
+	int nhangs;
+	struct an_mismatch *mism;
+	int nmism;
+	uint64_t mism_total;
+	struct an_timeout_row *timeouts;
+	int ntimeouts;
+	struct an_inject_row *injects;
+	int ninjects;
+	struct an_policy_row *policy;
+	int npolicy;
+	uint64_t inflight_end;	/* collectives in flight when the trace ended */
+	struct an_cfg_key *cfg;
+	int ncfg;
+};
+
+#define AN_CLOCK_SAMPLES	32		/* per host before offsets settle */
+#define AN_HANG_AGE_NS		1000000000LL	/* in flight this long at the end */
+
+/* ---- util.c: allocation that exits on failure, the map ---------------- */
+
+void *an_xcalloc(size_t n, size_t sz);
+void *an_xrealloc(void *p, size_t sz);
+char *an_xstrdup(const char *s);	/* NULL gives "" */
+int an_cmp_i64(const void *a, const void *b);
+int32_t an_map_get(const struct an_map *m, uint64_t key);
+void an_map_put(struct an_map *m, uint64_t key, int32_t val);
+void an_map_free(struct an_map *m);
+
+/* ---- quantile.c ------------------------------------------------------- */
+
+void an_qs_add(struct an_qs *q, double v);
+double an_qs_quantile(struct an_qs *q, double p);
+void an_qs_free(struct an_qs *q);
+
+/* ---- fmt.c: names and numbers as text --------------------------------- */
+
+const char *an_dtype_name(int64_t dtype);
+void an_version_str(int64_t code, char *buf, size_t len);
+void an_fmt_bytes(uint64_t b, char *buf, size_t len);
+void an_fmt_ns(double ns, char *buf, size_t len);
+/* A table row as text, shared by the summary and the HTML report. */
+struct an_row_text {
+	char size[32], mean[32], p50[32], p99[32], max[32];
+	double algbw;			/* GB/s over the timed calls */
+};
+void an_row_text(struct an_row *r, struct an_row_text *t);
+
+/* ---- state.c ---------------------------------------------------------- */
+
+struct an_state *an_new(const struct an_opts *opts);
+void an_free(struct an_state *an);
+int an_host_id(struct an_state *an, const char *name);
+int an_op_id(struct an_state *an, const char *op);
+struct an_proc *an_proc_get(struct an_state *an, const struct an_src *src);
+struct an_comm *an_comm_get(struct an_state *an, uint64_t hash, int64_t nranks);
+/* The proc's part in a comm, made (and the proc a member) at first sight. */
+struct an_pc *an_pc_for(struct an_state *an, const struct an_src *src,
+			uint64_t hash, int64_t nranks);
+/* Ranks sorted by rank (procs without process_info last). */
+int *an_rank_order(const struct an_state *an);
+void an_seen(struct an_state *an, const struct an_src *src);
+void an_process_info(struct an_state *an, const struct an_src *src,
+		     const struct an_rec_proc *r);
+void an_policy(struct an_state *an, const struct an_src *src,
+	       const struct an_rec_misc *r);
+void an_inject(struct an_state *an, const struct an_src *src,
+	       const struct an_rec_misc *r);
+void an_lost(struct an_state *an, uint64_t n);
+
+static inline int an_is_p2p_op(const char *op)
+{
+	return op && (!strcmp(op, "send") || !strcmp(op, "recv"));
+}
+
+/* ---- stats.c: bandwidth rows ------------------------------------------ */
+
+double an_busbw_factor(const char *op, int nranks);
+int an_size_bucket(uint64_t bytes);
+struct an_row *an_row_get(struct an_state *an, int op, uint64_t bytes, int nranks);
+/* One call of the row, timed when ns > 0; returns whether it was. */
+int an_row_add(struct an_row *row, uint64_t bytes, double ns);
+void an_sort_rows(struct an_state *an);
+int an_row_below_link(const struct an_state *an, const struct an_row *r);
+
+/* ---- straggle.c ------------------------------------------------------- */
+
+/* Lateness of each enqueued slot against the median arrival; returns the
+ * index of the last one, or -1 if fewer than two ranks arrived. */
+int an_lateness(const int64_t *enter, int n, int64_t *late_ns);
+void an_straggle(struct an_state *an, const struct an_entry *e);
+int an_straggler_flagged(const struct an_state *an, const struct an_proc *p);
+
+/* ---- busy.c: time in NCCL --------------------------------------------- */
+
+void an_busy_add(struct an_proc *p, int64_t start, int64_t end);
+void an_busy_fold(struct an_proc *p, int keep);
+double an_comm_fraction(const struct an_proc *p);
+
+/* ---- config.c --------------------------------------------------------- */
+
+void an_config_mismatches(struct an_state *an);
+
+/* ---- account.c -------------------------------------------------------- */
+
+/* A collective every rank is done with: counted, compared, freed. */
+void an_account(struct an_state *an, struct an_entry *e);
+
+/* ---- clock.c ---------------------------------------------------------- */
+
+/* A finished collective: accounted at once when the hosts' clocks are
+ * aligned, else sampled and held until they are. */
+void an_clock_finished(struct an_state *an, struct an_entry *e);
+/* Offsets from the samples so far; the held collectives accounted. */
+void an_clock_settle(struct an_state *an);
+
+/* ---- p2p.c ------------------------------------------------------------ */
+
+void an_p2p_enqueue(struct an_state *an, const struct an_src *src,
+		    const struct an_rec_coll *r);
+void an_p2p_complete(struct an_state *an, const struct an_src *src,
+		     const struct an_rec_coll *r);
+void an_p2p_settle(struct an_pc *pc);
+/* A timeout named send or recv p2p_seq: the calls before it are done;
+ * returns the first collective seq that may not be (0: unknown). */
+uint64_t an_p2p_timeout(struct an_pc *pc, uint64_t p2p_seq);
+/* End of trace: the sends and recvs of c still pending, hangs or not. */
+void an_p2p_finish(struct an_state *an, struct an_comm *c);
+
+/* ---- match.c ---------------------------------------------------------- */
+
+void an_comm_init(struct an_state *an, const struct an_src *src,
+		  const struct an_rec_init *r);
+void an_comm_end(struct an_state *an, const struct an_src *src,
+		 const struct an_rec_misc *r);
+void an_enqueue(struct an_state *an, const struct an_src *src,
+		const struct an_rec_coll *r);
+void an_complete(struct an_state *an, const struct an_src *src,
+		 const struct an_rec_coll *r);
+void an_timeout(struct an_state *an, const struct an_src *src,
+		const struct an_rec_misc *r);
+/* The window's front (finish.c closes what is left of it). */
+struct an_entry **an_ring_at(struct an_comm *c, uint64_t off);
+int an_entry_ready(const struct an_entry *e);
+void an_pop_front(struct an_state *an, struct an_comm *c, int forced);
+
+/* ---- finish.c --------------------------------------------------------- */
+
+/* End of trace: hangs found, the tables in the order they are printed. */
+void an_finish(struct an_state *an);
+
+/* ---- read.c, traces.c ------------------------------------------------- */
+
+/* Finds the CTF traces under each dir and feeds their events to `an`.
+ * Returns 0, or -1 after printing why on stderr. */
+int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
+		   int show_progress);
+/* Collects directories holding a CTF `metadata` file under `dir`. */
+int an_find_traces(const char *dir, char ***out, int *n);
+/* env.hostname of a trace, from its metadata file; NULL if not found. */
+char *an_metadata_hostname(const char *tracedir);
+
+/* ---- findings.c ------------------------------------------------------- */
+
+enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
+typedef void (*an_finding_fn)(void *ctx, int severity, const char *line);
+/* The findings in plain words, worst first; returns how many. */
+int an_findings(struct an_state *an, an_finding_fn fn, void *ctx);
+
+/* ---- writers ---------------------------------------------------------- */
+
+int an_report_json(struct an_state *an, FILE *f);
+int an_report_html(struct an_state *an, FILE *f);
+void an_summary(struct an_state *an, FILE *f);
+struct an_chrome *an_chrome_new(FILE *f);
+/* an_opts.on_coll: ctx is the struct an_chrome. */
+void an_chrome_coll(void *ctx, const struct an_state *an, const struct an_entry *e);
+/* The hangs and the closing bracket; returns -1 if anything failed. */
+int an_chrome_end(struct an_chrome *ch, const struct an_state *an);
+void an_chrome_free(struct an_chrome *ch);
+
+#endif

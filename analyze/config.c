@@ -1,0 +1,162 @@
+/* Config mismatches: process_info fields and NCCL_* variables that differ
+ * across ranks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_priv.h"
+
+struct kv {
+	char *val;
+	int64_t rank;
+};
+
+static int cmp_kv(const void *a, const void *b)
+{
+	const struct kv *x = a, *y = b;
+	int c = strcmp(x->val, y->val);
+
+	if (c)
+		return c;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The value of NCCL_X in "K=V;K=V", or NULL. */
+static char *env_value(const char *env, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = env;
+
+	while (p && *p) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len > klen && !strncmp(p, key, klen) && p[klen] == '=')
+			return strndup(p + klen + 1, len - klen - 1);
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+static char *field_value(const struct an_proc *p, const char *key)
+{
+	char buf[64];
+
+	if (!strcmp(key, "nccl_version")) {
+		an_version_str(p->nccl_version, buf, sizeof(buf));
+		return strdup(buf);
+	}
+	if (!strcmp(key, "nccl_path"))
+		return strdup(p->nccl_path ? p->nccl_path : "");
+	if (!strcmp(key, "driver_version") || !strcmp(key, "cudart_version")) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)(key[0] == 'd' ?
+			 p->driver_version : p->cudart_version));
+		return strdup(buf);
+	}
+	if (!strcmp(key, "socket_ifname"))
+		return strdup(p->socket_ifname ? p->socket_ifname : "");
+	if (!strcmp(key, "policy_digest"))
+		return strdup(p->policy_digest ? p->policy_digest : "");
+	{
+		char *v = env_value(p->env, key);
+
+		return v ? v : strdup("(unset)");
+	}
+}
+
+static void cfg_add_key(struct an_state *an, const char *key)
+{
+	struct kv *kv = calloc(an->nprocs ? an->nprocs : 1, sizeof(*kv));
+	struct an_cfg_key *c;
+	int n = 0, i, distinct = 0;
+
+	if (!kv)
+		return;
+	for (i = 0; i < an->nprocs; i++) {
+		if (!an->procs[i].has_info)
+			continue;
+		kv[n].val = field_value(&an->procs[i], key);
+		if (!kv[n].val)
+			break;
+		kv[n++].rank = an->procs[i].rank;
+	}
+	qsort(kv, n, sizeof(*kv), cmp_kv);
+	for (i = 0; i < n; i++)
+		if (!i || strcmp(kv[i].val, kv[i - 1].val))
+			distinct++;
+	c = distinct > 1 ? realloc(an->cfg, (an->ncfg + 1) * sizeof(*an->cfg)) : NULL;
+	if (!c) {
+		for (i = 0; i < n; i++)
+			free(kv[i].val);
+		free(kv);
+		return;
+	}
+	an->cfg = c;
+	c = &an->cfg[an->ncfg++];
+	c->key = strdup(key);
+	c->n = n;
+	c->val = calloc(n, sizeof(*c->val));
+	c->rank = calloc(n, sizeof(*c->rank));
+	for (i = 0; i < n; i++) {
+		if (c->val)
+			c->val[i] = kv[i].val;
+		else
+			free(kv[i].val);
+		if (c->rank)
+			c->rank[i] = kv[i].rank;
+	}
+	if (!c->key || !c->val || !c->rank) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		exit(1);
+	}
+	free(kv);
+}
+
+/* process_info fields and NCCL_* variables that differ across ranks. */
+void an_config_mismatches(struct an_state *an)
+{
+	static const char *const fixed[] = {
+		"nccl_version", "nccl_path", "driver_version", "cudart_version",
+		"socket_ifname", "policy_digest",
+	};
+	char **names = NULL;
+	int nnames = 0, i;
+
+	for (i = 0; i < (int)(sizeof(fixed) / sizeof(fixed[0])); i++)
+		cfg_add_key(an, fixed[i]);
+	/* The union of NCCL_* names set on any rank. */
+	for (i = 0; i < an->nprocs; i++) {
+		const char *p = an->procs[i].env;
+
+		while (p && *p) {
+			const char *eq = strchr(p, '='), *end = strchr(p, ';');
+			char *name, **grown;
+			int k;
+
+			if (!eq || (end && end < eq))
+				break;
+			name = strndup(p, eq - p);
+			for (k = 0; name && k < nnames; k++)
+				if (!strcmp(names[k], name))
+					break;
+			if (name && k == nnames && (grown = realloc(names, (nnames + 1) * sizeof(*names)))) {
+				names = grown;
+				names[nnames++] = name;
+			} else {
+				free(name);
+			}
+			p = end ? end + 1 : NULL;
+		}
+	}
+	if (nnames)
+		qsort(names, nnames, sizeof(*names), cmp_str);
+	for (i = 0; i < nnames; i++) {
+		cfg_add_key(an, names[i]);
+		free(names[i]);
+	}
+	free(names);
+}

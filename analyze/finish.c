@@ -1,0 +1,270 @@
+/*
+ * The end of the trace.  What is left in a comm's window is in flight:
+ * calls some rank finished, or that the watchdogs confirmed (those before
+ * the lowest seq a timeout names), are closed; the first other one that
+ * timed out or sat for AN_AN_HANG_AGE_NS is a hang, with what was queued
+ * behind it; the rest were cut off by the trace's end.  An init begun and
+ * never finished is a hang the same way.  Then the tables are put in the
+ * order the writers print them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "an_priv.h"
+
+/* How early a coarse arrival (enter_coarse) can be: the shim's published
+ * time is a watchdog tick (5-20 ms) and a jiffy old at most. */
+#define COARSE_LAG_NS	25000000LL
+
+/* Begun and not known finished.  A nonblocking comm ends twice, and a
+ * trace may lack the second end (lost, or recorded before it was written):
+ * one used or ended is past its init. */
+static int in_init(const struct an_pc *pc)
+{
+	return pc->init_begun && !pc->init_done && !pc->last_seq && !pc->np2p && !pc->ended;
+}
+
+/* The ranks that never began a hung init: what a job hung in
+ * init_process_group needs named.  Comm ranks are known from the members'
+ * comm_init_begin; they are global ranks too where the comm spans the
+ * world in rank order, as the default process group does. */
+static void init_missing(struct an_state *an, struct an_comm *c, struct an_hang *h)
+{
+	int world = c->nranks > 0, i;
+	char *seen;
+
+	if (c->nranks <= 0)
+		return;
+	seen = an_xcalloc((size_t)c->nranks, 1);
+	for (i = 0; i < c->nmembers; i++) {
+		struct an_proc *p = &an->procs[c->members[i]];
+		struct an_pc *pc = &an->pcs[c->member_pc[i]];
+
+		if (pc->comm_rank >= 0 && pc->comm_rank < c->nranks)
+			seen[pc->comm_rank] = 1;
+		if (pc->comm_rank != p->rank || p->world_size != c->nranks)
+			world = 0;
+	}
+	h->miss_comm = an_xcalloc((size_t)c->nranks, sizeof(*h->miss_comm));
+	for (i = 0; i < c->nranks; i++)
+		if (!seen[i])
+			h->miss_comm[h->nmiss_comm++] = i;
+	free(seen);
+	if (!world)
+		return;
+	free(h->miss);
+	h->miss = an_xcalloc((size_t)h->nmiss_comm + 1, sizeof(*h->miss));
+	for (i = 0; i < h->nmiss_comm; i++) {
+		int traced = 0;
+
+		for (int j = 0; j < an->nprocs && !traced; j++)
+			traced = an->procs[j].rank == h->miss_comm[i];
+		h->miss[h->nmiss++] = h->miss_comm[i];
+		h->miss_untraced += !traced;
+	}
+	h->unknown_missing = 0;
+}
+
+static void add_hang(struct an_state *an, struct an_comm *c, const struct an_entry *e,
+		     int op, uint64_t queued_after, int64_t age, int timed_out)
+{
+	struct an_hang *h;
+	int i;
+
+	an->hangs = an_xrealloc(an->hangs, (an->nhangs + 1) * sizeof(*an->hangs));
+	h = &an->hangs[an->nhangs++];
+	memset(h, 0, sizeof(*h));
+	h->comm_hash = c->hash;
+	h->seq = e ? e->seq : 0;
+	h->op = op;
+	h->queued_after = queued_after;
+	h->age_ns = age;
+	h->timed_out = timed_out;
+	h->wait = an_xcalloc(c->nmembers, sizeof(*h->wait));
+	h->miss = an_xcalloc(c->nmembers, sizeof(*h->miss));
+	h->last_rank = an_xcalloc(c->nmembers, sizeof(*h->last_rank));
+	h->last_seq = an_xcalloc(c->nmembers, sizeof(*h->last_seq));
+	for (i = 0; i < c->nmembers; i++) {
+		struct an_proc *p = &an->procs[c->members[i]];
+		uint64_t key = ((uint64_t)c->members[i] << 32) ^
+			(uint64_t)an_map_get(&an->comm_map, c->hash);
+		struct an_pc *pc = &an->pcs[an_map_get(&an->pc_map, key)];
+		const struct an_slot *s = e && i < e->nslots ? &e->slot[i] : NULL;
+
+		h->last_rank[h->nlast] = p->rank;
+		h->last_seq[h->nlast++] = pc->last_seq;
+		if (e) {
+			if (s && (s->flags & AN_S_ENQ) && !(s->flags & AN_S_DROP))
+				h->wait[h->nwait++] = p->rank;
+			else
+				h->miss[h->nmiss++] = p->rank;
+		} else {
+			if (in_init(pc))
+				h->wait[h->nwait++] = p->rank;
+		}
+	}
+	if (c->nranks > c->nmembers)
+		h->unknown_missing = c->nranks - c->nmembers;
+	if (!e)
+		init_missing(an, c, h);
+	/* last_seq_by_rank in rank order */
+	for (i = 1; i < h->nlast; i++)
+		for (int j = i; j > 0 && h->last_rank[j] < h->last_rank[j - 1]; j--) {
+			int64_t r = h->last_rank[j];
+			uint64_t s = h->last_seq[j];
+
+			h->last_rank[j] = h->last_rank[j - 1];
+			h->last_seq[j] = h->last_seq[j - 1];
+			h->last_rank[j - 1] = r;
+			h->last_seq[j - 1] = s;
+		}
+}
+
+static void finish_comm(struct an_state *an, struct an_comm *c)
+{
+	struct an_entry *hang = NULL;
+	uint64_t after = 0;
+	int64_t age = 0;
+	int op = 0, timed_out = 0;
+
+	while (c->nring) {
+		struct an_entry *e = *an_ring_at(c, 0);
+		int64_t first;
+
+		if (!e) {
+			an_pop_front(an, c, 0);
+			continue;
+		}
+		if (hang) {
+			/* Queued behind the hang: never ran. */
+			after++;
+			*an_ring_at(c, 0) = NULL;
+			free(e);
+			an_pop_front(an, c, 0);
+			continue;
+		}
+		/* Some rank finished it, so every rank took part; or it went
+		 * untimed (sampled) but the watchdogs confirmed it: their
+		 * timeouts name the first call they could not confirm. */
+		if (e->ndone > 0 || an_entry_ready(e) || e->seq < c->stuck_seq) {
+			an_pop_front(an, c, 0);
+			continue;
+		}
+		/* The youngest arrival's age; nothing to say of a seq that no
+		 * rank was seen to enter (only lost events make one). */
+		age = INT64_MAX;
+		first = INT64_MAX;
+		for (int i = 0; i < e->nslots; i++) {
+			if (!(e->slot[i].flags & AN_S_ENQ))
+				continue;
+			if (an->last_ts - e->slot[i].enter_ns < age) {
+				age = an->last_ts - e->slot[i].enter_ns;
+				op = e->slot[i].op;
+			}
+			/* A coarse arrival may predate a timeout that came just
+			 * before the call: give it the clock's lag. */
+			int64_t began = e->slot[i].enter_ns +
+				(e->slot[i].flags & AN_S_COARSE ? COARSE_LAG_NS : 0);
+
+			if (began < first)
+				first = began;
+		}
+		/* A timeout speaks for this call only if it came after the call
+		 * began: an earlier one that resolved (a slow call under
+		 * on_timeout=warn) says nothing of the calls cut off by the
+		 * trace's end. */
+		timed_out = c->timeouts && c->last_timeout_ts >= first;
+		if (age != INT64_MAX && (timed_out || age >= AN_HANG_AGE_NS)) {
+			hang = e;
+			*an_ring_at(c, 0) = NULL;
+			an_pop_front(an, c, 0);
+			continue;
+		}
+		/* Trace stopped while it ran: in flight, not hung. */
+		if (age != INT64_MAX)
+			an->inflight_end++;
+		*an_ring_at(c, 0) = NULL;
+		free(e);
+		an_pop_front(an, c, 0);
+	}
+	if (hang) {
+		add_hang(an, c, hang, op, after, age, timed_out);
+		free(hang);
+	}
+}
+
+static void finish_inits(struct an_state *an)
+{
+	for (int ci = 0; ci < an->ncomms; ci++) {
+		struct an_comm *c = an->comms[ci];
+		int64_t oldest = INT64_MAX;
+		int waiting = 0, timed_out;
+
+		for (int i = 0; i < c->nmembers; i++) {
+			uint64_t key = ((uint64_t)c->members[i] << 32) ^ (uint64_t)ci;
+			struct an_pc *pc = &an->pcs[an_map_get(&an->pc_map, key)];
+
+			if (in_init(pc)) {
+				waiting++;
+				if (pc->init_ts < oldest)
+					oldest = pc->init_ts;
+			}
+		}
+		timed_out = c->timeouts && c->last_timeout_ts >= oldest;
+		if (waiting && (timed_out || an->last_ts - oldest >= AN_HANG_AGE_NS))
+			add_hang(an, c, NULL, an_op_id(an, "init"), 0, an->last_ts - oldest,
+				 timed_out);
+	}
+}
+
+static int cmp_hang(const void *a, const void *b)
+{
+	const struct an_hang *x = a, *y = b;
+
+	if (x->comm_hash != y->comm_hash)
+		return x->comm_hash < y->comm_hash ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_timeout(const void *a, const void *b)
+{
+	const struct an_timeout_row *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+void an_finish(struct an_state *an)
+{
+	int i, j;
+
+	an->finishing = 1;
+	if (!an->settled)
+		an_clock_settle(an);
+	for (i = 0; i < an->ncomms; i++) {
+		finish_comm(an, an->comms[i]);
+		an_p2p_finish(an, an->comms[i]);
+	}
+	finish_inits(an);
+	if (an->nhangs)
+		qsort(an->hangs, an->nhangs, sizeof(*an->hangs), cmp_hang);
+	for (i = 0; i < an->ntimeouts; i++)
+		an->timeouts[i].rank = an->procs[an->timeouts[i].rank].rank;
+	if (an->ntimeouts)
+		qsort(an->timeouts, an->ntimeouts, sizeof(*an->timeouts), cmp_timeout);
+	for (i = 0; i < an->nprocs; i++)
+		an_busy_fold(&an->procs[i], 0);
+	/* Timeouts, injections and policy rows were keyed by proc id. */
+	for (i = 0; i < an->ninjects; i++)
+		an->injects[i].rank = an->procs[an->injects[i].rank].rank;
+	for (i = 0; i < an->npolicy; i++) {
+		struct an_policy_row *r = &an->policy[i];
+
+		for (j = 0; j < r->nranks; j++)
+			r->ranks[j] = an->procs[r->ranks[j]].rank;
+		qsort(r->ranks, r->nranks, sizeof(*r->ranks), an_cmp_i64);
+	}
+	an_sort_rows(an);
+	an_config_mismatches(an);
+}

@@ -1,0 +1,108 @@
+/*
+ * `ncclguard analyze DIR... [--chrome F] [--json F] [--html F] [--link-gbps N]`
+ *
+ * Without an output flag it writes report.json, trace.json (Chrome trace)
+ * and report.html into the first DIR; with any, only those asked for.  The
+ * summary goes to stdout.  Exit status: 0 analysed, 1 unreadable trace or
+ * output, 2 usage.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "cli.h"
+
+static const char usage[] =
+	"usage: ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE]\n"
+	"                         [--link-gbps N]\n"
+	"\n"
+	"Reads the LTTng traces of all ranks under each DIR (one per host is fine)\n"
+	"and prints the findings: stragglers, hangs, mismatched calls and settings,\n"
+	"bus bandwidth per operation and size, time in NCCL per rank.\n"
+	"\n"
+	"  --chrome FILE    Chrome trace-event JSON (open in Perfetto or chrome://tracing)\n"
+	"  --json FILE      report.json (schema ncclguard-report/1)\n"
+	"  --html FILE      self-contained HTML report with plots\n"
+	"  --link-gbps N    the link's bandwidth in GB/s (bytes, the unit of busbw;\n"
+	"                   a 400 Gb/s NIC is 50): flag sizes far below it\n"
+	"\n"
+	"Without --chrome, --json or --html, all three are written into the first DIR\n"
+	"as trace.json, report.json and report.html.\n";
+
+int ng_cmd_analyze(int argc, char **argv)
+{
+	struct ng_analyze_opts opts = { .summary = stdout };
+	char *dflt[3] = { NULL, NULL, NULL };
+	const char **dirs;
+	int ndirs = 0, i, ret = 1;
+
+	dirs = calloc(argc > 0 ? argc : 1, sizeof(*dirs));
+	if (!dirs)
+		return 1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			ret = 0;
+			goto out;
+		}
+		if (!strcmp(a, "--chrome") || !strcmp(a, "--json") || !strcmp(a, "--html") ||
+		    !strcmp(a, "--link-gbps")) {
+			char *end;
+
+			if (i + 1 >= argc || !*argv[i + 1]) {
+				fprintf(stderr, "ncclguard analyze: %s needs a value\n\n%s", a, usage);
+				ret = 2;
+				goto out;
+			}
+			if (!strcmp(a, "--chrome"))
+				opts.chrome = argv[++i];
+			else if (!strcmp(a, "--json"))
+				opts.json = argv[++i];
+			else if (!strcmp(a, "--html"))
+				opts.html = argv[++i];
+			else {
+				opts.link_gbps = strtod(argv[++i], &end);
+				if (*end || opts.link_gbps <= 0) {
+					fprintf(stderr, "ncclguard analyze: --link-gbps '%s': expected a "
+						"positive number of GB/s\n", argv[i]);
+					ret = 2;
+					goto out;
+				}
+			}
+			continue;
+		}
+		if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ncclguard analyze: unknown option '%s'\n\n%s", a, usage);
+			ret = 2;
+			goto out;
+		}
+		dirs[ndirs++] = argv[i];
+	}
+	if (!ndirs) {
+		fprintf(stderr, "ncclguard analyze: no trace directory given\n\n%s", usage);
+		ret = 2;
+		goto out;
+	}
+	if (!opts.json && !opts.chrome && !opts.html) {
+		static const char *const name[3] = { "report.json", "trace.json", "report.html" };
+
+		for (i = 0; i < 3; i++)
+			if (asprintf(&dflt[i], "%s/%s", dirs[0], name[i]) < 0) {
+				dflt[i] = NULL;	/* undefined after a failure */
+				goto out;
+			}
+		opts.json = dflt[0];
+		opts.chrome = dflt[1];
+		opts.html = dflt[2];
+	}
+	opts.progress = isatty(STDERR_FILENO);
+	ret = ng_analyze(dirs, ndirs, &opts);
+out:
+	for (i = 0; i < 3; i++)
+		free(dflt[i]);
+	free(dirs);
+	return ret;
+}
