@@ -51,7 +51,8 @@ VARIANTS=${VARIANTS:-"plain notiming shim every sampled rec rec_notiming rec_eve
 W=/tmp/ngbench; rm -rf "$W"; mkdir -p "$W"
 RES=${OUT:-$W}/overhead-$MODE.txt
 
-# Before the builds: the shim's profile-feedback training records a run.
+# The variants record through it (and a tree before 3c227a9, in .ab/,
+# trains its profile-feedback build with a recorded run).
 lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 sleep 1
 build() {

@@ -50,7 +50,7 @@ stage() { row "$1 (started at second)" "$SECONDS"; }
 trap 'exit 143' TERM INT
 
 nvidia-smi -L | head -8
-# Before the build: the shim's profile-feedback training records a run.
+# The stages record through a session daemon; the build needs none.
 lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 ngmake -j16 all >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 mkdir -p build/gpu
