@@ -51,12 +51,12 @@ VARIANTS=${VARIANTS:-"plain notiming shim every sampled rec rec_notiming rec_eve
 W=/tmp/ngbench; rm -rf "$W"; mkdir -p "$W"
 RES=${OUT:-$W}/overhead-$MODE.txt
 
-# The variants record through it (and a tree before 3c227a9, in .ab/,
-# trains its profile-feedback build with a recorded run).
+# The variants record through it, and so does the training of the PGO=1
+# builds (make pgo; a tree before 3c227a9 in .ab/ trains so by default).
 lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 sleep 1
 build() {
-	ngmake -j16 build/lib/libncclguard.so build/lib/libncclguard-tp.so build/bin/ncclguard \
+	ngmake -j16 PGO=1 build/lib/libncclguard.so build/lib/libncclguard-tp.so build/bin/ncclguard \
 		>"$W/build$1.log" 2>&1 || { tail -20 "$W/build$1.log"; exit 1; }
 }
 build ""

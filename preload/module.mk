@@ -40,20 +40,25 @@ $(BUILD)/lib/libncclguard.so: $(PRELOAD_OBJS) preload/ncclguard.map
 TARGETS += $(BUILD)/lib/libncclguard.so
 INSTALL_LIBS += $(BUILD)/lib/libncclguard.so
 
-# Profile feedback (PGO=1, the default; not with SANITIZE): the per-call
-# objects are built with gcc's -fprofile-use from a run of the no-op NCCL
-# loop (bench/ab_loop_null) through an instrumented shim, without a
-# provider and with a stub provider that enables every event and writes
-# none (preload/pgo/).  gcc then lays the common path out as one straight
-# run and the rare cases apart; each code line a call touches is a miss
-# after NCCL's host code (bench/RESULTS.md has the cost of going without).
-# The training is hermetic: no LTTng session, no daemon, no file outside
-# $(BUILD).  gcc keys a static function's counts to its object's path: the
+# Profile feedback, only on request: `make pgo` (PGO=1) builds the per-call
+# objects with gcc's -fprofile-use from a run of the no-op NCCL loop
+# (bench/ab_loop_null) through an instrumented shim, without a session and
+# recording under `ncclguard run` (preload/pgo/train.sh).  gcc then lays
+# the common path out as one straight run and the rare cases apart; each
+# code line a call touches is a miss after NCCL's host code.  Recording's
+# share of an 8-byte all-reduce is about half a point lower so
+# (bench/RESULTS.md), but the training talks to LTTng's session daemon,
+# and `make` must not: `make` builds without.  A training provider that
+# needs no session gained nothing measurable, so there is none.
+#
+# gcc keys a static function's counts to its object's path: the
 # instrumented objects are compiled there and moved to $(PGO_DIR)/obj at
-# once, so the library never links one.  PGO=0 builds without, as does a
-# compiler without -fprofile-partial-training (clang, gcc < 10); a failed
-# training builds without feedback for what it missed, and says so.
-PGO ?= 1
+# once, so the library never links one.  A compiler without
+# -fprofile-partial-training (clang, gcc < 10) builds without feedback; a
+# failed training builds without feedback for what it missed, and says so.
+# The objects stay as built until a source changes: `make clean` first to
+# go back.
+PGO ?= 0
 ifneq ($(SANITIZE),)
 override PGO := 0
 endif
@@ -67,9 +72,9 @@ PGO_DIR  := $(BUILD)/pgo
 PGO_PROF := $(abspath $(PGO_DIR))/prof
 PGO_OBJS := $(PRELOAD_OWN_OBJS)
 
-$(BUILD)/pgo/tp_stub.so: preload/pgo/tp_stub.c tracer/tp_api.h
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itracer $(ALL_LDFLAGS) -shared -o $@ $<
+.PHONY: pgo
+pgo:
+	$(MAKE) PGO=1 all
 
 ifeq ($(PGO),1)
 $(PGO_OBJS): $(PGO_DIR)/.trained
@@ -80,9 +85,9 @@ $(PGO_OBJS): private PGO_FLAGS = -fprofile-use=$(PGO_PROF) -fprofile-partial-tra
 	-Wno-missing-profile -Wno-error=coverage-mismatch
 $(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*/*.h common/*.def \
 		tracer/*.h policy/*.h $(NCCL_HOME)/include/nccl.h) preload/ncclguard.map \
-		preload/pgo/train.sh | $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(BUILD)/pgo/tp_stub.so \
-		$(BUILD)/bench/ab_loop_null
-	@rm -rf $(PGO_DIR)/obj $(PGO_DIR)/prof $(PGO_DIR)/libncclguard.so
+		preload/pgo/train.sh | $(POLICY_OBJS) $(COMMON_JSON_OBJ) \
+		$(BUILD)/lib/libncclguard-tp.so $(BUILD)/bin/ncclguard $(BUILD)/bench/ab_loop_null
+	@rm -rf $(PGO_DIR)
 	@mkdir -p $(PGO_DIR)/obj $(dir $(PGO_OBJS))
 	@touch $@.start
 	@$(if $(Q),echo "  PGO     training the per-call path on bench/ab_loop_null")
@@ -98,6 +103,6 @@ $(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*/*.h common
 	$(Q)$(CC) $(ALL_LDFLAGS) -fprofile-generate $(PRELOAD_LINK) \
 		-o $(PGO_DIR)/libncclguard.so $(PGO_DIR)/obj/*.o $(POLICY_OBJS) \
 		$(COMMON_JSON_OBJ) $(PRELOAD_LIBS)
-	$(Q)preload/pgo/train.sh $(BUILD) $(PGO_DIR)/libncclguard.so $(BUILD)/pgo/tp_stub.so
+	$(Q)preload/pgo/train.sh $(BUILD) $(PGO_DIR)/libncclguard.so
 	@touch -r $@.start $@
 endif

@@ -1,35 +1,54 @@
 #!/bin/sh
-# The training run of the shim's profile-feedback build (preload/module.mk):
-# the no-op NCCL loop of BUILD through the instrumented shim SHIM, without
-# a provider and then with the stub provider TP (every event enabled, none
-# written: the recording path without a session).  The counts land where
-# the build asked gcc to put them.  Hermetic: no session, no daemon, no
-# trace; a run that fails leaves that path built without feedback, never
-# a failed build.
+# The training run of `make pgo` (preload/module.mk): the no-op NCCL loop
+# of BUILD through the instrumented shim SHIM, without a session and then
+# recording under `ncclguard run`; the counts land where the build asked
+# gcc to put them.  A run that fails leaves that path built without
+# feedback, never a failed build.
 #
-#   preload/pgo/train.sh BUILD SHIM TP
+# Not hermetic, hence not part of `make`: the recorded run needs LTTng's
+# session daemon (`ncclguard run` starts one if none is reachable, and
+# this stops it again only if no other session was made meanwhile), and
+# any session of yours that records all your processes records it too.
+# Run it when no job of yours records on this host.
+#
+#   preload/pgo/train.sh BUILD SHIM
 set -u
-build=$(cd "${1:?usage: train.sh BUILD SHIM TP}" && pwd) || exit 1
-shim=${2:?usage: train.sh BUILD SHIM TP}
-tp=${3:?usage: train.sh BUILD SHIM TP}
+build=$(cd "${1:?usage: train.sh BUILD SHIM}" && pwd) || exit 1
+shim=${2:?usage: train.sh BUILD SHIM}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 export LD_LIBRARY_PATH="$build/bench/null:$build/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 NCCLGUARD_LOG=quiet
+export NCCLGUARD_TP_LIBRARY="$build/lib/libncclguard-tp.so"
 unset NCCLGUARD_INJECT NCCLGUARD_DISABLE NCCLGUARD_TIMING NCCLGUARD_SAMPLE NCCLGUARD_CLOCK
 # An empty policy: the host's /etc/ncclguard.conf must not shape the build.
 : >"$tmp/empty.conf"
 export NCCLGUARD_POLICY="$tmp/empty.conf"
 loop="$build/bench/ab_loop_null 20 5000"
-for mode in plain recording; do
-	if [ $mode = plain ]; then
-		set -- env NCCLGUARD_TRACE=0
-	else
-		set -- env NCCLGUARD_TP_LIBRARY="$tp"
-	fi
-	if ! "$@" LD_PRELOAD="$shim" $loop >"$tmp/$mode.log" 2>&1; then
-		echo "pgo: the $mode loop failed; that path is built without profile feedback:" >&2
-		tail -5 "$tmp/$mode.log" >&2
-	fi
-done
+if ! env LD_PRELOAD="$shim" $loop >"$tmp/plain.log" 2>&1; then
+	echo "pgo: the loop failed; the shim is built without profile feedback:" >&2
+	tail -5 "$tmp/plain.log" >&2
+	exit 0
+fi
+sessiond() {
+	for p in /proc/[0-9]*; do
+		[ -O "$p" ] && [ "$(cat "$p/comm" 2>/dev/null)" = lttng-sessiond ] && echo "${p#/proc/}"
+	done | sort
+}
+sessiond >"$tmp/before"
+if ! NCCLGUARD_LIB="$shim" "$build/bin/ncclguard" run -o "$tmp/trace" -- $loop >"$tmp/rec.log" 2>&1 ||
+	! grep -q "events lost" "$tmp/rec.log"; then
+	echo "pgo: no recorded run (LTTng not usable?); recording's path is built without profile feedback:" >&2
+	tail -3 "$tmp/rec.log" >&2
+fi
+# A daemon the run started goes again, unless a session now lives in it.
+if grep -q "started .*lttng-sessiond" "$tmp/rec.log"; then
+	for pid in $(sessiond | comm -13 "$tmp/before" -); do
+		if lttng list 2>/dev/null | grep -q '^ *[0-9]*) '; then
+			echo "pgo: leaving lttng-sessiond $pid running: it holds a session" >&2
+		else
+			kill "$pid" 2>/dev/null
+		fi
+	done
+fi
 exit 0
