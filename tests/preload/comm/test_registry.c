@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -127,12 +128,140 @@ static void test_comm_reuse(void **state)
 		ng_comm_forget(H(i));
 }
 
+/* ---- walks, forks and reuse ----------------------------------------- */
+
+#define G(i) ((ncclComm_t)(uintptr_t)(0x800000 + (uintptr_t)(i) * 0x40))
+
+struct visit {
+	struct ng_comm *want[3];
+	int seen[3];
+	int dead_seen;
+};
+
+static void visit(struct ng_comm *c, void *arg)
+{
+	struct visit *v = arg;
+
+	if (__atomic_load_n(&c->dead, __ATOMIC_RELAXED))
+		v->dead_seen++;
+	for (int i = 0; i < 3; i++)
+		v->seen[i] += c == v->want[i];
+}
+
+/* The watchdog and the hang report walk the live comms only, each once. */
+static void test_comm_foreach_live(void **state)
+{
+	struct visit v = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		assert_non_null(v.want[i] = ng_comm_add(G(i), 500 + i, 0, 2, 0, 0, 1));
+	ng_comm_forget(G(1));
+	ng_comm_foreach(visit, &v);
+	assert_int_equal(v.seen[0], 1);
+	assert_int_equal(v.seen[1], 0);
+	assert_int_equal(v.seen[2], 1);
+	assert_int_equal(v.dead_seen, 0);
+	ng_comm_forget(G(0));
+	ng_comm_forget(G(2));
+	memset(&v, 0, sizeof(v));
+	ng_comm_foreach(visit, &v);
+	assert_int_equal(v.seen[0] + v.seen[2], 0);
+}
+
+static void count(struct ng_comm *c, void *arg)
+{
+	(void)c;
+	++*(int *)arg;
+}
+
+/* A forked child calls on none of its parent's comms: after the reset
+ * every one is dead, found by no lookup and visited by no walk, and the
+ * child's own comms are tracked afresh.  The parent's stay as they were. */
+static void test_comm_reset_after_fork(void **state)
+{
+	struct ng_comm *a, *b;
+	int live = 0, st;
+	pid_t pid;
+
+	(void)state;
+	a = ng_comm_add(G(10), 610, 0, 2, 0, 0, 1);
+	b = ng_comm_add(G(11), 611, 0, 2, 0, 0, 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	ng_comm_foreach(count, &live);
+	assert_true(live >= 2);
+	/* Without the atfork handlers (init.c's would reset it for us): the
+	 * reset alone is what the child checks. */
+	pid = _Fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct ng_comm *mine;
+		int n = 0, bad = 0;
+
+		ng_comm_reset_after_fork();
+		ng_comm_foreach(count, &n);
+		bad |= n != 0;
+		bad |= (ng_comm_find(G(10)) != NULL) << 1;
+		bad |= !__atomic_load_n(&b->dead, __ATOMIC_RELAXED) << 2;
+		bad |= !b->dead_ns << 3;	/* the grace period runs from here */
+		mine = ng_comm_add(G(10), 710, 0, 2, 0, 0, 1);
+		bad |= (!mine || mine == a || ng_comm_find(G(10)) != mine) << 4;
+		n = 0;
+		ng_comm_foreach(count, &n);
+		bad |= (n != 1) << 5;
+		_exit(bad);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_ptr_equal(ng_comm_find(G(10)), a);
+	assert_ptr_equal(ng_comm_find(G(11)), b);
+	ng_comm_forget(G(10));
+	ng_comm_forget(G(11));
+}
+
+/* A dead record waits for its watchdog probe and its nonblocking calls
+ * still deferred, as for its timing flights: a comm at its address in
+ * the meantime gets a record of its own. */
+static void test_comm_reuse_waits_for_probe_and_deferred(void **state)
+{
+	struct ng_comm *old, *c;
+
+	(void)state;
+	old = ng_comm_add(G(20), 820, 0, 2, 0, 0, 1);
+	assert_non_null(old);
+	ng_comm_forget(G(20));
+	old->probe_out = 1;
+	age(old);
+	c = ng_comm_add(G(20), 821, 0, 2, 0, 0, 1);
+	assert_non_null(c);
+	assert_ptr_not_equal(c, old);
+	assert_int_equal(old->hash, 820);	/* untouched */
+	ng_comm_forget(G(20));
+	age(c);
+	old->probe_out = 0;
+	old->ndeferred = 1;
+	assert_ptr_equal(ng_comm_add(G(20), 822, 0, 2, 0, 0, 1), c);
+	ng_comm_forget(G(20));
+	age(c);
+	c->flights_out = 1;
+	old->ndeferred = 0;
+	assert_ptr_equal(ng_comm_add(G(20), 823, 0, 2, 0, 0, 1), old);
+	assert_int_equal(old->hash, 823);
+	c->flights_out = 0;
+	ng_comm_forget(G(20));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hash_unique_id),
 		cmocka_unit_test(test_hash_split),
 		cmocka_unit_test(test_comm_registry),
+		cmocka_unit_test(test_comm_foreach_live),
+		cmocka_unit_test(test_comm_reset_after_fork),
+		cmocka_unit_test(test_comm_reuse_waits_for_probe_and_deferred),
 		cmocka_unit_test(test_comm_reuse),	/* last: it fills the registry */
 	};
 
