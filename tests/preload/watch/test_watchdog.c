@@ -60,7 +60,6 @@ static void no_emit(const struct ng_enq_rec *r)
 
 struct issued {
 	uint64_t seq, index, enter_ns;
-	struct ng_flight *flight;
 };
 
 /* One all-reduce through the wrappers' path, every call timed; site, if
@@ -81,7 +80,6 @@ static struct issued issue(ncclComm_t h, cudaStream_t s, const char *site)
 	is.seq = call.seq;
 	is.index = call.index;
 	is.enter_ns = call.comm->recent[call.index & (NG_RECENT - 1)].enter_ns;
-	is.flight = call.flight;
 	return is;
 }
 
@@ -412,19 +410,19 @@ static void test_action_abort(void **state)
 }
 
 /* Run check() in a child that is this process at the moment the watchdog
- * acts; its exit status, or -1. */
-static int in_child(void (*check)(void *), void *arg)
+ * acts: its exit status (0: it did not exit), or -1; *pid, the child. */
+static int in_child(void (*check)(void *), void *arg, pid_t *pid)
 {
-	pid_t pid = _Fork();
 	int st;
 
-	if (pid == 0) {
+	*pid = _Fork();
+	if (*pid == 0) {
 		check(arg);
-		_exit(0);	/* it did not exit on its own */
+		_exit(0);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+	if (*pid < 0 || waitpid(*pid, &st, 0) != *pid || !WIFEXITED(st))
 		return -1;
-	return (int)pid << 8 | WEXITSTATUS(st);
+	return WEXITSTATUS(st);
 }
 
 static void tick_exit(void *arg)
@@ -452,19 +450,17 @@ static void test_action_exit(void **state)
 	uint64_t lim = limit_ns(ng_cfg.timeout_s), now, t;
 	struct issued is;
 	int open = 0, r;
+	pid_t pid;
 
 	(void)state;
 	assert_int_equal(ngt_gate(sim, s, &open), 0);
 	is = issue(h, s, site);
 	settle(1);
 	now = is.enter_ns + lim - MS;
-	r = in_child(tick_exit, &now);
-	assert_int_equal(r & 0xff, 0);		/* not yet */
+	assert_int_equal(in_child(tick_exit, &now, &pid), 0);	/* not yet */
 	now = is.enter_ns + lim + MS;
-	r = in_child(tick_exit, &now);
-	assert_true(r > 0);
-	assert_int_equal(r & 0xff, NG_EXIT_TIMEOUT);
-	assert_true(report_holds(r >> 8,
+	assert_int_equal(in_child(tick_exit, &now, &pid), NG_EXIT_TIMEOUT);
+	assert_true(report_holds(pid,
 		"d['schema'] == 'ncclguard-hang/1' and d['action'] == 'exit' and "
 		"d['reason'] == 'collective timeout' and len(d['inflight']) == 1 and "
 		"d['inflight'][0]['seq'] == 1 and d['inflight'][0]['op'] == 'allreduce' and "
@@ -475,9 +471,8 @@ static void test_action_exit(void **state)
 	c->aborted_by_us = 1;
 	c->abort_started_ns = t = ng_now_ns();
 	now = t + NG_ABORT_GRACE_S * SEC + MS;
-	r = in_child(tick_exit, &now);
-	assert_int_equal(r & 0xff, NG_EXIT_TIMEOUT);
-	assert_true(report_holds(r >> 8, "d['reason'] == 'abort did not return'", NULL));
+	assert_int_equal(in_child(tick_exit, &now, &pid), NG_EXIT_TIMEOUT);
+	assert_true(report_holds(pid, "d['reason'] == 'abort did not return'", NULL));
 	c->aborted_by_us = 0;
 	__atomic_store_n(&open, 1, __ATOMIC_RELEASE);
 	settle(0);
@@ -485,10 +480,10 @@ static void test_action_exit(void **state)
 
 	ng_host_enter(NG_FN_ncclCommInitRank, 0, 0);
 	now = ng_tls.slot->enter_ns + limit_ns(ng_cfg.init_timeout_s) + MS;
-	r = in_child(host_exit_check, &now);
+	r = in_child(host_exit_check, &now, &pid);
 	ng_host_exit();
-	assert_int_equal(r & 0xff, NG_EXIT_TIMEOUT);
-	assert_true(report_holds(r >> 8,
+	assert_int_equal(r, NG_EXIT_TIMEOUT);
+	assert_true(report_holds(pid,
 		"d['reason'] == 'init timeout' and d['host_calls'][0]['call'] == 'ncclCommInitRank'",
 		NULL));
 }
