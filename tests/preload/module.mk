@@ -1,24 +1,55 @@
-# tests/preload: the shim.  Unit tests link its objects directly; the
+# tests/preload: the shim, one folder per module of preload/ and a unit
+# test per source file it covers (build/tests/test_<name>, names unique
+# across tests/).  Unit tests link the shim's objects directly; the
 # programs below run on the CPU backend under the scripts
-# (tests/preload/test_*.sh).
-$(BUILD)/obj/tests/preload/%.o: MOD_INC := $(NG_INC_WRAP)
-$(eval $(call ng_unit_test,preload,test_preload_core,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(eval $(call ng_unit_test,preload,test_policy_shim,$(POLICY_OBJS) \
-	$(BUILD)/obj/preload/enforce/apply.o $(BUILD)/obj/preload/enforce/envplugin.o,$(INIH_LIB) -ldl))
+# (tests/preload/test_*.sh).  A folder's tests see the include folders of
+# the module they test, and ngtest.h.
+$(BUILD)/obj/tests/preload/%.o: MOD_INC := $(NG_INC_WRAP) -Itests/preload
+$(BUILD)/obj/tests/preload/core/%.o: MOD_INC := $(NG_INC_CORE) -Itests/preload
+$(BUILD)/obj/tests/preload/enforce/%.o: MOD_INC := $(NG_INC_ENFORCE) -Itests/preload
+
+# core/
+$(eval $(call ng_unit_test,preload/core,test_rank,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/core,test_ops,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/core,test_ring,,-lpthread))
+$(eval $(call ng_unit_test,preload/core,test_config,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/core,test_clock,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 
 # The resolver against fake NCCLs: one found by soname, one by path.
 FAKE_NCCL_DIR := $(BUILD)/tests/fakenccl
-$(FAKE_NCCL_DIR)/libnccl.so.2: tests/preload/fake_nccl.c
+$(FAKE_NCCL_DIR)/libnccl.so.2: tests/preload/core/fake_nccl.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $<
-$(FAKE_NCCL_DIR)/libfakenccl-env.so: tests/preload/fake_nccl.c
+$(FAKE_NCCL_DIR)/libfakenccl-env.so: tests/preload/core/fake_nccl.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DFAKE_VERSION=22222 -shared -o $@ $<
-$(eval $(call ng_unit_test,preload,test_resolve,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/core,test_resolve,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(BUILD)/tests/test_resolve: | $(FAKE_NCCL_DIR)/libnccl.so.2 $(FAKE_NCCL_DIR)/libfakenccl-env.so
 
-SIM_LIBS_DEP := $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
+# comm/
+$(eval $(call ng_unit_test,preload/comm,test_registry,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 
+# enforce/: with fakes of the core it calls.
+$(eval $(call ng_unit_test,preload/enforce,test_policy_shim,$(POLICY_OBJS) \
+	$(BUILD)/obj/preload/enforce/apply.o $(BUILD)/obj/preload/enforce/envplugin.o,$(INIH_LIB) -ldl))
+
+# watch/: the timing and watchdog tests run the CPU backend's CUDA
+# runtime (build/sim), which they load at run time.
+SIM_LIBS_DEP := $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
+$(eval $(call ng_unit_test,preload/watch,test_recbuf,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watch,test_hostcall,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watch,test_inject,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watch,test_timing,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(BUILD)/tests/test_timing: | $(SIM_LIBS_DEP)
+# test_watchdog includes watchdog.c, to call its static checks.
+$(eval $(call ng_unit_test,preload/watch,test_watchdog,$(filter-out \
+	$(BUILD)/obj/preload/watch/watchdog.o,$(PRELOAD_OBJS)),$(PRELOAD_LIBS)))
+$(BUILD)/tests/test_watchdog: | $(SIM_LIBS_DEP)
+
+# wrap/
+$(eval $(call ng_unit_test,preload/wrap,test_coll,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+
+# Programs the scripts run.
 $(BUILD)/tests/preload/libext_module.so: tests/preload/ext_module.c tests/preload/idfile.h $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -o $@ $(filter %.c,$^) -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13

@@ -1,4 +1,4 @@
-/* The shim side of the policy (policy.c, envplugin.c) with fakes of the
+/* The shim side of the policy (apply.c, envplugin.c) with fakes of the
  * core it calls: applying a file, timeouts, rechecks, cudaSetDevice under
  * the pin, the env plugin NCCL would load, exit 3 and the trust refusal. */
 #include <setjmp.h>
@@ -277,12 +277,45 @@ static void test_view_of_conf(void **state)
 	unlink(cpath);
 }
 
+/* Without a policy to serve, the shim's view is NCCL's: the environment's
+ * own value over the file NCCL_CONF_FILE names as it is at each lookup. */
+static void test_view_follows_conf_file(void **state)
+{
+	char user[300], other[300];
+	FILE *f;
+
+	(void)state;
+	snprintf(user, sizeof(user), "%s/user.conf", dir);
+	snprintf(other, sizeof(other), "%s/other.conf", dir);
+	f = fopen(user, "w");
+	assert_non_null(f);
+	fputs("NCCL_COMM_BLOCKING=0\nNCCL_COMM_BLOCKING=1\n", f);
+	fclose(f);
+	f = fopen(other, "w");
+	assert_non_null(f);
+	fputs("NCCL_COMM_BLOCKING=1\n", f);
+	fclose(f);
+	ng_envplugin_set_policy(NULL);
+	unsetenv("NCCL_COMM_BLOCKING");
+	setenv("NCCL_CONF_FILE", user, 1);
+	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "0");
+	setenv("NCCL_CONF_FILE", other, 1);
+	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "1");
+	setenv("NCCL_COMM_BLOCKING", "7", 1);
+	assert_string_equal(ng_envplugin_get("NCCL_COMM_BLOCKING"), "7");
+	unsetenv("NCCL_COMM_BLOCKING");
+	unsetenv("NCCL_CONF_FILE");
+	unlink(user);
+	unlink(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_and_after),
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_view_of_conf),
+		cmocka_unit_test(test_view_follows_conf_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
