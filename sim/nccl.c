@@ -325,7 +325,12 @@ static void jobs_run(struct job *list)
 static void *job_thread(void *arg)
 {
 	struct job *j = arg;
+	const char *hold = getenv("NCCLSIM_NONBLOCKING_HOLD_US");
 
+	/* A test can keep the work in progress past the call's return
+	 * whatever the scheduler does (NCCL's own takes milliseconds). */
+	if (hold)
+		usleep((useconds_t)atoi(hold));
 	jobs_run(j);
 	job_end(j);
 	return NULL;

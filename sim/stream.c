@@ -308,16 +308,23 @@ cudaError_t sim_device_sync(int dev, int blocking_only)
 	struct CUstream_st *list[512];
 	int n = 0;
 
-	/* Take references so that a stream destroyed meanwhile stays valid. */
+	/* Take references so that a stream destroyed meanwhile stays valid.
+	 * One whose last reference is gone is being freed (its unref waits
+	 * for all_lock to unlink it): taking it back would free it twice. */
 	pthread_mutex_lock(&all_lock);
 	for (struct CUstream_st *s = all_streams; s && n < 512; s = s->next_all) {
+		int live;
+
 		if ((dev >= 0 && s->dev != dev) ||
 		    (blocking_only && (s->flags & cudaStreamNonBlocking)))
 			continue;
 		pthread_mutex_lock(&s->lock);
-		s->refs++;
+		live = s->refs > 0;
+		if (live)
+			s->refs++;
 		pthread_mutex_unlock(&s->lock);
-		list[n++] = s;
+		if (live)
+			list[n++] = s;
 	}
 	pthread_mutex_unlock(&all_lock);
 	for (int i = 0; i < n; i++) {

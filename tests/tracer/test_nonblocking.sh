@@ -14,6 +14,9 @@ JOB="$NG_BUILD/tests/preload/job"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_LOG=debug \
 	WORLD_SIZE=2
 rc=0
+# The work of each creation is held 200 ms, so that every call returns
+# before its comm is ready, however the ranks are scheduled.
+NCCLSIM_NONBLOCKING_HOLD_US=200000 \
 timeout -k 5 60 "$NG_BIN" run -o "$NG_TMP/trace" -- sh -c '
 	RANK=0 "$1" "$2" 3 --nonblocking --split & a=$!
 	RANK=1 "$1" "$2" 3 --nonblocking --split & b=$!
