@@ -45,11 +45,11 @@ INSTALL_LIBS += $(BUILD)/lib/libncclguard.so
 # (bench/ab_loop_null) through an instrumented shim, without a session and
 # recording under `ncclguard run` (preload/pgo/train.sh).  gcc then lays
 # the common path out as one straight run and the rare cases apart; each
-# code line a call touches is a miss after NCCL's host code.  Recording's
-# share of an 8-byte all-reduce is about half a point lower so
-# (bench/RESULTS.md), but the training talks to LTTng's session daemon,
-# and `make` must not: `make` builds without.  A training provider that
-# needs no session gained nothing measurable, so there is none.
+# code line a call touches is a miss after NCCL's host code.  On the GPU
+# its gain was up to half a point of an 8-byte all-reduce on one VM and
+# none on another (bench/RESULTS.md); the training talks to LTTng's
+# session daemon, and `make` must not: `make` builds without.  A training
+# provider that needs no session gained nothing, so there is none.
 #
 # gcc keys a static function's counts to its object's path: the
 # instrumented objects are compiled there and moved to $(PGO_DIR)/obj at
