@@ -21,5 +21,4 @@ void ng_missing(int fn);
 #define NCCL_HOOK(ret, fail, name, op, params, args) ret ngw_##name params;
 #include "nccl_api.def"
 
-
 #endif

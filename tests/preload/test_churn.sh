@@ -16,6 +16,14 @@ LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIME
 	timeout 60 "$NG_BUILD/tests/preload/churn" 3100 6 >"$NG_TMP/out" 2>"$NG_TMP/err" ||
 	fail "churn failed: $(cat "$NG_TMP/err")"
 assert_grep "churn: comm 3100 waited for" "$NG_TMP/out"
-# The registry did fill up: the last of the 3100 went untracked for a while.
-assert_grep "more than 3072 communicators (those destroyed count until" "$NG_TMP/err"
+# The registry did fill up: the last of the 3100 went untracked for a
+# while.  Only if they were made within the 5 s a destroyed comm's record
+# is kept (a slow build, ASan under load, reuses records before it fills).
+ms=$(sed -n 's/^churn: made in \([0-9]*\) ms$/\1/p' "$NG_TMP/out")
+[ -n "$ms" ] || fail "churn did not say how long it took"
+if [ "$ms" -lt 5000 ]; then
+	assert_grep "more than 3072 communicators (those destroyed count until" "$NG_TMP/err"
+else
+	note "the comms took $ms ms, past the 5 s grace: the registry need not fill"
+fi
 assert_grep "allreduce seq 1 on comm [0-9a-f]* (1 ranks, 256 B) not complete after 1.0 s" "$NG_TMP/err"
