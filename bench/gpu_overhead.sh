@@ -139,8 +139,12 @@ toggle_offset() {
 	local sym off
 	sym=$(nm "$1/build/lib/libncclguard.so" | awk '$3 == "ng_hotcfg" {print $1}')
 	[ -n "$sym" ] || { echo "no ng_hotcfg in $1/build/lib/libncclguard.so (stripped?)" >&2; return 1; }
-	printf '#include <stddef.h>\n#include "ncclguard.h"\nint main(void) {printf("%%zu\\n", offsetof(struct ng_hotcfg, cfg.disabled)); return 0;}\n' |
-		gcc -x c - -o "$W/toggle_off" -I"$1/preload" -I"$1/tracer" -I"$NCCL_HOME/include" -I"$CUDA_HOME/include" -include stdio.h ${DEPS:+-I$DEPS/usr/include} || return 1
+	# The header that defines it: preload/core/core.h, or before 3c227a9
+	# (an older tree in .ab/) preload/ncclguard.h.
+	local hdr=core.h inc="-I$1/preload/core -I$1/common -I$1/tracer"
+	[ -f "$1/preload/core/core.h" ] || { hdr=ncclguard.h; inc="-I$1/preload -I$1/tracer"; }
+	printf '#include <stddef.h>\n#include "%s"\nint main(void) {printf("%%zu\\n", offsetof(struct ng_hotcfg, cfg.disabled)); return 0;}\n' "$hdr" |
+		gcc -x c - -o "$W/toggle_off" $inc -I"$NCCL_HOME/include" -I"$CUDA_HOME/include" -include stdio.h ${DEPS:+-I$DEPS/usr/include} || return 1
 	off=$("$W/toggle_off")
 	printf '0x%x\n' $(( 0x$sym + off ))
 }

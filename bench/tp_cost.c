@@ -1,6 +1,7 @@
 /* The cost of one coll_enqueue event through libncclguard-tp.so, with and
  * without a session listening (run it under `ncclguard run` for the
- * former).  tp_cost [LIB] [N] */
+ * former).  tp_cost [LIB] [N]
+ *   gcc -O2 -Itracer -o tp_cost bench/tp_cost.c -ldl */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * What a policy does to one process: from the policy, the process's
  * environment, its local rank and the host (through hostprobe.c), a list
  * of decisions.  Pure apart from reading the host: the shim applies the
- * plan (policy.c), `ncclguard policy check` prints it.
+ * plan (preload/enforce/apply.c), `ncclguard policy check` prints it.
  *
  * Order: [env] first, then [devices] (pinning), then [network] on the
  * values the first steps leave, so an enforced NCCL_SOCKET_IFNAME is the

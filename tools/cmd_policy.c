@@ -4,7 +4,7 @@
  * Validates a policy file (every error names the file and line) and shows
  * what the shim would do with it on this host, for each local rank, in this
  * environment: environment decisions, interfaces, CUDA_VISIBLE_DEVICES,
- * NUMA node and cpus.  The decisions are the shim's own (policy_plan.c).
+ * NUMA node and cpus.  The decisions are the shim's own (policy/plan.c).
  *
  * Exit status: 0 valid and nothing violated; 1 the file is malformed or
  * unreadable; 2 usage; 3 valid, but the shim would stop a process on this

@@ -36,7 +36,7 @@ struct ng_comm {
 	uint8_t sample_cls;		/* the size class of the last call */
 	/* Timed calls only. */
 	uint64_t last_timed_call __attribute__((aligned(64)));
-	/* A record is reused only by a later comm at the same address (comm.c),
+	/* A record is reused only by a later comm at the same address (registry.c),
 	 * so a thread's cached (handle, record) pair stays right. */
 	ncclComm_t handle;
 	int flights_out;		/* flights of this comm not yet put back */

@@ -186,9 +186,9 @@ struct ng_recbuf;
 struct ng_tls {
 	int in_shim;			/* re-entrancy guard */
 	int group_depth;		/* ncclGroupStart nesting */
-	ncclComm_t last_handle;		/* coll.c: the last comm found */
+	ncclComm_t last_handle;		/* coll_fast.h: the last comm found */
 	struct ng_comm *last_comm;
-	struct ng_hostcall *slot;	/* coll.c: this thread's host call */
+	struct ng_hostcall *slot;	/* hostcall.c: this thread's host call */
 	struct ng_recbuf *recbuf;	/* recbuf.c: this thread's ring */
 	int slot_none, recbuf_none;	/* none left for this thread */
 } __attribute__((aligned(64)));

@@ -191,7 +191,7 @@ void ng_ev_put(struct ng_ev *e)
 
 static void flight_fill(struct ng_flight *f, const struct ng_call *call)
 {
-	/* Its record is not reused while the flight is out (comm.c). */
+	/* Its record is not reused while the flight is out (comm/registry.c). */
 	f->comm = call->comm;
 	__atomic_add_fetch(&f->comm->flights_out, 1, __ATOMIC_RELAXED);
 	f->seq = call->seq;

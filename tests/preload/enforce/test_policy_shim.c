@@ -47,7 +47,7 @@ void ng_trace_policy(const char *key, const char *action, const char *user, cons
 	ntrace++;
 }
 
-/* policy.c loads the tracer before an exit 3 under `ncclguard run`. */
+/* apply.c loads the tracer before an exit 3 under `ncclguard run`. */
 void ng_trace_load(void)
 {
 }
