@@ -1,7 +1,8 @@
 # ncclguard top-level build.  Each folder contributes a module.mk; this file
 # holds the flags and the targets a user runs.
 #
-#   make                 build everything into build/
+#   make                 build everything into build/ (no daemon started or asked)
+#   make pgo             the same, the shim with profile feedback (records a run)
 #   make check           build and run every test (unit, integration, analyzer)
 #   make check SANITIZE=address,undefined
 #   make install PREFIX=/usr/local
@@ -39,6 +40,7 @@ ALL_LDFLAGS = $(BASE_LDFLAGS) $(LDFLAGS)
 # direction of the layout (README, "Layout") fails to compile:
 #   $(BUILD)/obj/MODULE/%.o: MOD_INC := -IMODULE -Icommon ...
 # The most specific pattern wins; tests/ and bench/ state their own.
+# `tools/include_graph.sh . build` prints the graph and checks it.
 
 # Filled in by the module.mk files.
 TARGETS       :=
@@ -87,8 +89,11 @@ $(BUILD)/obj/%.o: %.c
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
+# Only the unit tests this tree builds: a build folder may hold one of a
+# test since moved or removed.
 check: deps-check all $(TEST_BINS)
-	@tests/run_tests.sh $(BUILD)
+	@NG_UNIT_TESTS="$(notdir $(filter $(BUILD)/tests/test_%,$(TEST_BINS)))" \
+		tests/run_tests.sh $(BUILD)
 
 demo: deps-check all
 	@tools/demo.sh $(BUILD)

@@ -12,8 +12,6 @@
 #include "enforce.h"
 #include "wrap.h"
 
-
-
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int saw_nccl_call;
 static int forked_child;

@@ -65,6 +65,7 @@ endif
 ifeq ($(PGO),1)
 ifneq ($(shell $(CC) -fprofile-use -fprofile-partial-training -Wno-missing-profile -E -x c \
 	/dev/null >/dev/null 2>&1 && echo ok),ok)
+$(warning $(CC) has no -fprofile-partial-training: built without profile feedback)
 override PGO := 0
 endif
 endif
@@ -74,6 +75,7 @@ PGO_OBJS := $(PRELOAD_OWN_OBJS)
 
 .PHONY: pgo
 pgo:
+	$(if $(SANITIZE),$(warning make pgo: not with SANITIZE; built without profile feedback))
 	$(MAKE) PGO=1 all
 
 ifeq ($(PGO),1)
@@ -83,7 +85,7 @@ $(PGO_OBJS): $(PGO_DIR)/.trained
 # dated when the training began, makes the next make train again.
 $(PGO_OBJS): private PGO_FLAGS = -fprofile-use=$(PGO_PROF) -fprofile-partial-training \
 	-Wno-missing-profile -Wno-error=coverage-mismatch
-$(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*.h preload/*/*.h common/*.def \
+$(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*/*.h common/*.h common/*.def \
 		tracer/*.h policy/*.h $(NCCL_HOME)/include/nccl.h) preload/ncclguard.map \
 		preload/pgo/train.sh | $(POLICY_OBJS) $(COMMON_JSON_OBJ) \
 		$(BUILD)/lib/libncclguard-tp.so $(BUILD)/bin/ncclguard $(BUILD)/bench/ab_loop_null

@@ -326,11 +326,12 @@ static void *job_thread(void *arg)
 {
 	struct job *j = arg;
 	const char *hold = getenv("NCCLSIM_NONBLOCKING_HOLD_US");
+	int us = hold ? atoi(hold) : 0;
 
 	/* A test can keep the work in progress past the call's return
 	 * whatever the scheduler does (NCCL's own takes milliseconds). */
-	if (hold)
-		usleep((useconds_t)atoi(hold));
+	if (us > 0)
+		usleep((useconds_t)us);
 	jobs_run(j);
 	job_end(j);
 	return NULL;

@@ -24,9 +24,11 @@ run_one() {
 	fi
 }
 
-for t in "$NG_BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	run_one "$(basename "$t")" "$t"
+# NG_UNIT_TESTS (make check sets it): the unit tests to run, by name; else
+# every build/tests/test_*.
+for t in ${NG_UNIT_TESTS:-$(cd "$NG_BUILD/tests" && ls -d test_* 2>/dev/null)}; do
+	[ -x "$NG_BUILD/tests/$t" ] || { [ -n "${NG_UNIT_TESTS:-}" ] && run_one "$t" false; continue; }
+	run_one "$t" "$NG_BUILD/tests/$t"
 done
 for t in "$ROOT"/tests/*/test_*.sh; do
 	[ -f "$t" ] || continue

@@ -1,7 +1,8 @@
 /*
  * The shim's clocks.  CLOCK_MONOTONIC is the trace's clock (LTTng's), but
  * a read costs 30-55 ns in a VM and a recorded call takes one, two if it
- * is GPU-timed (rdtsc itself costs 20-26 ns, bench/RESULTS.md).  Where the
+ * is GPU-timed (the TSC path costs 21 ns against 34 on a CI machine, and
+ * rdtsc alone 26 ns on a GPU host: bench/RESULTS.md).  Where the
  * TSC is invariant and the kernel itself keeps time with it, the recorded
  * times come from the TSC instead, put on CLOCK_MONOTONIC by a mapping
  * that the watchdog refreshes from (TSC, CLOCK_MONOTONIC) pairs, as the

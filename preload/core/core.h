@@ -3,9 +3,8 @@
  * the configuration, the data every call reads (hot.c), clocks, the
  * launcher's rank, the real NCCL and CUDA functions, the entry points'
  * ids, and the event sink (the provider library, loaded at the first NCCL
- * call).  Nothing declared here is exported from the library
- * (-fvisibility=hidden and the version script export only the wrapped
- * entry points).  core/ uses nothing of the shim above it; ng_init and
+ * call).  Nothing declared here is exported from the library (the
+ * version script, ncclguard.map, exports only the wrapped entry points).  core/ uses nothing of the shim above it; ng_init and
  * ng_first_call, which wrappers call, are defined by preload/init.c.
  */
 #ifndef NCCLGUARD_CORE_H

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "json.h"
-#include "watch.h"
+#include "timing.h"
 
 static uint64_t dumps;
 

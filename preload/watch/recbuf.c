@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recbuf.h"
+#include "watch.h"
 
 static struct ng_recbuf *bufs[NG_RECBUFS_MAX];
 static int nbufs;

@@ -6,7 +6,7 @@
 #ifndef NCCLGUARD_RECBUF_H
 #define NCCLGUARD_RECBUF_H
 
-#include "watch.h"
+/* Included at the end of watch.h, whose types it uses. */
 
 #define NG_RECBUF_SIZE 8192		/* power of two; 512 KiB */
 

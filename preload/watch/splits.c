@@ -110,7 +110,7 @@ static int moved_on(struct pending_split *e)
  * may be one of theirs, polled by the program that now holds it.  The
  * program's variable is read while NCCL may still write it (NCCL's
  * contract keeps it alive until then), and no later: an entry ends at the
- * parent's first poll past the split, with the parent (splits_drop), or
+ * parent's first poll past the split, with the parent (ng_splits_drop), or
  * unread once the program went on with the parent (moved_on).
  */
 void ng_splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state, int dropped)

@@ -23,8 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "watch.h"
-#include "ring.h"
+#include "timing.h"
 
 #define NG_EVENTS_PER_POOL 2048	/* timing events, the first two anchors */
 #define NG_MARKS_PER_POOL 1024		/* markers: cudaEventDisableTiming */

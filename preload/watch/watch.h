@@ -9,7 +9,6 @@
 #define NCCLGUARD_WATCH_H
 
 #include "comm.h"
-#include "ring.h"
 
 /* ---- a call, as the watch layer sees it ------------------------------ */
 struct ng_call {
@@ -75,45 +74,9 @@ static inline void ng_hostcall_exit(void)
 		__atomic_store_n(&ng_tls.slot->enter_ns, 0, __ATOMIC_RELEASE);
 }
 
-
-/* ---- timing.c: GPU timing events ------------------------------------- */
-struct ng_ev {
-	cudaEvent_t ev;
-	struct ng_pool *pool;
-	struct ng_ring *home;		/* the pool's free timing events or markers */
-	int refs;
-};
-struct ng_pool {
-	int dev;
-	cudaStream_t anchor_stream;
-	struct ng_ev *evs;
-	struct ng_ring free;		/* timing events */
-	struct ng_ring marks;		/* cudaEventDisableTiming: completion only */
-	/* Written by the watchdog only once running. */
-	struct ng_ev *anchor, *spare_anchor;
-	uint64_t anchor_host_ns, spare_host_ns;
-	int spare_pending;
-};
-struct ng_flight {
-	struct ng_comm *comm;
-	uint64_t seq, p2p_seq;
-	int fn;
-	uint64_t bytes;
-	cudaStream_t stream;
-	struct ng_ev *start, *end;	/* start NULL: end is a marker, no times */
-	uint64_t enter_ns;
-	int root;
-	const char *site;
-	uint64_t index;			/* comm call index it confirms */
-	int probe;			/* a watchdog probe, not a call */
-};
-extern struct ng_ring ng_flight_queue;
-/* Record a probe after the last call of the comm (watchdog thread). */
-int ng_timing_probe(struct ng_comm *c, uint64_t index);
-extern uint64_t ng_timing_dropped;
+/* ---- timing.c: GPU timing events (its flights and pools: timing.h) -- */
 void ng_timing_init(void);		/* at the first NCCL call */
 int ng_timing_comm_ready(struct ng_comm *c);
-struct ng_pool *ng_timing_pool(int dev);
 void ng_timing_before(struct ng_call *call);
 void ng_timing_after(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
@@ -161,11 +124,7 @@ void ng_recbuf_wait(int ms, int idle);
 void ng_recbuf_wake_if_idle(void);	/* a flight for the watchdog */
 void ng_recbuf_reset_after_fork(void);
 extern uint64_t ng_recbuf_full;		/* pushes that found the ring full */
-void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
 void ng_timing_undefer(struct ng_comm *c, ncclResult_t state);
-void ng_timing_close(struct ng_flight *f);
-void ng_flight_put(struct ng_flight *f);
-void ng_ev_put(struct ng_ev *e);
 void ng_timing_reset_after_fork(void);
 
 /* ---- callsite.c ------------------------------------------------------ */
@@ -209,7 +168,7 @@ void ng_split_pending(ncclComm_t *out, ncclComm_t parent,
 void ng_splits_resolve(ncclComm_t comm, struct ng_comm *c, ncclResult_t state, int dropped);
 void ng_splits_group_end(ncclResult_t r);	/* this thread's outermost group */
 void ng_splits_drop(ncclComm_t parent);		/* destroyed or aborted */
-/* A nonblocking split or shrink not ready after limit_ns ,
+/* A nonblocking split or shrink not ready after limit_ns,
  * each reported once: 1 and *late filled, else 0. */
 struct ng_split_late {
 	ncclComm_t parent;
@@ -225,5 +184,8 @@ void ng_splits_reset_after_fork(void);
 /* ---- process_info.c -------------------------------------------------- */
 /* Once per process, when a rank is known and a provider is loaded. */
 void ng_process_info_maybe(void);
+
+/* The push of a record, inlined into the wrappers. */
+#include "recbuf.h"
 
 #endif

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "watch.h"
+#include "timing.h"
 
 #define NG_PENDING_MAX 16384
 #define NG_BUSY_POLL_MS 5

@@ -9,7 +9,6 @@
 #ifndef NCCLGUARD_COLL_FAST_H
 #define NCCLGUARD_COLL_FAST_H
 
-#include "recbuf.h"
 #include "wrap.h"
 
 int ng_coll_setup(void);

@@ -303,7 +303,7 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	 * as its parent does, whatever its own config: NCCL's group takes the
 	 * parent's mode, returns ncclSuccess and leaves the parent in
 	 * progress): NCCL writes *newcomm when the split is done, maybe
-	 * already (split_pending: no read of it here). */
+	 * already (ng_split_pending: no read of it here). */
 	later = 0;
 	if (newcomm && (r == ncclInProgress || (r == ncclSuccess && ng_group_depth > 0)))
 		later = 1;
@@ -321,7 +321,7 @@ static ncclResult_t derive(int fn, const char *kind, ncclComm_t parent, int colo
 	ev.nranks = nranks;
 	ev.rank = rank;
 	if (!later && newcomm && *newcomm) {
-		/* comm_created keeps rec; the parent link is ours to set. */
+		/* ng_comm_created keeps rec; the parent link is ours to set. */
 		struct ng_comm *c;
 
 		ng_comm_created(*newcomm, ev.comm_hash, ev.parent_hash, nranks, rank,
@@ -490,7 +490,7 @@ ncclResult_t ngw_ncclCommRevoke(ncclComm_t comm, int revokeFlags)
 
 /*
  * A nonblocking init (its handle comes at once; a split's comes when it is
- * ready, see splits_resolve) ended: ncclCommGetAsyncError no longer says
+ * ready, see ng_splits_resolve) ended: ncclCommGetAsyncError no longer says
  * ncclInProgress.  Its second comm_init_end.
  */
 static void init_ended(struct ng_comm *c, ncclResult_t state)

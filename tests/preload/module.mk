@@ -3,7 +3,8 @@
 # across tests/).  Unit tests link the shim's objects directly; the
 # programs below run on the CPU backend under the scripts
 # (tests/preload/test_*.sh).  A folder's tests see the include folders of
-# the module they test, and ngtest.h.
+# the module they test, and ngtest.h; comm/'s and watch/'s also wrap/'s,
+# through whose ng_coll_begin they make the calls they follow.
 $(BUILD)/obj/tests/preload/%.o: MOD_INC := $(NG_INC_WRAP) -Itests/preload
 $(BUILD)/obj/tests/preload/core/%.o: MOD_INC := $(NG_INC_CORE) -Itests/preload
 $(BUILD)/obj/tests/preload/enforce/%.o: MOD_INC := $(NG_INC_ENFORCE) -Itests/preload
@@ -11,7 +12,6 @@ $(BUILD)/obj/tests/preload/enforce/%.o: MOD_INC := $(NG_INC_ENFORCE) -Itests/pre
 # core/
 $(eval $(call ng_unit_test,preload/core,test_rank,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/core,test_ops,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(eval $(call ng_unit_test,preload/core,test_ring,,-lpthread))
 $(eval $(call ng_unit_test,preload/core,test_config,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/core,test_clock,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 
@@ -36,6 +36,7 @@ $(eval $(call ng_unit_test,preload/enforce,test_policy_shim,$(POLICY_OBJS) \
 # watch/: the timing and watchdog tests run the CPU backend's CUDA
 # runtime (build/sim), which they load at run time.
 SIM_LIBS_DEP := $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
+$(eval $(call ng_unit_test,preload/watch,test_ring,,-lpthread))
 $(eval $(call ng_unit_test,preload/watch,test_recbuf,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_hostcall,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_inject,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))

@@ -21,4 +21,8 @@ if "$NG_ROOT/tools/include_graph.sh" "$NG_TMP/tree" >"$NG_TMP/bad" 2>&1; then
 fi
 assert_grep 'forbidden: preload/core -> preload/watch' "$NG_TMP/bad"
 assert_grep 'cycle:' "$NG_TMP/bad"
+# Nor may the shim include the LTTng provider's header, only its ABI.
+printf '#include "ncclguard_tp.h"\n' >>"$NG_TMP/tree/preload/core/clock.c"
+"$NG_ROOT/tools/include_graph.sh" "$NG_TMP/tree" >"$NG_TMP/bad2" 2>&1
+assert_grep 'preload/core/clock.c: includes ncclguard_tp.h, private to tracer/' "$NG_TMP/bad2"
 echo "layout: ok"

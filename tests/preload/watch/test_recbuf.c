@@ -11,7 +11,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "recbuf.h"
+#include "watch.h"
 
 #define REC_THREADS 4
 #define REC_PER_THREAD 50000	/* several times a ring: producers drain too */

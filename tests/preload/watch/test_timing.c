@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "ngtest.h"
-#include "watch.h"
+#include "timing.h"
 
 static int timed(struct ng_call *call, int n)
 {

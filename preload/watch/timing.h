@@ -1,0 +1,55 @@
+/*
+ * Inside preload/watch: the timing events, their pools and the flights
+ * (a timed call on its way to completion) that timing.c makes, the
+ * watchdog polls and the hang report lists.  Nothing outside watch/
+ * needs them: a call sees only its comm's pool pointer.
+ */
+#ifndef NCCLGUARD_TIMING_H
+#define NCCLGUARD_TIMING_H
+
+#include "ring.h"
+#include "watch.h"
+
+struct ng_ev {
+	cudaEvent_t ev;
+	struct ng_pool *pool;
+	struct ng_ring *home;		/* the pool's free timing events or markers */
+	int refs;
+};
+struct ng_pool {
+	int dev;
+	cudaStream_t anchor_stream;
+	struct ng_ev *evs;
+	struct ng_ring free;		/* timing events */
+	struct ng_ring marks;		/* cudaEventDisableTiming: completion only */
+	/* Written by the watchdog only once running. */
+	struct ng_ev *anchor, *spare_anchor;
+	uint64_t anchor_host_ns, spare_host_ns;
+	int spare_pending;
+};
+struct ng_flight {
+	struct ng_comm *comm;
+	uint64_t seq, p2p_seq;
+	int fn;
+	uint64_t bytes;
+	cudaStream_t stream;
+	struct ng_ev *start, *end;	/* start NULL: end is a marker, no times */
+	uint64_t enter_ns;
+	int root;
+	const char *site;
+	uint64_t index;			/* comm call index it confirms */
+	int probe;			/* a watchdog probe, not a call */
+};
+extern struct ng_ring ng_flight_queue;
+/* Record a probe after the last call of the comm (watchdog thread). */
+int ng_timing_probe(struct ng_comm *c, uint64_t index);
+extern uint64_t ng_timing_dropped;
+struct ng_pool *ng_timing_pool(int dev);
+/* A nonblocking comm's flight waits until ncclCommGetAsyncError leaves
+ * InProgress (ng_timing_undefer). */
+void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
+void ng_timing_close(struct ng_flight *f);
+void ng_flight_put(struct ng_flight *f);
+void ng_ev_put(struct ng_ev *e);
+
+#endif
