@@ -15,17 +15,15 @@ PRELOAD_SRCS := $(PRELOAD_CORE) $(PRELOAD_COMM) $(PRELOAD_ENFORCE) $(PRELOAD_WAT
 PRELOAD_OWN_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/obj/%.o)
 PRELOAD_OBJS := $(PRELOAD_OWN_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ)
 
-NG_INC_CORE    := -Ipreload/core -Icommon -Itracer
-NG_INC_COMM    := -Ipreload/comm $(NG_INC_CORE)
-NG_INC_ENFORCE := -Ipreload/enforce -Ipolicy $(NG_INC_CORE)
-NG_INC_WATCH   := -Ipreload/watch -Ipreload/comm $(NG_INC_ENFORCE)
-NG_INC_WRAP    := -Ipreload/wrap $(NG_INC_WATCH)
-$(BUILD)/obj/preload/core/%.o: MOD_INC := $(NG_INC_CORE)
-$(BUILD)/obj/preload/comm/%.o: MOD_INC := $(NG_INC_COMM)
-$(BUILD)/obj/preload/enforce/%.o: MOD_INC := $(NG_INC_ENFORCE)
-$(BUILD)/obj/preload/watch/%.o: MOD_INC := $(NG_INC_WATCH)
-$(BUILD)/obj/preload/wrap/%.o: MOD_INC := $(NG_INC_WRAP)
-$(BUILD)/obj/preload/%.o: MOD_INC := $(NG_INC_WRAP)
+NG_INC_core    := -Ipreload/core -Icommon -Itracer
+NG_INC_comm    := -Ipreload/comm $(NG_INC_core)
+NG_INC_enforce := -Ipreload/enforce -Ipolicy $(NG_INC_core)
+NG_INC_watch   := -Ipreload/watch -Ipreload/comm $(NG_INC_enforce)
+NG_INC_wrap    := -Ipreload/wrap $(NG_INC_watch)
+# The include folders of a preload/ source: its module's (init.c: wrap's).
+ng_preload_inc = $(NG_INC_$(or $(word 2,$(subst /, ,$(dir $1))),wrap))
+$(foreach m,core comm enforce watch wrap,$(eval $(BUILD)/obj/preload/$m/%.o: MOD_INC := $(NG_INC_$m)))
+$(BUILD)/obj/preload/%.o: MOD_INC := $(NG_INC_wrap)
 
 # libinih is linked statically (it is built PIC) so that the preloaded shim
 # needs nothing at run time that a GPU host may lack.
@@ -93,15 +91,10 @@ $(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*/*.h common/*.h common/
 	@mkdir -p $(PGO_DIR)/obj $(dir $(PGO_OBJS))
 	@touch $@.start
 	@$(if $(Q),echo "  PGO     training the per-call path on bench/ab_loop_null")
-	$(Q)for s in $(PRELOAD_SRCS); do \
-		case $$s in \
-		preload/core/*) inc="$(NG_INC_CORE)";; preload/comm/*) inc="$(NG_INC_COMM)";; \
-		preload/enforce/*) inc="$(NG_INC_ENFORCE)";; preload/watch/*) inc="$(NG_INC_WATCH)";; \
-		*) inc="$(NG_INC_WRAP)";; esac; \
-		o=$(BUILD)/obj/$${s%.c}.o; \
-		$(CC) $(ALL_CFLAGS) $$inc -fprofile-generate=$(PGO_PROF) -fprofile-update=atomic \
-			-c $$s -o $$o && \
-		mv $$o $(PGO_DIR)/obj/$$(echo $${s%.c} | tr / _).o || exit 1; done
+	$(Q)$(foreach s,$(PRELOAD_SRCS),$(CC) $(ALL_CFLAGS) $(call ng_preload_inc,$s) \
+		-fprofile-generate=$(PGO_PROF) -fprofile-update=atomic -c $s \
+		-o $(BUILD)/obj/$(s:.c=.o) && \
+		mv $(BUILD)/obj/$(s:.c=.o) $(PGO_DIR)/obj/$(subst /,_,$(s:.c=.o)) &&) true
 	$(Q)$(CC) $(ALL_LDFLAGS) -fprofile-generate $(PRELOAD_LINK) \
 		-o $(PGO_DIR)/libncclguard.so $(PGO_DIR)/obj/*.o $(POLICY_OBJS) \
 		$(COMMON_JSON_OBJ) $(PRELOAD_LIBS)

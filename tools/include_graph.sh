@@ -136,14 +136,14 @@ graph = {}
 for a, b in edges:
     graph.setdefault(a, set()).add(b)
 state = {}
-def visit(n, path):
+def visit(n, stack):
     state[n] = 1
+    stack = stack + [n]
     for m in sorted(graph.get(n, ())):
-        if state.get(m) == 1:
-            bad.append("cycle: " + " -> ".join(path[path.index(m):] + [n, m])
-                       if m in path else "cycle: " + " -> ".join(path + [n, m]))
+        if state.get(m) == 1:       # on the stack: the way back to it
+            bad.append("cycle: " + " -> ".join(stack[stack.index(m):] + [m]))
         elif not state.get(m):
-            visit(m, path + [n])
+            visit(m, stack)
     state[n] = 2
 for n in sorted(graph):
     if not state.get(n):

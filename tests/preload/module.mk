@@ -5,9 +5,9 @@
 # (tests/preload/test_*.sh).  A folder's tests see the include folders of
 # the module they test, and ngtest.h; comm/'s and watch/'s also wrap/'s,
 # through whose ng_coll_begin they make the calls they follow.
-$(BUILD)/obj/tests/preload/%.o: MOD_INC := $(NG_INC_WRAP) -Itests/preload
-$(BUILD)/obj/tests/preload/core/%.o: MOD_INC := $(NG_INC_CORE) -Itests/preload
-$(BUILD)/obj/tests/preload/enforce/%.o: MOD_INC := $(NG_INC_ENFORCE) -Itests/preload
+$(BUILD)/obj/tests/preload/%.o: MOD_INC := $(NG_INC_wrap) -Itests/preload
+$(BUILD)/obj/tests/preload/core/%.o: MOD_INC := $(NG_INC_core) -Itests/preload
+$(BUILD)/obj/tests/preload/enforce/%.o: MOD_INC := $(NG_INC_enforce) -Itests/preload
 
 # core/
 $(eval $(call ng_unit_test,preload/core,test_rank,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
