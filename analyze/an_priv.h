@@ -325,6 +325,22 @@ struct an_state {
 	uint64_t inflight_end;	/* collectives in flight when the trace ended */
 	struct an_cfg_key *cfg;
 	int ncfg;
+
+	/* incomplete.c: what the report could not see */
+	struct an_incomplete *inc;
+	int ninc;
+	uint64_t inc_more;	/* reasons past AN_INCOMPLETE_MAX */
+};
+
+#define AN_INCOMPLETE_MAX	256
+
+/* One thing the report could not see.  `what` is one of a fixed set,
+ * stable for report.json readers: stream_missing, stream_truncated,
+ * stream_unreadable, metadata_unreadable, rank_without_events,
+ * events_lost, folder_twice, disk_full, window_exceeded, other_job,
+ * launcher_killed, calls_recovered. */
+struct an_incomplete {
+	char *what, *detail;
 };
 
 #define AN_CLOCK_SAMPLES	32		/* per host before offsets settle */
@@ -339,6 +355,12 @@ int an_cmp_i64(const void *a, const void *b);
 int32_t an_map_get(const struct an_map *m, uint64_t key);
 void an_map_put(struct an_map *m, uint64_t key, int32_t val);
 void an_map_free(struct an_map *m);
+
+/* ---- incomplete.c ----------------------------------------------------- */
+
+void an_incomplete(struct an_state *an, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void an_incomplete_free(struct an_state *an);
 
 /* ---- quantile.c ------------------------------------------------------- */
 
