@@ -495,6 +495,12 @@ int an_find_traces(const char *dir, char ***out, int *n);
 /* env.hostname of a trace, from its metadata file; NULL if not found. */
 char *an_metadata_hostname(const char *tracedir);
 
+/* ---- flight.c -------------------------------------------------------- */
+
+/* The calls dead processes left in their flight rings (<DIR>/flight/),
+ * after the traces: the ones the trace lacks, as coll_enqueue records. */
+void an_flight_read(const char *const *dirs, int ndirs, struct an_state *an);
+
 /* ---- findings.c ------------------------------------------------------- */
 
 enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };

@@ -103,6 +103,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 	an = an_new(&aopts);
 	if (an_read_traces(dirs, ndirs, an, opts->progress))
 		goto out;
+	an_flight_read(dirs, ndirs, an);
 	an_finish(an);
 	ok = !ch || !an_chrome_end(ch, an);
 	if (out_close(&chrome, ok)) {

@@ -39,6 +39,7 @@ static struct {
  * once next is a window old, so the window stays between one and two. */
 static uint64_t base_tsc, base_ns, next_tsc, next_ns;
 static int usable;
+static struct ng_rf_ticks *mirror;
 
 uint64_t ng_now_ns(void)
 {
@@ -83,16 +84,6 @@ static int tsc_invariant(void)
 }
 #endif
 
-static uint64_t scale(uint64_t ticks, uint64_t mult)
-{
-	return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
-}
-
-static uint64_t convert(uint64_t t, uint64_t tsc0, uint64_t ns0, uint64_t mult)
-{
-	return t >= tsc0 ? ns0 + scale(t - tsc0, mult) : ns0 - scale(tsc0 - t, mult);
-}
-
 /* The mapping, read consistently; whether it is on. */
 static int map_read(uint64_t *tsc0, uint64_t *ns0, uint64_t *mult)
 {
@@ -116,7 +107,7 @@ uint64_t ng_clock_ns(void)
 
 	if (!map_read(&tsc0, &ns0, &mult))
 		return ng_now_ns();
-	return convert(tsc(), tsc0, ns0, mult);
+	return ng_rf_ticks_to_ns(tsc(), tsc0, ns0, mult);
 }
 
 /* The last mapping also serves once the TSC was found to drift: the
@@ -130,7 +121,7 @@ void ng_clock_from_ticks(uint64_t *t, int n)
 	map_read(&tsc0, &ns0, &mult);
 	for (int i = 0; i < n; i++)
 		if (t[i])
-			t[i] = mult ? convert(t[i], tsc0, ns0, mult) : ng_now_ns();
+			t[i] = mult ? ng_rf_ticks_to_ns(t[i], tsc0, ns0, mult) : ng_now_ns();
 }
 
 int ng_clock_tsc(void)
@@ -156,6 +147,26 @@ static int read_pair(uint64_t *t, uint64_t *ns)
 	return best == UINT64_MAX ? -1 : 0;
 }
 
+/* The watchdog's copy for the flight ring file, under the same seq
+ * protocol, so a reader never takes a torn mapping. */
+static void mirror_map(void)
+{
+	__atomic_store_n(&mirror->seq, mirror->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	mirror->tsc0 = map.tsc0;
+	mirror->ns0 = map.ns0;
+	mirror->mult = map.mult;
+	mirror->on = (uint32_t)map.on;
+	__atomic_store_n(&mirror->seq, mirror->seq + 1, __ATOMIC_RELEASE);
+}
+
+void ng_clock_mirror(struct ng_rf_ticks *m)
+{
+	mirror = m;
+	if (m)
+		mirror_map();
+}
+
 /* on 0 keeps the last mapping (ng_clock_from_ticks). */
 static void publish(int on, uint64_t t, uint64_t ns, uint64_t mult)
 {
@@ -172,6 +183,8 @@ static void publish(int on, uint64_t t, uint64_t ns, uint64_t mult)
 	__atomic_store_n(&map.mult, mult, __ATOMIC_RELAXED);
 	__atomic_store_n(&map.on, on, __ATOMIC_RELAXED);
 	__atomic_store_n(&map.seq, map.seq + 1, __ATOMIC_RELEASE);
+	if (mirror)
+		mirror_map();
 	/* The callers' hot line: written when it changes, not every tick. */
 	if (on && !ng_hot.ticks)
 		__atomic_store_n(&ng_hot.ticks, 1, __ATOMIC_RELEASE);
@@ -183,6 +196,7 @@ static void publish(int on, uint64_t t, uint64_t ns, uint64_t mult)
 void ng_clock_reset_after_fork(void)
 {
 	memset(&map, 0, sizeof(map));
+	mirror = NULL;		/* the parent's file */
 	__atomic_store_n(&ng_hot.ticks, 0, __ATOMIC_RELAXED);
 }
 
@@ -228,7 +242,7 @@ void ng_clock_tick(void)
 	/* What the mapping in use says now against the clock: a jump (a
 	 * suspended or migrated VM) means the TSC cannot be relied on. */
 	if (map.on) {
-		err = convert(t, map.tsc0, map.ns0, map.mult);
+		err = ng_rf_ticks_to_ns(t, map.tsc0, map.ns0, map.mult);
 		err = err > ns ? err - ns : ns - err;
 		if (err > NG_CLOCK_MAX_ERROR_NS) {
 			ng_info("the TSC drifted %llu us from CLOCK_MONOTONIC: recorded host "

@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 
+#include "ringfile.h"
 #include "tp_api.h"
 
 #define NG_EXPORT __attribute__((visibility("default")))
@@ -157,6 +158,9 @@ static inline uint64_t ng_stamp(int ticks)
  * (the mapping the watchdog keeps, its latest); 0 stays 0. */
 void ng_clock_from_ticks(uint64_t *t, int n);
 void ng_clock_reset_after_fork(void);
+/* Keep a copy of the TSC mapping at m from now on (the flight ring
+ * file's, for a reader once the process is gone); NULL: none. */
+void ng_clock_mirror(struct ng_rf_ticks *m);
 void ng_clock_init(void);		/* at the first NCCL call */
 void ng_clock_tick(void);		/* the watchdog: recalibrate */
 
@@ -181,14 +185,14 @@ void ng_first_call(void);
 /* ---- hot.c: the thread's state --------------------------------------- */
 /* What a call reads of its thread, in one line and behind one GOT entry
  * (each initial-exec variable of a shared object is one more load). */
-struct ng_recbuf;
+struct ng_rf_ring;
 struct ng_tls {
 	int in_shim;			/* re-entrancy guard */
 	int group_depth;		/* ncclGroupStart nesting */
 	ncclComm_t last_handle;		/* coll_fast.h: the last comm found */
 	struct ng_comm *last_comm;
 	struct ng_hostcall *slot;	/* hostcall.c: this thread's host call */
-	struct ng_recbuf *recbuf;	/* recbuf.c: this thread's ring */
+	struct ng_rf_ring *recbuf;	/* recbuf.c: this thread's ring */
 	int slot_none, recbuf_none;	/* none left for this thread */
 } __attribute__((aligned(64)));
 extern NG_TLS struct ng_tls ng_tls;
@@ -279,20 +283,9 @@ void *ng_cuda_symbol(const char *name, void **handle_io);
 const char *ng_cudart_path(void);
 
 /* ---- trace.c: the event sink ----------------------------------------- */
-/* A call's coll_enqueue record on its way to the watchdog thread, which
- * writes the event (an LTTng event costs the caller 250-600 ns on our
- * VMs): one cache line, so the caller dirties one line per call. */
-#define NG_ENQ_CAPTURED 1
-#define NG_ENQ_P2P 2
-#define NG_ENQ_TICKS 4		/* enter and exit are TSC ticks (ng_stamp) */
-#define NG_ENQ_COARSE 8		/* enter is the published coarse time, in ns */
-struct ng_enq_rec {
-	uint64_t comm_hash, seq, count, stream, enter, exit;
-	int32_t root, nranks;
-	uint8_t fn, dtype, group_depth, flags;
-	int32_t result;
-} __attribute__((aligned(64)));
-_Static_assert(sizeof(struct ng_enq_rec) == 64, "a record is one cache line");
+/* A call's coll_enqueue record (struct ng_enq_rec, ringfile.h) goes to the
+ * watchdog thread, which writes the event (an LTTng event costs the caller
+ * 250-600 ns on our VMs). */
 /* Load the provider library (at the first NCCL call; never unloaded). */
 void ng_trace_load(void);
 /* A policy event: buffered until the provider is loaded (the constructor

@@ -6,12 +6,14 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "watch.h"
 
-struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
+static struct ng_hostcall own_slots[NG_HOST_SLOTS];
+struct ng_hostcall *ng_host_slots = own_slots;
 static int host_slots_used;
 static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
@@ -96,10 +98,28 @@ NG_COLD struct ng_hostcall *ng_coll_slot_claim(void)
 	return s;
 }
 
+int ng_host_slots_move(struct ng_hostcall *to)
+{
+	if (__atomic_load_n(&host_slots_used, __ATOMIC_ACQUIRE))
+		return -1;
+	__atomic_store_n(&ng_host_slots, to, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* Only the forking thread lives on in the child: the others' calls in
  * progress are the parent's, and their slots are free. */
 void ng_host_slots_reset_after_fork(void)
 {
+	/* Slots in the parent's flight ring file are the parent's: the
+	 * child keeps its copy of them in memory. */
+	if (ng_host_slots != own_slots) {
+		memcpy(own_slots, ng_host_slots, sizeof(own_slots));
+		if (ng_tls.slot) {
+			ng_tls.slot = own_slots + (ng_tls.slot - ng_host_slots);
+			pthread_setspecific(slot_key, ng_tls.slot);
+		}
+		ng_host_slots = own_slots;
+	}
 	for (int i = 0; i < NG_HOST_SLOTS; i++)
 		if (&ng_host_slots[i] != ng_tls.slot)
 			slot_release(&ng_host_slots[i]);

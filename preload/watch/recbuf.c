@@ -22,7 +22,7 @@
 
 #include "watch.h"
 
-static struct ng_recbuf *bufs[NG_RECBUFS_MAX];
+static struct ng_rf_ring *bufs[NG_RECBUFS_MAX];
 static int nbufs;
 static pthread_key_t exit_key;
 static int key_ok;
@@ -34,7 +34,7 @@ uint64_t ng_recbuf_full;
 
 static void orphan(void *p)
 {
-	struct ng_recbuf *b = p;
+	struct ng_rf_ring *b = p;
 
 	__atomic_store_n(&b->orphaned, 1, __ATOMIC_RELEASE);
 }
@@ -42,28 +42,33 @@ static void orphan(void *p)
 void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *))
 {
 	emit_fn = emit;
+	ng_ringfile_open();
 	key_ok = !pthread_key_create(&exit_key, orphan);
 }
 
-static uint64_t drain_one(struct ng_recbuf *b)
+/* head moves past each record as soon as its event is written: in a
+ * flight ring file, whatever a dead process left between head and tail
+ * is what LTTng never got, and nothing else. */
+static uint64_t drain_one(struct ng_rf_ring *b)
 {
 	uint64_t h = b->head, t = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE), n = t - h;
 
-	for (; h != t; h++)
+	for (; h != t; h++) {
 		emit_fn(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
-	__atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
+		__atomic_store_n(&b->head, h + 1, __ATOMIC_RELEASE);
+	}
 	return n;
 }
 
-static struct ng_recbuf *claim(void)
+static struct ng_rf_ring *claim(void)
 {
-	struct ng_recbuf *b = NULL;
+	struct ng_rf_ring *b = NULL;
 	int i, n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE);
 
 	if (ng_tls.recbuf_none || !key_ok)
 		return NULL;
 	for (i = 0; i < n && !b; i++) {
-		struct ng_recbuf *o = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
+		struct ng_rf_ring *o = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
 		int one = 1;
 
 		if (o && __atomic_compare_exchange_n(&o->orphaned, &one, 0, 0,
@@ -72,7 +77,9 @@ static struct ng_recbuf *claim(void)
 	}
 	if (!b) {
 		i = __atomic_fetch_add(&nbufs, 1, __ATOMIC_ACQ_REL);
-		if (i >= NG_RECBUFS_MAX || !(b = calloc(1, sizeof(*b)))) {
+		if (i < NG_RECBUFS_MAX && !(b = ng_ringfile_ring()))
+			b = calloc(1, sizeof(*b));
+		if (i >= NG_RECBUFS_MAX || !b) {
 			ng_tls.recbuf_none = 1;
 			return NULL;
 		}
@@ -83,6 +90,7 @@ static struct ng_recbuf *claim(void)
 		ng_tls.recbuf_none = 1;
 		return NULL;
 	}
+	b->tid = (int32_t)syscall(SYS_gettid);
 	ng_tls.recbuf = b;
 	return b;
 }
@@ -94,7 +102,7 @@ static void wake_watchdog(void)
 }
 
 /* The ring is half full or more: is there room for one record? */
-NG_COLD void ng_recbuf_make_room(struct ng_recbuf *b, uint64_t t)
+NG_COLD void ng_recbuf_make_room(struct ng_rf_ring *b, uint64_t t)
 {
 	int e = errno;
 	uint64_t used;
@@ -114,10 +122,10 @@ NG_COLD void ng_recbuf_make_room(struct ng_recbuf *b, uint64_t t)
 	errno = e;
 }
 
-NG_COLD struct ng_recbuf *ng_recbuf_claim(void)
+NG_COLD struct ng_rf_ring *ng_recbuf_claim(void)
 {
 	int e = errno;
-	struct ng_recbuf *b = claim();
+	struct ng_rf_ring *b = claim();
 
 	errno = e;
 	return b;
@@ -132,13 +140,28 @@ int ng_recbuf_drain(void)
 		n = NG_RECBUFS_MAX;
 	pthread_mutex_lock(&drain_lock);
 	for (int i = 0; i < n; i++) {
-		struct ng_recbuf *b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
+		struct ng_rf_ring *b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
 
 		if (b)
 			total += (int)drain_one(b);
 	}
 	pthread_mutex_unlock(&drain_lock);
 	return total;
+}
+
+uint64_t ng_recbuf_pending(void)
+{
+	int n = ng_recbuf_count();
+	uint64_t left = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct ng_rf_ring *b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
+
+		if (b)
+			left += __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) -
+				__atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	}
+	return left;
 }
 
 int ng_recbuf_count(void)
@@ -173,7 +196,12 @@ void ng_recbuf_wake_if_idle(void)
 
 void ng_recbuf_reset_after_fork(void)
 {
-	/* The parent's rings are the parent's to drain: leak them. */
+	/* The parent's rings are the parent's to drain: leak them.  One in
+	 * its flight ring file is shared with it: this thread's exit must
+	 * not mark it orphaned. */
+	if (key_ok)
+		pthread_setspecific(exit_key, NULL);
+	ng_ringfile_reset_after_fork();
 	for (int i = 0; i < NG_RECBUFS_MAX; i++)
 		bufs[i] = NULL;
 	nbufs = 0;

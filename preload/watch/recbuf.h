@@ -8,20 +8,12 @@
 
 /* Included at the end of watch.h, whose types it uses. */
 
-#define NG_RECBUF_SIZE 8192		/* power of two; 512 KiB */
+/* A ring is struct ng_rf_ring (common/ringfile.h): in the flight ring
+ * file under `ncclguard run`, else in memory. */
+#define NG_RECBUF_SIZE NG_RF_RING		/* power of two; 512 KiB */
 
-struct ng_recbuf {
-	uint64_t tail;			/* producer */
-	uint64_t head_seen;		/* producer's copy of head */
-	int orphaned;			/* its thread exited */
-	char pad0[64];
-	uint64_t head;			/* watchdog */
-	char pad1[64];
-	struct ng_enq_rec rec[NG_RECBUF_SIZE];
-};
-
-struct ng_recbuf *ng_recbuf_claim(void);
-void ng_recbuf_make_room(struct ng_recbuf *b, uint64_t t);
+struct ng_rf_ring *ng_recbuf_claim(void);
+void ng_recbuf_make_room(struct ng_rf_ring *b, uint64_t t);
 
 static inline void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 {
@@ -44,7 +36,7 @@ static inline void ng_enq_fill(struct ng_enq_rec *r, const struct ng_call *call)
 /* -1: this thread has no ring (the caller writes the event itself). */
 static inline __attribute__((always_inline)) int ng_recbuf_push(const struct ng_call *call)
 {
-	struct ng_recbuf *b = ng_tls.recbuf;
+	struct ng_rf_ring *b = ng_tls.recbuf;
 	uint64_t t;
 
 	if (__builtin_expect(!b, 0) && !(b = ng_recbuf_claim()))

@@ -36,16 +36,14 @@ struct ng_call {
 #define NG_ARRIVAL_EVERY 8
 
 /* ---- hostcall.c: the call each thread is inside, for host-side hangs --- */
-struct ng_hostcall {
-	int fn;
-	uint64_t comm_hash, seq;
-	uint64_t enter_ns;		/* 0: idle */
-	int tid;
-	int reported;
-	int taken;			/* by a live thread; freed at its exit */
-};
-#define NG_HOST_SLOTS 256
-extern struct ng_hostcall ng_host_slots[NG_HOST_SLOTS];
+/* struct ng_hostcall is in ringfile.h: under `ncclguard run` the slots
+ * live in the flight ring file (ringfile.c), so that the call a killed
+ * process was inside is known after it. */
+#define NG_HOST_SLOTS NG_RF_SLOTS
+extern struct ng_hostcall *ng_host_slots;
+/* Move the slots to `to` (NG_HOST_SLOTS of them, zeroed): before any
+ * thread took one. */
+int ng_host_slots_move(struct ng_hostcall *to);
 void ng_host_enter(int fn, uint64_t comm_hash, uint64_t seq);
 void ng_host_exit(void);
 void ng_host_slots_reset_after_fork(void);
@@ -123,6 +121,16 @@ int ng_recbuf_count(void);		/* rings made so far */
 void ng_recbuf_wait(int ms, int idle);
 void ng_recbuf_wake_if_idle(void);	/* a flight for the watchdog */
 void ng_recbuf_reset_after_fork(void);
+uint64_t ng_recbuf_pending(void);	/* records not yet written */
+
+/* ---- ringfile.c: the flight ring file (common/ringfile.h) ------------- */
+/* Open this process's file under NCCLGUARD_FLIGHT_DIR (at the first NCCL
+ * call; nothing when unset or on failure, with a warning). */
+void ng_ringfile_open(void);
+/* A ring in the file for a new thread; NULL: none (the caller allocates
+ * one in memory). */
+struct ng_rf_ring *ng_ringfile_ring(void);
+void ng_ringfile_reset_after_fork(void);
 extern uint64_t ng_recbuf_full;		/* pushes that found the ring full */
 void ng_timing_undefer(struct ng_comm *c, ncclResult_t state);
 void ng_timing_reset_after_fork(void);
