@@ -23,7 +23,7 @@
 #             (%); "plain" is the A/A run, the noise floor
 #
 # VARIANTS picks from: plain notiming shim nosession every sampled rec rec_notiming
-# rec_every rec_sampled rec_100 rec_1000 (100 or 1000 timed calls/s), rec_bigrate
+# rec_every rec_sampled rec_flight (the rings in a flight ring file) rec_100 rec_1000 (100 or 1000 timed calls/s), rec_bigrate
 # (100 timed calls/s of every size; by default every call of 1 MiB or more is
 # timed), rec_mono (recorded times from clock_gettime, not the TSC), rec_sib and
 # rec_far (MODE=ab: the loop's thread pinned to CPU 2, the watchdog to its SMT
@@ -200,6 +200,9 @@ run_variant() {
 	sampled) workload env LD_PRELOAD="$shim" NCCLGUARD_TRACE=0 NCCLGUARD_SAMPLE=16 ;;
 	rec) workload "$ng" run -o "$d" -- env ;;
 	rec_notiming) workload "$ng" run -o "$d" -- env NCCLGUARD_TIMING=0 ;;
+	rec_flight)	# the rings in a flight ring file, as under ncclguard run
+		rm -rf /dev/shm/ngbench-flight && mkdir -m 700 /dev/shm/ngbench-flight || return 1
+		workload "$ng" run -o "$d" -- env NCCLGUARD_FLIGHT_DIR=/dev/shm/ngbench-flight ;;
 	rec_every) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1 ;;
 	rec_sampled) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=16 ;;
 	rec_100) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s ;;
