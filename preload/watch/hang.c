@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "seconds.h"
 #include "timing.h"
 
 static uint64_t dumps;
@@ -101,10 +102,15 @@ void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i
 	ng_json_str(f, reason);
 	fputs(",\n  \"host\": ", f);
 	ng_json_str(f, host);
-	fprintf(f, ", \"pid\": %d, \"rank\": %d, \"local_rank\": %d,\n"
-		"  \"timeout_s\": %g, \"action\": \"%s\",\n  \"inflight\": [",
-		(int)getpid(), ng_rank.rank, ng_rank.local_rank,
-		ng_cfg.timeout_s, ng_action_name(ng_cfg.on_timeout));
+	fprintf(f, ", \"pid\": %d, \"rank\": %d, \"local_rank\": %d,\n  \"timeout_s\": ",
+		(int)getpid(), ng_rank.rank, ng_rank.local_rank);
+	/* never: null, as JSON has no infinity */
+	if (ng_seconds_never(ng_cfg.timeout_s))
+		fputs("null", f);
+	else
+		fprintf(f, "%g", ng_cfg.timeout_s);
+	fprintf(f, ", \"action\": \"%s\",\n  \"inflight\": [",
+		ng_action_name(ng_cfg.on_timeout));
 	write_inflight(f, inflight, n, now);
 	fputs("\n  ],\n  \"host_calls\": [", f);
 	write_host_calls(f, now);

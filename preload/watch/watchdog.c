@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "seconds.h"
 #include "timing.h"
 
 #define NG_PENDING_MAX 16384
@@ -261,7 +262,7 @@ static void check_init(struct ng_comm *c, uint64_t now)
 	/* A comm the program already calls on is past its init, polled or
 	 * not. */
 	if (!t || c->init_reported || t >= now || __atomic_load_n(&c->ncalls, __ATOMIC_RELAXED) ||
-	    now - t < (uint64_t)(ng_cfg.init_timeout_s * 1e9))
+	    now - t < ng_seconds_ns(ng_cfg.init_timeout_s))
 		return;
 	c->init_reported = 1;
 	report_init(c, c->hash, c->init_kind, 0, t, now);
@@ -278,7 +279,7 @@ static void check_splits(uint64_t now)
 {
 	struct ng_split_late l;
 
-	while (ng_splits_overdue(now, (uint64_t)(ng_cfg.init_timeout_s * 1e9), &l))
+	while (ng_splits_overdue(now, ng_seconds_ns(ng_cfg.init_timeout_s), &l))
 		report_init(ng_comm_find(l.parent), l.hash, l.kind, l.grouped, l.t0, now);
 }
 
@@ -323,7 +324,7 @@ static void check_comm(struct ng_comm *c, void *arg)
 			c->probe_out = 1;
 	}
 	if (c->reported_call < (lost ? lost : u) &&
-	    now - r.enter_ns > (uint64_t)(ng_cfg.timeout_s * 1e9)) {
+	    now - r.enter_ns > ng_seconds_ns(ng_cfg.timeout_s)) {
 		c->reported_call = lost ? lost : u;
 		if (lost)
 			report_lost(c, lost, &r, now - r.enter_ns);
@@ -351,7 +352,7 @@ static void check_host_calls(uint64_t now)
 		if (!t || s->reported || t >= now)
 			continue;
 		limit = is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s;
-		if (now - t < (uint64_t)(limit * 1e9))
+		if (now - t < ng_seconds_ns(limit))
 			continue;
 		s->reported = 1;
 		fmt_when(when, sizeof(when), t);
