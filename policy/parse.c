@@ -25,6 +25,7 @@
 #include <ini.h>
 
 #include "policy.h"
+#include "seconds.h"
 
 enum section { SEC_NONE = 0, SEC_ENV, SEC_NETWORK, SEC_DEVICES, SEC_TIMEOUTS, SEC_VIOLATION };
 static const char *const section_names[] = {
@@ -531,33 +532,18 @@ static void on_devices(struct parse_state *st, const char *name, const char *val
 	}
 }
 
-static int parse_seconds(const char *v, double *out)
-{
-	char *end;
-	double d;
-
-	if (!*v || isspace((unsigned char)*v))
-		return -1;
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(d) || !(d > 0) || d > 1e9)
-		return -1;
-	*out = d;
-	return 0;
-}
-
 static void on_timeouts(struct parse_state *st, const char *name, const char *value)
 {
 	struct ng_policy *p = st->p;
+	const char *why;
 
 	if (!strcasecmp(name, "init") || !strcasecmp(name, "collective")) {
 		int init = !strcasecmp(name, "init");
 
 		if (dup_key(st, init ? &p->init_line : &p->collective_line, name))
 			return;
-		if (parse_seconds(value, init ? &p->init_s : &p->collective_s))
-			perr(p, st->line, "%s = '%.40s': expected a positive number of seconds",
-			     name, value);
+		if (ng_seconds_parse(value, init ? &p->init_s : &p->collective_s, &why))
+			perr(p, st->line, "%s = '%.40s': %s", name, value, why);
 		p->enforces = 1;
 	} else if (!strcasecmp(name, "action")) {
 		if (dup_key(st, &p->timeout_action_line, "action"))

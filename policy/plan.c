@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "seconds.h"
 
 #define MAX_IFS 128
 #define MAX_PORTS 128
@@ -759,27 +760,39 @@ static void plan_ib(struct ctx *c)
 
 /* ---- [timeouts] -------------------------------------------------------- */
 
+/* "600" and `unit`, or "never" for a value above a year (seconds.h). */
+static const char *fmt_seconds(char *buf, size_t len, double s, const char *unit)
+{
+	if (ng_seconds_never(s))
+		snprintf(buf, len, "never");
+	else
+		snprintf(buf, len, "%g%s", s, unit);
+	return buf;
+}
+
 static void plan_timeouts(struct ctx *c)
 {
 	const struct ng_policy *p = c->p;
 	struct ng_plan *pl = c->pl;
-	char eff[32];
+	char eff[32], val[32];
 	const char *u;
 
 	if (p->init_line && p->init_s > 0) {
 		pl->init_s = p->init_s;
 		u = c->in->getenv("NCCLGUARD_INIT_TIMEOUT");
-		snprintf(eff, sizeof(eff), "%g", p->init_s);
+		fmt_seconds(eff, sizeof(eff), p->init_s, "");
 		add(c, "timeouts.init", "timeout", u ? u : "", eff, NG_SET_NONE, NG_DEC_INFO,
-		    "init timeout %g s (%s:%d)%s%s", p->init_s, p->path, p->init_line,
+		    "init timeout %s (%s:%d)%s%s", fmt_seconds(val, sizeof(val), p->init_s, " s"),
+		    p->path, p->init_line,
 		    u ? "; NCCLGUARD_INIT_TIMEOUT ignored, was " : "", u ? u : "");
 	}
 	if (p->collective_line && p->collective_s > 0) {
 		pl->collective_s = p->collective_s;
 		u = c->in->getenv("NCCLGUARD_TIMEOUT");
-		snprintf(eff, sizeof(eff), "%g", p->collective_s);
+		fmt_seconds(eff, sizeof(eff), p->collective_s, "");
 		add(c, "timeouts.collective", "timeout", u ? u : "", eff, NG_SET_NONE, NG_DEC_INFO,
-		    "collective timeout %g s (%s:%d)%s%s", p->collective_s, p->path,
+		    "collective timeout %s (%s:%d)%s%s",
+		    fmt_seconds(val, sizeof(val), p->collective_s, " s"), p->path,
 		    p->collective_line, u ? "; NCCLGUARD_TIMEOUT ignored, was " : "", u ? u : "");
 	}
 	if (p->timeout_action != NG_PTO_UNSET) {

@@ -78,7 +78,8 @@ struct ng_policy {
 	int gpus[NG_POLICY_MAX_GPUS];
 	int ngpus, gpus_line;
 	int numa, numa_line;
-	/* [timeouts]: 0 / NG_PTO_UNSET when not set */
+	/* [timeouts]: 0 / NG_PTO_UNSET when not set; HUGE_VAL: never
+	 * (seconds.h) */
 	double init_s, collective_s;
 	enum ng_ptimeout_action timeout_action;
 	int init_line, collective_line, timeout_action_line;

@@ -25,6 +25,7 @@
 #endif
 
 #include "cli.h"
+#include "seconds.h"
 #include "session.h"
 
 /* Ranks wait at most this long, at their first NCCL call, for the session
@@ -137,7 +138,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	const char *why;
+	double secs;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -152,9 +154,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			o->policy = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (!*optarg || !(strtod(optarg, &end) > 0) || *end) {
-				fprintf(stderr, "ncclguard run: --timeout '%s': expected a positive number of seconds\n",
-					optarg);
+			if (ng_seconds_parse(optarg, &secs, &why)) {
+				fprintf(stderr, "ncclguard run: --timeout '%s': %s\n", optarg, why);
 				return -1;
 			}
 			o->timeout = optarg;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "seconds.h"
 
 static const char *const action_names[] = {
 	[NG_ACT_WARN] = "warn", [NG_ACT_ABORT] = "abort", [NG_ACT_EXIT] = "exit",
@@ -26,21 +27,22 @@ const char *ng_action_name(enum ng_action a)
 	return (unsigned)a < 3 ? action_names[a] : "?";
 }
 
-static int parse_seconds(const char *name, const char *v, double *out)
+/* A bad value is refused and the setting kept: the job must not fail
+ * over a typo in a variable. */
+static void parse_seconds(const char *name, const char *v, const char *what, double *out)
 {
-	char *end;
+	const char *why;
 	double d;
 
 	if (!v || !*v)
-		return 0;
-	d = strtod(v, &end);
-	if (end == v || *end || !(d > 0)) {
-		ng_warn("%s='%s' is not a positive number of seconds; keeping %g",
-			name, v, *out);
-		return -1;
+		return;
+	if (ng_seconds_parse(v, &d, &why)) {
+		ng_warn("%s='%s': %s; keeping %g s", name, v, why, *out);
+		return;
 	}
+	if (ng_seconds_never(d))
+		ng_info("%s='%s': no %s timeout (above one year means never)", name, v, what);
 	*out = d;
-	return 0;
 }
 
 void ng_config_from_env(struct ng_config *cfg)
@@ -60,8 +62,9 @@ void ng_config_from_env(struct ng_config *cfg)
 	}
 	v = getenv("NCCLGUARD_DISABLE");
 	cfg->disabled = v && !strcmp(v, "1");
-	parse_seconds("NCCLGUARD_TIMEOUT", getenv("NCCLGUARD_TIMEOUT"), &cfg->timeout_s);
-	parse_seconds("NCCLGUARD_INIT_TIMEOUT", getenv("NCCLGUARD_INIT_TIMEOUT"),
+	parse_seconds("NCCLGUARD_TIMEOUT", getenv("NCCLGUARD_TIMEOUT"), "collective",
+		      &cfg->timeout_s);
+	parse_seconds("NCCLGUARD_INIT_TIMEOUT", getenv("NCCLGUARD_INIT_TIMEOUT"), "init",
 		      &cfg->init_timeout_s);
 	v = getenv("NCCLGUARD_ON_TIMEOUT");
 	if (v && *v && ng_parse_action(v, &cfg->on_timeout))

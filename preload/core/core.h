@@ -74,6 +74,8 @@ struct ng_config {
 	long sample_every;
 	int log_level;
 	int timing;			/* NCCLGUARD_TIMING=0: no GPU events at all */
+	/* Seconds; HUGE_VAL: never.  Deadlines take ng_seconds_ns (seconds.h),
+	 * which does not wrap. */
 	double timeout_s;		/* collectives and host calls */
 	double init_timeout_s;		/* communicator init and split */
 	enum ng_action on_timeout;

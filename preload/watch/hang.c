@@ -5,13 +5,25 @@
  * returned, every communicator's last sequence numbers, the splits still
  * in progress.  Strings (host, call site, reason) go through the JSON
  * writer: a call site may hold any byte.
+ *
+ * The folder may be shared (the job's working directory, /tmp): the
+ * report is written to a new file of its own (O_EXCL, O_NOFOLLOW) and
+ * renamed over the report's name only where that is a regular file or
+ * nothing, so a symlink or a file another user put there is never written
+ * through.  A folder others can write (without the sticky bit) or owned
+ * by another user is still used, with a warning: that is where the
+ * operator looks, and the write itself is safe; what they can do is
+ * replace or remove the report afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.h"
+#include "seconds.h"
 #include "timing.h"
 
 static uint64_t dumps;
@@ -78,45 +90,129 @@ static void write_host_calls(FILE *f, uint64_t now)
 	}
 }
 
-void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i), int n)
+/* Warn, once per folder, if others can replace what we write there. */
+static void check_dir(int dirfd, const char *dir)
 {
-	char path[4096], host[256] = "";
-	const char *dir = ng_cfg.dump_dir ? ng_cfg.dump_dir : ".";
-	uint64_t now = ng_now_ns();
-	struct dump_ctx d = { .first = 1, .now = now };
-	FILE *f;
-	int fd;
+	static dev_t warned_dev;
+	static ino_t warned_ino;
+	static int warned;
+	struct stat st;
+	const char *why;
+
+	if (fstat(dirfd, &st))
+		return;
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		why = st.st_mode & S_IWOTH ? "anyone can write to it" : "its group can write to it";
+	else if (st.st_uid != geteuid() && st.st_uid != 0)
+		why = "another user owns it";
+	else
+		return;
+	if (warned && st.st_dev == warned_dev && st.st_ino == warned_ino)
+		return;
+	warned = 1;
+	warned_dev = st.st_dev;
+	warned_ino = st.st_ino;
+	ng_warn("hang reports go to %s, but %s: they can be replaced or removed there "
+		"(NCCLGUARD_DUMP_DIR names a folder of your own)", dir, why);
+}
+
+/* A new file of our own in dirfd, named after `name` in tmp: -1 if none
+ * could be made (errno says why). */
+static int open_tmp(int dirfd, const char *name, char *tmp, size_t len)
+{
+	uint64_t r = ng_now_ns();
+
+	for (int i = 0; i < 16; i++) {
+		int fd;
+
+		/* Another user's file of that name: try another. */
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		snprintf(tmp, len, ".%s.%08llx", name, (unsigned long long)(r >> 32));
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+static void write_report(FILE *f, const char *reason, const struct ng_flight *(*inflight)(int i),
+			 int n, uint64_t now)
+{
+	char host[256] = "";
+	struct dump_ctx d = { .f = f, .first = 1, .now = now };
 
 	gethostname(host, sizeof(host) - 1);
-	snprintf(path, sizeof(path), "%s/ncclguard-hang-rank%d-pid%d.json", dir,
-		 ng_rank.rank, (int)getpid());
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		ng_warn("cannot write the hang dump %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
 	fputs("{\n  \"schema\": \"ncclguard-hang/1\",\n  \"reason\": ", f);
 	ng_json_str(f, reason);
 	fputs(",\n  \"host\": ", f);
 	ng_json_str(f, host);
-	fprintf(f, ", \"pid\": %d, \"rank\": %d, \"local_rank\": %d,\n"
-		"  \"timeout_s\": %g, \"action\": \"%s\",\n  \"inflight\": [",
-		(int)getpid(), ng_rank.rank, ng_rank.local_rank,
-		ng_cfg.timeout_s, ng_action_name(ng_cfg.on_timeout));
+	fprintf(f, ", \"pid\": %d, \"rank\": %d, \"local_rank\": %d,\n  \"timeout_s\": ",
+		(int)getpid(), ng_rank.rank, ng_rank.local_rank);
+	/* never: null, as JSON has no infinity */
+	if (ng_seconds_never(ng_cfg.timeout_s))
+		fputs("null", f);
+	else
+		fprintf(f, "%g", ng_cfg.timeout_s);
+	fprintf(f, ", \"action\": \"%s\",\n  \"inflight\": [", ng_action_name(ng_cfg.on_timeout));
 	write_inflight(f, inflight, n, now);
 	fputs("\n  ],\n  \"host_calls\": [", f);
 	write_host_calls(f, now);
 	fputs("\n  ],\n  \"comms\": [", f);
-	d.f = f;
 	ng_comm_foreach(dump_comm, &d);
 	/* Nonblocking splits whose comm NCCL has not handed over. */
 	fputs("\n  ],\n  \"splits_in_progress\": [", f);
 	ng_splits_dump(f, now);
 	fputs("\n  ]\n}\n", f);
-	if (fclose(f))
-		ng_warn("writing %s: %s", path, strerror(errno));
-	else if (!dumps++)
-		ng_warn("hang report written to %s", path);
+}
+
+void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i), int n)
+{
+	const char *dir = ng_cfg.dump_dir ? ng_cfg.dump_dir : ".";
+	char name[96], tmp[128];
+	struct stat st;
+	FILE *f;
+	int dirfd, fd;
+
+	snprintf(name, sizeof(name), "ncclguard-hang-rank%d-pid%d.json", ng_rank.rank,
+		 (int)getpid());
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		ng_warn("cannot write the hang dump %s/%s: %s", dir, name, strerror(errno));
+		return;
+	}
+	check_dir(dirfd, dir);
+	fd = open_tmp(dirfd, name, tmp, sizeof(tmp));
+	if (fd < 0) {
+		ng_warn("cannot write the hang dump %s/%s: %s", dir, name, strerror(errno));
+		goto out;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		ng_warn("cannot write the hang dump %s/%s: %s", dir, name, strerror(errno));
+		close(fd);
+		goto drop_tmp;
+	}
+	write_report(f, reason, inflight, n, ng_now_ns());
+	if (fclose(f)) {
+		ng_warn("writing %s/%s: %s", dir, name, strerror(errno));
+		goto drop_tmp;
+	}
+	/* rename() replaces a symlink itself, never its target; still, only
+	 * a regular file (an earlier report) or nothing is replaced. */
+	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode)) {
+		ng_warn("not writing the hang dump %s/%s: something other than a regular file "
+			"is there", dir, name);
+		goto drop_tmp;
+	}
+	if (renameat(dirfd, tmp, dirfd, name)) {
+		ng_warn("cannot write the hang dump %s/%s: %s", dir, name, strerror(errno));
+		goto drop_tmp;
+	}
+	if (!dumps++)
+		ng_warn("hang report written to %s/%s", dir, name);
+	goto out;
+drop_tmp:
+	unlinkat(dirfd, tmp, 0);
+out:
+	close(dirfd);
 }

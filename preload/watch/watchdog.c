@@ -5,7 +5,9 @@
  * timeout, a host call (init, group end, a first collective setting up
  * connections) that has not returned.  Each stuck item is reported once:
  * a stderr line, a `timeout` event, a JSON dump of the in-flight table;
- * then the action (warn, abort, exit).
+ * then the action (warn, abort, exit).  An abort that has not ended the
+ * hang within its grace period ends in exit: a revoked or aborted comm
+ * cannot free a thread stuck in the host.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "seconds.h"
 #include "timing.h"
 
 #define NG_PENDING_MAX 16384
@@ -22,6 +25,8 @@
 #define NG_QUIET_POLL_MS 20		/* between a job's bursts of calls */
 #define NG_IDLE_POLL_MS 100
 #define NG_ANCHOR_EVERY_NS 1000000000ull
+/* How long an aborted or revoked comm has to let go of the call that was
+ * stuck before the process exits; see grace_ns. */
 #define NG_ABORT_GRACE_S 10
 #define NG_EXIT_FLUSH_NS 500000000ull
 
@@ -131,19 +136,56 @@ static void *abort_thread(void *arg)
 	return NULL;
 }
 
+/* The last resort: the report, then _exit(4).  The calls that led here
+ * belong in the trace. */
+static __attribute__((noreturn)) void exit_timeout(const char *reason)
+{
+	ng_recbuf_drain();
+	ng_watchdog_dump(reason);
+	_exit(NG_EXIT_TIMEOUT);
+}
+
 static void do_exit(const char *reason)
 {
-	/* The calls that led here belong in the trace. */
 	ng_recbuf_drain();
 	ng_watchdog_dump(reason);
 	ng_warn("exiting with status %d (NCCLGUARD_ON_TIMEOUT=exit)", NG_EXIT_TIMEOUT);
 	_exit(NG_EXIT_TIMEOUT);
 }
 
+/*
+ * How long an abort or a revoke has to end the hang it was for: as long
+ * as the timeout that caught it, at least 1 s (ncclCommAbort tears down
+ * connections and proxy threads) and at most NG_ABORT_GRACE_S.  A comm
+ * that has not let go in as long as the job gave the call itself will
+ * not; a short timeout (a test's, a job that wants to fail fast) asks
+ * for a short wait, a long one waits NG_ABORT_GRACE_S.
+ */
+static uint64_t grace_ns(double timeout_s)
+{
+	double s = ng_seconds_never(timeout_s) ? NG_ABORT_GRACE_S : timeout_s;
+
+	if (s < 1)
+		s = 1;
+	if (s > NG_ABORT_GRACE_S)
+		s = NG_ABORT_GRACE_S;
+	return (uint64_t)(s * 1e9);
+}
+
+static __attribute__((noreturn)) void let_go_exit(uint64_t hash, uint64_t grace,
+						    const char *reason)
+{
+	ng_warn("comm %016llx did not let go %.1f s after abort; exiting with status %d",
+		(unsigned long long)hash, grace / 1e9, NG_EXIT_TIMEOUT);
+	exit_timeout(reason);
+}
+
 /* Revoke keeps the program's handle valid; abort frees it, so we answer
- * the program's later calls on it ourselves (wrap_comm.c).  An abort of a
- * blocking comm can itself hang: past a grace period, exit. */
-static void do_abort(struct ng_comm *c, const char *reason)
+ * the program's later calls on it ourselves (wrap_comm.c).  Either may
+ * leave the hang as it was (an abort of a blocking comm can itself hang;
+ * a revoke cannot end a call stuck in the host): abort_started_ns marks
+ * the comm for check_let_go. */
+static void do_abort(struct ng_comm *c)
 {
 	pthread_t t;
 	pthread_attr_t attr;
@@ -151,7 +193,7 @@ static void do_abort(struct ng_comm *c, const char *reason)
 	if (!c || c->revoked || __atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&c->dead, __ATOMIC_ACQUIRE))
 		return;
-	ng_watchdog_dump(reason);
+	c->abort_started_ns = ng_now_ns();
 	if (ng_real.ncclCommRevoke) {
 		if (ng_real.ncclCommRevoke(c->handle, 0) == ncclSuccess) {
 			__atomic_store_n(&c->revoked, 1, __ATOMIC_RELEASE);
@@ -160,13 +202,14 @@ static void do_abort(struct ng_comm *c, const char *reason)
 			return;
 		}
 	}
-	c->abort_started_ns = ng_now_ns();
 	__atomic_store_n(&c->aborted_by_us, 1, __ATOMIC_RELEASE);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, abort_thread, c)) {
 		pthread_attr_destroy(&attr);
-		do_exit("abort failed to start");
+		ng_warn("cannot start the abort of comm %016llx; exiting with status %d",
+			(unsigned long long)c->hash, NG_EXIT_TIMEOUT);
+		exit_timeout("abort failed to start");
 	}
 	pthread_attr_destroy(&attr);
 	ng_warn("aborting comm %016llx; ncclCommGetAsyncError reports ncclRemoteError to the program",
@@ -180,12 +223,56 @@ static void act(struct ng_comm *c, const char *reason)
 		do_exit(reason);
 		break;
 	case NG_ACT_ABORT:
-		do_abort(c, reason);
+		ng_watchdog_dump(reason);
+		do_abort(c);
 		break;
 	default:
 		ng_watchdog_dump(reason);
 		break;
 	}
+}
+
+struct by_hash {
+	uint64_t hash;
+	int found;
+};
+
+static void abort_hash_cb(struct ng_comm *c, void *arg)
+{
+	struct by_hash *b = arg;
+
+	if (c->hash == b->hash) {
+		do_abort(c);
+		b->found++;
+	}
+}
+
+/* The grace period of comm c: that of the timeout that caught it. */
+static uint64_t comm_grace_ns(const struct ng_comm *c)
+{
+	return grace_ns(c->init_reported ? ng_cfg.init_timeout_s : ng_cfg.timeout_s);
+}
+
+/*
+ * A comm we aborted or revoked must let go of what was stuck: the abort
+ * thread's ncclCommAbort returns, and every call in flight on the GPU from
+ * before the revoke completes or fails.  Past its grace period, exit.
+ * (The host calls stuck on it are check_host_calls'.)
+ */
+static void check_let_go(struct ng_comm *c, uint64_t now)
+{
+	uint64_t t0 = c->abort_started_ns, grace;
+
+	if (!t0 || t0 >= now || now - t0 < (grace = comm_grace_ns(c)))
+		return;
+	if (__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_load_n(&c->abort_done, __ATOMIC_ACQUIRE))
+			let_go_exit(c->hash, grace, "abort did not return");
+		return;
+	}
+	for (int i = 0; i < npend; i++)
+		if (pend[i].f->comm == c && pend[i].f->enter_ns < t0)
+			let_go_exit(c->hash, grace, "revoked comm did not let go");
 }
 
 /* The first call of a comm not known to be complete has waited too long. */
@@ -261,14 +348,16 @@ static void check_init(struct ng_comm *c, uint64_t now)
 	/* A comm the program already calls on is past its init, polled or
 	 * not. */
 	if (!t || c->init_reported || t >= now || __atomic_load_n(&c->ncalls, __ATOMIC_RELAXED) ||
-	    now - t < (uint64_t)(ng_cfg.init_timeout_s * 1e9))
+	    now - t < ng_seconds_ns(ng_cfg.init_timeout_s))
 		return;
 	c->init_reported = 1;
 	report_init(c, c->hash, c->init_kind, 0, t, now);
 }
 
+/* Without CUDA: no flights, only inits and aborts to watch. */
 static void check_init_cb(struct ng_comm *c, void *arg)
 {
+	check_let_go(c, *(uint64_t *)arg);
 	check_init(c, *(uint64_t *)arg);
 }
 
@@ -278,7 +367,7 @@ static void check_splits(uint64_t now)
 {
 	struct ng_split_late l;
 
-	while (ng_splits_overdue(now, (uint64_t)(ng_cfg.init_timeout_s * 1e9), &l))
+	while (ng_splits_overdue(now, ng_seconds_ns(ng_cfg.init_timeout_s), &l))
 		report_init(ng_comm_find(l.parent), l.hash, l.kind, l.grouped, l.t0, now);
 }
 
@@ -293,14 +382,7 @@ static void check_comm(struct ng_comm *c, void *arg)
 	uint64_t u = c->done_calls + 1, lost = 0;
 	struct ng_recent r;
 
-	if (__atomic_load_n(&c->aborted_by_us, __ATOMIC_ACQUIRE) &&
-	    !__atomic_load_n(&c->abort_done, __ATOMIC_ACQUIRE) &&
-	    c->abort_started_ns < now &&
-	    now - c->abort_started_ns > NG_ABORT_GRACE_S * 1000000000ull) {
-		ng_warn("ncclCommAbort of comm %016llx has not returned after %d s",
-			(unsigned long long)c->hash, NG_ABORT_GRACE_S);
-		do_exit("abort did not return");
-	}
+	check_let_go(c, now);
 	check_init(c, now);
 	if (u > issued || !c->pool)
 		return;
@@ -323,7 +405,7 @@ static void check_comm(struct ng_comm *c, void *arg)
 			c->probe_out = 1;
 	}
 	if (c->reported_call < (lost ? lost : u) &&
-	    now - r.enter_ns > (uint64_t)(ng_cfg.timeout_s * 1e9)) {
+	    now - r.enter_ns > ng_seconds_ns(ng_cfg.timeout_s)) {
 		c->reported_call = lost ? lost : u;
 		if (lost)
 			report_lost(c, lost, &r, now - r.enter_ns);
@@ -339,6 +421,40 @@ static int is_init(int fn)
 	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink;
 }
 
+/*
+ * The host calls the abort action acted on, by slot: a revoke or an abort
+ * cannot end a call stuck in the host (an injected stall, a wait inside
+ * the shim or NCCL that no longer looks at the comm), and a call with no
+ * comm yet (an init, a group end) has nothing to abort.  If the same call
+ * is still inside after the grace period, exit.
+ */
+static struct {
+	uint64_t enter_ns;		/* the call's; 0: none held */
+	uint64_t deadline;
+	uint64_t comm_hash;		/* the comm aborted for it, 0: none */
+} held[NG_HOST_SLOTS];
+
+static void check_held(int i, const struct ng_hostcall *s, uint64_t t, uint64_t now)
+{
+	uint64_t grace;
+
+	if (!held[i].enter_ns)
+		return;
+	if (t != held[i].enter_ns || !s->reported) {
+		held[i].enter_ns = 0;		/* it returned */
+		return;
+	}
+	if (now < held[i].deadline)
+		return;
+	grace = grace_ns(is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s);
+	if (held[i].comm_hash)
+		let_go_exit(held[i].comm_hash, grace, "host call did not return");
+	ng_warn("host call %s did not return %.1f s after its timeout, and it has no comm "
+		"to abort; exiting with status %d", ng_fn_name[s->fn], grace / 1e9,
+		NG_EXIT_TIMEOUT);
+	exit_timeout("host call did not return");
+}
+
 static void check_host_calls(uint64_t now)
 {
 	for (int i = 0; i < NG_HOST_SLOTS; i++) {
@@ -347,11 +463,12 @@ static void check_host_calls(uint64_t now)
 		double limit;
 		char when[32];
 
+		check_held(i, s, t, now);
 		/* t may be newer than this tick's `now`: not late. */
 		if (!t || s->reported || t >= now)
 			continue;
 		limit = is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s;
-		if (now - t < (uint64_t)(limit * 1e9))
+		if (now - t < ng_seconds_ns(limit))
 			continue;
 		s->reported = 1;
 		fmt_when(when, sizeof(when), t);
@@ -367,11 +484,21 @@ static void check_host_calls(uint64_t now)
 			ng_action_name(ng_cfg.on_timeout));
 		emit_timeout(s->comm_hash, s->seq, ng_fn_op[s->fn], now - t,
 			     is_init(s->fn) ? "init" : "host");
-		/* Nothing to revoke for a comm that does not exist yet. */
 		if (ng_cfg.on_timeout == NG_ACT_EXIT)
 			do_exit(is_init(s->fn) ? "init timeout" : "host call timeout");
-		else
-			ng_watchdog_dump(is_init(s->fn) ? "init timeout" : "host call timeout");
+		ng_watchdog_dump(is_init(s->fn) ? "init timeout" : "host call timeout");
+		if (ng_cfg.on_timeout != NG_ACT_ABORT)
+			continue;
+		/* Its comm, if it has one yet (an init's does not exist,
+		 * though the call carries its hash; ncclCommInitAll's comms
+		 * share theirs: all are stuck). */
+		struct by_hash b = { .hash = s->comm_hash };
+
+		if (b.hash)
+			ng_comm_foreach(abort_hash_cb, &b);
+		held[i].enter_ns = t;
+		held[i].deadline = now + grace_ns(limit);
+		held[i].comm_hash = b.found ? b.hash : 0;
 	}
 }
 
@@ -698,4 +825,5 @@ void ng_watchdog_reset_after_fork(void)
 	pthread_mutex_init(&tick_lock, NULL);
 	npend = 0;
 	cur_dev = -1;
+	memset(held, 0, sizeof(held));	/* the parent's calls */
 }

@@ -5,6 +5,7 @@ $(eval $(call ng_unit_test,policy,test_policy_parse,$(POLICY_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,policy,test_policy_netif,$(BUILD)/obj/policy/netif.o,))
 $(eval $(call ng_unit_test,policy,test_policy_pin,$(POLICY_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,policy,test_ncclconf,$(POLICY_OBJS),$(INIH_LIB)))
+$(eval $(call ng_unit_test,policy,test_seconds,,))
 
 # envprobe finds NCCL at run time (build/sim via LD_LIBRARY_PATH), like the shim.
 $(BUILD)/tests/policy/envprobe: tests/policy/envprobe.c

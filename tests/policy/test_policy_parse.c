@@ -185,6 +185,11 @@ static void test_malformed(void **state)
 	expect_error("[timeouts]\ninit = -5\n", 2, "positive number of seconds");
 	expect_error("[timeouts]\ninit = 10s\n", 2, "positive number of seconds");
 	expect_error("[timeouts]\ncollective = nan\n", 2, "positive number of seconds");
+	expect_error("[timeouts]\ncollective = 0\n", 2, "0 would report every call");
+	expect_error("[timeouts]\ncollective = -1\n", 2, "'-1': expected a positive number");
+	expect_error("[timeouts]\ninit =\n", 2, "init = '': expected a positive number");
+	expect_error("[timeouts]\ninit = 0x10\n", 2, "positive number of seconds");
+	expect_error("[timeouts]\ninit = 5 s\n", 2, "positive number of seconds");
 	expect_error("[timeouts]\naction = explode\n", 2, "expected warn, abort or exit");
 	expect_error("[violation]\naction = ignore\n", 2, "expected fail or warn");
 	/* Settings that need each other. */
@@ -305,12 +310,37 @@ static void test_sha256(void **state)
 	assert_string_equal(out, "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
 }
 
+/* [timeouts] through the shared parser (common/seconds.h): above a year,
+ * or spelled out, is never; a year itself is a deadline. */
+static void test_timeout_values(void **state)
+{
+	static const char *const never[] = { "inf", "never", "1e99", "2e10", "31536001" };
+	struct ng_policy p;
+	char buf[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		snprintf(buf, sizeof(buf), "[timeouts]\ninit = %s\ncollective = %s\n",
+			 never[i], never[i]);
+		assert_int_equal(ng_policy_parse_buffer("t.conf", buf, strlen(buf), &p), 0);
+		assert_true(p.init_s > 31536000 && p.init_s * 0 != 0);	/* +inf */
+		assert_true(p.collective_s > 31536000 && p.collective_s * 0 != 0);
+		ng_policy_free(&p);
+	}
+	snprintf(buf, sizeof(buf), "[timeouts]\ninit = 31536000\ncollective = 0.25\n");
+	assert_int_equal(ng_policy_parse_buffer("t.conf", buf, strlen(buf), &p), 0);
+	assert_true(p.init_s == 31536000);
+	assert_true(p.collective_s == 0.25);
+	ng_policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_timeout_values),
 		cmocka_unit_test(test_hash_in_values),
 		cmocka_unit_test(test_long_and_nul),
 		cmocka_unit_test(test_all_errors_in_order),

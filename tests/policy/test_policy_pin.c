@@ -842,6 +842,14 @@ static void test_timeouts(void **state)
 	assert_string_equal(d->user, "5");
 	assert_string_equal(d->effective, "60");
 	ng_plan_free(&pl);
+	/* Never: said as such, and kept as +inf (the shim's "no deadline"). */
+	plan("[timeouts]\ninit = never\ncollective = 1e99\n", 0, NULL, 0, &pl);
+	assert_true(pl.init_s > 31536000 && pl.collective_s > 31536000);
+	d = find(&pl, "timeouts.collective");
+	assert_string_equal(d->effective, "never");
+	assert_non_null(strstr(d->msg, "collective timeout never"));
+	assert_string_equal(find(&pl, "timeouts.init")->effective, "never");
+	ng_plan_free(&pl);
 	plan("[env]\nNCCL_DEBUG = allow\n", 0, NULL, 0, &pl);
 	assert_true(pl.init_s < 0);
 	assert_int_equal(pl.timeout_action, NG_PTO_UNSET);

@@ -40,6 +40,7 @@ $(eval $(call ng_unit_test,preload/watch,test_ring,,-lpthread))
 $(eval $(call ng_unit_test,preload/watch,test_recbuf,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_hostcall,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_inject,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watch,test_hang_dump,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_timing,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(BUILD)/tests/test_timing: | $(SIM_LIBS_DEP)
 # test_watchdog includes watchdog.c, to call its static checks.

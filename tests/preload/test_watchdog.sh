@@ -119,3 +119,22 @@ launch abort 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=abort -- "$JOB" "$NG_
 wait_ranks abort 2 20
 [ "$(rc_of abort 0)" = 7 ] || { show_rank abort 0; fail "abort: rank 0 exit $(rc_of abort 0), want 7"; }
 assert_grep "async error" "$NG_TMP/abort.0.out"
+
+note "abort ends a rank stalled inside a host call: revoke cannot, so it exits 4 after the grace period"
+# The grace period follows the timeout (at least 1 s, at most 10 s): 1 s here.
+launch abstall 2 $G NCCLGUARD_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=abort "NCCLGUARD_INJECT=stall:rank=0,op=allreduce,seq=5" \
+	-- "$JOB" "$NG_TMP/abstall.id" 8
+wait_ranks abstall 2 30
+[ "$(rc_of abstall 0)" = 4 ] || { show_rank abstall 0; fail "stalled rank under abort: exit $(rc_of abstall 0), want 4"; }
+assert_grep "host call ncclAllReduce seq 5 .* has not returned after 1\.[0-4] s.*action abort" "$NG_TMP/abstall.0.err"
+assert_grep "comm [0-9a-f]* did not let go 1\.0 s after abort; exiting with status 4" "$NG_TMP/abstall.0.err"
+# Its peer's collective fails once revoked: the program sees it and ends.
+[ "$(rc_of abstall 1)" != killed ] || { show_rank abstall 1; fail "the stalled rank's peer did not end"; }
+assert_grep "allreduce seq 5 on comm .* action abort" "$NG_TMP/abstall.1.err"
+
+note "abort ends a rank stalled in init (no comm to abort yet) the same way"
+launch abinit 2 $G NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_ON_TIMEOUT=abort "NCCLGUARD_INJECT=stall:rank=0,op=init" \
+	-- "$JOB" "$NG_TMP/abinit.id" 1
+wait_ranks abinit 2 30
+[ "$(rc_of abinit 0)" = 4 ] || { show_rank abinit 0; fail "stalled init under abort: exit $(rc_of abinit 0), want 4"; }
+assert_grep "host call ncclCommInitRank[A-Za-z]* did not return 1\.0 s after its timeout, and it has no comm to abort; exiting with status 4" "$NG_TMP/abinit.0.err"

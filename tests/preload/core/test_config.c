@@ -1,5 +1,5 @@
 /* The configuration from NCCLGUARD_* variables (preload/core/config.c):
- * the GPU-timing sampling settings and their refusals. */
+ * the GPU-timing sampling settings, the timeouts, and their refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "core.h"
+#include "seconds.h"
 
 static void test_sample_config(void **state)
 {
@@ -46,10 +47,56 @@ static void test_sample_config(void **state)
 	unsetenv("NCCLGUARD_SAMPLE");
 }
 
+/* Both timeouts: above a year is never (no deadline that wraps); a bad
+ * value is refused and the setting kept, never failing the job. */
+static void test_timeouts(void **state)
+{
+	static const char *const vars[] = { "NCCLGUARD_TIMEOUT", "NCCLGUARD_INIT_TIMEOUT" };
+	static const char *const never[] = { "inf", "never", "1e99", "2e10", "31536001" };
+	static const char *const bad[] = { "0", "-1", "nan", "5s", " 5", "1e", "-inf" };
+	struct ng_config def = ng_cfg, c;
+
+	(void)state;
+	assert_true(def.timeout_s == 600);
+	assert_true(def.init_timeout_s == 300);
+	for (int k = 0; k < 2; k++) {
+		double *field = k ? &c.init_timeout_s : &c.timeout_s, want = k ? 300 : 600;
+
+		for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+			c = def;
+			setenv(vars[k], never[i], 1);
+			ng_config_from_env(&c);
+			assert_true(ng_seconds_never(*field));
+			assert_true(ng_seconds_ns(*field) == UINT64_MAX);
+		}
+		c = def;
+		setenv(vars[k], "31536000", 1);
+		ng_config_from_env(&c);
+		assert_true(*field == 31536000);
+		c = def;
+		setenv(vars[k], "1.5", 1);
+		ng_config_from_env(&c);
+		assert_true(*field == 1.5);
+		assert_true(ng_seconds_ns(*field) == 1500000000ull);
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			c = def;
+			setenv(vars[k], bad[i], 1);
+			ng_config_from_env(&c);		/* warns, keeps the default */
+			assert_true(*field == want);
+		}
+		c = def;
+		setenv(vars[k], "", 1);			/* empty: as unset */
+		ng_config_from_env(&c);
+		assert_true(*field == want);
+		unsetenv(vars[k]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample_config),
+		cmocka_unit_test(test_timeouts),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -382,7 +382,7 @@ static void test_action_abort(void **state)
 	assert_ptr_equal(revoked, ha);
 	assert_true(a->revoked);
 	assert_int_equal(__atomic_load_n(&nabort, __ATOMIC_ACQUIRE), 0);
-	do_abort(a, "again");
+	do_abort(a);
 	assert_int_equal(nrevoke, 1);
 
 	/* An NCCL without ncclCommRevoke. */
@@ -398,8 +398,12 @@ static void test_action_abort(void **state)
 	assert_true(b->abort_done);
 	assert_int_equal(nabort, 1);
 	assert_ptr_equal(aborted, hb);
-	do_abort(b, "again");
-	tick(ib.enter_ns + 10 * lim);
+	do_abort(b);
+	/* Past both timeouts, within a's grace period (a's stream still
+	 * holds the call: past it, test_abort_let_go's exit). */
+	now = a->abort_started_ns + grace_ns(ng_cfg.timeout_s) - MS;
+	assert_true(now > ib.enter_ns + lim);
+	tick(now);
 	assert_int_equal(nabort, 1);
 	assert_int_equal(nrevoke, 1);
 	assert_int_equal(ntimeouts, 2);
@@ -467,10 +471,14 @@ static void test_action_exit(void **state)
 		"d['inflight'][0]['call_site'] == arg",
 		"train.py:42 step(\"fwd\") C:\\ckpt\ttab \x01 \xc3\xa9 \xef\xbf\xbd"));
 
-	/* An abort that has not returned after its grace period. */
+	/* An abort that has not returned after its grace period (the
+	 * collective counted as reported: only the abort is judged). */
+	c->reported_call = is.index;
 	c->aborted_by_us = 1;
 	c->abort_started_ns = t = ng_now_ns();
-	now = t + NG_ABORT_GRACE_S * SEC + MS;
+	now = t + grace_ns(ng_cfg.timeout_s) - MS;
+	assert_int_equal(in_child(tick_exit, &now, &pid), 0);
+	now = t + grace_ns(ng_cfg.timeout_s) + MS;
 	assert_int_equal(in_child(tick_exit, &now, &pid), NG_EXIT_TIMEOUT);
 	assert_true(report_holds(pid, "d['reason'] == 'abort did not return'", NULL));
 	c->aborted_by_us = 0;
@@ -486,6 +494,112 @@ static void test_action_exit(void **state)
 	assert_true(report_holds(pid,
 		"d['reason'] == 'init timeout' and d['host_calls'][0]['call'] == 'ncclCommInitRank'",
 		NULL));
+}
+
+/* ---- abort that does not end the hang ------------------------------------ */
+
+static void host_abort_check(void *arg)
+{
+	check_host_calls(*(uint64_t *)arg);
+}
+
+static void tick_abort(void *arg)
+{
+	tick(*(uint64_t *)arg);
+}
+
+/* The grace period follows the timeout that caught the hang, 1 to 10 s. */
+static void test_grace(void **state)
+{
+	(void)state;
+	assert_true(grace_ns(600) == 10 * SEC);
+	assert_true(grace_ns(HUGE_VAL) == 10 * SEC);
+	assert_true(grace_ns(2) == 2 * SEC);
+	assert_true(grace_ns(0.1) == SEC);
+}
+
+/*
+ * abort, and the hang goes on: a host call that has not returned (a
+ * revoke cannot end a call stuck in the host), an init with no comm to
+ * abort yet, a revoked comm whose calls on the GPU neither complete nor
+ * fail.  Each exits 4 once its grace period has passed, not before; a
+ * call that returns in time, or a stream that lets go, does not.
+ */
+static void test_abort_let_go(void **state)
+{
+	ncclComm_t h = (ncclComm_t)(uintptr_t)0xf000;
+	struct ng_comm *c = new_comm(h, 0xf0);
+	cudaStream_t s = new_stream();
+	uint64_t lim = limit_ns(ng_cfg.timeout_s), init_lim = limit_ns(ng_cfg.init_timeout_s);
+	uint64_t g = grace_ns(ng_cfg.timeout_s), ig = grace_ns(ng_cfg.init_timeout_s), t, now;
+	struct issued is;
+	int open = 0, r;
+	pid_t pid;
+
+	(void)state;
+	ng_cfg.on_timeout = NG_ACT_ABORT;
+	ng_real.ncclCommRevoke = fake_revoke;
+	ng_real.ncclCommAbort = fake_abort;
+	nrevoke = 0;
+
+	/* A collective's host call on c, stuck: c is revoked, the call stays. */
+	ng_host_enter(NG_FN_ncclAllReduce, 0xf0, 5);
+	t = ng_tls.slot->enter_ns;
+	now = t + lim + MS;
+	check_host_calls(now);
+	assert_int_equal(ntimeouts, 1);
+	assert_int_equal(nrevoke, 1);
+	assert_ptr_equal(revoked, h);
+	now += g - MS;
+	assert_int_equal(in_child(host_abort_check, &now, &pid), 0);
+	now += 2 * MS;
+	r = in_child(host_abort_check, &now, &pid);
+	assert_int_equal(r, NG_EXIT_TIMEOUT);
+	assert_true(report_holds(pid, "d['reason'] == 'host call did not return' and "
+				 "d['host_calls'][0]['seq'] == 5", NULL));
+	/* The same, had the call returned within the grace period. */
+	ng_host_exit();
+	assert_int_equal(in_child(host_abort_check, &now, &pid), 0);
+	check_host_calls(now);
+	assert_int_equal(held[ng_tls.slot - ng_host_slots].enter_ns, 0);
+
+	/* An init: no comm to abort, the same exit. */
+	ng_host_enter(NG_FN_ncclCommInitRank, 0, 0);
+	t = ng_tls.slot->enter_ns;
+	now = t + init_lim + MS;
+	check_host_calls(now);
+	assert_int_equal(ntimeouts, 2);
+	assert_int_equal(nrevoke, 1);
+	now += ig - MS;
+	assert_int_equal(in_child(host_abort_check, &now, &pid), 0);
+	now += 2 * MS;
+	r = in_child(host_abort_check, &now, &pid);
+	ng_host_exit();
+	check_host_calls(now);
+	assert_int_equal(r, NG_EXIT_TIMEOUT);
+
+	/* A revoked comm whose stream holds on to the stuck call. */
+	ng_comm_forget(h);
+	c = new_comm(h, 0xf1);
+	assert_int_equal(ngt_gate(sim, s, &open), 0);
+	is = issue(h, s, NULL);
+	settle(1);
+	now = is.enter_ns + lim + MS;
+	check_comm(c, &now);
+	assert_int_equal(ntimeouts, 3);
+	assert_int_equal(nrevoke, 2);
+	assert_true(c->revoked);
+	c->abort_started_ns = now;	/* the revoke, on the test's clock */
+	now += g - MS;
+	assert_int_equal(in_child(tick_abort, &now, &pid), 0);
+	now += 2 * MS;
+	assert_int_equal(in_child(tick_abort, &now, &pid), NG_EXIT_TIMEOUT);
+	assert_true(report_holds(pid, "d['reason'] == 'revoked comm did not let go'", NULL));
+	/* Once the stream lets go, nothing is held. */
+	__atomic_store_n(&open, 1, __ATOMIC_RELEASE);
+	settle(0);
+	assert_int_equal(in_child(tick_abort, &now, &pid), 0);
+	ng_comm_forget(h);
 }
 
 /* ---- the published time ---------------------------------------------- */
@@ -559,6 +673,8 @@ int main(void)
 		cmocka_unit_test_setup(test_init_timeout, setup),
 		cmocka_unit_test_setup(test_action_abort, setup),
 		cmocka_unit_test_setup(test_action_exit, setup),
+		cmocka_unit_test_setup(test_grace, setup),
+		cmocka_unit_test_setup(test_abort_let_go, setup),
 	};
 	const struct CMUnitTest last[] = {
 		cmocka_unit_test(test_coarse_time),
