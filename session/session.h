@@ -1,7 +1,7 @@
 /*
  * Recording sessions for `ncclguard run` (session.c, through liblttng-ctl).
- * One session records `ncclguard:*` of every process of this user on this
- * host into one directory: a UST channel with per-UID buffers (they belong
+ * One session records `ncclguard:*` of one job's processes of this user on
+ * this host into one directory (a filter on the events' job tag): a UST channel with per-UID buffers (they belong
  * to the consumer daemon, so a rank killed with SIGKILL keeps what it wrote)
  * in discard mode, with vpid, vtid and procname contexts.
  */
@@ -20,6 +20,19 @@ struct ng_session {
 	int started;
 	uint64_t discarded;	/* events dropped because the buffers were full */
 	uint64_t lost_packets;
+	char error[160];	/* the first failure of stop or destroy, "" if none */
+};
+
+/* What ng_trace_repair found in a trace folder. */
+struct ng_trace_check {
+	int streams;		/* data stream files */
+	int cut;		/* of them, ending inside a packet: trimmed */
+	uint64_t cut_bytes;	/* bytes of partial packets removed */
+	int index_dropped;	/* indexes that did not list a stream's packets */
+	int unknown;		/* streams not made of packets we know: left as they are */
+	int metadata;		/* metadata files */
+	int metadata_empty;	/* of them, empty: their streams cannot be read */
+	uint64_t bytes;		/* every file's size, after trimming */
 };
 
 /* Makes sure a session daemon answers, starting `lttng-sessiond
@@ -29,13 +42,33 @@ struct ng_session {
 int ng_sessiond_ensure(int *spawned);
 
 /* Creates, configures and starts a session writing into `outdir` (an
- * absolute path).  On failure, whatever was created is destroyed and -1
+ * absolute path) the events of the job whose tag is `job` (common/job.h;
+ * 0: of every job).  On failure, whatever was created is destroyed and -1
  * is returned after saying why on stderr. */
-int ng_session_start(struct ng_session *s, const char *outdir);
+int ng_session_start(struct ng_session *s, const char *outdir, uint64_t job);
 
 /* Stops the session (waiting until the consumer has written every buffer),
  * reads the lost-event counts into s, and destroys it.  Safe on a session
- * that failed to start.  Returns 0, or -1 when any step failed. */
+ * that failed to start.  Returns 0, or -1 when any step failed (the first
+ * failure's words in s->error). */
 int ng_session_finish(struct ng_session *s);
+
+/* 1 if the session daemon still knows s (another process, a fork of its
+ * creator, may have destroyed it), 0 if not, -1 if it cannot tell. */
+int ng_session_exists(const struct ng_session *s);
+
+/* Loads libncclguard-tp.so (`tp`) in a short-lived child, which registers
+ * this user with the running session: the consumer then writes the
+ * trace's metadata before any event.  A disk that fills later cuts
+ * streams, not the metadata every stream needs.  Waits until the metadata
+ * is on disk, at most a few seconds.  Returns 0, or -1 (why, on stderr). */
+int ng_session_prime(const struct ng_session *s, const char *tp);
+
+/* After stop, on a trace folder of ours (outdir/ust/uid/...): a stream
+ * that ends inside a packet (a write cut by a full disk) is trimmed to its
+ * last whole packet, and an index that does not list its packets is
+ * removed, so that the rest stays readable; the findings go to *c.
+ * Returns 0, or -1 when the folder cannot be read. */
+int ng_trace_repair(const char *outdir, struct ng_trace_check *c);
 
 #endif

@@ -1,22 +1,30 @@
 /*
  * `ncclguard run`: record a job (DESIGN.md section 8).
  *
- * Starts an LTTng session into DIR/<host>, runs CMD in its own process
- * group with libncclguard.so first in LD_PRELOAD and the options as
- * NCCLGUARD_* variables, forwards SIGINT, SIGTERM and SIGHUP to that group,
- * then stops and destroys the session whatever became of CMD, reports lost
- * events, prints the analyzer's summary and exits with CMD's status.
+ * Starts an LTTng session into DIR/<host> that records this job's events
+ * only (a filter on their job tag), runs CMD in its own process group with
+ * libncclguard.so first in LD_PRELOAD and the options as NCCLGUARD_*
+ * variables, forwards SIGINT, SIGTERM and SIGHUP to that group, then stops
+ * and destroys the session whatever became of CMD, reports lost events and
+ * a full disk, collects the flight rings of dead processes, writes the run
+ * record (DIR/<host>/run.json), prints the analyzer's summary and exits
+ * with CMD's status.  A guardian process does the same if we are killed.
  * Without a usable LTTng the job still runs, guarded but untraced.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +33,8 @@
 #endif
 
 #include "cli.h"
+#include "job.h"
+#include "json.h"
 #include "seconds.h"
 #include "session.h"
 
@@ -32,6 +42,18 @@
  * daemon to set up their buffers; the default (3 s) can lose the first
  * events when many ranks register at once on a large host. */
 #define REGISTER_TIMEOUT_MS "10000"
+/* What a trace of a busy job can take in minutes; below it we warn.  An
+ * absolute figure: a share of the filesystem says nothing about that. */
+#define LOW_DISK_BYTES		(1ull << 30)
+/* Free space at stop below which the disk counts as full: the consumer
+ * writes whole pages, so a filesystem it filled shows (nearly) none. */
+#define FULL_DISK_BYTES		(64ull << 10)
+/* Kept free on the trace's filesystem while the job runs, released after
+ * the session stopped: room for the run record and the flight rings. */
+#define RESERVE_BYTES		(1 << 20)
+/* After our death the guardian asks the job to stop, then forces it. */
+#define GRACE_MS		5000
+#define KILL_WAIT_MS		3000
 
 static const char usage[] =
 	"usage: ncclguard run [-o DIR] [--policy FILE] [--timeout S] [--on-timeout A]\n"
@@ -39,7 +61,7 @@ static const char usage[] =
 	"\n"
 	"Runs CMD with libncclguard.so preloaded and records its NCCL communicators\n"
 	"and collectives (LTTng-UST events ncclguard:*, with vpid, vtid and procname)\n"
-	"from every process of the job on this host.\n"
+	"from every process of the job on this host, and of no other job.\n"
 	"\n"
 	"  -o, --output DIR   where the trace goes (default ncclguard-trace-DATE-TIME);\n"
 	"                     this host's trace is DIR/HOSTNAME, so hosts may share DIR\n"
@@ -53,8 +75,11 @@ static const char usage[] =
 	"The library is <bindir>/../lib/libncclguard.so, or NCCLGUARD_LIB if set; it\n"
 	"is put first in CMD's LD_PRELOAD.  When no LTTng session daemon answers,\n"
 	"`lttng-sessiond --daemonize` is started (the system daemon as root, your own\n"
-	"otherwise, under LTTNG_HOME or HOME) and left running.  Run one `ncclguard\n"
-	"run` per host: a session records every process of this user on the host.\n"
+	"otherwise, under LTTNG_HOME or HOME) and left running.\n"
+	"\n"
+	"The job is NCCLGUARD_JOB, else SLURM_JOB_ID, else an id made here (exported\n"
+	"to CMD as NCCLGUARD_JOB); every event carries its tag, and the session keeps\n"
+	"only this job's, so jobs of one user on one host do not mix.\n"
 	"A process loads the tracer at its first NCCL call and waits there until the\n"
 	"daemon has set up its buffers, at most LTTNG_UST_REGISTER_TIMEOUT ms (we set\n"
 	"10000 unless you did; 0 would lose the events emitted before registration).\n"
@@ -66,6 +91,17 @@ static const char usage[] =
 	"DIR` is printed.  When LTTng cannot be used, CMD still runs with the library,\n"
 	"untraced, after a warning.\n"
 	"\n"
+	"If this command itself is killed (SIGKILL), a guardian process stops the job\n"
+	"(SIGTERM to its process group, SIGKILL 5 s later) and its session, so that\n"
+	"the trace is complete and later jobs stay out of it.  Free space on the\n"
+	"trace's filesystem is checked at start (a warning below 1 GiB) and at stop;\n"
+	"a full disk is reported, and the trace written until then kept readable.\n"
+	"DIR/HOSTNAME/run.json records the run: job, times, status (finished,\n"
+	"launcher_killed, failed: the job could not start or the recording failed),\n"
+	"CMD's exit status, disk state.  Processes that die keep their last calls in\n"
+	"flight rings under NCCLGUARD_FLIGHT_DIR (a private folder in /dev/shm), which\n"
+	"are collected into the trace at the end.\n"
+	"\n"
 	"Exit status: CMD's own, 128+N if it was killed by signal N, 127 if it could\n"
 	"not be run, 2 for a usage error.\n";
 
@@ -73,6 +109,23 @@ struct run_opts {
 	const char *outdir, *policy, *timeout, *on_timeout, *inject;
 	int stacks;
 	char **cmd;
+};
+
+/* One run, as the launcher and, after a fork, its guardian know it. */
+struct run {
+	struct run_opts o;
+	struct ng_session s;
+	char dir[PATH_MAX], hostdir[PATH_MAX], host[256];
+	char job[256];
+	int job_made;			/* job is ours: export NCCLGUARD_JOB */
+	uint64_t tag;
+	int traced;
+	int have_dir;			/* hostdir exists: the record goes there */
+	char reserve[PATH_MAX + 32];	/* "" if none */
+	char flight[PATH_MAX];		/* NCCLGUARD_FLIGHT_DIR, "" if none */
+	time_t started;
+	long long free_start;		/* -1: unknown */
+	pid_t launcher;
 };
 
 static volatile sig_atomic_t child_pgid;
@@ -255,36 +308,157 @@ static int dir_is_empty(const char *path)
 
 /* DIR made absolute (the session daemon has its own cwd); the trace goes
  * to DIR/<host> so that hosts of a job can share DIR. */
-static int trace_dirs(const char *outdir, char *dir, size_t dlen, char *hostdir, size_t hlen)
+static int trace_dirs(struct run *r)
 {
-	char cwd[PATH_MAX], host[256] = "";
+	char cwd[PATH_MAX];
 	struct tm tm;
-	time_t now = time(NULL);
+	size_t dlen = sizeof(r->dir);
 	int n;
 
-	if (!outdir) {
+	if (!r->o.outdir) {
 		char name[64];
 
-		localtime_r(&now, &tm);
+		localtime_r(&r->started, &tm);
 		strftime(name, sizeof(name), "ncclguard-trace-%Y%m%d-%H%M%S", &tm);
 		if (!getcwd(cwd, sizeof(cwd)))
 			return -1;
-		n = snprintf(dir, dlen, "%s/%s", cwd, name);
-	} else if (outdir[0] == '/') {
-		n = snprintf(dir, dlen, "%s", outdir);
+		n = snprintf(r->dir, dlen, "%s/%s", cwd, name);
+	} else if (r->o.outdir[0] == '/') {
+		n = snprintf(r->dir, dlen, "%s", r->o.outdir);
 	} else {
 		if (!getcwd(cwd, sizeof(cwd)))
 			return -1;
-		n = snprintf(dir, dlen, "%s/%s", cwd, outdir);
+		n = snprintf(r->dir, dlen, "%s/%s", cwd, r->o.outdir);
 	}
 	if (n < 0 || (size_t)n >= dlen)
 		return -1;
-	while (n > 1 && dir[n - 1] == '/')
-		dir[--n] = '\0';
-	if (gethostname(host, sizeof(host) - 1) || !host[0] || strchr(host, '/'))
-		snprintf(host, sizeof(host), "localhost");
-	n = snprintf(hostdir, hlen, "%s/%s", dir, host);
-	return n < 0 || (size_t)n >= hlen ? -1 : 0;
+	while (n > 1 && r->dir[n - 1] == '/')
+		r->dir[--n] = '\0';
+	if (gethostname(r->host, sizeof(r->host) - 1) || !r->host[0] || strchr(r->host, '/'))
+		snprintf(r->host, sizeof(r->host), "localhost");
+	n = snprintf(r->hostdir, sizeof(r->hostdir), "%s/%s", r->dir, r->host);
+	return n < 0 || (size_t)n >= sizeof(r->hostdir) ? -1 : 0;
+}
+
+/* The job's id (common/job.h), or one made here: host, our pid and start
+ * time tell it from every other run, here and on other hosts. */
+static int job_id(struct run *r)
+{
+	const char *env = ng_job_id_env();
+	int n;
+
+	if (env)
+		n = snprintf(r->job, sizeof(r->job), "%s", env);
+	else
+		n = snprintf(r->job, sizeof(r->job), "%s-%ld-%lld", r->host, (long)r->launcher,
+			     (long long)r->started);
+	if (n < 0 || (size_t)n >= sizeof(r->job)) {
+		fprintf(stderr, "ncclguard run: job id too long\n");
+		return -1;
+	}
+	r->job_made = !env;
+	r->tag = ng_job_tag(r->job);
+	return 0;
+}
+
+/* Bytes free for us on path's filesystem, -1 if unknown. */
+static long long disk_free(const char *path)
+{
+	struct statvfs v;
+
+	if (statvfs(path, &v))
+		return -1;
+	return (long long)v.f_bavail * (long long)v.f_frsize;
+}
+
+static void disk_at_start(struct run *r)
+{
+	int fd;
+
+	r->free_start = disk_free(r->hostdir);
+	if (r->free_start >= 0 && (unsigned long long)r->free_start < LOW_DISK_BYTES)
+		fprintf(stderr, "ncclguard: warning: only %.1f MiB free for %s; a full disk cuts the trace short\n",
+			r->free_start / 1048576.0, r->dir);
+	snprintf(r->reserve, sizeof(r->reserve), "%s/.ncclguard-reserve", r->hostdir);
+	fd = open(r->reserve, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r->reserve[0] = '\0';
+		return;
+	}
+	/* posix_fallocate writes zeros where the filesystem cannot reserve. */
+	if (posix_fallocate(fd, 0, RESERVE_BYTES)) {
+		unlink(r->reserve);
+		r->reserve[0] = '\0';
+	}
+	close(fd);
+}
+
+/*
+ * The private folder of this run's flight rings, on tmpfs:
+ * /dev/shm/ncclguard-<uid>/<tag>-<pid>-XXXXXX, mode 0700.  The parent must be
+ * a real directory of ours that nobody else may write to; /dev/shm is
+ * sticky, so nobody else can replace it once we checked it.  Returns 0, or
+ * -1 after a warning: the job then runs without flight rings.
+ */
+static int flight_dir_make(struct run *r)
+{
+	char parent[64];
+	struct stat st;
+	uid_t uid = geteuid();
+
+	snprintf(parent, sizeof(parent), "/dev/shm/ncclguard-%u", (unsigned)uid);
+	if (mkdir(parent, 0700) && errno != EEXIST)
+		goto fail;
+	if (lstat(parent, &st))
+		goto fail;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
+		fprintf(stderr, "ncclguard: warning: %s is not a private directory of ours; running without flight rings\n",
+			parent);
+		return -1;
+	}
+	if (snprintf(r->flight, sizeof(r->flight), "%s/%016" PRIx64 "-%ld-XXXXXX", parent, r->tag,
+		     (long)r->launcher) >= (int)sizeof(r->flight) || !mkdtemp(r->flight))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", parent,
+		strerror(errno));
+	r->flight[0] = '\0';
+	return -1;
+}
+
+/* Removes the flight folder's regular files, then the folder; anything
+ * else in it (a link, a folder) is left, and so is the folder. */
+static void flight_dir_remove(struct run *r)
+{
+	struct dirent *e;
+	struct stat st;
+	int fd, left = 0;
+	DIR *d;
+
+	if (!r->flight[0])
+		return;
+	fd = open(r->flight, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		goto out;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    unlinkat(fd, e->d_name, 0))
+			left++;
+	}
+	closedir(d);
+out:
+	if (rmdir(r->flight) && errno != ENOENT)
+		fprintf(stderr, "ncclguard: warning: %s left in place (%d entries that are not files): %s\n",
+			r->flight, left, strerror(errno));
+	r->flight[0] = '\0';
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -325,11 +499,14 @@ static void set_default(const char *name, const char *value)
 		setenv(name, value, 1);
 }
 
-/* In the child: becomes the job, never returns. */
-static void exec_job(const struct run_opts *o, const char *preload, int traced,
-		     int take_tty)
+/* In the child: becomes the job, never returns.  It starts CMD only once
+ * the launcher says so on go_fd (the guardian then exists), and dies with
+ * the launcher until then; after exec the guardian stops it. */
+static void exec_job(const struct run *r, const char *preload, int take_tty, int go_fd)
 {
+	const struct run_opts *o = &r->o;
 	sigset_t block, old;
+	char go = 0;
 	int err;
 
 	setpgid(0, 0);
@@ -343,17 +520,30 @@ static void exec_job(const struct run_opts *o, const char *preload, int traced,
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	restore_handlers();
+	/* SIGTERM, as the guardian sends: a launcher in CMD (torchrun) may
+	 * then stop its workers itself.  Set, then check: the launcher may
+	 * have died just before. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != r->launcher)
+		_exit(127);
+	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
+		;
+	if (go != 'g')
+		_exit(127);
+	close(go_fd);
 	if (setenv("LD_PRELOAD", preload, 1) ||
 	    (o->policy && setenv("NCCLGUARD_POLICY", o->policy, 1)) ||
 	    (o->timeout && setenv("NCCLGUARD_TIMEOUT", o->timeout, 1)) ||
 	    (o->on_timeout && setenv("NCCLGUARD_ON_TIMEOUT", o->on_timeout, 1)) ||
 	    (o->inject && setenv("NCCLGUARD_INJECT", o->inject, 1)) ||
 	    (o->stacks && setenv("NCCLGUARD_STACKS", "1", 1)) ||
-	    setenv("NCCLGUARD_TRACE", traced ? "1" : "0", 1)) {
+	    (r->job_made && setenv("NCCLGUARD_JOB", r->job, 1)) ||
+	    (r->flight[0] ? setenv("NCCLGUARD_FLIGHT_DIR", r->flight, 1) :
+			    unsetenv("NCCLGUARD_FLIGHT_DIR")) ||
+	    setenv("NCCLGUARD_TRACE", r->traced ? "1" : "0", 1)) {
 		fprintf(stderr, "ncclguard run: setenv: %s\n", strerror(errno));
 		_exit(127);
 	}
-	if (traced) {
+	if (r->traced) {
 		set_default("LTTNG_UST_REGISTER_TIMEOUT", REGISTER_TIMEOUT_MS);
 		/* We record no statedump events: skip walking every loaded
 		 * library at registration. */
@@ -406,33 +596,31 @@ static int wait_job(pid_t pid, int has_tty)
 	}
 }
 
-static int start_tracing(struct ng_session *s, const char *dir, const char *hostdir,
-			 const char *lib)
+static int start_tracing(struct run *r, const char *lib)
 {
 	char tp[PATH_MAX], *slash;
+	const char *env = getenv("NCCLGUARD_TP_LIBRARY");
 	int spawned;
 
+	if (!r->have_dir)
+		return -1;
 	if (ng_sessiond_ensure(&spawned))
 		return -1;
 	if (spawned)
 		fprintf(stderr, "ncclguard: started %s lttng-sessiond; it keeps running\n",
 			geteuid() ? "a per-user" : "the system");
-	if (mkdir_p(hostdir)) {
-		fprintf(stderr, "ncclguard run: %s: %s\n", hostdir, strerror(errno));
-		return -1;
-	}
-	if (ng_session_start(s, hostdir))
+	if (ng_session_start(&r->s, r->hostdir, r->tag))
 		return -1;
 	/* The shim opens the provider next to itself. */
-	snprintf(tp, sizeof(tp), "%s", lib);
+	snprintf(tp, sizeof(tp), "%s", env && *env ? env : lib);
 	slash = strrchr(tp, '/');
-	if (slash && !getenv("NCCLGUARD_TP_LIBRARY")) {
+	if (slash && !(env && *env))
 		snprintf(slash + 1, sizeof(tp) - (size_t)(slash + 1 - tp), "libncclguard-tp.so");
-		if (access(tp, R_OK))
-			fprintf(stderr, "ncclguard run: warning: %s is missing: the trace will be empty\n",
-				tp);
-	}
-	fprintf(stderr, "ncclguard: recording into %s\n", dir);
+	if (access(tp, R_OK))
+		fprintf(stderr, "ncclguard run: warning: %s is missing: the trace will be empty\n", tp);
+	else if (ng_session_prime(&r->s, tp))
+		fprintf(stderr, "ncclguard: warning: the trace's metadata is not on disk yet; a disk that fills early may leave the trace unreadable\n");
+	fprintf(stderr, "ncclguard: recording into %s (job %s)\n", r->dir, r->job);
 	return 0;
 }
 
@@ -446,7 +634,7 @@ static int recorded(const char *hostdir)
 	return !dir_is_empty(ust);
 }
 
-static void report(const struct ng_session *s, const char *dir, int ok)
+static void report(const struct ng_session *s, const char *dir, int ok, int disk_full)
 {
 	if (!ok) {
 		fprintf(stderr, "ncclguard: warning: the session did not stop cleanly; the trace in %s may be incomplete\n",
@@ -456,7 +644,7 @@ static void report(const struct ng_session *s, const char *dir, int ok)
 	if (s->discarded || s->lost_packets)
 		fprintf(stderr, "ncclguard: warning: %llu events lost (buffers full), %llu packets lost; the trace in %s is incomplete\n",
 			(unsigned long long)s->discarded, (unsigned long long)s->lost_packets, dir);
-	else
+	else if (!disk_full)
 		fprintf(stderr, "ncclguard: trace in %s (0 events lost)\n", dir);
 }
 
@@ -492,63 +680,413 @@ static void summary(const char *dir)
 			WTERMSIG(status), dir);
 }
 
-int ng_cmd_run(int argc, char **argv)
+/* What the end of a run found, for its record. */
+struct run_end {
+	const char *status;	/* finished, launcher_killed, failed */
+	int exit_status;	/* CMD's, -1 if unknown */
+	int disk_full;
+	char disk_detail[512];
+	long long free_end;
+	char consumer_error[160];
+};
+
+static void json_kv_str(FILE *f, const char *k, const char *v, int last)
 {
-	struct run_opts o;
-	struct ng_session s;
-	char lib[PATH_MAX], dir[PATH_MAX], hostdir[PATH_MAX], policy[PATH_MAX];
-	char *preload = NULL;
-	int traced = 0, has_tty, rc, ret;
+	fprintf(f, "  \"%s\": ", k);
+	ng_json_str(f, v);
+	fputs(last ? "\n" : ",\n", f);
+}
+
+/* DIR/<host>/run.json, flat, for the analyzer: written to a temporary file
+ * in the same folder, then renamed over the old one. */
+static void write_record(const struct run *r, const struct run_end *e)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	FILE *f;
+	int fd;
+
+	if (!r->have_dir)
+		return;
+	snprintf(path, sizeof(path), "%s/run.json", r->hostdir);
+	snprintf(tmp, sizeof(tmp), "%s/.run.json.XXXXXX", r->hostdir);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		goto fail;
+	if (fchmod(fd, 0644)) {
+		close(fd);
+		goto fail_tmp;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		goto fail_tmp;
+	}
+	fputs("{\n", f);
+	json_kv_str(f, "schema", "ncclguard-run/1", 0);
+	json_kv_str(f, "job", r->job, 0);
+	json_kv_str(f, "host", r->host, 0);
+	fprintf(f, "  \"pid\": %ld,\n", (long)r->launcher);
+	fprintf(f, "  \"started\": %lld,\n", (long long)r->started);
+	fprintf(f, "  \"ended\": %lld,\n", (long long)time(NULL));
+	json_kv_str(f, "status", e->status, 0);
+	fprintf(f, "  \"exit_status\": %d,\n", e->exit_status);
+	fprintf(f, "  \"disk_full\": %s,\n", e->disk_full ? "true" : "false");
+	json_kv_str(f, "disk_detail", e->disk_detail, 0);
+	fprintf(f, "  \"free_bytes_start\": %lld,\n", r->free_start);
+	fprintf(f, "  \"free_bytes_end\": %lld,\n", e->free_end);
+	json_kv_str(f, "consumer_error", e->consumer_error, 1);
+	fputs("}\n", f);
+	if (fflush(f) || ferror(f)) {
+		fclose(f);
+		goto fail_tmp;
+	}
+	if (fclose(f))
+		goto fail_tmp;
+	if (rename(tmp, path))
+		goto fail_tmp;
+	return;
+fail_tmp:
+	unlink(tmp);
+fail:
+	fprintf(stderr, "ncclguard: cannot write %s: %s\n", path, strerror(errno));
+}
+
+/* The disk after stop: how much is free, whether a stream was cut, and
+ * the trimming that keeps the rest readable. */
+static void disk_at_end(const struct run *r, struct run_end *e)
+{
+	struct ng_trace_check c;
+	size_t n = 0;
+	int w;
+
+	e->free_end = disk_free(r->hostdir);
+	if (!r->have_dir)
+		return;
+	if (ng_trace_repair(r->hostdir, &c))
+		fprintf(stderr, "ncclguard: warning: cannot check the streams in %s\n", r->hostdir);
+	e->disk_full = (e->free_end >= 0 && (unsigned long long)e->free_end < FULL_DISK_BYTES) ||
+		       c.cut || (c.metadata_empty && c.bytes);
+	if (!e->disk_full && !c.unknown)
+		return;
+	w = snprintf(e->disk_detail, sizeof(e->disk_detail), "%lld bytes free at stop", e->free_end);
+	if (w > 0)
+		n = (size_t)w;
+	if (c.cut && n < sizeof(e->disk_detail)) {
+		w = snprintf(e->disk_detail + n, sizeof(e->disk_detail) - n,
+			     "; %d of %d streams ended inside a packet, trimmed to whole packets (%" PRIu64 " bytes dropped)",
+			     c.cut, c.streams, c.cut_bytes);
+		if (w > 0)
+			n += (size_t)w;
+	}
+	if (c.unknown && n < sizeof(e->disk_detail)) {
+		w = snprintf(e->disk_detail + n, sizeof(e->disk_detail) - n,
+			     "; %d streams not made of whole packets", c.unknown);
+		if (w > 0)
+			n += (size_t)w;
+	}
+	if (c.metadata_empty && n < sizeof(e->disk_detail))
+		snprintf(e->disk_detail + n, sizeof(e->disk_detail) - n,
+			 "; metadata empty: the trace cannot be read");
+	if (e->disk_full)
+		fprintf(stderr, "ncclguard: disk full: %s; %s\n", e->disk_detail,
+			c.metadata_empty ? "the trace is lost" :
+			"the trace keeps what was written before");
+	else
+		fprintf(stderr, "ncclguard: warning: %s\n", e->disk_detail);
+}
+
+/*
+ * The end of a run, by the launcher once CMD is gone, or by the guardian
+ * once the launcher is: stop and destroy the session (the trace is then
+ * complete), check the disk, collect the flight rings, write the record.
+ * The guardian may find the launcher did some of it already.
+ */
+static void wrap_up(struct run *r, const char *status, int exit_status)
+{
+	struct run_end e;
+	int ok = 1, stopped = 0, n;
+
+	memset(&e, 0, sizeof(e));
+	e.status = status;
+	e.exit_status = exit_status;
+	if (r->traced && ng_session_exists(&r->s) != 0) {
+		ok = !ng_session_finish(&r->s);
+		stopped = 1;
+		snprintf(e.consumer_error, sizeof(e.consumer_error), "%s", r->s.error);
+	}
+	disk_at_end(r, &e);
+	if (stopped)
+		report(&r->s, r->dir, ok, e.disk_full);
+	/* Room for the rings and the record on a full disk. */
+	if (r->reserve[0]) {
+		unlink(r->reserve);
+		r->reserve[0] = '\0';
+	}
+	if (r->flight[0]) {
+		n = r->have_dir ? ng_flight_collect(r->flight, r->hostdir) : 0;
+		if (n > 0)
+			fprintf(stderr, "ncclguard: %d calls recovered from the flight rings of dead processes\n",
+				n);
+		flight_dir_remove(r);
+	}
+	/* "finished": CMD ran and its trace is complete. */
+	if ((!ok || !r->traced) && !strcmp(e.status, "finished"))
+		e.status = "failed";
+	write_record(r, &e);
+	fflush(NULL);
+}
+
+/* 1 while a process of group pgid runs; zombies do not count (init reaps
+ * them once the launcher, their parent, is gone). */
+static int group_alive(pid_t pgid)
+{
+	struct dirent *e;
+	char path[300], buf[512];
+	int alive = 0;
+	DIR *d;
+
+	if (kill(-pgid, 0) && errno == ESRCH)
+		return 0;
+	d = opendir("/proc");
+	if (!d)
+		return 1;
+	while (!alive && (e = readdir(d))) {
+		char *p, state;
+		int pgrp, ppid, fd;
+		ssize_t len;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		/* pid (comm) state ppid pgrp ...; comm may hold spaces. */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 &&
+		    pgrp == pgid && state != 'Z' && state != 'X')
+			alive = 1;
+	}
+	closedir(d);
+	return alive;
+}
+
+static int group_wait(pid_t pgid, int ms)
+{
+	struct timespec ts = { 0, 20 * 1000000L };
+
+	for (int waited = 0; waited < ms; waited += 20) {
+		if (!group_alive(pgid))
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return group_alive(pgid) ? -1 : 0;
+}
+
+/* Messages from the launcher to its guardian. */
+enum { GUARD_EXIT = 1, GUARD_BYE };
+struct guard_msg {
+	int kind;
+	int value;
+};
+
+/*
+ * The guardian: a fork of the launcher in its own process group (the
+ * terminal's ^C and a signal to the launcher's group miss it), ignoring the
+ * signals a job's end may bring.  It waits on a pipe whose only writer is
+ * the launcher: "bye" ends it; end-of-file without it means the launcher
+ * died, whatever killed it, with no race to check (as PR_SET_PDEATHSIG's
+ * would need).  Then it stops the job and does what the launcher left
+ * undone.  Never returns.
+ */
+static void guardian(struct run *r, pid_t pgid, int fd)
+{
+	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTTOU, SIGTSTP };
+	struct sigaction ign;
+	struct guard_msg m;
+	int exit_status = -1;
+	ssize_t n;
+
+	setpgid(0, 0);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++)
+		sigaction(ignored[i], &ign, NULL);
+	prctl(PR_SET_NAME, "ncclguard-guard");
+	for (;;) {
+		n = read(fd, &m, sizeof(m));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(m))
+			break;
+		if (m.kind == GUARD_BYE)
+			_exit(0);
+		if (m.kind == GUARD_EXIT)
+			exit_status = m.value;
+	}
+	fprintf(stderr, "ncclguard: the launcher (pid %ld) died; stopping job %s and its recording\n",
+		(long)r->launcher, r->job);
+	if (pgid > 0 && group_alive(pgid)) {
+		kill(-pgid, SIGTERM);
+		kill(-pgid, SIGCONT);
+		if (group_wait(pgid, GRACE_MS)) {
+			fprintf(stderr, "ncclguard: job still running %d s after SIGTERM: SIGKILL\n",
+				GRACE_MS / 1000);
+			kill(-pgid, SIGKILL);
+			if (group_wait(pgid, KILL_WAIT_MS))
+				fprintf(stderr, "ncclguard: warning: process group %ld survives SIGKILL\n",
+					(long)pgid);
+		}
+	}
+	wrap_up(r, "launcher_killed", exit_status);
+	_exit(0);
+}
+
+/* Forks the guardian of job pgid; returns the write end of its pipe, or
+ * -1 (the run goes on without one, after a warning). */
+static int guardian_start(struct run *r, pid_t pgid, int go_w, pid_t *gpid)
+{
+	int p[2];
 	pid_t pid;
 
-	memset(&s, 0, sizeof(s));
-	ret = parse(argc, argv, &o);
+	if (pipe2(p, O_CLOEXEC))
+		goto fail;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		goto fail;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		/* The job must see end-of-file on its go pipe if we all die. */
+		close(go_w);
+		guardian(r, pgid, p[0]);
+	}
+	close(p[0]);
+	*gpid = pid;
+	return p[1];
+fail:
+	fprintf(stderr, "ncclguard: warning: no guardian (%s): if this command is killed, the job runs on\n",
+		strerror(errno));
+	return -1;
+}
+
+static void guardian_tell(int fd, int kind, int value)
+{
+	struct guard_msg m = { kind, value };
+
+	if (fd >= 0 && write(fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
+		fprintf(stderr, "ncclguard: warning: guardian: %s\n", strerror(errno));
+}
+
+static void guardian_end(int fd, pid_t gpid)
+{
+	int status;
+
+	if (fd < 0)
+		return;
+	guardian_tell(fd, GUARD_BYE, 0);
+	close(fd);
+	while (waitpid(gpid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+int ng_cmd_run(int argc, char **argv)
+{
+	struct run r;
+	char lib[PATH_MAX], policy[PATH_MAX];
+	char *preload = NULL;
+	int has_tty, rc, ret, go[2] = { -1, -1 }, guard = -1;
+	const char *status = "finished";
+	pid_t pid, gpid = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.free_start = -1;
+	r.launcher = getpid();
+	r.started = time(NULL);
+	ret = parse(argc, argv, &r.o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	/* Ranks may change directory before reading it. */
-	if (o.policy) {
-		if (!realpath(o.policy, policy)) {
-			fprintf(stderr, "ncclguard run: --policy %s: %s\n", o.policy, strerror(errno));
+	if (r.o.policy) {
+		if (!realpath(r.o.policy, policy)) {
+			fprintf(stderr, "ncclguard run: --policy %s: %s\n", r.o.policy, strerror(errno));
 			return 2;
 		}
-		o.policy = policy;
+		r.o.policy = policy;
 	}
 	if (lib_path(lib, sizeof(lib)) || build_preload(lib, &preload))
 		return 2;
-	if (trace_dirs(o.outdir, dir, sizeof(dir), hostdir, sizeof(hostdir))) {
+	if (trace_dirs(&r)) {
 		fprintf(stderr, "ncclguard run: bad output directory\n");
 		rc = 2;
 		goto out;
 	}
-	if (!dir_is_empty(hostdir)) {
+	if (!dir_is_empty(r.hostdir)) {
 		fprintf(stderr, "ncclguard run: %s already holds a trace; remove it or choose another -o\n",
-			hostdir);
+			r.hostdir);
+		rc = 2;
+		goto out;
+	}
+	if (job_id(&r)) {
 		rc = 2;
 		goto out;
 	}
 
 	install_handlers();
-	traced = !start_tracing(&s, dir, hostdir, lib);
-	if (!traced)
+	if (mkdir_p(r.hostdir))
+		fprintf(stderr, "ncclguard run: %s: %s\n", r.hostdir, strerror(errno));
+	else
+		r.have_dir = 1;
+	if (r.have_dir)
+		disk_at_start(&r);
+	r.traced = !start_tracing(&r, lib);
+	if (!r.traced)
 		fprintf(stderr, "ncclguard: warning: LTTng is not usable; running %s untraced\n",
-			o.cmd[0]);
+			r.o.cmd[0]);
+	flight_dir_make(&r);
 	if (pending_sig) {
 		rc = 128 + pending_sig;
+		status = "failed";
 		goto stop;
 	}
 
 	has_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (pipe2(go, O_CLOEXEC)) {
+		fprintf(stderr, "ncclguard run: pipe: %s\n", strerror(errno));
+		rc = 127;
+		status = "failed";
+		goto stop;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "ncclguard run: fork: %s\n", strerror(errno));
+		close(go[0]);
+		close(go[1]);
 		rc = 127;
+		status = "failed";
 		goto stop;
 	}
-	if (pid == 0)
-		exec_job(&o, preload, traced, has_tty);
+	if (pid == 0) {
+		close(go[1]);
+		exec_job(&r, preload, has_tty, go[0]);
+	}
+	close(go[0]);
 	/* Both sides set the group, so a signal right after fork finds it. */
 	setpgid(pid, pid);
+	guard = guardian_start(&r, pid, go[1], &gpid);
+	if (write(go[1], "g", 1) != 1)
+		fprintf(stderr, "ncclguard run: cannot start %s: %s\n", r.o.cmd[0], strerror(errno));
+	close(go[1]);
 	if (has_tty)
 		give_tty_to(pid);
 	child_pgid = pid;
@@ -558,21 +1096,20 @@ int ng_cmd_run(int argc, char **argv)
 	if (has_tty)
 		give_tty_to(getpgrp());
 	child_pgid = 0;
+	guardian_tell(guard, GUARD_EXIT, rc);
 
 stop:
-	if (traced) {
-		report(&s, dir, !ng_session_finish(&s));
-		fflush(NULL);
-	}
+	wrap_up(&r, status, rc);
+	guardian_end(guard, gpid);
 	/* The trace is safe: ^C may now stop the summary. */
 	restore_handlers();
-	if (traced && !recorded(hostdir)) {
+	if (r.traced && !recorded(r.hostdir)) {
 		fprintf(stderr, "ncclguard: nothing was recorded: no process of %s loaded the tracer (did it call NCCL?)\n",
-			o.cmd[0]);
-		traced = 0;
+			r.o.cmd[0]);
+		r.traced = 0;
 	}
-	if (traced)
-		summary(dir);
+	if (r.traced)
+		summary(r.dir);
 out:
 	free(preload);
 	return rc;

@@ -21,7 +21,7 @@ modules = ["common", "policy", "tracer", "session", "preload/core", "preload/com
 allowed = {
     "common": set(),
     "policy": {"common"},
-    "tracer": set(),
+    "tracer": {"common"},
     "session": {"common"},
     "preload/core": {"common", "tracer"},
     "preload/comm": {"preload/core", "common", "tracer"},

@@ -5,7 +5,7 @@
 # through tp_api.h, the provider ABI.  It exports ncclguard_tp_ops alone and
 # is never unloaded (-z nodelete).
 TP_OBJS := $(BUILD)/obj/tracer/tp.o
-$(BUILD)/obj/tracer/%.o: MOD_INC := -Itracer
+$(BUILD)/obj/tracer/%.o: MOD_INC := -Itracer -Icommon
 
 $(BUILD)/lib/libncclguard-tp.so: $(TP_OBJS) tracer/tp.map
 	@mkdir -p $(dir $@)

@@ -3,7 +3,8 @@
  * pointer to its struct from tp_api.h (a tracepoint has at most 10
  * arguments) and lays out every member as a field of the same name.
  * Hashes and stream handles are unsigned 64-bit integers shown in hex;
- * a NULL string is recorded as "".
+ * a NULL string is recorded as "".  Every event starts with `job`, the
+ * process's job tag (tp_api.h), which a session filters on.
  *
  * Compiled only into libncclguard-tp.so (tp.c); the shim never includes
  * this header.
@@ -13,6 +14,15 @@
 
 #undef LTTNG_UST_TRACEPOINT_INCLUDE
 #define LTTNG_UST_TRACEPOINT_INCLUDE "ncclguard_tp.h"
+
+/* tp.c: one value per process, written before its first event.  Declared
+ * once, outside the part LTTng reads again in other contexts. */
+#ifndef NCCLGUARD_TP_JOB_DECLARED
+#define NCCLGUARD_TP_JOB_DECLARED
+#include <stdint.h>
+extern uint64_t ncclguard_tp_job;
+#define NG_TP_JOB lttng_ust_field_integer_hex(uint64_t, job, ncclguard_tp_job)
+#endif
 
 #if !defined(NCCLGUARD_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
 #define NCCLGUARD_TP_H
@@ -27,6 +37,7 @@
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, process_info,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_process_info *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_string(host, NG_TP_STR(e->host))
 		lttng_ust_field_integer(int, pid, e->pid)
 		lttng_ust_field_integer(int, rank, e->rank)
@@ -44,6 +55,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, process_info,
 		lttng_ust_field_string(policy_path, NG_TP_STR(e->policy_path))
 		lttng_ust_field_string(policy_digest, NG_TP_STR(e->policy_digest))
 		lttng_ust_field_string(rank_source, NG_TP_STR(e->rank_source))
+		lttng_ust_field_string(job_id, NG_TP_STR(e->job_id))
 	)
 )
 
@@ -51,6 +63,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, process_info,
 LTTNG_UST_TRACEPOINT_EVENT_CLASS(ncclguard, comm_init_class,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_comm_init *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
 		lttng_ust_field_integer_hex(uint64_t, parent_hash, e->parent_hash)
 		lttng_ust_field_integer(int, nranks, e->nranks)
@@ -75,6 +88,7 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(ncclguard, comm_init_class,
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, comm_end,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_comm_end *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
 		lttng_ust_field_string(kind, NG_TP_STR(e->kind))
 		lttng_ust_field_integer(int, result, e->result)
@@ -84,6 +98,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, comm_end,
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_enqueue,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_coll_enqueue *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
 		lttng_ust_field_integer(uint64_t, seq, e->seq)
 		lttng_ust_field_integer(uint64_t, p2p_seq, e->p2p_seq)
@@ -107,6 +122,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_enqueue,
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_complete,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_coll_complete *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
 		lttng_ust_field_integer(uint64_t, seq, e->seq)
 		lttng_ust_field_integer(uint64_t, p2p_seq, e->p2p_seq)
@@ -124,6 +140,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_complete,
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, timeout,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_timeout *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
 		lttng_ust_field_integer(uint64_t, seq, e->seq)
 		lttng_ust_field_string(op, NG_TP_STR(e->op))
@@ -136,6 +153,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, timeout,
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, policy,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_policy *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_string(key, NG_TP_STR(e->key))
 		lttng_ust_field_string(action, NG_TP_STR(e->action))
 		lttng_ust_field_string(user_value, NG_TP_STR(e->user_value))
@@ -146,6 +164,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, policy,
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, inject,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_inject *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_string(kind, NG_TP_STR(e->kind))
 		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
 		lttng_ust_field_integer(uint64_t, seq, e->seq)
@@ -157,6 +176,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, inject,
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, callsite,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_callsite *, e),
 	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
 		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
 		lttng_ust_field_integer(uint64_t, seq, e->seq)
 		lttng_ust_field_string(frames, NG_TP_STR(e->frames))

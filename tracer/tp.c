@@ -14,6 +14,23 @@
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "ncclguard_tp.h"
+#include "job.h"
+
+/* The `job` field of every event.  A fork keeps it, as it keeps its job. */
+uint64_t ncclguard_tp_job;
+
+/* Before any event: a loader other than the shim (a test, a benchmark)
+ * then records its environment's job as the shim would. */
+__attribute__((constructor))
+static void job_from_env(void)
+{
+	__atomic_store_n(&ncclguard_tp_job, ng_job_tag(ng_job_id_env()), __ATOMIC_RELAXED);
+}
+
+static void op_set_job(uint64_t tag)
+{
+	__atomic_store_n(&ncclguard_tp_job, tag, __ATOMIC_RELAXED);
+}
 
 #define NG_TP_OP(name, type)						\
 	static void op_##name(const struct type *e)			\
@@ -50,4 +67,5 @@ const struct ng_tp_ops ncclguard_tp_ops = {
 		&lttng_ust_tracepoint_ncclguard___coll_enqueue.state,
 		&lttng_ust_tracepoint_ncclguard___coll_complete.state,
 	},
+	.set_job = op_set_job,
 };

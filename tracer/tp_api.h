@@ -8,13 +8,19 @@
  * All *_ns times are CLOCK_MONOTONIC nanoseconds, the clock LTTng-UST
  * stamps events with, so the analyzer maps them to the trace clock by the
  * same offset it applies to event timestamps.
+ *
+ * Every event also carries `job`, the tag of the process's job id
+ * (common/job.h, 0: none): it is no member of the structs below but one
+ * value per process, set through set_job before the first event, which
+ * the session's filter `job == TAG` selects a job by.
  */
 #ifndef NCCLGUARD_TP_API_H
 #define NCCLGUARD_TP_API_H
 
 #include <stdint.h>
 
-#define NG_TP_ABI 3
+/* 4: set_job, the `job` field of every event, process_info's job_id. */
+#define NG_TP_ABI 4
 
 struct ng_ev_process_info {
 	const char *host;
@@ -30,6 +36,7 @@ struct ng_ev_process_info {
 	const char *policy_path;	/* "" if none */
 	const char *policy_digest;	/* sha256 hex of the file, "" if none */
 	const char *rank_source;	/* torchrun, slurm, ompi, mpich, comm, none */
+	const char *job_id;		/* NCCLGUARD_JOB or SLURM_JOB_ID, "" if none */
 };
 
 struct ng_ev_comm_init {
@@ -119,6 +126,10 @@ struct ng_tp_ops {
 	 * a session records them), read by the shim on every call: a load,
 	 * not a call into this library. */
 	const int *coll_state[2];
+	/* The job tag stamped on every later event of this process (and of
+	 * its forks).  The provider starts with its environment's tag, so
+	 * a loader that never calls this still records its job. */
+	void (*set_job)(uint64_t tag);
 };
 
 /* Exported by libncclguard-tp.so. */

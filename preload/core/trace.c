@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "job.h"
 
 #define NG_POLICY_BUFFER 128
 struct pending_policy {
@@ -117,6 +118,9 @@ void ng_trace_load(void)
 			path, ops ? ops->abi : -1, NG_TP_ABI);
 		return;
 	}
+	/* Before the provider is published: no event goes out unstamped.
+	 * `ncclguard run` records only its own job's tag. */
+	ops->set_job(ng_job_tag(ng_job_id_env()));
 	ng_hot.coll_state[0] = ops->coll_state[0];
 	ng_hot.coll_state[1] = ops->coll_state[1];
 	__atomic_store_n(&ng_hot.tp, ops, __ATOMIC_RELEASE);

@@ -1,6 +1,6 @@
 /*
  * process_info: what this process is, once per process, when the first
- * communicator gives it a rank: host, launcher, NCCL and CUDA as loaded,
+ * communicator gives it a rank: host, job, launcher, NCCL and CUDA as loaded,
  * GPU, NUMA node and CPU affinity, and the NCCL_* variables as NCCL will
  * get them (the policy's view, NCCL's configuration files).
  */
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "enforce.h"
+#include "job.h"
 #include "policy.h"
 #include "watch.h"
 
@@ -115,7 +116,7 @@ void ng_process_info_maybe(void)
 {
 	struct ng_ev_process_info ev = { 0 };
 	char host[256] = "", busid[64] = "", cpus[1024], env[4096];
-	const char *ifname;
+	const char *ifname, *job;
 	int dev = -1;
 
 	if (!ng_hot.tp || ng_rank.rank < 0 ||
@@ -151,5 +152,7 @@ void ng_process_info_maybe(void)
 	ev.policy_path = ng_policy_path();
 	ev.policy_digest = ng_policy_digest();
 	ev.rank_source = ng_rank.source;
+	job = ng_job_id_env();
+	ev.job_id = job ? job : "";
 	ng_hot.tp->process_info(&ev);
 }

@@ -57,7 +57,9 @@ ng_lttng_cleanup() {
 	kill -9 "$p" 2>/dev/null
 	return 0
 }
-trap 'ng_lttng_cleanup; [ -n "${NG_KEEP:-}" ] && echo "kept $NG_TMP" || rm -rf "$NG_TMP"' EXIT
+# NG_AT_EXIT: what a test adds to run first (unmount what it mounted).
+NG_AT_EXIT=""
+trap 'eval "$NG_AT_EXIT"; ng_lttng_cleanup; [ -n "${NG_KEEP:-}" ] && echo "kept $NG_TMP" || rm -rf "$NG_TMP"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -92,4 +94,10 @@ ng_assert_all() {
 	for ev in $NG_EVENTS; do
 		assert_eq "$(ng_count "$1" "$ev" "$2")" "$3" "$ev events of pid $2"
 	done
+}
+
+# ng_run_field DIR KEY: a field of the run record DIR/<host>/run.json, as
+# written there (strings keep their quotes).
+ng_run_field() {
+	sed -n "s/^  \"$2\": \(.*\)\$/\1/p" "$1"/*/run.json | sed 's/,$//'
 }

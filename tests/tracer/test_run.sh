@@ -1,7 +1,9 @@
 #!/bin/sh
 # `ncclguard run`: exit status passed through (code, signal, exec failure),
 # options become the shim's variables with the library first in
-# LD_PRELOAD, and a job killed with SIGKILL keeps every event it emitted.
+# LD_PRELOAD, a job id and a private flight folder are exported, the run
+# record says how the run ended, and a job killed with SIGKILL keeps every
+# event it emitted.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 
@@ -16,6 +18,13 @@ note "exit status of the command"
 run st7 -- "$NG_TP_EMIT" -n 1 -x 7
 assert_eq "$rc" 7 "exit status"
 assert_grep "(0 events lost)" "$NG_TMP/st7.err"
+note "the run record"
+assert_eq "$(ng_run_field "$NG_TMP/st7" schema)" '"ncclguard-run/1"' "run.json schema"
+assert_eq "$(ng_run_field "$NG_TMP/st7" status)" '"finished"' "run.json status"
+assert_eq "$(ng_run_field "$NG_TMP/st7" exit_status)" 7 "run.json exit_status"
+assert_eq "$(ng_run_field "$NG_TMP/st7" disk_full)" false "run.json disk_full"
+assert_eq "$(stat -c %a "$NG_TMP"/st7/*/run.json)" 644 "run.json mode"
+assert_eq "$(find "$NG_TMP/st7" -name '.*')" "" "hidden files left in the trace folder"
 run st0 -- true
 assert_eq "$rc" 0 "exit status of true"
 run sig -- sh -c 'kill -USR1 $$'
@@ -57,6 +66,11 @@ assert_grep '^NCCLGUARD_INJECT=delay:ms=1,op=allreduce$' "$E"
 assert_grep '^NCCLGUARD_STACKS=1$' "$E"
 assert_grep '^NCCLGUARD_TRACE=1$' "$E"
 assert_grep '^LTTNG_UST_REGISTER_TIMEOUT=' "$E"
+job=$(sed -n 's/^NCCLGUARD_JOB=//p' "$E")
+assert_eq "\"$job\"" "$(ng_run_field "$NG_TMP/env" job)" "NCCLGUARD_JOB made for the job"
+flight=$(sed -n 's/^NCCLGUARD_FLIGHT_DIR=//p' "$E")
+case "$flight" in /dev/shm/ncclguard-"$(id -u)"/*) ;; *) fail "NCCLGUARD_FLIGHT_DIR '$flight'" ;; esac
+[ ! -e "$flight" ] || fail "flight folder $flight left behind"
 lib=$(cd "$NG_BUILD/lib" && pwd -P)/libncclguard.so
 # Sanitizer builds put their runtime ahead of the shim.
 sed -n 's/^LD_PRELOAD=//p' "$E" | tr ' :' '\n\n' | grep -v libasan >"$NG_TMP/preload"

@@ -1,0 +1,47 @@
+#!/bin/sh
+# `ncclguard run` on a filesystem that fills: a 3 MiB tmpfs, a job that
+# writes far more.  The run warns at start, says "disk full" at stop and
+# in its record, keeps the trace readable (metadata written first, the
+# stream cut by the full disk trimmed to whole packets), and the analyzer
+# reads what was written.  Needs root and a private mount namespace (the
+# tracer tests' isolation gives one); skips otherwise.
+NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$NG_ROOT/tests/tracer/common.sh"
+
+if [ "$(id -u)" != 0 ] || [ "$NG_LTTNG_ISOLATED" != root ]; then
+	echo "SKIP: mounting a small tmpfs needs root in a private mount namespace"
+	exit 0
+fi
+mkdir -p "$NG_TMP/full"
+mount -t tmpfs -o size=3m ng-full "$NG_TMP/full" 2>"$NG_TMP/mount.err" ||
+	{ echo "SKIP: cannot mount a tmpfs: $(cat "$NG_TMP/mount.err")"; exit 0; }
+# After the session daemon is gone (ng_lttng_cleanup runs next), unmount.
+NG_AT_EXIT='ng_lttng_cleanup; umount "$NG_TMP/full"'
+
+note "30000 events of each kind into 3 MiB"
+rc=0
+"$NG_BIN" run -o "$NG_TMP/full/trace" -- "$NG_TP_EMIT" -n 30000 \
+	>"$NG_TMP/out" 2>"$NG_TMP/err" || rc=$?
+assert_eq "$rc" 0 "exit status of the job"
+assert_grep "warning: only 3.0 MiB free" "$NG_TMP/err"
+assert_grep "ncclguard: disk full: " "$NG_TMP/err"
+assert_no_grep "(0 events lost)" "$NG_TMP/err"
+T="$NG_TMP/full/trace"
+assert_eq "$(ng_run_field "$T" disk_full)" true "run.json disk_full"
+assert_eq "$(ng_run_field "$T" status)" '"finished"' "run.json status"
+[ "$(ng_run_field "$T" free_bytes_end)" -lt 65536 ] || fail "free_bytes_end $(ng_run_field "$T" free_bytes_end)"
+[ "$(ng_run_field "$T" free_bytes_start)" -gt 1000000 ] || fail "free_bytes_start $(ng_run_field "$T" free_bytes_start)"
+ng_run_field "$T" disk_detail | grep -q "bytes free at stop" || fail "disk_detail $(ng_run_field "$T" disk_detail)"
+
+note "what was written stays readable"
+meta=$(find "$T" -name metadata)
+[ -s "$meta" ] || fail "metadata empty or missing: $(ls -l "$meta")"
+ng_trace_text "$T" "$NG_TMP/text"
+pid=$(ng_emit_pid "$NG_TMP/out")
+[ "$(ng_count "$NG_TMP/text" process_info "$pid")" -gt 0 ] || fail "no process_info of tp_emit in the trace"
+echo "$(grep -c ' ncclguard:' "$NG_TMP/text") events readable"
+rc=0
+"$NG_BIN" analyze "$T" --json "$NG_TMP/report.json" >"$NG_TMP/analyze.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || grep -q incomplete "$NG_TMP/analyze.out" ||
+	{ cat "$NG_TMP/analyze.out"; fail "analyze exit $rc without saying the trace is incomplete"; }
+echo "ok"
