@@ -35,3 +35,11 @@ $(BUILD)/tests/ng_lttng_job: $(BUILD)/obj/tests/analyze/lttng_job.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
 TEST_BINS += $(BUILD)/tests/ng_lttng_job
+
+# The run record's parser, the job filter and the incomplete[] scan.
+$(BUILD)/obj/tests/analyze/test_incomplete_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/tests/test_incomplete_core: $(BUILD)/obj/tests/analyze/test_incomplete_core.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_incomplete_core
