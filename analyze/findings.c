@@ -85,7 +85,7 @@ static void p2p_hang(struct an_state *an, const struct an_hang *h, struct line *
 }
 
 /* A finding drawn on a comm that lacks a rank's events: say so, and which. */
-static void no_events_note(struct line *l, const struct an_comm *c, int more)
+static void no_events_note(struct line *l, const struct an_comm *c)
 {
 	if (!c || !c->no_events)
 		return;
@@ -94,10 +94,10 @@ static void no_events_note(struct line *l, const struct an_comm *c, int more)
 	else
 		add(l, "; comm rank %lld of comm %016llx", (long long)c->no_events_comm_rank,
 		    (unsigned long long)c->hash);
-	if (more && c->no_events > 1)
+	if (c->no_events > 1)
 		add(l, " and %d more ranks", c->no_events - 1);
 	add(l, " %s no events in the trace: this finding may be wrong",
-	    more && c->no_events > 1 ? "have" : "has");
+	    c->no_events > 1 ? "have" : "has");
 }
 
 static const struct an_comm *comm_of(const struct an_state *an, uint64_t hash)
@@ -119,7 +119,7 @@ static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 			p2p_hang(an, h, &l);
 			add(&l, "; %s for %s at the end of the trace",
 			    h->timed_out ? "timed out, stuck" : "stuck", age);
-			no_events_note(&l, comm_of(an, h->comm_hash), 1);
+			no_events_note(&l, comm_of(an, h->comm_hash));
 			fn(ctx, AN_SEV_BAD, l.buf);
 			continue;
 		}
@@ -160,7 +160,7 @@ static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 		    h->timed_out ? "timed out, stuck" : "stuck", age);
 		if (h->queued_after)
 			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
-		no_events_note(&l, comm_of(an, h->comm_hash), 1);
+		no_events_note(&l, comm_of(an, h->comm_hash));
 		fn(ctx, AN_SEV_BAD, l.buf);
 	}
 	return an->nhangs;
@@ -254,10 +254,10 @@ static int straggler_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 		    100.0 * (double)p->late_calls / (double)p->coll_calls,
 		    p->opmixed ? "its collectives" : op_plural(an->ops[p->op1]),
 		    (unsigned long long)p->late_calls, (unsigned long long)p->coll_calls, late);
-		/* Its comms, once each (a proc's parts are in pc order). */
+		/* The first of its comms that lacks a rank's events. */
 		for (int i = 0; i < an->npcs; i++)
 			if (an->pcs[i].proc == order[k] && an->pcs[i].comm->no_events) {
-				no_events_note(&l, an->pcs[i].comm, 1);
+				no_events_note(&l, an->pcs[i].comm);
 				break;
 			}
 		fn(ctx, AN_SEV_WARN, l.buf);

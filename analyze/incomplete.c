@@ -172,6 +172,7 @@ void an_incomplete_scan(struct an_state *an)
 	free(have);
 	if (an->lost_events)
 		an_incomplete(an, "events_lost", "the tracer dropped %llu events (its ring buffers "
-			      "were full); counts are lower bounds and a call may look unfinished",
+			      "were full: give LTTng bigger buffers); counts are lower bounds and a "
+			      "call may look unfinished",
 			      (unsigned long long)an->lost_events);
 }
