@@ -4,10 +4,13 @@
  *
  * The files, from the top; each calls only files below it:
  *
- *   analyze.c      ng_analyze(): read, finish, then the writers
+ *   analyze.c      ng_analyze(): outputs checked, traces found once each,
+ *                  run records read, then read, finish, the writers
  *   report_json.c chrome.c html.c summary.c     the writers
  *   findings.c     the findings as sentences (summary, HTML)
+ *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
  *   read.c         babeltrace2 -> records (struct an_rec_*); traces.c: where
+ *   job.c          one job per report: other jobs' events dropped in read.c
  *   finish.c       the end of the trace: hangs; the tables put in order
  *   match.c        collectives matched across ranks, a window per comm
  *   p2p.c          sends and recvs: pending per rank, the hung ones at the end
@@ -15,6 +18,7 @@
  *   account.c      a finished collective into the rows, mismatches, stragglers
  *   stats.c straggle.c busy.c config.c    rows, stragglers, time in NCCL, config
  *   state.c        hosts, processes, comms; the records that only fill tables
+ *   incomplete.c   what the report could not see (incomplete[])
  *   util.c quantile.c fmt.c      allocation and the map, quantiles, text formats
  *
  * read.c turns the LTTng traces into records with every time already on its
@@ -41,6 +45,8 @@ struct an_src {
 	int host;		/* an_host_id() id of the trace's env.hostname */
 	int64_t vpid;
 	int64_t ts;		/* event time, ns from the clock origin */
+	uint64_t job;		/* the event's job tag (common/job.h); 0: none or an
+				 * older tracer */
 };
 
 struct an_rec_proc {
@@ -73,6 +79,18 @@ struct an_rec_misc {		/* timeout, policy, inject, comm_end */
 };
 
 /* ---- the analysis ---------------------------------------------------- */
+
+/* One job seen in the trace (job.c): its tag, its id as process_info
+ * names it, how many processes announced themselves in it and how many
+ * events it has. */
+#define AN_JOBS_MAX	16
+#define AN_JOB_ID_MAX	64
+struct an_job {
+	uint64_t tag, nproc, events;
+	char id[AN_JOB_ID_MAX];
+};
+/* How job_keep was chosen. */
+enum { AN_JOB_NONE, AN_JOB_FIRST, AN_JOB_MOST, AN_JOB_RECORD, AN_JOB_USER };
 
 struct an_state;
 struct an_entry;
@@ -192,6 +210,11 @@ struct an_comm {
 	uint64_t lo;
 	uint32_t head, cap;
 	uint32_t nring;		/* seqs lo .. lo+nring-1 allocated or NULL */
+	/* incomplete.c: ranks of this comm with no event in the trace (their
+	 * stream lost or never written), and the first of them as a global
+	 * rank (-1: only its comm rank is known) and as a comm rank */
+	int no_events;
+	int64_t no_events_rank, no_events_comm_rank;
 };
 
 #define AN_P2P_PENDING_MAX 65536	/* sends/recvs kept pending per rank and comm */
@@ -326,6 +349,11 @@ struct an_state {
 	struct an_cfg_key *cfg;
 	int ncfg;
 
+	/* job.c: the jobs the trace holds; only job_keep's events are read */
+	struct an_job jobs[AN_JOBS_MAX];
+	int njobs, job_how;	/* AN_JOB_* */
+	uint64_t job_keep, job_dropped, jobs_more;	/* jobs_more: past AN_JOBS_MAX */
+
 	/* incomplete.c: what the report could not see */
 	struct an_incomplete *inc;
 	int ninc;
@@ -338,7 +366,7 @@ struct an_state {
  * stable for report.json readers: stream_missing, stream_truncated,
  * stream_unreadable, metadata_unreadable, rank_without_events,
  * events_lost, folder_twice, disk_full, window_exceeded, other_job,
- * launcher_killed, calls_recovered. */
+ * launcher_killed, calls_recovered, run_record_unreadable. */
 struct an_incomplete {
 	char *what, *detail;
 };
@@ -361,6 +389,49 @@ void an_map_free(struct an_map *m);
 void an_incomplete(struct an_state *an, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void an_incomplete_free(struct an_state *an);
+/* End of trace: ranks without events (an_comm.no_events), lost events. */
+void an_incomplete_scan(struct an_state *an);
+/* "0-3,7" for a sorted list of ranks, cut short with "..." to fit. */
+void an_rank_ranges(const int64_t *r, int n, char *buf, size_t len);
+
+/* ---- job.c: one job per report ---------------------------------------- */
+
+/* Keep the job whose id is `id` (how: AN_JOB_RECORD or AN_JOB_USER;
+ * "none" is the job of events without a tag, "#HEX" a tag), or the job
+ * of tag `tag` (id NULL, AN_JOB_MOST: a second reading). */
+void an_job_want(struct an_state *an, const char *id, uint64_t tag, int how);
+/* read.c, for every event: 1 if it belongs to another job (dropped and
+ * counted).  proc_info: the event is a process_info, job_id its job id
+ * ("" for an older tracer). */
+int an_job_skip(struct an_state *an, const struct an_src *src, int proc_info,
+		const char *job_id);
+/* After reading: 0 if the job kept is the one to report; 1 if another
+ * should be (its tag in *tag: read again with AN_JOB_MOST); -1 if the
+ * job the user asked for has no event (why, on stderr). */
+int an_job_settle(struct an_state *an, uint64_t *tag);
+/* other_job in incomplete[] when the trace held several. */
+void an_job_note(struct an_state *an);
+/* The kept job's id ("" if none). */
+const char *an_job_id(const struct an_state *an);
+
+/* ---- runrec.c: DIR/run.json, the record `ncclguard run` leaves -------- */
+
+struct an_runrec {
+	char *schema, *job, *host, *status, *disk_detail, *consumer_error;
+	int disk_full;			/* -1: not said */
+	double free_start, free_end;	/* free_bytes_start, _end; -1: not said */
+};
+/* A flat JSON object of strings, numbers, booleans and nulls: fn is
+ * called once per member (type 's', 'n', 'b' or 'z'; num holds a number
+ * or a boolean's 0/1).  Returns 0, or -1 with why in err. */
+int an_flat_json(const char *buf, size_t len,
+		 int (*fn)(void *ctx, const char *key, int type, const char *str, double num),
+		 void *ctx, char *err, size_t errlen);
+/* Reads DIR/run.json: 1 read, 0 absent, -1 unreadable (why in err). */
+int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errlen);
+void an_runrec_free(struct an_runrec *rr);
+/* incomplete[] entries for what the record says went wrong. */
+void an_runrec_note(struct an_state *an, const char *dir, const struct an_runrec *rr);
 
 /* ---- quantile.c ------------------------------------------------------- */
 

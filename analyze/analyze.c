@@ -1,12 +1,19 @@
 /*
  * ng_analyze(): the analyzer from end to end.  The traces are read into
  * the analysis state (read.c feeding match.c), finished (finish.c), and
- * handed to the writers.  Each report goes to a temporary file renamed
- * into place once complete.  The Chrome trace streams out while reading
- * (chrome.c, through an_opts.on_coll), so it is opened first, but only
- * once the DIRs exist, so that a typo leaves nothing behind.
+ * handed to the writers.  Each report goes to a temporary file beside it,
+ * renamed into place once complete.  The Chrome trace streams out while
+ * reading (chrome.c, through an_opts.on_coll), so it is opened first, but
+ * only once the DIRs exist, so that a typo leaves nothing behind.
+ *
+ * Before reading: every output must be a regular file or absent (a
+ * device, FIFO or symlink given by mistake is refused, never replaced),
+ * each CTF trace is read once however many DIRs reach it, and the run
+ * records (DIR/run.json) say how the run ended and which job it was.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,21 +28,66 @@ struct output {
 	FILE *f;
 };
 
+/* An output replaces only a regular file: lstat, so that a symlink is
+ * neither followed nor replaced. */
+static int out_check(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		fprintf(stderr, "ncclguard analyze: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	fprintf(stderr, "ncclguard analyze: %s: not a regular file (%s); refusing to replace "
+		"it, give another output path\n", path,
+		S_ISLNK(st.st_mode) ? "a symbolic link, not followed" :
+		S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) ? "a character device" :
+		S_ISBLK(st.st_mode) ? "a block device" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+		S_ISSOCK(st.st_mode) ? "a socket" : "of another kind");
+	return -1;
+}
+
+/* A new file beside the output (same folder, so the rename is atomic),
+ * created exclusively: nothing there is followed or truncated. */
 static int out_open(struct output *o)
 {
-	if (asprintf(&o->tmp, "%s.tmp.%d", o->path, (int)getpid()) < 0) {
+	int fd = -1;
+
+	for (int n = 0; n < 100 && fd < 0; n++) {
+		free(o->tmp);
+		if (asprintf(&o->tmp, "%s.tmp.%d.%d", o->path, (int)getpid(), n) < 0) {
+			o->tmp = NULL;
+			fprintf(stderr, "ncclguard analyze: out of memory\n");
+			return -1;
+		}
+		fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "ncclguard analyze: cannot write %s: %s\n", o->path, strerror(errno));
+		free(o->tmp);
 		o->tmp = NULL;
 		return -1;
 	}
-	o->f = fopen(o->tmp, "w");
+	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		fprintf(stderr, "ncclguard analyze: cannot write %s: %s\n", o->path, strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
 		return -1;
 	}
 	return 0;
 }
 
-/* Written whole or not at all: a failed run leaves no half report. */
+/* Written whole or not at all: a failed run leaves no half report and no
+ * temporary file. */
 static int out_close(struct output *o, int ok)
 {
 	int ret = 0;
@@ -44,7 +96,10 @@ static int out_close(struct output *o, int ok)
 		if (fclose(o->f))
 			ok = 0;
 		o->f = NULL;
-		if (ok && rename(o->tmp, o->path)) {
+		/* Checked again: the path may have changed while we read. */
+		if (ok && out_check(o->path))
+			ok = 0;
+		else if (ok && rename(o->tmp, o->path)) {
 			fprintf(stderr, "ncclguard analyze: cannot write %s: %s\n", o->path,
 				strerror(errno));
 			ok = 0;
@@ -62,8 +117,6 @@ static int out_close(struct output *o, int ok)
 static int write_report(struct output *o, int (*fn)(struct an_state *, FILE *),
 			struct an_state *an)
 {
-	if (out_open(o))
-		return -1;
 	if (out_close(o, !fn(an, o->f))) {
 		fprintf(stderr, "ncclguard analyze: cannot write %s\n", o->path);
 		return -1;
@@ -71,14 +124,188 @@ static int write_report(struct output *o, int (*fn)(struct an_state *, FILE *),
 	return 0;
 }
 
+struct trace_list {
+	char **path;
+	int n;
+	dev_t *dev;
+	ino_t *ino;
+	int *from;		/* index of the DIR that reached it first */
+};
+
+static void traces_free(struct trace_list *t)
+{
+	for (int i = 0; i < t->n; i++)
+		free(t->path[i]);
+	free(t->path);
+	free(t->dev);
+	free(t->ino);
+	free(t->from);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * The CTF traces under the DIRs, each once: `analyze T T`, `analyze T
+ * T/ust` or a symlink to a trace would otherwise read the same events
+ * twice and double every count.  A trace is known by its folder's device
+ * and inode.  used[i]: DIR i brought a trace of its own.
+ */
+static int collect(struct an_state *an, const char *const *dirs, int ndirs,
+		   struct trace_list *t, int *used)
+{
+	char **found = NULL;
+	int nfound = 0, ret = -1;
+
+	for (int i = 0; i < ndirs; i++) {
+		int dup = 0, from = -1;
+
+		for (int k = 0; k < nfound; k++)
+			free(found[k]);
+		nfound = 0;
+		if (an_find_traces(dirs[i], &found, &nfound)) {
+			fprintf(stderr, "ncclguard analyze: %s: cannot read: %s\n", dirs[i],
+				strerror(errno));
+			goto out;
+		}
+		if (!nfound) {
+			fprintf(stderr, "ncclguard analyze: %s: no trace found (no CTF `metadata` "
+				"file under it): was the job recorded with `ncclguard run -o %s`?\n",
+				dirs[i], dirs[i]);
+			goto out;
+		}
+		for (int k = 0; k < nfound; k++) {
+			struct stat st;
+			int j;
+
+			if (stat(found[k], &st)) {
+				fprintf(stderr, "ncclguard analyze: %s: %s\n", found[k], strerror(errno));
+				goto out;
+			}
+			for (j = 0; j < t->n; j++)
+				if (t->dev[j] == st.st_dev && t->ino[j] == st.st_ino)
+					break;
+			if (j < t->n) {
+				dup++;
+				if (from < 0)
+					from = t->from[j];
+				continue;
+			}
+			t->path = an_xrealloc(t->path, (t->n + 1) * sizeof(*t->path));
+			t->dev = an_xrealloc(t->dev, (t->n + 1) * sizeof(*t->dev));
+			t->ino = an_xrealloc(t->ino, (t->n + 1) * sizeof(*t->ino));
+			t->from = an_xrealloc(t->from, (t->n + 1) * sizeof(*t->from));
+			t->path[t->n] = found[k];
+			found[k] = NULL;
+			t->dev[t->n] = st.st_dev;
+			t->ino[t->n] = st.st_ino;
+			t->from[t->n++] = i;
+		}
+		used[i] = dup < nfound;
+		if (dup == nfound && !strcmp(dirs[i], dirs[from]))
+			an_incomplete(an, "folder_twice", "%s given twice; read once", dirs[i]);
+		else if (dup == nfound)
+			an_incomplete(an, "folder_twice", "%s reaches the same traces as %s (the same "
+				      "folder, or one inside the other); read once", dirs[i],
+				      dirs[from]);
+		else if (dup)
+			an_incomplete(an, "folder_twice", "%s: %d of its %d traces were reached "
+				      "twice (through another DIR or a link); each read once",
+				      dirs[i], dup, nfound);
+	}
+	ret = 0;
+out:
+	for (int k = 0; k < nfound; k++)
+		free(found[k]);
+	free(found);
+	return ret;
+}
+
+/* The run records of the DIRs read: how the run ended, which job. */
+static void run_record(struct an_state *an, const char *dir, char **job)
+{
+	struct an_runrec rr;
+	char err[256];
+	int r;
+
+	r = an_runrec_read(dir, &rr, err, sizeof(err));
+	if (r < 0) {
+		an_incomplete(an, "run_record_unreadable", "%s/run.json: %s; how the run "
+			      "ended is not known", dir, err);
+		return;
+	}
+	if (!r)
+		return;
+	an_runrec_note(an, dir, &rr);
+	if (!*job && rr.job && *rr.job)
+		*job = an_xstrdup(rr.job);
+	an_runrec_free(&rr);
+}
+
+/* `ncclguard run` writes one per host, DIR/<host>/run.json; a DIR given
+ * may also be a host's folder itself. */
+static void run_records(struct an_state *an, const char *const *dirs, int ndirs,
+			const int *used, char **job)
+{
+	for (int i = 0; i < ndirs; i++) {
+		char sub[4096];
+		struct dirent **ents = NULL;
+		struct stat st;
+		int n;
+
+		if (!used[i])
+			continue;
+		run_record(an, dirs[i], job);
+		n = scandir(dirs[i], &ents, NULL, alphasort);
+		for (int k = 0; k < n; k++) {
+			if (ents[k]->d_name[0] != '.' &&
+			    snprintf(sub, sizeof(sub), "%s/%s", dirs[i], ents[k]->d_name) <
+				    (int)sizeof(sub) &&
+			    !lstat(sub, &st) && S_ISDIR(st.st_mode))
+				run_record(an, sub, job);
+			free(ents[k]);
+		}
+		free(ents);
+	}
+}
+
+/* The kinds of findings present, as NG_FAIL_* bits. */
+static unsigned found_kinds(struct an_state *an)
+{
+	unsigned k = 0;
+
+	if (an->nhangs)
+		k |= NG_FAIL_HANG;
+	if (an->mism_total)
+		k |= NG_FAIL_MISMATCH;
+	for (int i = 0; i < an->npolicy; i++)
+		if (!strcmp(an->policy[i].action, "violation"))
+			k |= NG_FAIL_POLICY;
+	for (int i = 0; i < an->nprocs; i++)
+		if (an_straggler_flagged(an, &an->procs[i]))
+			k |= NG_FAIL_STRAGGLER;
+	if (an->ncfg)
+		k |= NG_FAIL_CONFIG;
+	if (an->ninc || an->inc_more)
+		k |= NG_FAIL_INCOMPLETE;
+	return k;
+}
+
+static const char *const kind_names[] = {
+	"hang", "mismatch", "policy", "straggler", "config", "incomplete",
+};
+
 int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts *opts)
 {
 	struct output json = { .path = opts->json }, chrome = { .path = opts->chrome };
 	struct output html = { .path = opts->html };
+	struct output *outs[3] = { &chrome, &json, &html };
 	struct an_opts aopts = { .link_gbps = opts->link_gbps };
+	struct trace_list traces = { 0 };
 	struct an_chrome *ch = NULL;
 	struct an_state *an = NULL;
-	int i, ret = 1, ok;
+	char *record_job = NULL;
+	int *used = NULL;
+	int i, ret = 1, ok, pass;
+	unsigned found;
 
 	for (i = 0; i < ndirs; i++) {
 		struct stat st;
@@ -93,17 +320,57 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 			goto out;
 		}
 	}
-	if (chrome.path) {
-		if (out_open(&chrome))
+	/* Every output refused or created before the (long) read. */
+	for (i = 0; i < 3; i++)
+		if (outs[i]->path && out_check(outs[i]->path))
 			goto out;
-		ch = an_chrome_new(chrome.f);
-		aopts.on_coll = an_chrome_coll;
-		aopts.on_coll_ctx = ch;
-	}
+	for (i = 0; i < 3; i++)
+		if (outs[i]->path && out_open(outs[i]))
+			goto out;
 	an = an_new(&aopts);
-	if (an_read_traces(dirs, ndirs, an, opts->progress))
+	used = an_xcalloc(ndirs, sizeof(*used));
+	if (collect(an, dirs, ndirs, &traces, used))
 		goto out;
+	run_records(an, dirs, ndirs, used, &record_job);
+	if (opts->job)
+		an_job_want(an, opts->job, 0, AN_JOB_USER);
+	else if (record_job)
+		an_job_want(an, record_job, 0, AN_JOB_RECORD);
+	for (pass = 0;; pass++) {
+		uint64_t tag;
+		int r;
+
+		if (chrome.path) {
+			ch = an_chrome_new(chrome.f);
+			an->opts.on_coll = an_chrome_coll;
+			an->opts.on_coll_ctx = ch;
+		}
+		if (an_read_traces((const char *const *)traces.path, traces.n, an,
+				   opts->progress))
+			goto out;
+		r = an_job_settle(an, &tag);
+		if (r < 0)
+			goto out;
+		if (!r || pass)
+			break;
+		/* Another job has more processes: read again for it, with
+		 * what was said before reading. */
+		{
+			struct an_state *next = an_new(&aopts);
+
+			for (i = 0; i < an->ninc; i++)
+				an_incomplete(next, an->inc[i].what, "%s", an->inc[i].detail);
+			an_job_want(next, NULL, tag, AN_JOB_MOST);
+			an_free(an);
+			an = next;
+		}
+		an_chrome_free(ch);
+		ch = NULL;
+		if (chrome.path && (out_close(&chrome, 0), out_open(&chrome)))
+			goto out;
+	}
 	an_flight_read(dirs, ndirs, an);
+	an_job_note(an);
 	an_finish(an);
 	ok = !ch || !an_chrome_end(ch, an);
 	if (out_close(&chrome, ok)) {
@@ -115,23 +382,37 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 	if (html.path && write_report(&html, an_report_html, an))
 		goto out;
 	ret = 0;
-	if (!opts->summary)
-		goto out;
-	an_summary(an, opts->summary);
-	fputs("\nWrote:", opts->summary);
-	if (json.path)
-		fprintf(opts->summary, " %s (report)", json.path);
-	if (chrome.path)
-		fprintf(opts->summary, " %s (Chrome trace, open in Perfetto)", chrome.path);
-	if (html.path)
-		fprintf(opts->summary, " %s (HTML)", html.path);
-	fputc('\n', opts->summary);
-	ret = fflush(opts->summary) ? 1 : 0;
+	if (opts->summary) {
+		an_summary(an, opts->summary);
+		fputs("\nWrote:", opts->summary);
+		if (json.path)
+			fprintf(opts->summary, " %s (report)", json.path);
+		if (chrome.path)
+			fprintf(opts->summary, " %s (Chrome trace, open in Perfetto)", chrome.path);
+		if (html.path)
+			fprintf(opts->summary, " %s (HTML)", html.path);
+		fputc('\n', opts->summary);
+		if (fflush(opts->summary)) {
+			ret = 1;
+			goto out;
+		}
+	}
+	found = found_kinds(an) & opts->fail_on;
+	if (found) {
+		fputs("ncclguard analyze: --fail-on:", stderr);
+		for (i = 0; i < (int)(sizeof(kind_names) / sizeof(kind_names[0])); i++)
+			if (found & (1u << i))
+				fprintf(stderr, " %s", kind_names[i]);
+		fputs(" found\n", stderr);
+		ret = NG_ANALYZE_FOUND;
+	}
 out:
-	out_close(&chrome, 0);
-	out_close(&json, 0);
-	out_close(&html, 0);
+	for (i = 0; i < 3; i++)
+		out_close(outs[i], 0);
 	an_free(an);
 	an_chrome_free(ch);
+	traces_free(&traces);
+	free(used);
+	free(record_job);
 	return ret;
 }

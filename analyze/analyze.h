@@ -15,11 +15,24 @@ struct ng_analyze_opts {
 	double link_gbps;	/* the link's GB/s, to flag slow sizes; 0: none */
 	FILE *summary;		/* the text summary and what was written; NULL: none */
 	int progress;		/* a progress line on stderr while reading */
+	const char *job;	/* the job to report (its id); NULL: the run
+				 * record's, else the one with most processes */
+	unsigned fail_on;	/* NG_FAIL_*: return NG_ANALYZE_FOUND if present */
 };
 
-/* Each report is written whole or not at all.  Returns 0 when the traces
- * were read and reported, 1 when a trace could not be read or a report
- * not written (why, on stderr). */
+/* Kinds of findings, for fail_on (`--fail-on`), in this order. */
+enum {
+	NG_FAIL_HANG = 1, NG_FAIL_MISMATCH = 2, NG_FAIL_POLICY = 4,
+	NG_FAIL_STRAGGLER = 8, NG_FAIL_CONFIG = 16, NG_FAIL_INCOMPLETE = 32,
+	NG_FAIL_ANY = 63,
+};
+#define NG_ANALYZE_FOUND	5
+
+/* Each report is written whole or not at all, and replaces only a regular
+ * file.  Returns 0 when the traces were read and reported, 1 when a trace
+ * could not be read or a report not written (why, on stderr), and
+ * NG_ANALYZE_FOUND when they were but a finding of a fail_on kind is
+ * present. */
 int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts *opts);
 
 #endif

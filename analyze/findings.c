@@ -1,8 +1,8 @@
 /*
  * The findings in plain words, worst first: hangs, mismatched calls,
- * stragglers, config differences, sizes far below the link, then what the
- * report could not see.  The summary and the HTML report print the same
- * sentences.
+ * stragglers, config differences, sizes far below the link, then notes.
+ * The summary and the HTML report print the same sentences, after what
+ * the report could not see (incomplete[], printed first by each writer).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -84,6 +84,29 @@ static void p2p_hang(struct an_state *an, const struct an_hang *h, struct line *
 		add(l, ", which posted the matching %s", want);
 }
 
+/* A finding drawn on a comm that lacks a rank's events: say so, and which. */
+static void no_events_note(struct line *l, const struct an_comm *c)
+{
+	if (!c || !c->no_events)
+		return;
+	if (c->no_events_rank >= 0)
+		add(l, "; rank %lld", (long long)c->no_events_rank);
+	else
+		add(l, "; comm rank %lld of comm %016llx", (long long)c->no_events_comm_rank,
+		    (unsigned long long)c->hash);
+	if (c->no_events > 1)
+		add(l, " and %d more ranks", c->no_events - 1);
+	add(l, " %s no events in the trace: this finding may be wrong",
+	    c->no_events > 1 ? "have" : "has");
+}
+
+static const struct an_comm *comm_of(const struct an_state *an, uint64_t hash)
+{
+	int32_t i = an_map_get(&an->comm_map, hash);
+
+	return i >= 0 ? an->comms[i] : NULL;
+}
+
 static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 {
 	for (int i = 0; i < an->nhangs; i++) {
@@ -96,6 +119,7 @@ static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 			p2p_hang(an, h, &l);
 			add(&l, "; %s for %s at the end of the trace",
 			    h->timed_out ? "timed out, stuck" : "stuck", age);
+			no_events_note(&l, comm_of(an, h->comm_hash));
 			fn(ctx, AN_SEV_BAD, l.buf);
 			continue;
 		}
@@ -136,6 +160,7 @@ static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 		    h->timed_out ? "timed out, stuck" : "stuck", age);
 		if (h->queued_after)
 			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
+		no_events_note(&l, comm_of(an, h->comm_hash));
 		fn(ctx, AN_SEV_BAD, l.buf);
 	}
 	return an->nhangs;
@@ -213,17 +238,29 @@ static int straggler_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 
 	for (int k = 0; k < an->nprocs; k++) {
 		const struct an_proc *p = &an->procs[order[k]];
-		char late[32], buf[512];
+		struct line l = { .n = 0 };
+		char late[32];
 
 		if (!an_straggler_flagged(an, p))
 			continue;
 		an_fmt_ns(p->late_sum_ns / (double)p->late_calls, late, sizeof(late));
-		snprintf(buf, sizeof(buf), "straggler: rank %lld arrived last in %.0f%% of %s "
-			 "(%llu of %llu), %s late on average", (long long)p->rank,
-			 100.0 * (double)p->late_calls / (double)p->coll_calls,
-			 p->opmixed ? "its collectives" : op_plural(an->ops[p->op1]),
-			 (unsigned long long)p->late_calls, (unsigned long long)p->coll_calls, late);
-		fn(ctx, AN_SEV_WARN, buf);
+		/* Without process_info a process has no rank: name it. */
+		if (p->rank >= 0)
+			add(&l, "straggler: rank %lld", (long long)p->rank);
+		else
+			add(&l, "straggler: process %s:%lld (rank unknown: no process_info)",
+			    an->hosts[p->host].name, (long long)p->vpid);
+		add(&l, " arrived last in %.0f%% of %s (%llu of %llu), %s late on average",
+		    100.0 * (double)p->late_calls / (double)p->coll_calls,
+		    p->opmixed ? "its collectives" : op_plural(an->ops[p->op1]),
+		    (unsigned long long)p->late_calls, (unsigned long long)p->coll_calls, late);
+		/* The first of its comms that lacks a rank's events. */
+		for (int i = 0; i < an->npcs; i++)
+			if (an->pcs[i].proc == order[k] && an->pcs[i].comm->no_events) {
+				no_events_note(&l, an->pcs[i].comm);
+				break;
+			}
+		fn(ctx, AN_SEV_WARN, l.buf);
 		n++;
 	}
 	free(order);
@@ -249,12 +286,6 @@ int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 			 "bandwidth, under half the %.1f GB/s link", an->ops[r->op], a, r->nranks,
 			 (double)r->bytes_sum_timed / r->time_sum_ns *
 			 an_busbw_factor(an->ops[r->op], r->nranks), an->opts.link_gbps);
-		fn(ctx, AN_SEV_WARN, buf);
-		n++;
-	}
-	if (an->lost_events) {
-		snprintf(buf, sizeof(buf), "lost: the tracer dropped %llu events; counts are lower "
-			 "bounds (give LTTng bigger buffers)", (unsigned long long)an->lost_events);
 		fn(ctx, AN_SEV_WARN, buf);
 		n++;
 	}

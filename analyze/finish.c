@@ -5,7 +5,7 @@
  * timed out or sat for AN_AN_HANG_AGE_NS is a hang, with what was queued
  * behind it; the rest were cut off by the trace's end.  An init begun and
  * never finished is a hang the same way.  Then the tables are put in the
- * order the writers print them.
+ * order the writers print them, and what the trace lacks is noted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -267,4 +267,5 @@ void an_finish(struct an_state *an)
 	}
 	an_sort_rows(an);
 	an_config_mismatches(an);
+	an_incomplete_scan(an);
 }

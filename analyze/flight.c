@@ -213,7 +213,8 @@ static void read_path(struct an_state *an, const char *path)
 	struct stat st;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named like one must not stall the analysis. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < NG_RF_HDR_SIZE ||
@@ -228,10 +229,12 @@ static void read_path(struct an_state *an, const char *path)
 	if (f.p == MAP_FAILED)
 		return;
 	f.h = (const void *)f.p;
-	if (valid_header(&f))
-		read_file(an, &f, path);
-	else
+	if (!valid_header(&f))
 		an_incomplete(an, "calls_recovered", "%s: not a flight ring file; ignored", path);
+	else if (an->njobs && f.h->job_tag != an->job_keep)
+		an->job_dropped++;	/* another job's process */
+	else
+		read_file(an, &f, path);
 	munmap((void *)f.p, f.size);
 }
 

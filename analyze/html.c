@@ -305,7 +305,7 @@ int an_report_html(struct an_state *an, FILE *f)
 	      "ul.f li.warn{border-color:#ef8f00;background:#fff6e5}\n"
 	      "table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ddd;"
 	      "text-align:right}th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\n"
-	      "tr.slow td{background:#fff0e0}\n"
+	      "tr.slow td{background:#fff0e0}h2.inc{color:#c62828}\n"
 	      "svg text.ax{font-size:11px;fill:#555}svg text.lg{font-size:12px;fill:#222}\n"
 	      "</style></head><body>\n<h1>ncclguard report</h1>\n", f);
 	fprintf(f, "<p class=\"meta\">%d ranks on %d host%s &middot; %llu collectives matched "
@@ -313,6 +313,21 @@ int an_report_html(struct an_state *an, FILE *f)
 		an->nhosts == 1 ? "" : "s", (unsigned long long)an->matched,
 		(unsigned long long)an->events, (unsigned long long)an->lost_events,
 		NCCLGUARD_VERSION);
+	if (an->ninc) {
+		fputs("<h2 class=\"inc\">Incomplete: this report could not see everything</h2>\n"
+		      "<ul class=\"f\">\n", f);
+		for (int i = 0; i < an->ninc; i++) {
+			fputs("<li class=\"bad\"><b>", f);
+			esc(f, an->inc[i].what);
+			fputs("</b>: ", f);
+			esc(f, an->inc[i].detail);
+			fputs("</li>\n", f);
+		}
+		if (an->inc_more)
+			fprintf(f, "<li class=\"bad\">and %llu more</li>\n",
+				(unsigned long long)an->inc_more);
+		fputs("</ul>\n", f);
+	}
 	fputs("<h2>Findings</h2>\n<ul class=\"f\">\n", f);
 	if (!an_findings(an, finding, f))
 		fputs("<li>No hangs, mismatches, stragglers or config differences found.</li>\n", f);

@@ -4,7 +4,7 @@
 $(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Icommon
 
 # The analysis on in-memory records, without babeltrace2 (the unit test).
-NG_AN_CORE := util incomplete quantile fmt state stats straggle busy config account \
+NG_AN_CORE := util incomplete job runrec quantile fmt state stats straggle busy config account \
 	clock p2p match finish findings report_json chrome html summary
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
@@ -35,3 +35,11 @@ $(BUILD)/tests/ng_lttng_job: $(BUILD)/obj/tests/analyze/lttng_job.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
 TEST_BINS += $(BUILD)/tests/ng_lttng_job
+
+# The run record's parser, the job filter and the incomplete[] scan.
+$(BUILD)/obj/tests/analyze/test_incomplete_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/tests/test_incomplete_core: $(BUILD)/obj/tests/analyze/test_incomplete_core.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_incomplete_core

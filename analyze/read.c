@@ -43,7 +43,7 @@ static const char *const kind_names[] = {
 	X(seq) X(p2p_seq) X(op) X(count) X(datatype) X(bytes) X(root_or_peer) \
 	X(stream) X(enter_ns) X(exit_ns) X(enter_coarse) X(gpu_start_ns) X(gpu_end_ns) \
 	X(duration_ns) X(waited_ns) X(action) X(what) X(key) X(user_value) \
-	X(effective_value) X(detail)
+	X(effective_value) X(detail) X(job) X(job_id)
 
 #define X(name) F_##name,
 enum field { FIELDS(X) NF };
@@ -286,6 +286,10 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	rd->nevents++;
 	if (!(rd->nevents & 0xffff))
 		progress(rd, 0);
+	/* Another job's events never reach the matcher (job.c). */
+	src.job = (uint64_t)fi(p, c, F_job);
+	if (an_job_skip(rd->an, &src, c->kind == K_PROC, fs(p, c, F_job_id)))
+		return 0;
 	an_seen(rd->an, &src);
 
 #define T(f) (fi(p, c, F_##f) ? fi(p, c, F_##f) + si->offset_ns : 0)

@@ -2,8 +2,10 @@
  * report.json, DESIGN.md section 9 ("schema": "ncclguard-report/1").  Every
  * key is written even when empty; 64-bit hashes are hex strings (a JSON
  * number loses them past 2^53).  Beyond section 9: nranks, timed and
- * below_link in a collectives row, timed_out and age_s in a hang,
- * clock_offsets[] and events at the top.
+ * below_link in a collectives row, timed_out and age_s in a hang, host and
+ * pid in a straggler (rank null where no process_info named it),
+ * clock_offsets[], and at the top events, job, other_job_events and
+ * incomplete[].
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +92,16 @@ static void stragglers(struct an_state *an, FILE *f, const int *order)
 
 		if (!an_straggler_flagged(an, p))
 			continue;
-		fprintf(f, "%s\n    {\"rank\": %lld, \"late_calls\": %llu, \"mean_late_us\": %.3f, "
-			"\"share\": %.4f}", first ? "" : ",", (long long)p->rank,
+		/* rank null: a process without process_info, known by host:pid */
+		fprintf(f, "%s\n    {\"rank\": ", first ? "" : ",");
+		if (p->rank >= 0)
+			fprintf(f, "%lld", (long long)p->rank);
+		else
+			fputs("null", f);
+		fputs(", \"host\": ", f);
+		ng_json_str(f, host_of(an, p));
+		fprintf(f, ", \"pid\": %lld, \"late_calls\": %llu, \"mean_late_us\": %.3f, "
+			"\"share\": %.4f}", (long long)p->pid,
 			(unsigned long long)p->late_calls, p->late_sum_ns / (double)p->late_calls / 1e3,
 			(double)p->late_calls / (double)p->coll_calls);
 		first = 0;
@@ -187,6 +197,33 @@ static void config(struct an_state *an, FILE *f)
 	end_list(f, an->ncfg);
 }
 
+/* What the report could not see, near the top; "job" is the job reported
+ * (null: events without a job id) and other_job_events what other jobs'
+ * events were dropped. */
+static void incomplete(struct an_state *an, FILE *f)
+{
+	const char *job = an_job_id(an);
+
+	fputs("  \"job\": ", f);
+	if (*job)
+		ng_json_str(f, job);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n  \"other_job_events\": %llu,\n  \"incomplete\": [",
+		(unsigned long long)an->job_dropped);
+	for (int i = 0; i < an->ninc; i++) {
+		fprintf(f, "%s\n    {\"what\": ", i ? "," : "");
+		ng_json_str(f, an->inc[i].what);
+		fputs(", \"detail\": ", f);
+		ng_json_str(f, an->inc[i].detail);
+		fputc('}', f);
+	}
+	if (an->inc_more)
+		fprintf(f, "%s\n    {\"what\": \"more\", \"detail\": \"%llu more not listed\"}",
+			an->ninc ? "," : "", (unsigned long long)an->inc_more);
+	end_list(f, an->ninc || an->inc_more);
+}
+
 int an_report_json(struct an_state *an, FILE *f)
 {
 	int *order = an_rank_order(an);
@@ -195,6 +232,7 @@ int an_report_json(struct an_state *an, FILE *f)
 	fprintf(f, "{\n  \"schema\": \"ncclguard-report/1\",\n"
 		"  \"generator\": \"ncclguard %s\",\n  \"events\": %llu,\n",
 		NCCLGUARD_VERSION, (unsigned long long)an->events);
+	incomplete(an, f);
 	ranks(an, f, order);
 	collectives(an, f);
 	stragglers(an, f, order);

@@ -1,5 +1,6 @@
 /*
- * The text summary: findings in plain words first (worst first), then the
+ * The text summary: what the report could not see, findings in plain
+ * words (worst first), then the
  * bandwidth table in nccl-tests' layout and the time in NCCL per rank.
  */
 #include <stdlib.h>
@@ -12,12 +13,27 @@ static void print_finding(void *ctx, int severity, const char *line)
 		" !" : "  ", line);
 }
 
+/* Before anything else: a reader who stops at the first line still
+ * learns that the report is not the whole story. */
+static void incomplete(const struct an_state *an, FILE *f)
+{
+	if (!an->ninc)
+		return;
+	fputs("INCOMPLETE: this report could not see everything\n", f);
+	for (int i = 0; i < an->ninc; i++)
+		fprintf(f, "   ! %s: %s\n", an->inc[i].what, an->inc[i].detail);
+	if (an->inc_more)
+		fprintf(f, "   ! and %llu more\n", (unsigned long long)an->inc_more);
+	fputc('\n', f);
+}
+
 void an_summary(struct an_state *an, FILE *f)
 {
 	int *order = an_rank_order(an);
 	char a[32];
 	int nranks = 0;
 
+	incomplete(an, f);
 	for (int i = 0; i < an->nprocs; i++)
 		nranks += an->procs[i].has_info;
 	fprintf(f, "ncclguard analyze: %d rank%s on %d host%s, %llu collectives matched, "

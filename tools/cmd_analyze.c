@@ -1,10 +1,11 @@
 /*
- * `ncclguard analyze DIR... [--chrome F] [--json F] [--html F] [--link-gbps N]`
+ * `ncclguard analyze DIR... [--chrome F] [--json F] [--html F] [--link-gbps N]
+ *                    [--job ID] [--fail-on KINDS]`
  *
  * Without an output flag it writes report.json, trace.json (Chrome trace)
  * and report.html into the first DIR; with any, only those asked for.  The
  * summary goes to stdout.  Exit status: 0 analysed, 1 unreadable trace or
- * output, 2 usage.
+ * output, 2 usage, 5 a finding of a --fail-on kind.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 
 static const char usage[] =
 	"usage: ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE]\n"
-	"                         [--link-gbps N]\n"
+	"                         [--link-gbps N] [--job ID] [--fail-on KINDS]\n"
 	"\n"
 	"Reads the LTTng traces of all ranks under each DIR (one per host is fine)\n"
 	"and prints the findings: stragglers, hangs, mismatched calls and settings,\n"
@@ -26,9 +27,46 @@ static const char usage[] =
 	"  --html FILE      self-contained HTML report with plots\n"
 	"  --link-gbps N    the link's bandwidth in GB/s (bytes, the unit of busbw;\n"
 	"                   a 400 Gb/s NIC is 50): flag sizes far below it\n"
+	"  --job ID         report job ID when the trace holds several (\"none\": events\n"
+	"                   without a job id); default: the job run.json names, else\n"
+	"                   the one with the most processes\n"
+	"  --fail-on KINDS  exit 5 when a finding of these kinds is present, comma-\n"
+	"                   separated: hang, mismatch, policy, straggler, config,\n"
+	"                   incomplete (the report could not see everything), or any\n"
 	"\n"
 	"Without --chrome, --json or --html, all three are written into the first DIR\n"
 	"as trace.json, report.json and report.html.\n";
+
+static const char *const fail_kinds[] = {
+	"hang", "mismatch", "policy", "straggler", "config", "incomplete",
+};
+
+/* "hang,incomplete" -> NG_FAIL_* bits; -1 on an unknown kind. */
+static int parse_fail_on(const char *list, unsigned *mask)
+{
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		size_t k;
+
+		if (n == 3 && !strncmp(p, "any", 3)) {
+			*mask |= NG_FAIL_ANY;
+		} else {
+			for (k = 0; k < sizeof(fail_kinds) / sizeof(fail_kinds[0]); k++)
+				if (strlen(fail_kinds[k]) == n && !strncmp(p, fail_kinds[k], n))
+					break;
+			if (k == sizeof(fail_kinds) / sizeof(fail_kinds[0]))
+				return -1;
+			*mask |= 1u << k;
+		}
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			return -1;
+	}
+	return *mask ? 0 : -1;
+}
 
 int ng_cmd_analyze(int argc, char **argv)
 {
@@ -49,7 +87,7 @@ int ng_cmd_analyze(int argc, char **argv)
 			goto out;
 		}
 		if (!strcmp(a, "--chrome") || !strcmp(a, "--json") || !strcmp(a, "--html") ||
-		    !strcmp(a, "--link-gbps")) {
+		    !strcmp(a, "--link-gbps") || !strcmp(a, "--job") || !strcmp(a, "--fail-on")) {
 			char *end;
 
 			if (i + 1 >= argc || !*argv[i + 1]) {
@@ -63,7 +101,17 @@ int ng_cmd_analyze(int argc, char **argv)
 				opts.json = argv[++i];
 			else if (!strcmp(a, "--html"))
 				opts.html = argv[++i];
-			else {
+			else if (!strcmp(a, "--job"))
+				opts.job = argv[++i];
+			else if (!strcmp(a, "--fail-on")) {
+				if (parse_fail_on(argv[++i], &opts.fail_on)) {
+					fprintf(stderr, "ncclguard analyze: --fail-on '%s': expected "
+						"kinds from hang, mismatch, policy, straggler, "
+						"config, incomplete, any\n", argv[i]);
+					ret = 2;
+					goto out;
+				}
+			} else {
 				opts.link_gbps = strtod(argv[++i], &end);
 				if (*end || opts.link_gbps <= 0) {
 					fprintf(stderr, "ncclguard analyze: --link-gbps '%s': expected a "

@@ -25,10 +25,14 @@
  *       [--clock-error-ms MS] [--lost N] [--sample N] [--gbps G] [--seed S]
  *       [--head OP:BYTES,...] [--group-late N] [--flush-after-destroy K]
  *       [--init-missing R[:untraced]] [--odd-host] [--warn-timeout SEQ]
- *       [--cut-last]
+ *       [--cut-last] [--job ID] [--vpid-base N] [--comm HEX] [--start-ms MS]
  * --warn-timeout: call SEQ takes 5.5 s, rank 0's watchdog warns at 5 s, and
  * the call completes; --cut-last: the trace stops while the last call runs
  * (entered by all, no completion, no timeout).
+ * --job: every event carries the job's tag (`job`) and process_info its
+ * id (`job_id`), as the shim of issue 23 writes them; --vpid-base, --comm
+ * and --start-ms give a second job written beside the first its own
+ * processes, communicator and start.
  *
  *   ng_trace_gen -o DIR --ranks N --script FILE
  * writes exactly the events FILE lists, one per line, "RANK US EVENT ARGS"
@@ -85,6 +89,20 @@ static const struct {
 	[E_INJECT] = { "inject", "s:kind u:comm_hash u:seq s:op s:detail" },
 	[E_CALLSITE] = { "callsite", "u:comm_hash u:seq s:frames" },
 };
+
+/* --job: the job's id and tag (common/job.h's ng_job_tag) */
+static const char *job_id;
+static uint64_t job_tag;
+static int vpid_base = 4000;
+
+static uint64_t tag_of(const char *id)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 0x100000001b3ull;
+	return h ? h : 1;
+}
 
 struct stream {
 	FILE *f;
@@ -182,6 +200,11 @@ static void emit(struct stream *s, int id, uint64_t ts, ...)
 		p++;
 	}
 	va_end(ap);
+	if (job_id) {
+		if (id == E_PROC)
+			put(s, job_id, strlen(job_id) + 1);
+		put_u64(s, job_tag);
+	}
 }
 
 static void mkdirs(const char *path)
@@ -270,6 +293,11 @@ static void write_metadata(const char *dir, const char *host, const unsigned cha
 				fprintf(f, "\t\tstring _%.*s;\n", len - 2, p + 2);
 			p = sp ? sp + 1 : NULL;
 		}
+		if (job_id && e == E_PROC)
+			fputs("\t\tstring _job_id;\n", f);
+		if (job_id)
+			fputs("\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; "
+			      "base = 10; } _job;\n", f);
 		fputs("\t};\n};\n\n", f);
 	}
 	(void)host_idx;
@@ -326,7 +354,7 @@ static void open_stream(struct stream *s, const char *dir, int r, const unsigned
 	if (!s->f || !s->buf)
 		die(path);
 	s->id = r;
-	s->vpid = 4000 + 7 * r;
+	s->vpid = vpid_base + 7 * r;
 	memcpy(s->uuid, uuid, 16);
 }
 
@@ -449,7 +477,8 @@ int main(int argc, char **argv)
 	double slow_ms = 0, clock_err_ms = 0, gbps = 20;
 	char ops[16][32], sizes_l[32][32];
 	int nops, nsizes;
-	const uint64_t comm = 0x5eedc0ffee123456ULL, T0 = 1735689600000000000ULL;
+	uint64_t comm = 0x5eedc0ffee123456ULL;
+	uint64_t T0 = 1735689600000000000ULL;
 	struct stream *st;
 	uint64_t *t_enter, *t_exit, *t_end;
 	int stop_at;
@@ -489,6 +518,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--flush-after-destroy")) flush_k = atoi(v);
 		else if (!strcmp(a, "--warn-timeout")) warn_seq = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--script")) script_path = v;
+		else if (!strcmp(a, "--job")) job_id = v, job_tag = tag_of(v);
+		else if (!strcmp(a, "--vpid-base")) vpid_base = atoi(v);
+		else if (!strcmp(a, "--comm")) comm = strtoull(v, NULL, 16);
+		else if (!strcmp(a, "--start-ms")) T0 += (uint64_t)(atof(v) * 1e6);
 		else if (!strcmp(a, "--init-missing")) {
 			init_missing = atoi(v);
 			init_untraced = strstr(v, ":untraced") != NULL;

@@ -1,0 +1,439 @@
+/*
+ * The run record: DIR/run.json, a flat JSON object `ncclguard run` writes
+ * when the job ends ("schema": "ncclguard-run/1"), saying how the run
+ * ended and whether the disk filled.  The analyzer reads it to say what
+ * the trace may lack.  It is read with a strict parser of its own: a flat
+ * object of strings, numbers, booleans and nulls, at most 64 KiB; any
+ * other content makes the record unreadable, which is said, not fatal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "an_priv.h"
+
+#define RUNREC_MAX	65536
+
+struct parser {
+	const char *start, *p, *end;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(struct parser *ps, const char *what)
+{
+	snprintf(ps->err, ps->errlen, "%s at byte %ld", what, (long)(ps->p - ps->start));
+	return -1;
+}
+
+static void ws(struct parser *ps)
+{
+	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' ||
+				   *ps->p == '\r'))
+		ps->p++;
+}
+
+static int hex4(const char *s, unsigned *v)
+{
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = s[i];
+
+		*v <<= 4;
+		if (c >= '0' && c <= '9')
+			*v |= (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			*v |= (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			*v |= (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	return 0;
+}
+
+/* A string into out (room for the rest of the input, so it always fits);
+ * escapes decoded, \u0000 refused so the value stays a C string. */
+static int string(struct parser *ps, char *out)
+{
+	size_t n = 0;
+
+	if (ps->p >= ps->end || *ps->p != '"')
+		return bad(ps, "expected a string");
+	ps->p++;
+	while (ps->p < ps->end && *ps->p != '"') {
+		unsigned char c = (unsigned char)*ps->p++;
+		unsigned u, lo;
+
+		if (c < 0x20)
+			return bad(ps, "control character in a string");
+		if (c != '\\') {
+			out[n++] = (char)c;
+			continue;
+		}
+		if (ps->p >= ps->end)
+			break;
+		c = (unsigned char)*ps->p++;
+		switch (c) {
+		case '"': case '\\': case '/': out[n++] = (char)c; continue;
+		case 'b': out[n++] = '\b'; continue;
+		case 'f': out[n++] = '\f'; continue;
+		case 'n': out[n++] = '\n'; continue;
+		case 'r': out[n++] = '\r'; continue;
+		case 't': out[n++] = '\t'; continue;
+		case 'u': break;
+		default: return bad(ps, "bad escape");
+		}
+		if (ps->end - ps->p < 4 || hex4(ps->p, &u))
+			return bad(ps, "bad \\u escape");
+		ps->p += 4;
+		if (u >= 0xd800 && u < 0xdc00) {
+			if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' ||
+			    hex4(ps->p + 2, &lo) || lo < 0xdc00 || lo >= 0xe000)
+				return bad(ps, "lone surrogate");
+			ps->p += 6;
+			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+		} else if (u >= 0xdc00 && u < 0xe000) {
+			return bad(ps, "lone surrogate");
+		}
+		if (!u)
+			return bad(ps, "\\u0000 in a string");
+		/* UTF-8: never longer than the escape it came from */
+		if (u < 0x80) {
+			out[n++] = (char)u;
+		} else if (u < 0x800) {
+			out[n++] = (char)(0xc0 | u >> 6);
+			out[n++] = (char)(0x80 | (u & 0x3f));
+		} else if (u < 0x10000) {
+			out[n++] = (char)(0xe0 | u >> 12);
+			out[n++] = (char)(0x80 | (u >> 6 & 0x3f));
+			out[n++] = (char)(0x80 | (u & 0x3f));
+		} else {
+			out[n++] = (char)(0xf0 | u >> 18);
+			out[n++] = (char)(0x80 | (u >> 12 & 0x3f));
+			out[n++] = (char)(0x80 | (u >> 6 & 0x3f));
+			out[n++] = (char)(0x80 | (u & 0x3f));
+		}
+	}
+	if (ps->p >= ps->end)
+		return bad(ps, "unterminated string");
+	ps->p++;
+	out[n] = '\0';
+	return 0;
+}
+
+/* JSON's number grammar, exactly: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int number(struct parser *ps, double *v)
+{
+	const char *s = ps->p;
+	char buf[64];
+
+	if (ps->p < ps->end && *ps->p == '-')
+		ps->p++;
+	if (ps->p < ps->end && *ps->p == '0') {
+		ps->p++;
+	} else if (ps->p < ps->end && *ps->p >= '1' && *ps->p <= '9') {
+		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+			ps->p++;
+	} else {
+		return bad(ps, "bad value");
+	}
+	if (ps->p < ps->end && *ps->p == '.') {
+		ps->p++;
+		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
+			return bad(ps, "bad number");
+		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+			ps->p++;
+	}
+	if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
+		ps->p++;
+		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
+			ps->p++;
+		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
+			return bad(ps, "bad number");
+		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+			ps->p++;
+	}
+	if (ps->p - s >= (long)sizeof(buf))
+		return bad(ps, "number too long");
+	memcpy(buf, s, (size_t)(ps->p - s));
+	buf[ps->p - s] = '\0';
+	*v = strtod(buf, NULL);
+	return 0;
+}
+
+static int word(struct parser *ps, const char *w)
+{
+	size_t n = strlen(w);
+
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, w, n))
+		return 0;
+	ps->p += n;
+	return 1;
+}
+
+int an_flat_json(const char *buf, size_t len,
+		 int (*fn)(void *ctx, const char *key, int type, const char *str, double num),
+		 void *ctx, char *err, size_t errlen)
+{
+	struct parser ps = { .start = buf, .p = buf, .end = buf + len, .err = err, .errlen = errlen };
+	char *key = NULL, *val = NULL;
+	int ret = -1, n = 0;
+
+	if (memchr(buf, '\0', len)) {
+		snprintf(err, errlen, "NUL byte in the file");
+		return -1;
+	}
+	key = malloc(len + 1);
+	val = malloc(len + 1);
+	if (!key || !val) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	ws(&ps);
+	if (ps.p >= ps.end || *ps.p++ != '{') {
+		bad(&ps, "expected an object");
+		goto out;
+	}
+	ws(&ps);
+	if (ps.p < ps.end && *ps.p == '}') {
+		ps.p++;
+		goto end;
+	}
+	for (;;) {
+		double num = 0;
+		int type;
+
+		ws(&ps);
+		if (string(&ps, key))
+			goto out;
+		ws(&ps);
+		if (ps.p >= ps.end || *ps.p++ != ':') {
+			bad(&ps, "expected ':'");
+			goto out;
+		}
+		ws(&ps);
+		val[0] = '\0';
+		if (ps.p >= ps.end) {
+			bad(&ps, "expected a value");
+			goto out;
+		} else if (*ps.p == '"') {
+			if (string(&ps, val))
+				goto out;
+			type = 's';
+		} else if (word(&ps, "true")) {
+			type = 'b';
+			num = 1;
+		} else if (word(&ps, "false")) {
+			type = 'b';
+		} else if (word(&ps, "null")) {
+			type = 'z';
+		} else if (*ps.p == '{' || *ps.p == '[') {
+			bad(&ps, "nested value (the record is a flat object)");
+			goto out;
+		} else {
+			if (number(&ps, &num))
+				goto out;
+			type = 'n';
+		}
+		if (++n > 1024) {
+			bad(&ps, "too many members");
+			goto out;
+		}
+		if (fn(ctx, key, type, val, num)) {
+			bad(&ps, "bad member");
+			goto out;
+		}
+		ws(&ps);
+		if (ps.p < ps.end && *ps.p == ',') {
+			ps.p++;
+			continue;
+		}
+		if (ps.p < ps.end && *ps.p == '}') {
+			ps.p++;
+			break;
+		}
+		bad(&ps, "expected ',' or '}'");
+		goto out;
+	}
+end:
+	ws(&ps);
+	if (ps.p != ps.end) {
+		bad(&ps, "content after the object");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(key);
+	free(val);
+	return ret;
+}
+
+struct rr_ctx {
+	struct an_runrec *rr;
+	char *err;
+	size_t errlen;
+};
+
+static int set_str(struct rr_ctx *c, char **dst, const char *key, int type, const char *s)
+{
+	if (type == 'z')
+		return 0;
+	if (type != 's') {
+		snprintf(c->err, c->errlen, "\"%s\" is not a string", key);
+		return -1;
+	}
+	if (*dst) {
+		snprintf(c->err, c->errlen, "\"%s\" given twice", key);
+		return -1;
+	}
+	*dst = an_xstrdup(s);
+	return 0;
+}
+
+static int member(void *ctx, const char *key, int type, const char *s, double num)
+{
+	struct rr_ctx *c = ctx;
+	struct an_runrec *rr = c->rr;
+
+	if (!strcmp(key, "schema"))
+		return set_str(c, &rr->schema, key, type, s);
+	if (!strcmp(key, "job"))
+		return set_str(c, &rr->job, key, type, s);
+	if (!strcmp(key, "host"))
+		return set_str(c, &rr->host, key, type, s);
+	if (!strcmp(key, "status"))
+		return set_str(c, &rr->status, key, type, s);
+	if (!strcmp(key, "disk_detail"))
+		return set_str(c, &rr->disk_detail, key, type, s);
+	if (!strcmp(key, "consumer_error"))
+		return set_str(c, &rr->consumer_error, key, type, s);
+	if (!strcmp(key, "disk_full")) {
+		if (type == 'z')
+			return 0;
+		if (type != 'b') {
+			snprintf(c->err, c->errlen, "\"disk_full\" is not a boolean");
+			return -1;
+		}
+		rr->disk_full = num != 0;
+		return 0;
+	}
+	if (!strcmp(key, "free_bytes_start") || !strcmp(key, "free_bytes_end")) {
+		if (type == 'z')
+			return 0;
+		if (type != 'n' || num < 0) {
+			snprintf(c->err, c->errlen, "\"%s\" is not a byte count", key);
+			return -1;
+		}
+		*(key[11] == 's' ? &rr->free_start : &rr->free_end) = num;
+		return 0;
+	}
+	return 0;	/* a newer writer's key */
+}
+
+void an_runrec_free(struct an_runrec *rr)
+{
+	free(rr->schema);
+	free(rr->job);
+	free(rr->host);
+	free(rr->status);
+	free(rr->disk_detail);
+	free(rr->consumer_error);
+	memset(rr, 0, sizeof(*rr));
+	rr->disk_full = -1;
+	rr->free_start = rr->free_end = -1;
+}
+
+int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errlen)
+{
+	struct rr_ctx c = { .rr = rr, .err = err, .errlen = errlen };
+	char path[4200], *buf = NULL;
+	struct stat st;
+	ssize_t got;
+	size_t len = 0;
+	int fd, ret = -1;
+
+	memset(rr, 0, sizeof(*rr));
+	rr->disk_full = -1;
+	rr->free_start = rr->free_end = -1;
+	if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "path too long");
+		return -1;
+	}
+	/* O_NONBLOCK: a FIFO put there must not stall the analysis. */
+	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		goto out;
+	}
+	if (st.st_size > RUNREC_MAX) {
+		snprintf(err, errlen, "%lld bytes, more than a run record's %d",
+			 (long long)st.st_size, RUNREC_MAX);
+		goto out;
+	}
+	buf = malloc(RUNREC_MAX + 1);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	/* Read to the cap whatever fstat said: the file may be growing. */
+	while (len <= RUNREC_MAX && (got = read(fd, buf + len, RUNREC_MAX + 1 - len)) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "%s", strerror(errno));
+			goto out;
+		}
+		len += (size_t)got;
+		if (len > RUNREC_MAX) {
+			snprintf(err, errlen, "more than a run record's %d bytes", RUNREC_MAX);
+			goto out;
+		}
+	}
+	if (an_flat_json(buf, len, member, &c, err, errlen))
+		goto out;
+	if (!rr->schema || strcmp(rr->schema, "ncclguard-run/1")) {
+		snprintf(err, errlen, "schema \"%s\", expected \"ncclguard-run/1\"",
+			 rr->schema ? rr->schema : "");
+		goto out;
+	}
+	ret = 1;
+out:
+	if (ret < 0)
+		an_runrec_free(rr);
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+void an_runrec_note(struct an_state *an, const char *dir, const struct an_runrec *rr)
+{
+	char a[32], b[32];
+
+	if (rr->status && !strcmp(rr->status, "launcher_killed"))
+		an_incomplete(an, "launcher_killed", "%s: the launcher was killed before the job "
+			      "ended (run.json); ranks may have stopped without their last events",
+			      dir);
+	if (rr->disk_full == 1) {
+		an_fmt_bytes(rr->free_start > 0 ? (uint64_t)rr->free_start : 0, a, sizeof(a));
+		an_fmt_bytes(rr->free_end > 0 ? (uint64_t)rr->free_end : 0, b, sizeof(b));
+		an_incomplete(an, "disk_full", "%s: the disk filled while recording%s%s "
+			      "(free: %s at the start, %s at the end); events after that are "
+			      "missing", dir, rr->disk_detail && *rr->disk_detail ? ": " : "",
+			      rr->disk_detail ? rr->disk_detail : "",
+			      rr->free_start >= 0 ? a : "?", rr->free_end >= 0 ? b : "?");
+	}
+	if (rr->consumer_error && *rr->consumer_error)
+		an_incomplete(an, "events_lost", "%s: the trace's consumer reported an error: %s; "
+			      "events may be missing", dir, rr->consumer_error);
+}
