@@ -139,7 +139,7 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 	struct an_proc *proc;
 	uint32_t nrings, s;
 	uint64_t fed = 0, bad = 0;
-	char host[sizeof(h->host) + 1], inside[160] = "";
+	char host[sizeof(h->host) + 1], inside[160] = "", who[64];
 	int64_t last;
 
 	memcpy(host, h->host, sizeof(h->host));
@@ -186,25 +186,27 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 			continue;
 		memcpy(fn, h->fn_name[c->fn], NG_RF_OP_LEN);
 		fn[NG_RF_OP_LEN - 1] = '\0';
-		snprintf(inside, sizeof(inside), "; it was inside %s (comm %016llx, seq %llu)", fn,
+		snprintf(inside, sizeof(inside), " inside %s (comm %016llx, seq %llu)", fn,
 			 (unsigned long long)c->comm_hash, (unsigned long long)c->seq);
 	}
 	if (bad)
 		an_incomplete(an, "calls_recovered", "%s: %llu records overwritten or corrupt",
 			      path, (unsigned long long)bad);
-	if (fed || inside[0]) {
-		char who[64];
-
-		if (proc->rank >= 0)
-			snprintf(who, sizeof(who), "rank %lld", (long long)proc->rank);
-		else
-			snprintf(who, sizeof(who), "pid %lld", (long long)f->pid);
+	if (!fed && !inside[0])
+		return;
+	if (proc->rank >= 0)
+		snprintf(who, sizeof(who), "rank %lld", (long long)proc->rank);
+	else
+		snprintf(who, sizeof(who), "a process without process_info");
+	if (fed)
 		an_incomplete(an, "calls_recovered",
-			      "%s (%s, pid %lld) ended before %llu of its calls reached the "
-			      "trace; they were recovered from its flight ring, their times "
-			      "approximate%s", who, host, (long long)f->pid,
-			      (unsigned long long)fed, inside);
-	}
+			      "%s (%s, pid %lld) ended before %llu of its calls reached the trace: "
+			      "they were recovered from its flight ring, their arrival times "
+			      "approximate%s%s", who, host, (long long)f->pid,
+			      (unsigned long long)fed, inside[0] ? "; it ended" : "", inside);
+	else
+		an_incomplete(an, "calls_recovered", "%s (%s, pid %lld) ended%s", who, host,
+			      (long long)f->pid, inside);
 }
 
 static void read_path(struct an_state *an, const char *path)
