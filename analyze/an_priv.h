@@ -192,6 +192,7 @@ struct an_comm {
 	uint64_t lo;
 	uint32_t head, cap;
 	uint32_t nring;		/* seqs lo .. lo+nring-1 allocated or NULL */
+	uint64_t forced;	/* collectives forced out of a full window */
 };
 
 #define AN_P2P_PENDING_MAX 65536	/* sends/recvs kept pending per rank and comm */
@@ -224,6 +225,7 @@ struct an_pc {
 	uint64_t coll_confirmed;	/* a timeout named this seq: calls before it ran */
 	uint64_t *sent, *recvd;
 	int npeers;
+	uint64_t jump_seq;	/* a seq far past last_seq, kept until confirmed */
 };
 
 struct an_hang {
@@ -300,6 +302,7 @@ struct an_state {
 	uint64_t p2p_forgotten;	/* pending sends/recvs past the window */
 	uint64_t inflight_p2p;	/* sends/recvs running at the end, not hung */
 	uint64_t matched, straggle_calls, untimed, forced;
+	uint64_t bad_values;	/* events or fields dropped: out of range */
 	int finishing;		/* end of trace: nothing more to wait for */
 	int64_t first_ts, last_ts;
 
@@ -342,6 +345,12 @@ struct an_state {
 struct an_incomplete {
 	char *what, *detail;
 };
+
+/* What a trace may say, past which a value is corrupt (a bit flip, a
+ * torn write) and its event or field is dropped and counted. */
+#define AN_NRANKS_MAX	(1 << 20)		/* ranks of a communicator */
+#define AN_SEQ_MAX	(UINT64_C(1) << 48)	/* a call's seq or p2p seq */
+#define AN_TS_MAX	(INT64_C(1) << 62)	/* ns: times and durations */
 
 #define AN_CLOCK_SAMPLES	32		/* per host before offsets settle */
 #define AN_HANG_AGE_NS		1000000000LL	/* in flight this long at the end */
