@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "json.h"
 
@@ -351,6 +352,7 @@ struct an_incomplete {
 #define AN_NRANKS_MAX	(1 << 20)		/* ranks of a communicator */
 #define AN_SEQ_MAX	(UINT64_C(1) << 48)	/* a call's seq or p2p seq */
 #define AN_TS_MAX	(INT64_C(1) << 62)	/* ns: times and durations */
+#define AN_WINDOW_MAX	16384			/* collectives in flight per comm */
 
 #define AN_CLOCK_SAMPLES	32		/* per host before offsets settle */
 #define AN_HANG_AGE_NS		1000000000LL	/* in flight this long at the end */
@@ -503,6 +505,30 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 int an_find_traces(const char *dir, char ***out, int *n);
 /* env.hostname of a trace, from its metadata file; NULL if not found. */
 char *an_metadata_hostname(const char *tracedir);
+
+/* A trace's stream file as an_trace_check() found it. */
+enum { AN_SF_OK, AN_SF_EMPTY, AN_SF_CUT, AN_SF_BAD };
+struct an_sfile {
+	char *name;		/* in the trace's folder */
+	off_t size, keep;	/* keep: the bytes of whole packets */
+	int state;
+	int cpu;		/* N of CHANNEL_N, else -1 */
+	size_t chan_len;	/* length of CHANNEL */
+};
+struct an_tcheck {
+	int meta_ok;		/* packetized metadata whole, not empty */
+	char meta_why[160];	/* else why */
+	struct an_sfile *f;	/* sorted by name */
+	int nf;
+	uint64_t bytes;		/* metadata and streams */
+	int nmissing;		/* CHANNEL_N files that should be there */
+	char missing[256];	/* the first of them */
+};
+/* The files of the trace in `dir`: the metadata whole, each stream file
+ * whole packets (LTTng's layout), no CHANNEL_N missing.  -1: the folder
+ * cannot be listed. */
+int an_trace_check(const char *dir, struct an_tcheck *tc);
+void an_tcheck_free(struct an_tcheck *tc);
 
 /* ---- findings.c ------------------------------------------------------- */
 

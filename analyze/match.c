@@ -35,7 +35,7 @@
 #include "an_priv.h"
 
 #define RING_MIN	64
-#define RING_MAX	16384		/* in-flight seqs per comm before forcing */
+#define RING_MAX	AN_WINDOW_MAX	/* in-flight seqs per comm before forcing */
 #define HOLD_SEQS	16		/* wait this far for an own completion */
 /* A rank's seqs count up by one; lost events leave gaps, but one this far
  * past its last seq is a corrupt value until a second event confirms it. */
