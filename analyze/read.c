@@ -18,6 +18,7 @@
  */
 #include <babeltrace2/babeltrace.h>
 #include <dirent.h>
+#include <setjmp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,6 +32,10 @@
 #include <unistd.h>
 
 #include "an_priv.h"
+
+/* What libbabeltrace2 may die of on a corrupt trace. */
+static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+#define NCRASH ((int)(sizeof(crash_sigs) / sizeof(crash_sigs[0])))
 
 enum kind {
 	K_OTHER, K_PROC, K_INIT_BEGIN, K_INIT_END, K_COMM_END, K_ENQ, K_DONE,
@@ -559,6 +564,76 @@ static int handle(struct reader *rd, const bt_message *msg)
 	}
 }
 
+/* ---- a crash inside babeltrace2 while the graph runs ------------------- */
+
+/* Decoding a corrupt packet can make libbabeltrace2 abort (a failed
+ * precondition) or fault.  It has no state of ours on its stack then:
+ * the read jumps back to an_read_traces(), which leaves the graph as it
+ * is and fails the read with that said.  A fault in our own sink code
+ * (in_sink) is ours and kills the process as it would. */
+static sigjmp_buf crash_jmp;
+static volatile sig_atomic_t in_sink, crash_sig;
+
+static void on_crash(int sig)
+{
+	if (in_sink) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	crash_sig = sig;
+	siglongjmp(crash_jmp, 1);
+}
+
+
+static void crash_guard(int on, struct sigaction *old)
+{
+	static char altstack[65536];
+	struct sigaction sa;
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+
+	if (!on) {
+		for (int i = 0; i < NCRASH; i++)
+			sigaction(crash_sigs[i], &old[i], NULL);
+		return;
+	}
+	/* a fault from a runaway recursion needs a stack of its own */
+	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < NCRASH; i++)
+		sigaction(crash_sigs[i], &sa, &old[i]);
+}
+
+/* The graph run to its end; -1 if babeltrace2 crashed (crash_sig). */
+static int run_graph(bt_graph *graph, bt_graph_run_status *rs)
+{
+	struct sigaction old[NCRASH];
+
+	crash_guard(1, old);
+	if (sigsetjmp(crash_jmp, 1)) {
+		crash_guard(0, old);
+		return -1;
+	}
+	do {
+		*rs = bt_graph_run(graph);
+	} while (*rs == BT_GRAPH_RUN_STATUS_AGAIN);
+	crash_guard(0, old);
+	return 0;
+}
+
+static int handled(struct reader *rd, const bt_message *msg)
+{
+	int ret;
+
+	in_sink = 1;
+	ret = handle(rd, msg);
+	in_sink = 0;
+	return ret;
+}
+
 static bt_graph_simple_sink_component_consume_func_status
 consume(bt_message_iterator *it, void *data)
 {
@@ -583,7 +658,7 @@ consume(bt_message_iterator *it, void *data)
 	}
 	for (i = 0; i < count; i++) {
 		if (ret == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK &&
-		    handle(rd, msgs[i])) {
+		    handled(rd, msgs[i])) {
 			rd->failed = 1;
 			ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
 		}
@@ -736,6 +811,10 @@ static int try_open(const bt_component_class_source *cls, const char *dir, unsig
 	}
 	if (!pid) {
 		close(fds[0]);
+		/* the default actions: a crash or the alarm ends the child,
+		 * whatever handlers the parent had (a fuzzer's, our guard's) */
+		for (int i = 0; i < NCRASH; i++)
+			signal(crash_sigs[i], SIG_DFL);
 		signal(SIGALRM, SIG_DFL);
 		sigemptyset(&set);
 		sigaddset(&set, SIGALRM);
@@ -1009,7 +1088,9 @@ static void say_counted(struct reader *rd)
 int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		   int show_progress)
 {
-	const bt_plugin *ctf = NULL, *utils = NULL;
+	/* Loaded once a process: finding them loads every plugin, which
+	 * costs more than reading a small trace (the fuzzer reads many). */
+	static const bt_plugin *ctf, *utils;
 	const bt_component_class_source *fs_cls;
 	const bt_component_class_filter *mux_cls;
 	const bt_component_filter *muxer = NULL;
@@ -1046,10 +1127,10 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 			goto out;
 		}
 	}
-	if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
-	    BT_PLUGIN_FIND_STATUS_OK ||
-	    bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &utils) !=
-	    BT_PLUGIN_FIND_STATUS_OK) {
+	if ((!ctf && bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
+		     BT_PLUGIN_FIND_STATUS_OK) ||
+	    (!utils && bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE,
+				      &utils) != BT_PLUGIN_FIND_STATUS_OK)) {
 		print_bt_error("babeltrace2's ctf and utils plugins are missing "
 			       "(install the babeltrace2 package)");
 		goto out;
@@ -1114,9 +1195,15 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &rd.start);
 	rd.last_progress = rd.start;
-	do {
-		rs = bt_graph_run(graph);
-	} while (rs == BT_GRAPH_RUN_STATUS_AGAIN);
+	if (run_graph(graph, &rs)) {
+		progress(&rd, 1);
+		fprintf(stderr, "ncclguard analyze: babeltrace2 crashed (signal %d) reading the "
+			"trace%s after %llu events: corrupt trace\n", (int)crash_sig,
+			nin == 1 ? "" : "s", (unsigned long long)rd.nevents);
+		/* its state is what the crash left: not to be released */
+		graph = NULL;
+		goto out;
+	}
 	progress(&rd, 1);
 	switch (rs) {
 	case BT_GRAPH_RUN_STATUS_OK:
@@ -1147,8 +1234,6 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	ret = 0;
 out:
 	bt_graph_put_ref(graph);
-	bt_plugin_put_ref(ctf);
-	bt_plugin_put_ref(utils);
 	for (i = 0; i < nin; i++)
 		remove_view(in[i].view);
 	free(in);
