@@ -225,6 +225,12 @@ out:
  * between two present ones, or above the highest another channel of the
  * trace has, is a file lost.  (A missing last one of every channel
  * cannot be told from the files.) */
+/* Whether f is of the channel named by the first clen bytes of ch. */
+static int same_channel(const struct an_sfile *f, const char *ch, size_t clen)
+{
+	return f->cpu >= 0 && f->chan_len == clen && !strncmp(f->name, ch, clen);
+}
+
 static void check_missing(struct an_tcheck *tc)
 {
 	int top = -1, len = 0;
@@ -235,29 +241,23 @@ static void check_missing(struct an_tcheck *tc)
 	for (int i = 0; i < tc->nf && top >= 0; i++) {
 		const char *ch = tc->f[i].name;
 		size_t clen = tc->f[i].chan_len;
-		int first = 1;
+		int first = 1, lo = INT32_MAX;
 
 		if (tc->f[i].cpu < 0)
 			continue;
-		/* once per channel: its first file in the list */
+		/* once per channel: at its first file in the list */
 		for (int j = 0; j < i && first; j++)
-			if (tc->f[j].cpu >= 0 && tc->f[j].chan_len == clen &&
-			    !strncmp(tc->f[j].name, ch, clen))
-				first = 0;
+			first = !same_channel(&tc->f[j], ch, clen);
 		if (!first)
 			continue;
-		int lo = INT32_MAX;
-
 		for (int j = 0; j < tc->nf; j++)
-			if (tc->f[j].cpu >= 0 && tc->f[j].chan_len == clen &&
-			    !strncmp(tc->f[j].name, ch, clen) && tc->f[j].cpu < lo)
+			if (same_channel(&tc->f[j], ch, clen) && tc->f[j].cpu < lo)
 				lo = tc->f[j].cpu;
 		for (int cpu = lo; cpu <= top && cpu < lo + 4096; cpu++) {
 			int have = 0;
 
 			for (int j = 0; j < tc->nf && !have; j++)
-				have = tc->f[j].cpu == cpu && tc->f[j].chan_len == clen &&
-					!strncmp(tc->f[j].name, ch, clen);
+				have = tc->f[j].cpu == cpu && same_channel(&tc->f[j], ch, clen);
 			if (have)
 				continue;
 			tc->nmissing++;
