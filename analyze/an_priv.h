@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "json.h"
 
@@ -215,6 +216,7 @@ struct an_comm {
 	 * rank (-1: only its comm rank is known) and as a comm rank */
 	int no_events;
 	int64_t no_events_rank, no_events_comm_rank;
+	uint64_t forced;	/* collectives forced out of a full window */
 };
 
 #define AN_P2P_PENDING_MAX 65536	/* sends/recvs kept pending per rank and comm */
@@ -247,6 +249,7 @@ struct an_pc {
 	uint64_t coll_confirmed;	/* a timeout named this seq: calls before it ran */
 	uint64_t *sent, *recvd;
 	int npeers;
+	uint64_t jump_seq;	/* a seq far past last_seq, kept until confirmed */
 };
 
 struct an_hang {
@@ -323,6 +326,7 @@ struct an_state {
 	uint64_t p2p_forgotten;	/* pending sends/recvs past the window */
 	uint64_t inflight_p2p;	/* sends/recvs running at the end, not hung */
 	uint64_t matched, straggle_calls, untimed, forced;
+	uint64_t bad_values;	/* events or fields dropped: out of range */
 	int finishing;		/* end of trace: nothing more to wait for */
 	int64_t first_ts, last_ts;
 
@@ -370,6 +374,13 @@ struct an_state {
 struct an_incomplete {
 	char *what, *detail;
 };
+
+/* What a trace may say, past which a value is corrupt (a bit flip, a
+ * torn write) and its event or field is dropped and counted. */
+#define AN_NRANKS_MAX	(1 << 20)		/* ranks of a communicator */
+#define AN_SEQ_MAX	(UINT64_C(1) << 48)	/* a call's seq or p2p seq */
+#define AN_TS_MAX	(INT64_C(1) << 62)	/* ns: times and durations */
+#define AN_WINDOW_MAX	16384			/* collectives in flight per comm */
 
 #define AN_CLOCK_SAMPLES	32		/* per host before offsets settle */
 #define AN_HANG_AGE_NS		1000000000LL	/* in flight this long at the end */
@@ -571,6 +582,29 @@ char *an_metadata_hostname(const char *tracedir);
 /* The calls dead processes left in their flight rings (<DIR>/flight/),
  * after the traces: the ones the trace lacks, as coll_enqueue records. */
 void an_flight_read(const char *const *dirs, int ndirs, struct an_state *an);
+/* A trace's stream file as an_trace_check() found it. */
+enum { AN_SF_OK, AN_SF_EMPTY, AN_SF_CUT, AN_SF_BAD };
+struct an_sfile {
+	char *name;		/* in the trace's folder */
+	off_t size, keep;	/* keep: the bytes of whole packets */
+	int state;
+	int cpu;		/* N of CHANNEL_N, else -1 */
+	size_t chan_len;	/* length of CHANNEL */
+};
+struct an_tcheck {
+	int meta_ok;		/* packetized metadata whole, not empty */
+	char meta_why[160];	/* else why */
+	struct an_sfile *f;	/* sorted by name */
+	int nf;
+	uint64_t bytes;		/* metadata and streams */
+	int nmissing;		/* CHANNEL_N files that should be there */
+	char missing[256];	/* the first of them */
+};
+/* The files of the trace in `dir`: the metadata whole, each stream file
+ * whole packets (LTTng's layout), no CHANNEL_N missing.  -1: the folder
+ * cannot be listed. */
+int an_trace_check(const char *dir, struct an_tcheck *tc);
+void an_tcheck_free(struct an_tcheck *tc);
 
 /* ---- findings.c ------------------------------------------------------- */
 

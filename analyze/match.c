@@ -20,6 +20,12 @@
  * time; and a completion of a seq already closed is late, never the start
  * of a new window (lo only grows).
  *
+ * The window holds RING_MAX seqs.  Past that (a rank queued that many calls
+ * behind one that never ran, or no completions at all) the oldest are
+ * accounted as they stand, counted in the comm's `forced`; but the oldest
+ * call no rank finished stays, pinned in the front slot, since it is the
+ * one a hang names (force_front()).
+ *
  * A closed collective goes to the clocks (clock.c), which account it once
  * every host has a clock offset.  Sends and recvs are p2p.c's.
  */
@@ -29,18 +35,22 @@
 #include "an_priv.h"
 
 #define RING_MIN	64
-#define RING_MAX	16384		/* in-flight seqs per comm before forcing */
+#define RING_MAX	AN_WINDOW_MAX	/* in-flight seqs per comm before forcing */
 #define HOLD_SEQS	16		/* wait this far for an own completion */
+/* A rank's seqs count up by one; lost events leave gaps, but one this far
+ * past its last seq is a corrupt value until a second event confirms it. */
+#define SEQ_JUMP_MAX	(1ULL << 24)
 
 /* ---- entries ---------------------------------------------------------- */
 
 static struct an_entry *entry_new(struct an_comm *c, uint64_t seq)
 {
-	int n = c->nmembers > c->nranks ? c->nmembers : c->nranks;
+	/* Slots for the ranks the trace holds, not the size the comm claims:
+	 * a host's share of a large job needs no room for the rest, and
+	 * entry_slot() grows it when another member appears. */
+	int n = c->nmembers > 1 ? c->nmembers : 1;
 	struct an_entry *e;
 
-	if (n < 1)
-		n = 1;
 	e = an_xcalloc(1, sizeof(*e) + n * sizeof(struct an_slot));
 	e->seq = seq;
 	e->nslots = n;
@@ -108,8 +118,33 @@ void an_pop_front(struct an_state *an, struct an_comm *c, int forced)
 	c->nring--;
 	if (e) {
 		an->forced += forced;
+		c->forced += forced;
 		an_clock_finished(an, e);
 	}
+}
+
+/* The front slot holds an older seq than lo: force_front() pinned it. */
+static struct an_entry *pinned(struct an_comm *c)
+{
+	struct an_entry *e = c->nring ? *an_ring_at(c, 0) : NULL;
+
+	return e && e->seq != c->lo ? e : NULL;
+}
+
+/* Room in a full window: the front seq is accounted as it stands.  If no
+ * rank finished the front call it may be the one that hung, and later
+ * calls queued behind it: it stays in the front slot and the next seq
+ * goes in its place, so that the hang found at the end names the call
+ * that never ran.  The front slot's own seq (lo) was closed then. */
+static void force_front(struct an_state *an, struct an_comm *c)
+{
+	struct an_entry *e = *an_ring_at(c, 0);
+
+	if (e && c->nring > 1 && e->ndone == 0 && !an_entry_ready(e)) {
+		*an_ring_at(c, 0) = *an_ring_at(c, 1);
+		*an_ring_at(c, 1) = e;
+	}
+	an_pop_front(an, c, 1);
 }
 
 static void try_front(struct an_state *an, struct an_comm *c)
@@ -133,22 +168,26 @@ static void try_front(struct an_state *an, struct an_comm *c)
 	}
 }
 
-/* The entry for seq, made if `create`; NULL when seq was already closed. */
-static struct an_entry *entry_get(struct an_state *an, struct an_comm *c,
-				  uint64_t seq, int create)
+/* The slot of seq's entry, the entry made if `create`; NULL when seq was
+ * already closed. */
+static struct an_entry **entry_get(struct an_state *an, struct an_comm *c,
+				   uint64_t seq, int create)
 {
-	struct an_entry **slot;
+	struct an_entry **slot, *pin;
 	uint64_t off;
 
 	if (!c->cap) {
 		c->cap = RING_MIN;
 		c->ring = an_xcalloc(c->cap, sizeof(*c->ring));
 	}
+	pin = pinned(c);
+	if (pin && seq == pin->seq)
+		return an_ring_at(c, 0);
 	/* Seqs start at 1 and lo only grows: a seq below it was closed (a
 	 * late event).  A trace that starts mid-run leaves holes, given up
 	 * as the ranks move past them (try_front()) or, past RING_MAX, at
 	 * once (below). */
-	if (seq < c->lo)
+	if (seq < c->lo || (pin && seq == c->lo))
 		return NULL;
 	off = seq - c->lo;
 	while (off >= c->cap) {
@@ -166,13 +205,18 @@ static struct an_entry *entry_get(struct an_state *an, struct an_comm *c,
 			continue;
 		}
 		/* Bounded memory: account the oldest as it stands. */
-		while (c->nring && off >= c->cap) {
-			an_pop_front(an, c, 1);
+		while (c->nring > !!pinned(c) && off >= c->cap) {
+			force_front(an, c);
 			off--;
 		}
 		if (!c->nring) {
 			c->lo = seq;
 			off = 0;
+		} else if (off >= c->cap) {
+			/* Only the pinned call is left: it stays in front, and
+			 * the seqs up to this one are closed. */
+			c->lo = seq - 1;
+			off = 1;
 		}
 	}
 	slot = an_ring_at(c, off);
@@ -181,7 +225,7 @@ static struct an_entry *entry_get(struct an_state *an, struct an_comm *c,
 		if (off + 1 > c->nring)
 			c->nring = off + 1;
 	}
-	return *slot;
+	return *slot ? slot : NULL;
 }
 
 static struct an_slot *entry_slot(struct an_entry **ep, int member)
@@ -218,10 +262,18 @@ static void mark_done(struct an_entry *e, struct an_slot *s)
 static void mark_upto(struct an_pc *pc, uint64_t upto)
 {
 	struct an_comm *c = pc->comm;
+	struct an_entry *pin = pinned(c);
 	uint64_t q;
 
 	if (upto > pc->done_seq)
 		pc->done_seq = upto;
+	/* The pinned call is older than lo, where the loop below starts. */
+	if (pin && pin->seq > pc->marked_seq && pin->seq <= upto) {
+		struct an_slot *s = entry_slot(an_ring_at(c, 0), pc->member);
+
+		if (!(s->flags & AN_S_DROP))
+			mark_done(*an_ring_at(c, 0), s);
+	}
 	q = pc->marked_seq + 1 > c->lo ? pc->marked_seq + 1 : c->lo;
 	for (; q <= upto && q - c->lo < c->nring; q++) {
 		struct an_entry *e = *an_ring_at(c, q - c->lo);
@@ -240,6 +292,29 @@ static void mark_upto(struct an_pc *pc, uint64_t upto)
 
 /* ---- records ---------------------------------------------------------- */
 
+/* Whether seq can be this rank's: at most SEQ_JUMP_MAX past its last
+ * seq, unless a second event confirms the jump (lost events).  A corrupt
+ * seq would otherwise move the window past every call in flight. */
+static int seq_plausible(struct an_state *an, struct an_pc *pc, uint64_t seq)
+{
+	if (!pc->last_seq || seq <= pc->last_seq + SEQ_JUMP_MAX)
+		return 1;
+	if (pc->jump_seq && seq >= pc->jump_seq && seq - pc->jump_seq <= HOLD_SEQS) {
+		pc->jump_seq = 0;
+		return 1;
+	}
+	pc->jump_seq = seq;
+	an->bad_values++;
+	return 0;
+}
+
+/* The comm's size as the comm knows it (state.c keeps the first). */
+static void entry_size(struct an_entry *e)
+{
+	if (e->comm->nranks > e->nranks)
+		e->nranks = e->comm->nranks;
+}
+
 void an_comm_init(struct an_state *an, const struct an_src *src,
 		  const struct an_rec_init *r)
 {
@@ -248,10 +323,13 @@ void an_comm_init(struct an_state *an, const struct an_src *src,
 	if (!r->comm_hash)
 		return;
 	pc = an_pc_for(an, src, r->comm_hash, r->nranks);
-	/* A nonblocking split's size and rank come with its second end. */
-	if (r->nranks > 0) {
+	/* A nonblocking split's size and rank come with its second end.  A
+	 * rank outside the size is corrupt (read.c bounded the size). */
+	if (r->nranks > 0 && r->rank >= 0 && r->rank < r->nranks) {
 		pc->comm_rank = r->rank;
 		pc->nranks = r->nranks;
+	} else if (r->nranks > 0) {
+		an->bad_values++;
 	}
 	if (r->end) {
 		/* A nonblocking creation ends twice: returning ncclInProgress
@@ -295,24 +373,24 @@ void an_enqueue(struct an_state *an, const struct an_src *src,
 		an_p2p_enqueue(an, src, r);
 		return;
 	}
-	an->coll_calls++;
 	pc = an_pc_for(an, src, r->comm_hash, r->nranks);
+	if (!seq_plausible(an, pc, r->seq))
+		return;
+	an->coll_calls++;
 	if (r->seq > pc->last_seq)
 		pc->last_seq = r->seq;
-	e = entry_get(an, pc->comm, r->seq, 1);
-	if (!e) {
+	ep = entry_get(an, pc->comm, r->seq, 1);
+	if (!ep) {
 		an->late_events++;
 		return;
 	}
-	ep = an_ring_at(pc->comm, r->seq - pc->comm->lo);
 	s = entry_slot(ep, pc->member);
 	e = *ep;
 	if (s->flags & AN_S_ENQ)
 		return;		/* duplicate */
 	s->flags |= AN_S_ENQ;
 	e->nenq++;
-	if (r->nranks > e->nranks)
-		e->nranks = (int)r->nranks;
+	entry_size(e);
 	s->enter_ns = r->enter_ns;
 	s->exit_ns = r->exit_ns;
 	if (r->enter_coarse)
@@ -351,16 +429,16 @@ void an_complete(struct an_state *an, const struct an_src *src,
 		return;
 	}
 	pc = an_pc_for(an, src, r->comm_hash, r->nranks);
-	e = entry_get(an, pc->comm, r->seq, 1);
-	if (!e) {
+	if (!seq_plausible(an, pc, r->seq))
+		return;
+	ep = entry_get(an, pc->comm, r->seq, 1);
+	if (!ep) {
 		an->late_events++;
 		return;
 	}
-	ep = an_ring_at(pc->comm, r->seq - pc->comm->lo);
 	s = entry_slot(ep, pc->member);
 	e = *ep;
-	if (r->nranks > e->nranks)
-		e->nranks = (int)r->nranks;
+	entry_size(e);
 	if (!s->bytes)
 		s->bytes = r->bytes;
 	if (!(s->flags & AN_S_ENQ) && !s->op)

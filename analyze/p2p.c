@@ -45,14 +45,26 @@ void an_p2p_enqueue(struct an_state *an, const struct an_src *src,
 	uint64_t *count;
 
 	an->p2p_calls++;
-	if (!r->p2p_seq || !an_is_p2p_op(r->op) || peer < 0 || peer >= (1 << 24))
+	if (!r->p2p_seq || !an_is_p2p_op(r->op))
 		return;
 	pc = an_pc_for(an, src, r->comm_hash, r->nranks);
+	/* A peer is a rank of the comm (read.c bounded it by AN_NRANKS_MAX). */
+	if (r->root_or_peer < 0 || r->root_or_peer >= AN_NRANKS_MAX ||
+	    (pc->comm->nranks > 0 && r->root_or_peer >= pc->comm->nranks)) {
+		an->bad_values++;
+		return;
+	}
 	if (peer >= pc->npeers) {
-		/* nranks as the trace says, within reason: a corrupt one must
-		 * not make an array of gigabytes. */
-		int n = peer + 1 > r->nranks || r->nranks > (1 << 24) ? peer + 1 : (int)r->nranks;
+		/* Doubling up to the comm's size: the counts grow with the
+		 * peers the rank talks to, not with what an event claims. */
+		int n = pc->npeers ? pc->npeers : 8;
 
+		while (n <= peer)
+			n *= 2;
+		if (pc->comm->nranks > 0 && n > pc->comm->nranks)
+			n = pc->comm->nranks;
+		if (n > AN_NRANKS_MAX)
+			n = AN_NRANKS_MAX;
 		pc->sent = an_xrealloc(pc->sent, (size_t)n * sizeof(*pc->sent));
 		pc->recvd = an_xrealloc(pc->recvd, (size_t)n * sizeof(*pc->recvd));
 		memset(pc->sent + pc->npeers, 0, (size_t)(n - pc->npeers) * sizeof(*pc->sent));

@@ -6,15 +6,36 @@
  *
  * Field lookup by name costs a string compare per field per event, so each
  * event class is resolved once to member indexes (struct evclass).
+ *
+ * babeltrace2 refuses a whole trace for one bad stream file, spins for
+ * ever on some cut metadata and may crash on worse.  So each trace is
+ * checked first (traces.c: whole packets, no empty or missing files) and
+ * opened once in a child under a deadline (try_open()); what fails is
+ * narrowed to the metadata or the stream files at fault, those are left
+ * out (a view: a temporary folder of links to the rest), and what was
+ * left out is said in incomplete[].  Every value an event gives is
+ * bounded before the matcher sees it (handle_event()).
  */
 #include <babeltrace2/babeltrace.h>
+#include <dirent.h>
+#include <setjmp.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "an_priv.h"
+
+/* What libbabeltrace2 may die of on a corrupt trace. */
+static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+#define NCRASH ((int)(sizeof(crash_sigs) / sizeof(crash_sigs[0])))
 
 enum kind {
 	K_OTHER, K_PROC, K_INIT_BEGIN, K_INIT_END, K_COMM_END, K_ENQ, K_DONE,
@@ -62,7 +83,14 @@ struct streaminfo {
 	int host;
 	int64_t offset_ns;	/* clock origin offset: raw monotonic -> trace clock */
 	int64_t env_vpid;	/* per-pid buffers name the process in env */
+	const bt_stream *stream;
+	uint64_t bad;		/* events dropped or clamped: values out of range */
+	char first_bad[64];	/* the first such value */
 };
+
+/* Strings longer than this are cut (the env of process_info is the
+ * longest a shim writes, a few KiB). */
+#define STR_MAX		65536
 
 struct reader {
 	struct an_state *an;
@@ -75,32 +103,70 @@ struct reader {
 	uint64_t nevents;
 	struct timespec last_progress, start;
 	int failed;
+	char *strbuf[NF];	/* cut copies of over-long strings */
+	struct streaminfo *cur;	/* the stream of the event being read */
 };
 
 /* ---- errors ----------------------------------------------------------- */
 
-static void print_bt_error(const char *what)
+/* babeltrace2's causes of the current error, one per line, into buf. */
+static void bt_error_text(char *buf, size_t len)
 {
 	const bt_error *err = bt_current_thread_take_error();
 	uint64_t n, i, shown = 0;
+	size_t at = 0;
 
-	fprintf(stderr, "ncclguard analyze: %s\n", what);
+	buf[0] = '\0';
 	if (!err)
 		return;
 	n = bt_error_get_cause_count(err);
 	/* Outermost first, down to the root cause, as babeltrace2 prints
 	 * them; the library's own causes only repeat addresses. */
-	for (i = n; i-- > 0 && shown < 5;) {
+	for (i = n; i-- > 0 && shown < 5 && at < len;) {
 		const bt_error_cause *c = bt_error_borrow_cause_by_index(err, i);
 		const char *msg = bt_error_cause_get_message(c);
 		const char *nl = strchr(msg, '\n');
+		int w;
 
 		if (bt_error_cause_get_actor_type(c) == BT_ERROR_CAUSE_ACTOR_TYPE_UNKNOWN)
 			continue;
-		fprintf(stderr, "  %.*s\n", nl ? (int)(nl - msg) : (int)strlen(msg), msg);
+		w = snprintf(buf + at, len - at, "  %.*s\n",
+			     nl ? (int)(nl - msg) : (int)strlen(msg), msg);
+		if (w < 0)
+			break;
+		at += (size_t)w;
 		shown++;
 	}
 	bt_error_release(err);
+}
+
+/* The root cause of the current error, its first line: what names the
+ * fault (the outer ones name the folder, here a view's). */
+static void bt_error_root(char *buf, size_t len)
+{
+	const bt_error *err = bt_current_thread_take_error();
+	const char *msg = NULL;
+
+	buf[0] = '\0';
+	if (!err)
+		return;
+	for (uint64_t i = 0; i < bt_error_get_cause_count(err) && !msg; i++) {
+		const bt_error_cause *c = bt_error_borrow_cause_by_index(err, i);
+
+		if (bt_error_cause_get_actor_type(c) != BT_ERROR_CAUSE_ACTOR_TYPE_UNKNOWN)
+			msg = bt_error_cause_get_message(c);
+	}
+	if (msg)
+		snprintf(buf, len, "%.*s", (int)strcspn(msg, "\n"), msg);
+	bt_error_release(err);
+}
+
+static void print_bt_error(const char *what)
+{
+	char buf[2048];
+
+	bt_error_text(buf, sizeof(buf));
+	fprintf(stderr, "ncclguard analyze: %s\n%s", what, buf);
 }
 
 /* ---- per event -------------------------------------------------------- */
@@ -173,16 +239,73 @@ static int64_t fi(const bt_field *payload, const struct evclass *c, enum field k
 	return int_of(bt_field_structure_borrow_member_field_by_index_const(payload, c->idx[k]));
 }
 
-static const char *fs(const bt_field *payload, const struct evclass *c, enum field k)
+/* An event's value out of range: counted against its stream. */
+static void bad_value(struct reader *rd, enum field k, int64_t v)
+{
+	struct streaminfo *si = rd->cur;
+
+	rd->an->bad_values++;
+	if (!si)
+		return;
+	if (!si->bad++)
+		snprintf(si->first_bad, sizeof(si->first_bad), "%s %lld", field_names[k],
+			 (long long)v);
+}
+
+/* Field k if within [lo, hi]; else `dflt`, counted. */
+static int64_t fi_in(struct reader *rd, const bt_field *p, const struct evclass *c,
+		     enum field k, int64_t lo, int64_t hi, int64_t dflt, int *bad)
+{
+	int64_t v = fi(p, c, k);
+
+	if (v >= lo && v <= hi)
+		return v;
+	bad_value(rd, k, v);
+	if (bad)
+		*bad = 1;
+	return dflt;
+}
+
+/* A time field on the trace's clock: 0 when absent; a raw value or a sum
+ * past AN_TS_MAX is corrupt and would overflow the differences taken of
+ * it later. */
+static int64_t ft(struct reader *rd, const bt_field *p, const struct evclass *c,
+		  enum field k, int *bad)
+{
+	int64_t v = fi(p, c, k), off = rd->cur->offset_ns;
+
+	if (!v)
+		return 0;
+	if (v < 0 || v > AN_TS_MAX || v > AN_TS_MAX - off) {
+		bad_value(rd, k, v);
+		*bad = 1;
+		return 0;
+	}
+	return v + off;
+}
+
+static const char *fs(struct reader *rd, const bt_field *payload, const struct evclass *c,
+		      enum field k)
 {
 	const bt_field *f;
+	const char *v;
 
 	if (c->idx[k] < 0)
 		return "";
 	f = bt_field_structure_borrow_member_field_by_index_const(payload, c->idx[k]);
 	if (bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING)
 		return "";
-	return bt_field_string_get_value(f);
+	v = bt_field_string_get_value(f);
+	if (!v)
+		return "";
+	if (strnlen(v, STR_MAX + 1) <= STR_MAX)
+		return v;
+	bad_value(rd, k, (int64_t)strlen(v));
+	if (!rd->strbuf[k] && !(rd->strbuf[k] = malloc(STR_MAX + 1)))
+		return "";
+	memcpy(rd->strbuf[k], v, STR_MAX);
+	rd->strbuf[k][STR_MAX] = '\0';
+	return rd->strbuf[k];
 }
 
 static int stream_info(struct reader *rd, const bt_stream *stream)
@@ -210,15 +333,26 @@ static int stream_info(struct reader *rd, const bt_stream *stream)
 	v = bt_trace_borrow_environment_entry_value_by_name_const(trace, "vpid");
 	if (v && bt_value_get_type(v) == BT_VALUE_TYPE_SIGNED_INTEGER)
 		si->env_vpid = bt_value_integer_signed_get(v);
+	si->stream = stream;
 	cc = bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
 	if (cc) {
 		int64_t sec;
 		uint64_t cycles, freq = bt_clock_class_get_frequency(cc);
+		double ns;
 
 		bt_clock_class_get_offset(cc, &sec, &cycles);
-		si->offset_ns = sec * 1000000000LL +
-			(int64_t)(freq == 1000000000ULL ? cycles :
-				  (uint64_t)((double)cycles * 1e9 / (double)freq));
+		ns = freq ? (double)cycles * 1e9 / (double)freq : 0;
+		/* An offset the trace's times cannot be on (centuries) is
+		 * corrupt metadata: times are taken as they are. */
+		if (sec >= 0 && sec < 4000000000LL && ns < 1e18)
+			si->offset_ns = sec * 1000000000LL +
+				(int64_t)(freq == 1000000000ULL ? cycles : (uint64_t)ns);
+		if (si->offset_ns > AN_TS_MAX / 4 * 3 || !(sec >= 0 && sec < 4000000000LL && ns < 1e18)) {
+			si->offset_ns = 0;
+			si->bad++;
+			snprintf(si->first_bad, sizeof(si->first_bad), "clock offset %lld s",
+				 (long long)sec);
+		}
 	}
 	an_map_put(&rd->stream_map, (uint64_t)(uintptr_t)stream, rd->nstreams);
 	return rd->nstreams++;
@@ -255,7 +389,7 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	const bt_field *p, *ctx;
 	struct streaminfo *si;
 	struct an_src src;
-	int sidx;
+	int sidx, bad = 0;
 
 	if (ci < 0 && (ci = resolve_class(rd, ec)) < 0)
 		return -1;
@@ -266,6 +400,7 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	if (sidx < 0)
 		return -1;
 	si = &rd->streams[sidx];
+	rd->cur = si;
 	src.host = si->host;
 	src.vpid = si->env_vpid;
 	src.ts = 0;
@@ -280,6 +415,11 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 		    BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
 			src.ts = ns;
 	}
+	/* Event times bound every difference the matcher takes. */
+	if (src.ts < 0 || src.ts > AN_TS_MAX) {
+		bad_value(rd, F_enter_ns, src.ts);
+		return 0;
+	}
 	p = bt_event_borrow_payload_field_const(ev);
 	if (!p)
 		return 0;
@@ -288,26 +428,32 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 		progress(rd, 0);
 	/* Another job's events never reach the matcher (job.c). */
 	src.job = (uint64_t)fi(p, c, F_job);
-	if (an_job_skip(rd->an, &src, c->kind == K_PROC, fs(p, c, F_job_id)))
+	if (an_job_skip(rd->an, &src, c->kind == K_PROC, fs(rd, p, c, F_job_id)))
 		return 0;
 	an_seen(rd->an, &src);
 
-#define T(f) (fi(p, c, F_##f) ? fi(p, c, F_##f) + si->offset_ns : 0)
+	/* Every value that sizes, indexes or is subtracted is bounded here:
+	 * an event with one out of range is dropped (and counted against
+	 * its stream), one merely printed is clamped. */
+#define IN(f, lo, hi, dflt) fi_in(rd, p, c, F_##f, lo, hi, dflt, &bad)
+#define KEEP(f, lo, hi, dflt) fi_in(rd, p, c, F_##f, lo, hi, dflt, NULL)
+#define S(f) fs(rd, p, c, F_##f)
 	switch (c->kind) {
 	case K_PROC: {
 		struct an_rec_proc r = {
-			.host = fs(p, c, F_host), .nccl_path = fs(p, c, F_nccl_path),
-			.gpu_pci_bus_id = fs(p, c, F_gpu_pci_bus_id),
-			.cpu_affinity = fs(p, c, F_cpu_affinity),
-			.socket_ifname = fs(p, c, F_socket_ifname), .env = fs(p, c, F_env),
-			.policy_digest = fs(p, c, F_policy_digest),
-			.rank_source = fs(p, c, F_rank_source),
-			.pid = fi(p, c, F_pid), .rank = fi(p, c, F_rank),
-			.local_rank = fi(p, c, F_local_rank), .world_size = fi(p, c, F_world_size),
-			.nccl_version = fi(p, c, F_nccl_version),
-			.cudart_version = fi(p, c, F_cudart_version),
-			.driver_version = fi(p, c, F_driver_version),
-			.numa_node = c->idx[F_numa_node] >= 0 ? fi(p, c, F_numa_node) : -1,
+			.host = S(host), .nccl_path = S(nccl_path),
+			.gpu_pci_bus_id = S(gpu_pci_bus_id), .cpu_affinity = S(cpu_affinity),
+			.socket_ifname = S(socket_ifname), .env = S(env),
+			.policy_digest = S(policy_digest), .rank_source = S(rank_source),
+			.pid = KEEP(pid, 0, INT32_MAX, 0),
+			.rank = KEEP(rank, -1, AN_NRANKS_MAX - 1, -1),
+			.local_rank = KEEP(local_rank, -1, AN_NRANKS_MAX - 1, -1),
+			.world_size = KEEP(world_size, 0, AN_NRANKS_MAX, 0),
+			.nccl_version = KEEP(nccl_version, 0, INT32_MAX, 0),
+			.cudart_version = KEEP(cudart_version, 0, INT32_MAX, 0),
+			.driver_version = KEEP(driver_version, 0, INT32_MAX, 0),
+			.numa_node = c->idx[F_numa_node] >= 0 ?
+				KEEP(numa_node, -1, INT32_MAX, -1) : -1,
 		};
 		an_process_info(rd->an, &src, &r);
 		break;
@@ -317,27 +463,36 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 		struct an_rec_init r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
 			.parent_hash = (uint64_t)fi(p, c, F_parent_hash),
-			.nranks = fi(p, c, F_nranks), .rank = fi(p, c, F_rank),
+			.nranks = IN(nranks, 0, AN_NRANKS_MAX, 0),
+			.rank = IN(rank, -1, AN_NRANKS_MAX - 1, -1),
 			.result = fi(p, c, F_result), .end = c->kind == K_INIT_END,
 		};
-		an_comm_init(rd->an, &src, &r);
+		if (!bad)
+			an_comm_init(rd->an, &src, &r);
 		break;
 	}
 	case K_ENQ:
 	case K_DONE: {
 		struct an_rec_coll r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)fi(p, c, F_seq), .p2p_seq = (uint64_t)fi(p, c, F_p2p_seq),
+			.seq = (uint64_t)IN(seq, 0, (int64_t)AN_SEQ_MAX, 0),
+			.p2p_seq = (uint64_t)IN(p2p_seq, 0, (int64_t)AN_SEQ_MAX, 0),
 			.count = (uint64_t)fi(p, c, F_count), .bytes = (uint64_t)fi(p, c, F_bytes),
-			.stream = (uint64_t)fi(p, c, F_stream), .op = fs(p, c, F_op),
-			.datatype = fi(p, c, F_datatype),
-			.root_or_peer = c->idx[F_root_or_peer] >= 0 ? fi(p, c, F_root_or_peer) : -1,
-			.result = fi(p, c, F_result), .nranks = fi(p, c, F_nranks),
-			.enter_ns = T(enter_ns), .exit_ns = T(exit_ns),
+			.stream = (uint64_t)fi(p, c, F_stream), .op = S(op),
+			.datatype = KEEP(datatype, -1, INT32_MAX, -1),
+			.root_or_peer = c->idx[F_root_or_peer] >= 0 ?
+				IN(root_or_peer, -1, AN_NRANKS_MAX - 1, -1) : -1,
+			.result = fi(p, c, F_result),
+			.nranks = IN(nranks, 0, AN_NRANKS_MAX, 0),
+			.enter_ns = ft(rd, p, c, F_enter_ns, &bad),
+			.exit_ns = ft(rd, p, c, F_exit_ns, &bad),
 			.enter_coarse = fi(p, c, F_enter_coarse) != 0,
-			.gpu_start_ns = T(gpu_start_ns), .gpu_end_ns = T(gpu_end_ns),
-			.duration_ns = fi(p, c, F_duration_ns),
+			.gpu_start_ns = ft(rd, p, c, F_gpu_start_ns, &bad),
+			.gpu_end_ns = ft(rd, p, c, F_gpu_end_ns, &bad),
+			.duration_ns = IN(duration_ns, 0, AN_TS_MAX, 0),
 		};
+		if (bad)
+			break;
 		if (c->kind == K_ENQ) {
 			if (!r.enter_ns)
 				r.enter_ns = src.ts;
@@ -353,13 +508,15 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	case K_INJECT: {
 		struct an_rec_misc r = {
 			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)fi(p, c, F_seq), .waited_ns = (uint64_t)fi(p, c, F_waited_ns),
-			.op = fs(p, c, F_op), .kind = fs(p, c, F_kind), .action = fs(p, c, F_action),
-			.what = fs(p, c, F_what), .detail = fs(p, c, F_detail), .key = fs(p, c, F_key),
-			.user_value = fs(p, c, F_user_value),
-			.effective_value = fs(p, c, F_effective_value),
+			.seq = (uint64_t)IN(seq, 0, (int64_t)AN_SEQ_MAX, 0),
+			.waited_ns = (uint64_t)KEEP(waited_ns, 0, AN_TS_MAX, 0),
+			.op = S(op), .kind = S(kind), .action = S(action),
+			.what = S(what), .detail = S(detail), .key = S(key),
+			.user_value = S(user_value), .effective_value = S(effective_value),
 			.result = fi(p, c, F_result),
 		};
+		if (bad)
+			break;
 		if (c->kind == K_COMM_END)
 			an_comm_end(rd->an, &src, &r);
 		else if (c->kind == K_TIMEOUT)
@@ -373,7 +530,9 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	default:
 		break;
 	}
-#undef T
+#undef IN
+#undef KEEP
+#undef S
 	return 0;
 }
 
@@ -389,12 +548,94 @@ static int handle(struct reader *rd, const bt_message *msg)
 		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
 			an_lost(rd->an, n);
 		return 0;
+	case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
+		/* A gap in a stream's packet numbers: its events are gone. */
+		const bt_stream *st = bt_message_discarded_packets_borrow_stream_const(msg);
+		const char *name = bt_stream_get_name(st);
+
+		if (bt_message_discarded_packets_get_count(msg, &n) !=
+		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+			n = 0;
+		an_incomplete(rd->an, "events_lost", "%s: packets missing (%llu)",
+			      name ? name : "a stream", (unsigned long long)n);
+		return 0;
+	}
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
 		return stream_info(rd, bt_message_stream_beginning_borrow_stream_const(msg)) < 0 ?
 			-1 : 0;
 	default:
 		return 0;
 	}
+}
+
+/* ---- a crash inside babeltrace2 while the graph runs ------------------- */
+
+/* Decoding a corrupt packet can make libbabeltrace2 abort (a failed
+ * precondition) or fault.  It has no state of ours on its stack then:
+ * the read jumps back to an_read_traces(), which leaves the graph as it
+ * is and fails the read with that said.  A fault in our own sink code
+ * (in_sink) is ours and kills the process as it would. */
+static sigjmp_buf crash_jmp;
+static volatile sig_atomic_t in_sink, crash_sig;
+
+static void on_crash(int sig)
+{
+	if (in_sink) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	crash_sig = sig;
+	siglongjmp(crash_jmp, 1);
+}
+
+
+static void crash_guard(int on, struct sigaction *old)
+{
+	static char altstack[65536];
+	struct sigaction sa;
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+
+	if (!on) {
+		for (int i = 0; i < NCRASH; i++)
+			sigaction(crash_sigs[i], &old[i], NULL);
+		return;
+	}
+	/* a fault from a runaway recursion needs a stack of its own */
+	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < NCRASH; i++)
+		sigaction(crash_sigs[i], &sa, &old[i]);
+}
+
+/* The graph run to its end; -1 if babeltrace2 crashed (crash_sig). */
+static int run_graph(bt_graph *graph, bt_graph_run_status *rs)
+{
+	struct sigaction old[NCRASH];
+
+	crash_guard(1, old);
+	if (sigsetjmp(crash_jmp, 1)) {
+		crash_guard(0, old);
+		return -1;
+	}
+	do {
+		*rs = bt_graph_run(graph);
+	} while (*rs == BT_GRAPH_RUN_STATUS_AGAIN);
+	crash_guard(0, old);
+	return 0;
+}
+
+static int handled(struct reader *rd, const bt_message *msg)
+{
+	int ret;
+
+	in_sink = 1;
+	ret = handle(rd, msg);
+	in_sink = 0;
+	return ret;
 }
 
 static bt_graph_simple_sink_component_consume_func_status
@@ -421,7 +662,7 @@ consume(bt_message_iterator *it, void *data)
 	}
 	for (i = 0; i < count; i++) {
 		if (ret == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK &&
-		    handle(rd, msgs[i])) {
+		    handled(rd, msgs[i])) {
 			rd->failed = 1;
 			ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
 		}
@@ -432,17 +673,12 @@ consume(bt_message_iterator *it, void *data)
 
 /* ---- graph ------------------------------------------------------------ */
 
-static int add_source(bt_graph *graph, const bt_component_class_source *cls,
-		      const char *dir, int i, const bt_component_filter *muxer)
+static bt_value *source_params(const char *dir)
 {
 	bt_value *params = bt_value_map_create(), *inputs = NULL;
-	const bt_component_source *src = NULL;
-	char name[32], what[4200];
-	uint64_t p, nports;
-	int ret = -1;
 
 	if (!params)
-		goto out;
+		return NULL;
 	if (bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) !=
 	    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
 	    bt_value_array_append_string_element(inputs, dir) !=
@@ -451,6 +687,22 @@ static int add_source(bt_graph *graph, const bt_component_class_source *cls,
 	     * them unless their origin is the epoch (LTTng's offset is). */
 	    bt_value_map_insert_bool_entry(params, "force-clock-class-origin-unix-epoch",
 					   BT_TRUE) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+		bt_value_put_ref(params);
+		return NULL;
+	}
+	return params;
+}
+
+static int add_source(bt_graph *graph, const bt_component_class_source *cls,
+		      const char *dir, int i, const bt_component_filter *muxer)
+{
+	bt_value *params = source_params(dir);
+	const bt_component_source *src = NULL;
+	char name[32], what[4200];
+	uint64_t p, nports;
+	int ret = -1;
+
+	if (!params) {
 		fputs("ncclguard analyze: out of memory\n", stderr);
 		goto out;
 	}
@@ -482,18 +734,376 @@ out:
 	return ret;
 }
 
+/* ---- the guard: checked files, a view, a child with a deadline -------- */
+
+/* A trace as the graph reads it: its folder, or a view of it. */
+struct input {
+	const char *dir;	/* what src.ctf.fs reads */
+	char *view;		/* a temporary folder to remove, or NULL */
+};
+
+/* Said in incomplete[] and, where something was left out, on stderr. */
+static void dropped(struct an_state *an, int say, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void dropped(struct an_state *an, int say, const char *what, const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	an_incomplete(an, what, "%s", detail);
+	if (say)
+		fprintf(stderr, "ncclguard analyze: %s\n", detail);
+}
+
+/* Opening a trace parses its metadata and indexes its packets: a few
+ * seconds, and one more per 32 MiB. */
+static unsigned deadline_s(uint64_t bytes)
+{
+	return 5 + (unsigned)(bytes >> 25 < 600 ? bytes >> 25 : 600);
+}
+
+/* The child's part of try_open(): 0 if src.ctf.fs takes `dir`. */
+static int open_in_child(const bt_component_class_source *cls, const char *dir, int fd)
+{
+	bt_graph *graph = bt_graph_create(0);
+	bt_value *params = source_params(dir);
+	const bt_component_source *src = NULL;
+	char buf[1024];
+	int ret = 1;
+
+	if (!graph || !params) {
+		snprintf(buf, sizeof(buf), "out of memory\n");
+	} else if (bt_graph_add_source_component(graph, cls, "src", params,
+						 BT_LOGGING_LEVEL_NONE, &src) ==
+		   BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+		ret = 0;
+		buf[0] = '\0';
+	} else {
+		bt_error_root(buf, sizeof(buf));
+	}
+	if (write(fd, buf, strlen(buf)) < 0)
+		ret = 1;
+	return ret;
+}
+
+/* Can src.ctf.fs open `dir` within `secs`?  Asked in a child, which the
+ * alarm ends if it spins and whose crash is its own.  0: yes; else why. */
+static int try_open(const bt_component_class_source *cls, const char *dir, unsigned secs,
+		    char *why, size_t len)
+{
+	char buf[1024];
+	size_t got = 0;
+	int fds[2], status;
+	sigset_t set;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		snprintf(why, len, "cannot check it: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, len, "cannot check it: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(fds[0]);
+		/* the default actions: a crash or the alarm ends the child,
+		 * whatever handlers the parent had (a fuzzer's, our guard's) */
+		for (int i = 0; i < NCRASH; i++)
+			signal(crash_sigs[i], SIG_DFL);
+		signal(SIGALRM, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, SIGALRM);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		alarm(secs);
+		_exit(open_in_child(cls, dir, fds[1]));
+	}
+	close(fds[1]);
+	while (got < sizeof(buf) - 1) {
+		n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			snprintf(why, len, "cannot check it: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+		snprintf(why, len, "babeltrace2 still parsing it after %u s", secs);
+		return -1;
+	}
+	if (WIFSIGNALED(status)) {
+		snprintf(why, len, "babeltrace2 crashed on it (signal %d)", WTERMSIG(status));
+		return -1;
+	}
+	/* A cause that only names the folder (a view's) says nothing more. */
+	if (strstr(buf, dir))
+		buf[0] = '\0';
+	snprintf(why, len, "not a readable CTF trace%s%s", *buf ? ": " : "", buf);
+	return -1;
+}
+
+static void remove_view(char *view)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *d;
+	DIR *dh;
+
+	if (!view)
+		return;
+	dh = opendir(view);
+	while (dh && (d = readdir(dh))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", view, d->d_name);
+		unlink(path);
+	}
+	if (dh)
+		closedir(dh);
+	rmdir(view);
+	free(view);
+}
+
+/* The first `keep` bytes of `from` as `to`: the whole packets of a file
+ * cut short. */
+static int copy_head(const char *from, const char *to, off_t keep)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
+
+	if (in < 0)
+		goto out;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0)
+		goto out;
+	while (keep > 0) {
+		ssize_t n = read(in, buf, keep < (off_t)sizeof(buf) ? (size_t)keep : sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || write(out, buf, (size_t)n) != n)
+			goto out;
+		keep -= n;
+	}
+	ret = 0;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out))
+		ret = -1;
+	return ret;
+}
+
+/* A temporary folder that src.ctf.fs reads as the trace in `dir` with
+ * only the stream files `use` marks, cut ones as their whole packets
+ * (the LTTng index is left out: it describes the files as they were). */
+static char *make_view(const char *dir, const struct an_tcheck *tc, const char *use)
+{
+	char abs[PATH_MAX], from[PATH_MAX + 256], to[PATH_MAX + 256];
+	const char *tmp = getenv("TMPDIR");
+	char *view;
+
+	if (!realpath(dir, abs))
+		return NULL;
+	if (asprintf(&view, "%s/ncclguard-view-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+		return NULL;
+	if (!mkdtemp(view)) {
+		free(view);
+		return NULL;
+	}
+	snprintf(from, sizeof(from), "%s/metadata", abs);
+	snprintf(to, sizeof(to), "%s/metadata", view);
+	if (symlink(from, to))
+		goto fail;
+	for (int i = 0; i < tc->nf; i++) {
+		if (!use[i])
+			continue;
+		snprintf(from, sizeof(from), "%s/%s", abs, tc->f[i].name);
+		snprintf(to, sizeof(to), "%s/%s", view, tc->f[i].name);
+		if (tc->f[i].state == AN_SF_CUT ? copy_head(from, to, tc->f[i].keep) :
+		    symlink(from, to))
+			goto fail;
+	}
+	return view;
+fail:
+	remove_view(view);
+	return NULL;
+}
+
+/* The trace in `dir` as the graph may read it, what cannot be read left
+ * out and said; -1 if nothing of it can be. */
+static int open_trace(struct an_state *an, const bt_component_class_source *cls,
+		      const char *dir, struct input *in)
+{
+	char why[1200], *use = NULL, *one = NULL, *view;
+	struct an_tcheck tc;
+	int i, changed = 0, ret = -1;
+	unsigned secs;
+
+	in->dir = dir;
+	in->view = NULL;
+	if (an_trace_check(dir, &tc)) {
+		dropped(an, 1, "stream_unreadable", "%s: cannot list it: %s; skipped", dir,
+			strerror(errno));
+		return -1;
+	}
+	if (!tc.meta_ok) {
+		dropped(an, 1, "metadata_unreadable", "%s/metadata: %s: not a readable CTF "
+			"trace; skipped", dir, tc.meta_why);
+		goto out;
+	}
+	secs = deadline_s(tc.bytes);
+	use = calloc((size_t)tc.nf + 1, 1);
+	one = calloc((size_t)tc.nf + 1, 1);
+	if (!use || !one) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		goto out;
+	}
+	for (i = 0; i < tc.nf; i++) {
+		const struct an_sfile *f = &tc.f[i];
+
+		use[i] = f->state == AN_SF_OK || f->state == AN_SF_CUT;
+		changed |= f->state == AN_SF_CUT || f->state == AN_SF_BAD;
+		if (f->state == AN_SF_EMPTY)
+			/* nothing of it is lost in reading: only said */
+			dropped(an, 0, "stream_truncated", "%s/%s: empty (0 bytes)", dir, f->name);
+		else if (f->state == AN_SF_CUT)
+			dropped(an, 1, "stream_truncated", "%s/%s: cut inside a packet: the "
+				"%lld bytes of whole packets read, the last %lld skipped", dir,
+				f->name, (long long)f->keep, (long long)(f->size - f->keep));
+		else if (f->state == AN_SF_BAD)
+			dropped(an, 1, "stream_unreadable", "%s/%s: no whole packet in its %lld "
+				"bytes; skipped", dir, f->name, (long long)f->size);
+	}
+	if (tc.nmissing)
+		dropped(an, 0, "stream_missing", "%s: %d per-CPU stream file%s missing: %s%s",
+			dir, tc.nmissing, tc.nmissing == 1 ? "" : "s", tc.missing,
+			tc.nmissing > 1 && strlen(tc.missing) > sizeof(tc.missing) - 48 ?
+			", ..." : "");
+	if (changed && !(in->view = make_view(dir, &tc, use))) {
+		dropped(an, 1, "stream_unreadable", "%s: cannot leave out its bad files (%s); "
+			"skipped", dir, strerror(errno));
+		goto out;
+	}
+	if (in->view)
+		in->dir = in->view;
+	if (!try_open(cls, in->dir, secs, why, sizeof(why))) {
+		ret = 0;
+		goto out;
+	}
+	/* Which part: the metadata alone, then each stream file alone. */
+	view = make_view(dir, &tc, one);
+	if (!view || try_open(cls, view, secs, why, sizeof(why))) {
+		if (!view)
+			snprintf(why, sizeof(why), "cannot check it: %s", strerror(errno));
+		remove_view(view);
+		dropped(an, 1, "metadata_unreadable", "%s/metadata: %s; skipped", dir, why);
+		goto out;
+	}
+	remove_view(view);
+	for (i = 0; i < tc.nf; i++) {
+		if (!use[i])
+			continue;
+		one[i] = 1;
+		view = make_view(dir, &tc, one);
+		one[i] = 0;
+		if (view && !try_open(cls, view, secs, why, sizeof(why))) {
+			remove_view(view);
+			continue;
+		}
+		remove_view(view);
+		use[i] = 0;
+		dropped(an, 1, "stream_unreadable", "%s/%s: %s; skipped", dir, tc.f[i].name,
+			view ? why : "cannot check it");
+	}
+	remove_view(in->view);
+	in->dir = dir;
+	in->view = make_view(dir, &tc, use);
+	if (!in->view || try_open(cls, in->view, secs, why, sizeof(why))) {
+		dropped(an, 1, "stream_unreadable", "%s: %s; skipped", dir,
+			in->view ? why : "cannot leave out its bad files");
+		goto out;
+	}
+	in->dir = in->view;
+	ret = 0;
+out:
+	if (ret) {
+		remove_view(in->view);
+		in->view = NULL;
+	}
+	free(use);
+	free(one);
+	an_tcheck_free(&tc);
+	return ret;
+}
+
+/* What the read left out or forced, once the graph is done. */
+static void say_counted(struct reader *rd)
+{
+	struct an_state *an = rd->an;
+	uint64_t counted = 0;
+
+	for (int i = 0; i < rd->nstreams; i++) {
+		const struct streaminfo *si = &rd->streams[i];
+		const char *name = bt_stream_get_name(si->stream);
+
+		if (!si->bad)
+			continue;
+		counted += si->bad;
+		dropped(an, 1, "stream_unreadable", "%s: %llu value%s out of range (the first: "
+			"%s): %s", name ? name : "a stream", (unsigned long long)si->bad,
+			si->bad == 1 ? "" : "s", si->first_bad,
+			"their events dropped or the values cleared");
+	}
+	if (an->bad_values > counted)
+		dropped(an, 1, "stream_unreadable", "%llu event%s named a size, rank, peer or "
+			"seq its communicator cannot have: ignored",
+			(unsigned long long)(an->bad_values - counted),
+			an->bad_values - counted == 1 ? "" : "s");
+	for (int i = 0; i < an->ncomms; i++)
+		if (an->comms[i]->forced)
+			an_incomplete(an, "window_exceeded", "comm %016llx: %llu collectives "
+				      "more than %d in flight were matched as they stood",
+				      (unsigned long long)an->comms[i]->hash,
+				      (unsigned long long)an->comms[i]->forced, AN_WINDOW_MAX);
+	if (an->p2p_forgotten)
+		an_incomplete(an, "window_exceeded", "%llu sends and recvs more than %d "
+			      "pending on a rank were forgotten",
+			      (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
+}
+
 int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		   int show_progress)
 {
-	const bt_plugin *ctf = NULL, *utils = NULL;
+	/* Loaded once a process: finding them loads every plugin, which
+	 * costs more than reading a small trace (the fuzzer reads many). */
+	static const bt_plugin *ctf, *utils;
 	const bt_component_class_source *fs_cls;
 	const bt_component_class_filter *mux_cls;
 	const bt_component_filter *muxer = NULL;
 	const bt_component_sink *sink = NULL;
 	struct reader rd = { .an = an, .progress = show_progress };
+	struct input *in = NULL;
 	bt_graph *graph = NULL;
 	char **traces = NULL;
-	int ntraces = 0, i, ret = -1;
+	int ntraces = 0, nin = 0, i, ret = -1;
 	bt_graph_run_status rs;
 
 	for (i = 0; i < ndirs; i++) {
@@ -521,17 +1131,10 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 			goto out;
 		}
 	}
-	for (i = 0; i < ntraces; i++) {
-		char *h = an_metadata_hostname(traces[i]);
-
-		if (h)
-			an_host_id(an, h);
-		free(h);
-	}
-	if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
-	    BT_PLUGIN_FIND_STATUS_OK ||
-	    bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &utils) !=
-	    BT_PLUGIN_FIND_STATUS_OK) {
+	if ((!ctf && bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
+		     BT_PLUGIN_FIND_STATUS_OK) ||
+	    (!utils && bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE,
+				      &utils) != BT_PLUGIN_FIND_STATUS_OK)) {
 		print_bt_error("babeltrace2's ctf and utils plugins are missing "
 			       "(install the babeltrace2 package)");
 		goto out;
@@ -541,6 +1144,32 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	if (!fs_cls || !mux_cls) {
 		fputs("ncclguard analyze: babeltrace2 has no src.ctf.fs or flt.utils.muxer\n",
 		      stderr);
+		goto out;
+	}
+	in = calloc((size_t)ntraces + 1, sizeof(*in));
+	if (!in) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		goto out;
+	}
+	for (i = 0; i < ntraces; i++)
+		if (!open_trace(an, fs_cls, traces[i], &in[nin])) {
+			char *h = an_metadata_hostname(traces[i]);
+
+			/* hosts numbered in DIR order: the first is the
+			 * clock reference */
+			if (h)
+				an_host_id(an, h);
+			free(h);
+			nin++;
+		}
+	/* Nothing readable is an error; part of it is a report that says
+	 * what it could not see. */
+	if (!nin) {
+		fprintf(stderr, "ncclguard analyze: could not read any of the %d trace%s under",
+			ntraces, ntraces == 1 ? "" : "s");
+		for (i = 0; i < ndirs; i++)
+			fprintf(stderr, " %s", dirs[i]);
+		fputs("\n", stderr);
 		goto out;
 	}
 	graph = bt_graph_create(0);
@@ -553,8 +1182,8 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		print_bt_error("cannot create the muxer");
 		goto out;
 	}
-	for (i = 0; i < ntraces; i++)
-		if (add_source(graph, fs_cls, traces[i], i, muxer))
+	for (i = 0; i < nin; i++)
+		if (add_source(graph, fs_cls, in[i].dir, i, muxer))
 			goto out;
 	if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL, &rd,
 					       &sink) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
@@ -570,9 +1199,15 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &rd.start);
 	rd.last_progress = rd.start;
-	do {
-		rs = bt_graph_run(graph);
-	} while (rs == BT_GRAPH_RUN_STATUS_AGAIN);
+	if (run_graph(graph, &rs)) {
+		progress(&rd, 1);
+		fprintf(stderr, "ncclguard analyze: babeltrace2 crashed (signal %d) reading the "
+			"trace%s after %llu events: corrupt trace\n", (int)crash_sig,
+			nin == 1 ? "" : "s", (unsigned long long)rd.nevents);
+		/* its state is what the crash left: not to be released */
+		graph = NULL;
+		goto out;
+	}
 	progress(&rd, 1);
 	switch (rs) {
 	case BT_GRAPH_RUN_STATUS_OK:
@@ -591,6 +1226,7 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		}
 		goto out;
 	}
+	say_counted(&rd);
 	if (!rd.nevents) {
 		fprintf(stderr, "ncclguard analyze: no ncclguard events in %d trace%s under",
 			ntraces, ntraces == 1 ? "" : "s");
@@ -602,8 +1238,11 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	ret = 0;
 out:
 	bt_graph_put_ref(graph);
-	bt_plugin_put_ref(ctf);
-	bt_plugin_put_ref(utils);
+	for (i = 0; i < nin; i++)
+		remove_view(in[i].view);
+	free(in);
+	for (i = 0; i < NF; i++)
+		free(rd.strbuf[i]);
 	for (i = 0; i < ntraces; i++)
 		free(traces[i]);
 	free(traces);

@@ -129,6 +129,16 @@ void an_free(struct an_state *an)
 
 /* ---- lookups ---------------------------------------------------------- */
 
+/* Room for element n of an array grown by doubling: a trace's count of
+ * processes or communicators is its own, and growing by one each would
+ * copy the array once per element. */
+static void *grow(void *p, int n, size_t sz)
+{
+	if (n & (n - 1))
+		return p;
+	return an_xrealloc(p, (size_t)(n ? 2 * n : 8) * sz);
+}
+
 int an_op_id(struct an_state *an, const char *op)
 {
 	int i;
@@ -175,7 +185,7 @@ struct an_proc *an_proc_get(struct an_state *an, const struct an_src *src)
 
 	if (i >= 0)
 		return &an->procs[i];
-	an->procs = an_xrealloc(an->procs, (an->nprocs + 1) * sizeof(*an->procs));
+	an->procs = grow(an->procs, an->nprocs, sizeof(*an->procs));
 	p = &an->procs[an->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->host = src->host;
@@ -197,17 +207,25 @@ struct an_comm *an_comm_get(struct an_state *an, uint64_t hash, int64_t nranks)
 	int32_t i = an_map_get(&an->comm_map, hash);
 	struct an_comm *c;
 
+	/* read.c refused sizes past AN_NRANKS_MAX; a comm has one size, the
+	 * first an event gave (a nonblocking split's comes with its second
+	 * end): another is corrupt and must not leave every call of the
+	 * comm waiting for ranks that do not exist. */
+	if (nranks < 0 || nranks > AN_NRANKS_MAX)
+		nranks = 0;
 	if (i >= 0) {
 		c = an->comms[i];
-		if (nranks > c->nranks)
+		if (nranks && !c->nranks)
 			c->nranks = (int)nranks;
+		else if (nranks && nranks != c->nranks)
+			an->bad_values++;
 		return c;
 	}
 	c = an_xcalloc(1, sizeof(*c));
 	c->hash = hash;
-	c->nranks = nranks > 0 ? (int)nranks : 0;
+	c->nranks = (int)nranks;
 	c->lo = 1;
-	an->comms = an_xrealloc(an->comms, (an->ncomms + 1) * sizeof(*an->comms));
+	an->comms = grow(an->comms, an->ncomms, sizeof(*an->comms));
 	an->comms[an->ncomms] = c;
 	an_map_put(&an->comm_map, hash, an->ncomms++);
 	return c;
@@ -222,7 +240,7 @@ static struct an_pc *pc_get(struct an_state *an, int proc, struct an_comm *c, in
 
 	if (i >= 0)
 		return &an->pcs[i];
-	an->pcs = an_xrealloc(an->pcs, (an->npcs + 1) * sizeof(*an->pcs));
+	an->pcs = grow(an->pcs, an->npcs, sizeof(*an->pcs));
 	pc = &an->pcs[an->npcs];
 	memset(pc, 0, sizeof(*pc));
 	pc->proc = proc;

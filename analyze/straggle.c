@@ -93,8 +93,8 @@ static int64_t corrected(const struct an_state *an, const struct an_entry *e, in
 /* Who arrived last, by how much past the (lower) median. */
 void an_straggle(struct an_state *an, const struct an_entry *e)
 {
-	int64_t enter[e->nslots], late[e->nslots];
-	int idx[e->nslots];
+	int64_t *enter, *late;
+	int *idx;
 	int i, n = 0, last;
 	int64_t tmid = 0;
 
@@ -105,16 +105,25 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 		 * own (the shim stamps the same calls on every rank). */
 		if ((s->flags & AN_S_ENQ) && (s->flags & AN_S_COARSE))
 			return;
+		n += (s->flags & AN_S_ENQ) && !(s->flags & AN_S_DROP);
+	}
+	if (n < 2 || n < e->nranks)
+		return;
+	/* On the heap: a slot per rank, and a job's ranks outgrow a stack. */
+	enter = an_xcalloc((size_t)n, sizeof(*enter));
+	late = an_xcalloc((size_t)n, sizeof(*late));
+	idx = an_xcalloc((size_t)n, sizeof(*idx));
+	for (i = 0, n = 0; i < e->nslots; i++) {
+		const struct an_slot *s = &e->slot[i];
+
 		if ((s->flags & AN_S_ENQ) && !(s->flags & AN_S_DROP)) {
 			idx[n] = i;
 			enter[n++] = corrected(an, e, i, s->enter_ns);
 		}
 	}
-	if (n < 2 || n < e->nranks)
-		return;
 	last = an_lateness(enter, n, late);
 	if (last < 0)
-		return;
+		goto out;
 	an->straggle_calls++;
 	for (i = 0; i < n; i++) {
 		struct an_proc *p = &an->procs[e->comm->members[idx[i]]];
@@ -133,4 +142,8 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 			 late[i] > 0 ? late[i] : 0);
 	an->procs[e->comm->members[idx[last]]].late_calls++;
 	an->procs[e->comm->members[idx[last]]].late_sum_ns += (double)late[last];
+out:
+	free(enter);
+	free(late);
+	free(idx);
 }

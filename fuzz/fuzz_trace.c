@@ -1,0 +1,116 @@
+/* libFuzzer harness for the trace reader (`make fuzz`): one file of a
+ * small committed trace (fuzz/trace_base/) replaced by the input, then
+ * read, finished and written as the analyzer does.  libbabeltrace2 reads
+ * files, so the trace is written to a temporary folder each time.
+ *
+ * The input's first byte picks the trace and the file, the rest is the
+ * file's bytes:
+ *   bit 0        0: text metadata (tests/analyze/gen.c), 1: packetized
+ *                metadata and LTTng's streams (a recorded job)
+ *   bits 1-7, %3 0: metadata, 1: the first stream file, 2: the second
+ * tests/analyze/test_fuzz_corpus.sh rebuilds the same trace from an input
+ * and runs `ncclguard analyze` on it. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "an_priv.h"
+
+#ifndef NG_FUZZ_BASE
+#define NG_FUZZ_BASE "fuzz/trace_base"
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const base_names[2][3] = {
+	{ "metadata", "channel0_0", "channel0_1" },
+	{ "metadata", "ncclguard_0", "ncclguard_1" },
+};
+
+static char workdir[64];
+
+static int write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int ret = 0;
+
+	if (!f)
+		return -1;
+	if (n && fwrite(p, 1, n, f) != n)
+		ret = -1;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+/* The base file `name` of trace `b` into the work folder. */
+static int copy_base(int b, const char *name)
+{
+	const char *base = getenv("NG_FUZZ_BASE");
+	char from[4096], to[4096], buf[65536];
+	size_t n, total = 0;
+	FILE *f;
+
+	snprintf(from, sizeof(from), "%s/%s/%s", base ? base : NG_FUZZ_BASE,
+		 b ? "lttng" : "text", name);
+	f = fopen(from, "rb");
+	if (!f) {
+		fprintf(stderr, "fuzz_trace: %s: %s\n", from, strerror(errno));
+		abort();	/* a broken setup, not a finding */
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	total += n;
+	fclose(f);
+	snprintf(to, sizeof(to), "%s/%s", workdir, name);
+	return write_file(to, buf, total);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *dirs[1] = { workdir };
+	struct an_opts opts = { 0 };
+	struct an_chrome *ch;
+	struct an_state *an;
+	char path[4096];
+	int b, which;
+	FILE *out;
+
+	if (!size)
+		return 0;
+	if (!workdir[0]) {
+		snprintf(workdir, sizeof(workdir), "/tmp/ng-fuzz-trace-XXXXXX");
+		if (!mkdtemp(workdir))
+			abort();
+	}
+	b = data[0] & 1;
+	which = (data[0] >> 1) % 3;
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", workdir, base_names[b][i]);
+		if (i == which ? write_file(path, data + 1, size - 1) : copy_base(b, base_names[b][i]))
+			abort();
+		/* the other trace's names must not be read with this one */
+		snprintf(path, sizeof(path), "%s/%s", workdir, base_names[!b][i]);
+		if (i)
+			unlink(path);
+	}
+	out = fopen("/dev/null", "w");
+	if (!out)
+		abort();
+	ch = an_chrome_new(out);
+	opts.on_coll = an_chrome_coll;
+	opts.on_coll_ctx = ch;
+	an = an_new(&opts);
+	if (!an_read_traces(dirs, 1, an, 0)) {
+		an_finish(an);
+		if (an_chrome_end(ch, an) || an_report_json(an, out) || an_report_html(an, out))
+			abort();
+		an_summary(an, out);
+	}
+	fclose(out);
+	an_chrome_free(ch);
+	an_free(an);
+	return 0;
+}

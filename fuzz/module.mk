@@ -1,0 +1,34 @@
+# fuzz/: the trace reader under libFuzzer (`make fuzz`, with the policy
+# parser's harness in policy/module.mk): a small committed trace
+# (fuzz/trace_base) with one file mutated, read, finished and written,
+# ASan and UBSan on.  FUZZ_TIME seconds (0: build only); new crashes land
+# in $(BUILD)/fuzz/ as crash-*, and once fixed go to fuzz/corpus/trace-crash,
+# which tests/analyze/test_fuzz_corpus.sh replays in `make check`.
+FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c) common/json.c
+FUZZ_TRACE_LEN  ?= 20000
+$(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Icommon -Wall -Wextra -Werror \
+		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
+		-DNG_FUZZ_BASE='"$(CURDIR)/fuzz/trace_base"' \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_TRACE_SRCS) $(NG_BT2_LIBS) -lm
+
+# Seeds: each file of each base trace as it is, behind its selector byte.
+$(BUILD)/fuzz/trace-seeds/.done: $(wildcard fuzz/trace_base/*/*)
+	@mkdir -p $(dir $@)
+	@i=0; for f in text/metadata text/channel0_0 text/channel0_1 \
+			lttng/metadata lttng/ncclguard_0 lttng/ncclguard_1; do \
+		case $$f in text/metadata) s=0;; text/channel0_0) s=2;; text/channel0_1) s=4;; \
+			lttng/metadata) s=1;; lttng/ncclguard_0) s=3;; lttng/ncclguard_1) s=5;; esac; \
+		{ printf "\\$$(printf %o $$s)"; cat fuzz/trace_base/$$f; } > $(dir $@)seed-$$s; \
+	done; touch $@
+
+.PHONY: fuzz-trace
+fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace-seeds/.done
+	@mkdir -p $(BUILD)/fuzz/trace-corpus
+	@if [ "$(FUZZ_TIME)" != 0 ]; then cd $(BUILD)/fuzz && \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp ./fuzz_trace -max_total_time=$(FUZZ_TIME) -timeout=30 -rss_limit_mb=4096 \
+		-max_len=$(FUZZ_TRACE_LEN) -close_fd_mask=2 -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+		trace-corpus trace-seeds $(CURDIR)/fuzz/corpus/trace-crash; fi
+fuzz: fuzz-trace
