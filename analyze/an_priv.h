@@ -470,6 +470,7 @@ void an_free(struct an_state *an);
 int an_host_id(struct an_state *an, const char *name);
 int an_op_id(struct an_state *an, const char *op);
 struct an_proc *an_proc_get(struct an_state *an, const struct an_src *src);
+struct an_proc *an_proc_find(const struct an_state *an, const struct an_src *src);	/* NULL: none */
 struct an_comm *an_comm_get(struct an_state *an, uint64_t hash, int64_t nranks);
 /* The proc's part in a comm, made (and the proc a member) at first sight. */
 struct an_pc *an_pc_for(struct an_state *an, const struct an_src *src,

@@ -66,11 +66,12 @@ void an_busy_add(struct an_proc *p, int64_t start, int64_t end)
 
 double an_comm_fraction(const struct an_proc *p)
 {
-	int64_t wall = p->last_ts - p->first_ts;
+	int64_t wall;
 	double f;
 
-	if (wall <= 0)
-		return 0;
+	if (p->last_ts <= p->first_ts)
+		return 0;	/* no span (a process seen in no event) */
+	wall = p->last_ts - p->first_ts;
 	f = (double)p->busy_ns / (double)wall;
 	return f > 1 ? 1 : f;
 }

@@ -28,7 +28,8 @@ struct file {
 	size_t size;
 	const struct ng_rf_hdr *h;
 	int64_t pid;
-	int host;
+	int host;		/* -1: not yet among the trace's */
+	const char *hostname;
 	char ops[NG_RF_OPS][NG_RF_OP_LEN];
 	uint64_t tsc0, ns0, mult;	/* mult 0: no mapping */
 };
@@ -48,22 +49,46 @@ static int valid_header(const struct file *f)
 	       h->ring_offset <= f->size && h->pid > 0;
 }
 
-/* A stamp of the dead process on the trace's clock; 0: unknown. */
+/* A stamp of the dead process on the trace's clock; 0: unknown (and
+ * anything beyond AN_TS_MAX, as the reader bounds an event's). */
 static int64_t stamp(const struct file *f, uint64_t t, int ticks)
 {
+	int64_t off = f->h->mono_to_real_ns, ts;
 	uint64_t ns = t;
 
-	if (!t)
+	if (!t || off < -AN_TS_MAX || off > AN_TS_MAX)
 		return 0;
 	if (ticks) {
 		if (!f->mult)
 			return 0;
 		ns = ng_rf_ticks_to_ns(t, f->tsc0, f->ns0, f->mult);
 	}
-	if (ns > (uint64_t)INT64_MAX - (uint64_t)(f->h->mono_to_real_ns > 0 ?
-						    f->h->mono_to_real_ns : 0))
+	if (ns > (uint64_t)AN_TS_MAX)
 		return 0;
-	return (int64_t)ns + f->h->mono_to_real_ns;
+	ts = (int64_t)ns + off;
+	return ts > 0 && ts <= AN_TS_MAX ? ts : 0;
+}
+
+/* The process's, its host's and the trace's time span take in a
+ * recovered call, as an event's would (an_seen), though it is no event
+ * of the trace. */
+static void span(struct an_state *an, const struct an_src *src)
+{
+	struct an_proc *p = an_proc_get(an, src);
+	struct an_host *h = &an->hosts[src->host];
+
+	if (src->ts < p->first_ts)
+		p->first_ts = src->ts;
+	if (src->ts > p->last_ts)
+		p->last_ts = src->ts;
+	if (src->ts < h->first_ts)
+		h->first_ts = src->ts;
+	if (src->ts > h->last_ts)
+		h->last_ts = src->ts;
+	if (src->ts < an->first_ts)
+		an->first_ts = src->ts;
+	if (src->ts > an->last_ts)
+		an->last_ts = src->ts;
 }
 
 /* Whether the trace has this process's call already. */
@@ -93,10 +118,10 @@ static int seen(struct an_state *an, const struct an_src *src, uint64_t hash, in
 }
 
 /* One record as a coll_enqueue; 1 if it was new to the trace. */
-static int feed(struct an_state *an, const struct file *f, const struct ng_enq_rec *r,
+static int feed(struct an_state *an, struct file *f, const struct ng_enq_rec *r,
 		int64_t fallback_ts)
 {
-	struct an_src src = { .host = f->host, .vpid = f->pid };
+	struct an_src src = { .vpid = f->pid };
 	struct an_rec_coll c = { 0 };
 	int p2p = r->flags & NG_ENQ_P2P;
 	unsigned size;
@@ -126,8 +151,13 @@ static int feed(struct an_state *an, const struct file *f, const struct ng_enq_r
 		c.enter_ns = fallback_ts;
 	c.enter_coarse = 1;
 	src.ts = c.enter_ns;
+	if (f->host < 0)
+		f->host = an_host_id(an, f->hostname);
+	src.host = f->host;
 	if (seen(an, &src, r->comm_hash, r->nranks, r->seq, p2p))
 		return 0;
+	if (src.ts)
+		span(an, &src);
 	an_enqueue(an, &src, &c);
 	return 1;
 }
@@ -155,10 +185,17 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 		f->mult = h->ticks.mult;
 	}
 	f->pid = h->pid;
-	f->host = an_host_id(an, host);
-	src = (struct an_src){ .host = f->host, .vpid = f->pid };
-	proc = an_proc_get(an, &src);
-	last = proc->last_ts > INT64_MIN ? proc->last_ts : an->last_ts;
+	/* Made only when a call is fed: a file with nothing to add makes no
+	 * host and no process appear in the report. */
+	f->host = -1;
+	for (int i = 0; i < an->nhosts; i++)
+		if (!strcmp(an->hosts[i].name, host))
+			f->host = i;
+	f->hostname = host;
+	src = (struct an_src){ .host = f->host < 0 ? 0 : f->host, .vpid = f->pid };
+	proc = f->host >= 0 ? an_proc_find(an, &src) : NULL;
+	last = proc && proc->last_ts > INT64_MIN ? proc->last_ts :
+	       an->last_ts > INT64_MIN ? an->last_ts : 0;
 
 	nrings = h->nrings < NG_RF_RINGS ? h->nrings : NG_RF_RINGS;
 	if ((f->size - h->ring_offset) / h->ring_stride < nrings)
@@ -194,10 +231,13 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 			      path, (unsigned long long)bad);
 	if (!fed && !inside[0])
 		return;
-	if (proc->rank >= 0)
+	src.host = f->host < 0 ? 0 : f->host;
+	proc = f->host >= 0 ? an_proc_find(an, &src) : NULL;
+	if (proc && proc->rank >= 0)
 		snprintf(who, sizeof(who), "rank %lld", (long long)proc->rank);
 	else
-		snprintf(who, sizeof(who), "a process without process_info");
+		snprintf(who, sizeof(who), "a process %s", proc ? "without process_info" :
+			 "not in the trace");
 	if (fed)
 		an_incomplete(an, "calls_recovered",
 			      "%s (%s, pid %lld) ended before %llu of its calls reached the trace: "

@@ -177,9 +177,21 @@ int an_host_id(struct an_state *an, const char *name)
 	return i;
 }
 
+static uint64_t proc_key(const struct an_src *src)
+{
+	return ((uint64_t)src->host << 40) ^ (uint64_t)(src->vpid & 0xffffffffffLL);
+}
+
+struct an_proc *an_proc_find(const struct an_state *an, const struct an_src *src)
+{
+	int32_t i = an_map_get(&an->proc_map, proc_key(src));
+
+	return i >= 0 ? &an->procs[i] : NULL;
+}
+
 struct an_proc *an_proc_get(struct an_state *an, const struct an_src *src)
 {
-	uint64_t key = ((uint64_t)src->host << 40) ^ (uint64_t)(src->vpid & 0xffffffffffLL);
+	uint64_t key = proc_key(src);
 	int32_t i = an_map_get(&an->proc_map, key);
 	struct an_proc *p;
 

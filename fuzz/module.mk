@@ -32,3 +32,31 @@ fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace-seeds/.done
 		-max_len=$(FUZZ_TRACE_LEN) -close_fd_mask=2 -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
 		trace-corpus trace-seeds $(CURDIR)/fuzz/corpus/trace-crash; fi
 fuzz: fuzz-trace
+
+# The flight ring reader (analyze/flight.c): fuzz/fuzz_flight.c patches a
+# ring file made in memory; its corpus (fuzz/corpus/flight) is replayed
+# by a gcc build of the same harness in `make check`
+# (tests/analyze/test_flight_corpus.sh).
+FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c) common/json.c
+$(BUILD)/fuzz/fuzz_flight: $(FUZZ_FLIGHT_SRCS) $(wildcard analyze/*.h) common/ringfile.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Icommon -Wall -Wextra -Werror \
+		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_FLIGHT_SRCS) $(NG_BT2_LIBS) -lm
+
+.PHONY: fuzz-flight
+fuzz-flight: $(BUILD)/fuzz/fuzz_flight
+	@mkdir -p $(BUILD)/fuzz/flight-corpus
+	@if [ "$(FUZZ_TIME)" != 0 ]; then cd $(BUILD)/fuzz && \
+		./fuzz_flight -max_total_time=$(FUZZ_TIME) -timeout=30 -max_len=4096 \
+		-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+		flight-corpus $(CURDIR)/fuzz/corpus/flight; fi
+fuzz: fuzz-flight
+
+$(BUILD)/obj/fuzz/%.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/tests/fuzz_flight_replay: $(BUILD)/obj/fuzz/fuzz_flight.o $(BUILD)/obj/fuzz/replay.o \
+		$(NG_AN_OBJS) $(BUILD)/obj/analyze/flight.o $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
+TEST_BINS += $(BUILD)/tests/fuzz_flight_replay
