@@ -17,8 +17,10 @@ for d in "$T"/*/; do
 	rc=$?
 	[ "$rc" = 0 ] || { cat "$out/stderr"; fail "$name: analyze exited $rc"; }
 	[ ! -s "$out/stderr" ] || { cat "$out/stderr"; fail "$name: wrote to stderr"; }
-	sed "s|$out|TMP|g" "$out/summary.raw" > "$out/summary.txt"
-	diff -u "$d/expect.json" "$out/report.json" || fail "$name: report.json differs"
+	# Paths into the trace (what a damaged file is named by) as TRACE.
+	sed "s|$out|TMP|g; s|$d/trace|TRACE|g" "$out/summary.raw" > "$out/summary.txt"
+	sed "s|$d/trace|TRACE|g" "$out/report.json" > "$out/report.norm"
+	diff -u "$d/expect.json" "$out/report.norm" || fail "$name: report.json differs"
 	diff -u "$d/expect.txt" "$out/summary.txt" || fail "$name: summary differs"
 	python3 "$NG_ROOT/tests/analyze/check_chrome.py" "$out/chrome.json" ||
 		fail "$name: Chrome trace malformed"
