@@ -279,6 +279,8 @@ out:
 	return 0;
 }
 
+#define NG_SESSION_COUNT_MAX (1ull << 48)
+
 /* Read after stop (counts are final) and before destroy (they go with it). */
 static int read_lost(struct ng_session *s)
 {
@@ -304,6 +306,12 @@ static int read_lost(struct ng_session *s)
 		if (lttng_channel_get_discarded_event_count(&chans[i], &d) < 0 ||
 		    lttng_channel_get_lost_packet_count(&chans[i], &p) < 0) {
 			ret = -1;
+			continue;
+		}
+		/* A channel whose buffers' owner was killed has been seen to
+		 * report 2^63 + n: say "unknown" rather than that. */
+		if (d >= NG_SESSION_COUNT_MAX || p >= NG_SESSION_COUNT_MAX) {
+			s->lost_unknown = 1;
 			continue;
 		}
 		s->discarded += d;

@@ -20,6 +20,7 @@ struct ng_session {
 	int started;
 	uint64_t discarded;	/* events dropped because the buffers were full */
 	uint64_t lost_packets;
+	int lost_unknown;	/* LTTng gave a count that cannot be one */
 	char error[160];	/* the first failure of stop or destroy, "" if none */
 };
 

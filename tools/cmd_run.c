@@ -641,7 +641,10 @@ static void report(const struct ng_session *s, const char *dir, int ok, int disk
 			dir);
 		return;
 	}
-	if (s->discarded || s->lost_packets)
+	if (s->lost_unknown)
+		fprintf(stderr, "ncclguard: warning: LTTng reported a lost-event count that cannot be "
+			"one; events may have been lost: the trace in %s may be incomplete\n", dir);
+	else if (s->discarded || s->lost_packets)
 		fprintf(stderr, "ncclguard: warning: %llu events lost (buffers full), %llu packets lost; the trace in %s is incomplete\n",
 			(unsigned long long)s->discarded, (unsigned long long)s->lost_packets, dir);
 	else if (!disk_full)
