@@ -308,8 +308,8 @@ static void report_lost(struct ng_comm *c, uint64_t u, const struct ng_recent *v
 	    !__atomic_load_n(&ng_hot.capture_seen, __ATOMIC_RELAXED) && v->seq > behind)
 		snprintf(seq, sizeof(seq), " seq %llu", (unsigned long long)(v->seq - behind));
 	fmt_when(when, sizeof(when), v->enter_ns);
-	ng_warn("collective%s on comm %016llx (%d ranks) not complete after more than %.1f s; "
-		"its record was overwritten by later calls: the oldest remembered, %llu calls "
+	ng_warn("collective%s on comm %016llx (%d ranks) not confirmed complete after more "
+		"than %.1f s; its record was overwritten by later calls: the oldest remembered, %llu calls "
 		"after it, is %s seq %llu, enqueued at %s on stream %p; action %s",
 		seq, (unsigned long long)c->hash, c->nranks, waited / 1e9,
 		(unsigned long long)behind, ng_fn_op[v->fn], (unsigned long long)v->seq, when,

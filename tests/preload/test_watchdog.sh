@@ -104,7 +104,7 @@ note "a hung call with more calls queued behind it than the watchdog remembers"
 launch lost 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=exit -- "$JOB" "$NG_TMP/lost.id" 300 --stop 1:2
 wait_ranks lost 2 20
 [ "$(rc_of lost 0)" = 4 ] || { show_rank lost 0; fail "hung call behind 298 more: exit $(rc_of lost 0)"; }
-assert_grep "collective seq 2 on comm [0-9a-f]* (2 ranks) not complete after more than 2\.[0-9] s; its record was overwritten" "$NG_TMP/lost.0.err"
+assert_grep "collective seq 2 on comm [0-9a-f]* (2 ranks) not confirmed complete after more than 2\.[0-9] s; its record was overwritten" "$NG_TMP/lost.0.err"
 
 note "warn keeps the job alive"
 launch warn 2 $G NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIMEOUT=warn -- "$JOB" "$NG_TMP/warn.id" 2 --skip 1:2
