@@ -14,6 +14,10 @@
 #  10  (NP>=2) a policy pinning local ranks to GPUs in reverse order
 #  11  a hung init: rank 0 of a 2-rank comm starts, rank 1 never does; the
 #      watchdog's init timeout, and the report names rank 1
+#  12  NCCL's configuration file (NCCL_CONF_FILE)
+#  13  trust: two jobs at once, each trace its own; a rank killed with
+#      SIGKILL keeps its last calls (flight ring); `ncclguard run` killed
+#      with SIGKILL: its rank is gone and no session is left
 # STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
@@ -22,7 +26,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -199,6 +203,37 @@ if want 12; then
 	row "12 NCCL: COMM_BLOCKING from the file" "$(grep -c 'NCCL_COMM_BLOCKING set by environment to 0' "$OUT/conf.log")"
 	row "12 comm_init_begin with blocking = 0 / all" "$(lt babeltrace2 "$OUT/conf" 2>/dev/null | grep comm_init_begin | grep -c 'blocking = 0') / $(count "$OUT/conf" comm_init_begin)"
 	row "12 process_info env has the file's NCCL_IB_HCA" "$(lt babeltrace2 "$OUT/conf" 2>/dev/null | grep process_info | grep -c 'NCCL_IB_HCA=mlx5_7')"
+fi
+if want 13; then
+	stage 13
+	AR="build/gpu/allreduce --launch 1 --min-bytes 8 --max-bytes 8 --warmup 0"
+	FL=/dev/shm/ncclguard-$(id -u)
+	st $NG run -o "$OUT/jobA" -- $AR --iters 3000 >"$OUT/jobA.log" 2>&1 &
+	a=$!
+	st $NG run -o "$OUT/jobB" -- $AR --iters 2000 >"$OUT/jobB.log" 2>&1
+	wait $a
+	row "13 two jobs at once: process_info in A / B" "$(count "$OUT/jobA" process_info) / $(count "$OUT/jobB" process_info)"
+	row "13 two jobs at once: coll_enqueue in A / B" "$(count "$OUT/jobA" coll_enqueue) / $(count "$OUT/jobB" coll_enqueue)"
+	# A rank killed mid-run: its calls still on their way are kept.
+	for k in 1 2 3; do
+		$NG run -o "$OUT/kill$k" --timeout 5 -- $AR --iters 20000000 >"$OUT/kill$k.log" 2>&1 &
+		ng=$!
+		sleep 5
+		pid=$(ls $FL/*/*.ring 2>/dev/null | sed -n '1s,.*/\([0-9]*\)\.ring$,\1,p')
+		[ -n "$pid" ] && kill -9 "$pid"
+		wait $ng
+		$NG analyze "$OUT/kill$k" --json "$OUT/kill$k.json" >"$OUT/kill${k}_analyze.txt" 2>&1
+		row "13 killed rank $k: calls kept / analyze exit" "$(sed -n 's/.*died with \([0-9]*\) call.*/\1/p' "$OUT/kill$k.log") / $?"
+		row "13 killed rank $k: report says" "$(grep -m1 -o 'calls_recovered: .*' "$OUT/kill${k}_analyze.txt" | cut -c1-150)"
+	done
+	# ncclguard run killed: the job and its session end with it.
+	$NG run -o "$OUT/lk" -- $AR --iters 20000000 >"$OUT/lk.log" 2>&1 &
+	ng=$!
+	sleep 5
+	kill -9 $ng
+	sleep 8
+	row "13 launcher killed: ranks left / sessions left" "$(pgrep -fc 'build/gpu/allreduce') / $(lt lttng list 2>/dev/null | grep -c '\[active\]')"
+	row "13 launcher killed: run.json status" "$(grep -ho '"status": "[a-z_]*"' "$OUT"/lk/*/run.json)"
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
