@@ -105,7 +105,11 @@ void ng_ringfile_open(void)
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto fail;
-	if (flock(fd, LOCK_EX | LOCK_NB) || ftruncate(fd, (off_t)FILE_SIZE))
+	/* Space reserved before a page is touched: a page of a sparse file
+	 * that a full tmpfs cannot back is a SIGBUS (a container's /dev/shm
+	 * is often 64 MiB, and NCCL's own buffers live there). */
+	if (flock(fd, LOCK_EX | LOCK_NB) || ftruncate(fd, (off_t)FILE_SIZE) ||
+	    fallocate(fd, 0, 0, NG_RF_HDR_SIZE + SLOTS_SIZE))
 		goto fail;
 	h = mmap(NULL, NG_RF_HDR_SIZE + SLOTS_SIZE, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_POPULATE, fd, 0);
@@ -139,13 +143,22 @@ NG_COLD struct ng_rf_ring *ng_ringfile_ring(void)
 
 	if (!hdr)
 		return NULL;
+	static int warned;
+	off_t off;
+
 	i = __atomic_fetch_add(&hdr->nrings, 1, __ATOMIC_ACQ_REL);
 	if (i >= NG_RF_RINGS) {
 		__atomic_store_n(&hdr->nrings, NG_RF_RINGS, __ATOMIC_RELEASE);
 		return NULL;
 	}
-	r = mmap(NULL, RING_STRIDE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
-		 (off_t)(hdr->ring_offset + i * RING_STRIDE));
+	off = (off_t)(hdr->ring_offset + i * RING_STRIDE);
+	if (fallocate(fd, 0, off, (off_t)RING_STRIDE)) {
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			ng_warn("no room for a flight ring in %s (%s): a thread's last calls die "
+				"with the process if it is killed", path, strerror(errno));
+		return NULL;
+	}
+	r = mmap(NULL, RING_STRIDE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
 	if (r == MAP_FAILED)
 		return NULL;
 	/* Every page faulted in now, not on the calls that reach it. */
