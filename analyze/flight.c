@@ -32,22 +32,8 @@ struct file {
 	const char *hostname;
 	char ops[NG_RF_OPS][NG_RF_OP_LEN];
 	uint64_t tsc0, ns0, mult;	/* mult 0: no mapping */
+	uint32_t nrings;		/* that lie inside the file */
 };
-
-static int valid_header(const struct file *f)
-{
-	const struct ng_rf_hdr *h = f->h;
-
-	return f->size >= NG_RF_HDR_SIZE && h->magic == NG_RF_MAGIC &&
-	       h->version == NG_RF_VERSION && h->hdr_size == NG_RF_HDR_SIZE &&
-	       h->rec_size == sizeof(struct ng_enq_rec) && h->ring_size == NG_RF_RING &&
-	       h->nslots == NG_RF_SLOTS && h->ring_stride >= sizeof(struct ng_rf_ring) &&
-	       h->ring_stride <= (1u << 24) && h->slot_offset >= NG_RF_HDR_SIZE &&
-	       h->slot_offset <= f->size &&
-	       f->size - h->slot_offset >= NG_RF_SLOTS * sizeof(struct ng_hostcall) &&
-	       h->ring_offset >= h->slot_offset + NG_RF_SLOTS * sizeof(struct ng_hostcall) &&
-	       h->ring_offset <= f->size && h->pid > 0;
-}
 
 /* A stamp of the dead process on the trace's clock; 0: unknown (and
  * anything beyond AN_TS_MAX, as the reader bounds an event's). */
@@ -197,9 +183,7 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 	last = proc && proc->last_ts > INT64_MIN ? proc->last_ts :
 	       an->last_ts > INT64_MIN ? an->last_ts : 0;
 
-	nrings = h->nrings < NG_RF_RINGS ? h->nrings : NG_RF_RINGS;
-	if ((f->size - h->ring_offset) / h->ring_stride < nrings)
-		nrings = (uint32_t)((f->size - h->ring_offset) / h->ring_stride);
+	nrings = f->nrings;
 	for (uint32_t i = 0; i < nrings; i++) {
 		const struct ng_rf_ring *r = (const void *)(f->p + h->ring_offset +
 							    i * h->ring_stride);
@@ -271,7 +255,7 @@ static void read_path(struct an_state *an, const char *path)
 	if (f.p == MAP_FAILED)
 		return;
 	f.h = (const void *)f.p;
-	if (!valid_header(&f))
+	if (!ng_rf_valid(f.h, f.size, &f.nrings))
 		an_incomplete(an, "calls_recovered", "%s: not a flight ring file; ignored", path);
 	else if (an->njobs && f.h->job_tag != an->job_keep)
 		an->job_dropped++;	/* another job's process */

@@ -94,6 +94,28 @@ struct ng_rf_hdr {
 };
 _Static_assert(sizeof(struct ng_rf_hdr) <= NG_RF_HDR_SIZE, "header fits");
 
+/* Whether a file of `size` bytes starting with `h` is a ring file whose
+ * slots and rings lie inside it; *nrings: the rings a reader may look
+ * at.  Every reader checks with this and trusts nothing else. */
+static inline int ng_rf_valid(const struct ng_rf_hdr *h, uint64_t size, uint32_t *nrings)
+{
+	uint64_t slots = (uint64_t)NG_RF_SLOTS * sizeof(struct ng_hostcall), n;
+
+	if (size < NG_RF_HDR_SIZE || h->magic != NG_RF_MAGIC || h->version != NG_RF_VERSION ||
+	    h->hdr_size != NG_RF_HDR_SIZE || h->rec_size != sizeof(struct ng_enq_rec) ||
+	    h->ring_size != NG_RF_RING || h->nslots != NG_RF_SLOTS ||
+	    h->ring_stride < sizeof(struct ng_rf_ring) || h->ring_stride > (1u << 24) ||
+	    h->slot_offset < NG_RF_HDR_SIZE || h->slot_offset > size ||
+	    size - h->slot_offset < slots || h->ring_offset > size ||
+	    h->ring_offset < slots || h->ring_offset - slots < h->slot_offset || h->pid <= 0)
+		return 0;
+	n = h->nrings < NG_RF_RINGS ? h->nrings : NG_RF_RINGS;
+	if ((size - h->ring_offset) / h->ring_stride < n)
+		n = (size - h->ring_offset) / h->ring_stride;
+	*nrings = (uint32_t)n;
+	return 1;
+}
+
 static inline uint64_t ng_rf_scale(uint64_t ticks, uint64_t mult)
 {
 	return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);

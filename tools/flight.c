@@ -25,21 +25,11 @@
 static long pending(const char *p, size_t size, size_t *len)
 {
 	const struct ng_rf_hdr *h = (const void *)p;
-	long n = 0;
 	uint32_t nrings;
+	long n = 0;
 
-	if (size < NG_RF_HDR_SIZE || h->magic != NG_RF_MAGIC || h->version != NG_RF_VERSION ||
-	    h->hdr_size != NG_RF_HDR_SIZE || h->ring_size != NG_RF_RING ||
-	    h->rec_size != sizeof(struct ng_enq_rec) || h->nslots != NG_RF_SLOTS ||
-	    h->ring_stride < sizeof(struct ng_rf_ring) || h->slot_offset < NG_RF_HDR_SIZE ||
-	    h->slot_offset + NG_RF_SLOTS * sizeof(struct ng_hostcall) > h->ring_offset ||
-	    h->ring_offset > size)
+	if (!ng_rf_valid(h, size, &nrings))
 		return -1;
-	nrings = h->nrings < h->nrings_max ? h->nrings : h->nrings_max;
-	if (nrings > NG_RF_RINGS)
-		nrings = NG_RF_RINGS;
-	if ((size - h->ring_offset) / h->ring_stride < nrings)
-		nrings = (uint32_t)((size - h->ring_offset) / h->ring_stride);
 	for (uint32_t i = 0; i < NG_RF_SLOTS; i++) {
 		const struct ng_hostcall *s = (const void *)(p + h->slot_offset + i * sizeof(*s));
 

@@ -98,10 +98,23 @@ NG_COLD struct ng_hostcall *ng_coll_slot_claim(void)
 	return s;
 }
 
+/* At the first NCCL call of a process, under the init lock: no thread
+ * holds a slot yet, except in a forked child the forking thread, whose
+ * slot comes along. */
 int ng_host_slots_move(struct ng_hostcall *to)
 {
-	if (__atomic_load_n(&host_slots_used, __ATOMIC_ACQUIRE))
-		return -1;
+	int used = __atomic_load_n(&host_slots_used, __ATOMIC_ACQUIRE);
+	struct ng_hostcall *from = ng_host_slots;
+
+	if (used > NG_HOST_SLOTS)
+		used = NG_HOST_SLOTS;
+	if (used && (!ng_tls.slot || ng_tls.slot - from >= used || used > 1))
+		return -1;	/* another thread's slot: it would keep writing there */
+	memcpy(to, from, (size_t)used * sizeof(*to));
+	if (ng_tls.slot) {
+		ng_tls.slot = to + (ng_tls.slot - from);
+		pthread_setspecific(slot_key, ng_tls.slot);
+	}
 	__atomic_store_n(&ng_host_slots, to, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -123,6 +136,22 @@ void ng_host_slots_reset_after_fork(void)
 	for (int i = 0; i < NG_HOST_SLOTS; i++)
 		if (&ng_host_slots[i] != ng_tls.slot)
 			slot_release(&ng_host_slots[i]);
+	/* The forking thread's is the one slot in use: the child moves it
+	 * into its own flight ring file at its first NCCL call. */
+	if (ng_tls.slot) {
+		int i = (int)(ng_tls.slot - ng_host_slots);
+
+		if (i) {
+			own_slots[0] = *ng_tls.slot;
+			slot_release(ng_tls.slot);
+			ng_tls.slot = own_slots;
+			pthread_setspecific(slot_key, ng_tls.slot);
+		}
+		ng_tls.slot->tid = (int)syscall(SYS_gettid);
+		__atomic_store_n(&host_slots_used, 1, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&host_slots_used, 0, __ATOMIC_RELEASE);
+	}
 	ng_tls.slot_none = 0;	/* slots are free again, if it had none */
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,11 +28,20 @@
 
 #define RING_STRIDE ((sizeof(struct ng_rf_ring) + 4095) & ~(size_t)4095)
 #define SLOTS_SIZE ((NG_RF_SLOTS * sizeof(struct ng_hostcall) + 4095) & ~(size_t)4095)
-#define FILE_SIZE (NG_RF_HDR_SIZE + SLOTS_SIZE + NG_RF_RINGS * RING_STRIDE)
+#define HEAD_SIZE (NG_RF_HDR_SIZE + SLOTS_SIZE)
 
 static int fd = -1;
 static struct ng_rf_hdr *hdr;		/* header and slots, mapped */
 static char path[4096];
+
+/* Whether a file of `size` bytes is within RLIMIT_FSIZE. */
+static int fits(uint64_t size)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	       size <= (uint64_t)rl.rlim_cur;
+}
 
 static int64_t mono_to_real(void)
 {
@@ -107,11 +117,18 @@ void ng_ringfile_open(void)
 		goto fail;
 	/* Space reserved before a page is touched: a page of a sparse file
 	 * that a full tmpfs cannot back is a SIGBUS (a container's /dev/shm
-	 * is often 64 MiB, and NCCL's own buffers live there). */
-	if (flock(fd, LOCK_EX | LOCK_NB) || ftruncate(fd, (off_t)FILE_SIZE) ||
-	    fallocate(fd, 0, 0, NG_RF_HDR_SIZE + SLOTS_SIZE))
+	 * is often 64 MiB, and NCCL's own buffers live there).  The file
+	 * grows ring by ring, each within the file-size limit, past which
+	 * the kernel's SIGXFSZ would kill the process. */
+	if (flock(fd, LOCK_EX | LOCK_NB))
 		goto fail;
-	h = mmap(NULL, NG_RF_HDR_SIZE + SLOTS_SIZE, PROT_READ | PROT_WRITE,
+	if (!fits(HEAD_SIZE)) {
+		errno = EFBIG;
+		goto fail;
+	}
+	if (fallocate(fd, 0, 0, HEAD_SIZE))
+		goto fail;
+	h = mmap(NULL, HEAD_SIZE, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (h == MAP_FAILED)
 		goto fail;
@@ -138,24 +155,28 @@ fail:
 
 NG_COLD struct ng_rf_ring *ng_ringfile_ring(void)
 {
+	static int warned;
 	struct ng_rf_ring *r;
 	uint32_t i;
+	off_t off;
+	int err = 0;
 
 	if (!hdr)
 		return NULL;
-	static int warned;
-	off_t off;
-
 	i = __atomic_fetch_add(&hdr->nrings, 1, __ATOMIC_ACQ_REL);
 	if (i >= NG_RF_RINGS) {
 		__atomic_store_n(&hdr->nrings, NG_RF_RINGS, __ATOMIC_RELEASE);
 		return NULL;
 	}
 	off = (off_t)(hdr->ring_offset + i * RING_STRIDE);
-	if (fallocate(fd, 0, off, (off_t)RING_STRIDE)) {
+	if (!fits((uint64_t)off + RING_STRIDE))
+		err = EFBIG;
+	else if (fallocate(fd, 0, off, (off_t)RING_STRIDE))
+		err = errno;
+	if (err) {
 		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 			ng_warn("no room for a flight ring in %s (%s): a thread's last calls die "
-				"with the process if it is killed", path, strerror(errno));
+				"with the process if it is killed", path, strerror(err));
 		return NULL;
 	}
 	r = mmap(NULL, RING_STRIDE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);

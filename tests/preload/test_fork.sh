@@ -21,3 +21,23 @@ LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_TIMEOUT=2 NCCLGUARD_ON_TIME
 	fail "forker inflight failed: $(cat "$NG_TMP/in.err")"
 assert_grep "child exit 0" "$NG_TMP/in.out"
 assert_no_grep "not complete" "$NG_TMP/in.err"
+
+# Under a flight ring folder the child gets its own file, host-call slots
+# included: the forking thread, which called NCCL before, brings its slot
+# along.  A child that exits inside its hung init leaves that file for
+# `ncclguard run`.
+for mode in inflight hang; do
+	FL="$NG_TMP/flight-$mode"
+	mkdir -m 700 "$FL"
+	arg=$mode; [ $mode = hang ] && arg=
+	LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_TRACE=0 NCCLGUARD_INIT_TIMEOUT=1 NCCLGUARD_TIMEOUT=2 \
+		NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR="$NG_TMP" NCCLGUARD_FLIGHT_DIR="$FL" \
+		NCCLGUARD_LOG=debug NCCLSIM_LATENCY_US=$([ $mode = hang ] && echo 0 || echo 1500000) \
+		RANK=0 WORLD_SIZE=$([ $mode = hang ] && echo 2 || echo 1) LOCAL_RANK=0 \
+		timeout 20 "$NG_BUILD/tests/preload/forker" $arg >"$NG_TMP/fl.out" 2>"$NG_TMP/fl.err" ||
+		fail "forker $mode (flight) failed: $(cat "$NG_TMP/fl.err")"
+	assert_eq "$(grep -c "flight ring file $FL/[0-9]*\.ring\$" "$NG_TMP/fl.err")" 2 \
+		"$mode: flight ring files opened"
+	assert_no_grep "slots already in use" "$NG_TMP/fl.err"
+done
+assert_eq "$(ls "$FL" | wc -l)" 1 "hang: files left (the child's, which died inside its init)"
