@@ -370,6 +370,7 @@ struct an_state {
  * stable for report.json readers: stream_missing, stream_truncated,
  * stream_unreadable, metadata_unreadable, rank_without_events,
  * events_lost, folder_twice, disk_full, window_exceeded, other_job,
+ * recording_failed,
  * launcher_killed, calls_recovered, run_record_unreadable. */
 struct an_incomplete {
 	char *what, *detail;
@@ -430,6 +431,7 @@ const char *an_job_id(const struct an_state *an);
 struct an_runrec {
 	char *schema, *job, *host, *status, *disk_detail, *consumer_error;
 	int disk_full;			/* -1: not said */
+	int lost_unknown;		/* -1: not said */
 	double free_start, free_end;	/* free_bytes_start, _end; -1: not said */
 };
 /* A flat JSON object of strings, numbers, booleans and nulls: fn is

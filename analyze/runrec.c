@@ -279,6 +279,18 @@ struct rr_ctx {
 	size_t errlen;
 };
 
+static int set_bool(struct rr_ctx *c, int *dst, const char *key, int type, double num)
+{
+	if (type == 'z')
+		return 0;
+	if (type != 'b') {
+		snprintf(c->err, c->errlen, "\"%s\" is not a boolean", key);
+		return -1;
+	}
+	*dst = num != 0;
+	return 0;
+}
+
 static int set_str(struct rr_ctx *c, char **dst, const char *key, int type, const char *s)
 {
 	if (type == 'z')
@@ -312,16 +324,10 @@ static int member(void *ctx, const char *key, int type, const char *s, double nu
 		return set_str(c, &rr->disk_detail, key, type, s);
 	if (!strcmp(key, "consumer_error"))
 		return set_str(c, &rr->consumer_error, key, type, s);
-	if (!strcmp(key, "disk_full")) {
-		if (type == 'z')
-			return 0;
-		if (type != 'b') {
-			snprintf(c->err, c->errlen, "\"disk_full\" is not a boolean");
-			return -1;
-		}
-		rr->disk_full = num != 0;
-		return 0;
-	}
+	if (!strcmp(key, "disk_full"))
+		return set_bool(c, &rr->disk_full, key, type, num);
+	if (!strcmp(key, "lost_unknown"))
+		return set_bool(c, &rr->lost_unknown, key, type, num);
 	if (!strcmp(key, "free_bytes_start") || !strcmp(key, "free_bytes_end")) {
 		if (type == 'z')
 			return 0;
@@ -344,7 +350,7 @@ void an_runrec_free(struct an_runrec *rr)
 	free(rr->disk_detail);
 	free(rr->consumer_error);
 	memset(rr, 0, sizeof(*rr));
-	rr->disk_full = -1;
+	rr->disk_full = rr->lost_unknown = -1;
 	rr->free_start = rr->free_end = -1;
 }
 
@@ -358,7 +364,7 @@ int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errl
 	int fd, ret = -1;
 
 	memset(rr, 0, sizeof(*rr));
-	rr->disk_full = -1;
+	rr->disk_full = rr->lost_unknown = -1;
 	rr->free_start = rr->free_end = -1;
 	if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path)) {
 		snprintf(err, errlen, "path too long");
@@ -433,6 +439,12 @@ void an_runrec_note(struct an_state *an, const char *dir, const struct an_runrec
 			      rr->disk_detail ? rr->disk_detail : "",
 			      rr->free_start >= 0 ? a : "?", rr->free_end >= 0 ? b : "?");
 	}
+	if (rr->lost_unknown == 1)
+		an_incomplete(an, "events_lost", "%s: LTTng reported a lost-event count that cannot "
+			      "be one (run.json); events may be missing", dir);
+	if (rr->status && !strcmp(rr->status, "failed"))
+		an_incomplete(an, "recording_failed", "%s: the recording did not end cleanly "
+			      "(run.json status failed); events may be missing", dir);
 	if (rr->consumer_error && *rr->consumer_error)
 		an_incomplete(an, "events_lost", "%s: the trace's consumer reported an error: %s; "
 			      "events may be missing", dir, rr->consumer_error);

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -123,6 +125,7 @@ struct run {
 	int have_dir;			/* hostdir exists: the record goes there */
 	char reserve[PATH_MAX + 32];	/* "" if none */
 	char flight[PATH_MAX];		/* NCCLGUARD_FLIGHT_DIR, "" if none */
+	int flight_lock;		/* held by the launcher and its guardian */
 	time_t started;
 	long long free_start;		/* -1: unknown */
 	pid_t launcher;
@@ -393,6 +396,97 @@ static void disk_at_start(struct run *r)
 	close(fd);
 }
 
+/* Removes a flight folder's regular files, then the folder; anything
+ * else in it (a link, a folder) is left, and so is the folder.  With
+ * `only_dead`, nothing is removed if a file is locked (its process
+ * lives).  Returns the files removed, -1 if the folder was left. */
+static int flight_dir_clear(const char *path, int only_dead)
+{
+	struct dirent *e;
+	struct stat st;
+	int fd, n = 0, left = 0;
+	DIR *d;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while (only_dead && (e = readdir(d))) {
+		int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		int busy = f >= 0 && !fstat(f, &st) && S_ISREG(st.st_mode) &&
+			   flock(f, LOCK_EX | LOCK_NB);
+
+		if (f >= 0)
+			close(f);
+		if (busy) {
+			closedir(d);
+			return -1;
+		}
+	}
+	rewinddir(d);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    unlinkat(fd, e->d_name, 0))
+			left++;
+		else
+			n++;
+	}
+	closedir(d);
+	if (rmdir(path) && errno != ENOENT) {
+		fprintf(stderr, "ncclguard: warning: %s left in place (%d entries that are not files): %s\n",
+			path, left, strerror(errno));
+		return -1;
+	}
+	return n;
+}
+
+static void flight_dir_remove(struct run *r)
+{
+	if (!r->flight[0])
+		return;
+	flight_dir_clear(r->flight, 0);
+	r->flight[0] = '\0';
+	if (r->flight_lock >= 0)
+		close(r->flight_lock);
+	r->flight_lock = -1;
+}
+
+/* Flight folders of runs that died with their guardian (a whole cgroup
+ * killed at once) would hold tmpfs memory until reboot: a folder whose
+ * launcher is gone and whose files no process holds is removed. */
+static void flight_dirs_sweep(const char *parent)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(parent);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		unsigned long long tag;
+		long pid;
+		int n, end = 0;
+
+		if (sscanf(e->d_name, "%16llx-%ld-%n", &tag, &pid, &end) != 2 || !end ||
+		    strlen(e->d_name + end) != 6 || pid <= 0 ||
+		    !(kill((pid_t)pid, 0) && errno == ESRCH) ||
+		    snprintf(path, sizeof(path), "%s/%s", parent, e->d_name) >= (int)sizeof(path))
+			continue;
+		n = flight_dir_clear(path, 1);
+		if (n >= 0)
+			fprintf(stderr, "ncclguard: removed %s, left by a run that died with its "
+				"guardian (%d flight ring file%s never collected)\n", path, n,
+				n == 1 ? "" : "s");
+	}
+	closedir(d);
+}
+
 /*
  * The private folder of this run's flight rings, on tmpfs:
  * /dev/shm/ncclguard-<uid>/<tag>-<pid>-XXXXXX, mode 0700.  The parent must be
@@ -402,7 +496,7 @@ static void disk_at_start(struct run *r)
  */
 static int flight_dir_make(struct run *r)
 {
-	char parent[64];
+	char parent[64], path[PATH_MAX + 16];
 	struct stat st;
 	uid_t uid = geteuid();
 
@@ -416,9 +510,21 @@ static int flight_dir_make(struct run *r)
 			parent);
 		return -1;
 	}
+	flight_dirs_sweep(parent);
 	if (snprintf(r->flight, sizeof(r->flight), "%s/%016" PRIx64 "-%ld-XXXXXX", parent, r->tag,
 		     (long)r->launcher) >= (int)sizeof(r->flight) || !mkdtemp(r->flight))
 		goto fail;
+	/* Locked while the launcher or its guardian (which inherits it)
+	 * lives: another run's sweep leaves the folder alone. */
+	if (snprintf(path, sizeof(path), "%s/run.lock", r->flight) >= (int)sizeof(path) ||
+	    (r->flight_lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				   0600)) < 0 ||
+	    flock(r->flight_lock, LOCK_EX | LOCK_NB)) {
+		fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", path,
+			strerror(errno));
+		flight_dir_remove(r);
+		return -1;
+	}
 	return 0;
 fail:
 	fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", parent,
@@ -427,39 +533,6 @@ fail:
 	return -1;
 }
 
-/* Removes the flight folder's regular files, then the folder; anything
- * else in it (a link, a folder) is left, and so is the folder. */
-static void flight_dir_remove(struct run *r)
-{
-	struct dirent *e;
-	struct stat st;
-	int fd, left = 0;
-	DIR *d;
-
-	if (!r->flight[0])
-		return;
-	fd = open(r->flight, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		goto out;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		goto out;
-	}
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
-		    unlinkat(fd, e->d_name, 0))
-			left++;
-	}
-	closedir(d);
-out:
-	if (rmdir(r->flight) && errno != ENOENT)
-		fprintf(stderr, "ncclguard: warning: %s left in place (%d entries that are not files): %s\n",
-			r->flight, left, strerror(errno));
-	r->flight[0] = '\0';
-}
 
 #if defined(__SANITIZE_ADDRESS__)
 /* An instrumented shim needs the ASan runtime ahead of it in LD_PRELOAD;
@@ -653,19 +726,41 @@ static void report(const struct ng_session *s, const char *dir, int ok, int disk
 
 /* The analyzer's summary, in a child: it is a bonus, and neither its
  * failure nor a ^C that cuts it short changes the job's exit status. */
+static uint64_t trace_bytes;
+
+static int add_size(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (type == FTW_F)
+		trace_bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
 static void summary(const char *dir)
 {
 	struct sigaction ign, old_int;
+	unsigned deadline;
 	int status;
 	pid_t pid;
 
+	/* The summary is a bonus: a reader that spins on a corrupt stream
+	 * must not hold the job's allocation.  Ten minutes, and a second
+	 * per 8 MiB of trace (the analyzer reads 50-100 MiB/s). */
+	trace_bytes = 0;
+	nftw(dir, add_size, 16, FTW_PHYS);
+	deadline = 600 + (unsigned)(trace_bytes >> 23);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		return;
 	if (pid == 0) {
 		char *an_argv[] = { "analyze", (char *)dir, NULL };
-		int ret = ng_cmd_analyze(2, an_argv);
+		int ret;
+
+		signal(SIGALRM, SIG_DFL);
+		alarm(deadline);
+		ret = ng_cmd_analyze(2, an_argv);
 
 		/* _exit does not flush stdio. */
 		fflush(NULL);
@@ -678,7 +773,10 @@ static void summary(const char *dir)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	sigaction(SIGINT, &old_int, NULL);
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		fprintf(stderr, "ncclguard: the summary took more than %u s and was stopped; run "
+			"`ncclguard analyze %s`\n", deadline, dir);
+	else if (WIFSIGNALED(status))
 		fprintf(stderr, "ncclguard: the summary stopped (signal %d); run `ncclguard analyze %s`\n",
 			WTERMSIG(status), dir);
 }
@@ -688,6 +786,7 @@ struct run_end {
 	const char *status;	/* finished, launcher_killed, failed */
 	int exit_status;	/* CMD's, -1 if unknown */
 	int disk_full;
+	int lost_unknown;	/* LTTng's lost-event count was not one */
 	char disk_detail[512];
 	long long free_end;
 	char consumer_error[160];
@@ -734,6 +833,7 @@ static void write_record(const struct run *r, const struct run_end *e)
 	json_kv_str(f, "status", e->status, 0);
 	fprintf(f, "  \"exit_status\": %d,\n", e->exit_status);
 	fprintf(f, "  \"disk_full\": %s,\n", e->disk_full ? "true" : "false");
+	fprintf(f, "  \"lost_unknown\": %s,\n", e->lost_unknown ? "true" : "false");
 	json_kv_str(f, "disk_detail", e->disk_detail, 0);
 	fprintf(f, "  \"free_bytes_start\": %lld,\n", r->free_start);
 	fprintf(f, "  \"free_bytes_end\": %lld,\n", e->free_end);
@@ -816,6 +916,7 @@ static void wrap_up(struct run *r, const char *status, int exit_status)
 		ok = !ng_session_finish(&r->s);
 		stopped = 1;
 		snprintf(e.consumer_error, sizeof(e.consumer_error), "%s", r->s.error);
+		e.lost_unknown = r->s.lost_unknown;
 	}
 	disk_at_end(r, &e);
 	if (stopped)
@@ -933,6 +1034,14 @@ static void guardian(struct run *r, pid_t pgid, int fd)
 		if (m.kind == GUARD_EXIT)
 			exit_status = m.value;
 	}
+	/* The job had ended: its group may be gone and its number reused;
+	 * only the launcher's wrap-up is left to finish. */
+	if (exit_status != -1) {
+		fprintf(stderr, "ncclguard: the launcher (pid %ld) died after job %s ended; "
+			"finishing its recording\n", (long)r->launcher, r->job);
+		wrap_up(r, "finished", exit_status);
+		_exit(0);
+	}
 	fprintf(stderr, "ncclguard: the launcher (pid %ld) died; stopping job %s and its recording\n",
 		(long)r->launcher, r->job);
 	if (pgid > 0 && group_alive(pgid)) {
@@ -1012,6 +1121,7 @@ int ng_cmd_run(int argc, char **argv)
 	pid_t pid, gpid = -1;
 
 	memset(&r, 0, sizeof(r));
+	r.flight_lock = -1;
 	r.free_start = -1;
 	r.launcher = getpid();
 	r.started = time(NULL);
