@@ -2,6 +2,10 @@
 #ifndef NCCLGUARD_CLI_H
 #define NCCLGUARD_CLI_H
 
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
 int ng_cmd_run(int argc, char **argv);		/* tools/cmd_run.c */
 int ng_cmd_analyze(int argc, char **argv);	/* tools/cmd_analyze.c */
 int ng_cmd_policy(int argc, char **argv);	/* tools/cmd_policy.c */
@@ -20,5 +24,18 @@ int ng_cli_libdir(char *buf, size_t len);
  * recovered, -1 on error (why, on stderr).
  */
 int ng_flight_collect(const char *flight_dir, const char *tracedir);
+
+/* This run's flight folder: made private on tmpfs, after removing those
+ * of runs that died with their guardian (whose launcher is gone and
+ * whose files no process holds); a lock file in it, inherited by the
+ * guardian, keeps other runs from taking it for one of those. */
+struct ng_flight_dir {
+	char path[PATH_MAX];	/* "" if none */
+	int lock;		/* -1 if none */
+};
+/* 0, or -1 after a warning: the job then runs without flight rings. */
+int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher);
+/* Its regular files, then itself; the lock let go. */
+void ng_flight_dir_remove(struct ng_flight_dir *f);
 
 #endif

@@ -124,8 +124,7 @@ struct run {
 	int traced;
 	int have_dir;			/* hostdir exists: the record goes there */
 	char reserve[PATH_MAX + 32];	/* "" if none */
-	char flight[PATH_MAX];		/* NCCLGUARD_FLIGHT_DIR, "" if none */
-	int flight_lock;		/* held by the launcher and its guardian */
+	struct ng_flight_dir flight;	/* NCCLGUARD_FLIGHT_DIR */
 	time_t started;
 	long long free_start;		/* -1: unknown */
 	pid_t launcher;
@@ -396,144 +395,6 @@ static void disk_at_start(struct run *r)
 	close(fd);
 }
 
-/* Removes a flight folder's regular files, then the folder; anything
- * else in it (a link, a folder) is left, and so is the folder.  With
- * `only_dead`, nothing is removed if a file is locked (its process
- * lives).  Returns the files removed, -1 if the folder was left. */
-static int flight_dir_clear(const char *path, int only_dead)
-{
-	struct dirent *e;
-	struct stat st;
-	int fd, n = 0, left = 0;
-	DIR *d;
-
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -1;
-	}
-	while (only_dead && (e = readdir(d))) {
-		int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		int busy = f >= 0 && !fstat(f, &st) && S_ISREG(st.st_mode) &&
-			   flock(f, LOCK_EX | LOCK_NB);
-
-		if (f >= 0)
-			close(f);
-		if (busy) {
-			closedir(d);
-			return -1;
-		}
-	}
-	rewinddir(d);
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
-		    unlinkat(fd, e->d_name, 0))
-			left++;
-		else
-			n++;
-	}
-	closedir(d);
-	if (rmdir(path) && errno != ENOENT) {
-		fprintf(stderr, "ncclguard: warning: %s left in place (%d entries that are not files): %s\n",
-			path, left, strerror(errno));
-		return -1;
-	}
-	return n;
-}
-
-static void flight_dir_remove(struct run *r)
-{
-	if (!r->flight[0])
-		return;
-	flight_dir_clear(r->flight, 0);
-	r->flight[0] = '\0';
-	if (r->flight_lock >= 0)
-		close(r->flight_lock);
-	r->flight_lock = -1;
-}
-
-/* Flight folders of runs that died with their guardian (a whole cgroup
- * killed at once) would hold tmpfs memory until reboot: a folder whose
- * launcher is gone and whose files no process holds is removed. */
-static void flight_dirs_sweep(const char *parent)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(parent);
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		unsigned long long tag;
-		long pid;
-		int n, end = 0;
-
-		if (sscanf(e->d_name, "%16llx-%ld-%n", &tag, &pid, &end) != 2 || !end ||
-		    strlen(e->d_name + end) != 6 || pid <= 0 ||
-		    !(kill((pid_t)pid, 0) && errno == ESRCH) ||
-		    snprintf(path, sizeof(path), "%s/%s", parent, e->d_name) >= (int)sizeof(path))
-			continue;
-		n = flight_dir_clear(path, 1);
-		if (n >= 0)
-			fprintf(stderr, "ncclguard: removed %s, left by a run that died with its "
-				"guardian (%d flight ring file%s never collected)\n", path, n,
-				n == 1 ? "" : "s");
-	}
-	closedir(d);
-}
-
-/*
- * The private folder of this run's flight rings, on tmpfs:
- * /dev/shm/ncclguard-<uid>/<tag>-<pid>-XXXXXX, mode 0700.  The parent must be
- * a real directory of ours that nobody else may write to; /dev/shm is
- * sticky, so nobody else can replace it once we checked it.  Returns 0, or
- * -1 after a warning: the job then runs without flight rings.
- */
-static int flight_dir_make(struct run *r)
-{
-	char parent[64], path[PATH_MAX + 16];
-	struct stat st;
-	uid_t uid = geteuid();
-
-	snprintf(parent, sizeof(parent), "/dev/shm/ncclguard-%u", (unsigned)uid);
-	if (mkdir(parent, 0700) && errno != EEXIST)
-		goto fail;
-	if (lstat(parent, &st))
-		goto fail;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
-		fprintf(stderr, "ncclguard: warning: %s is not a private directory of ours; running without flight rings\n",
-			parent);
-		return -1;
-	}
-	flight_dirs_sweep(parent);
-	if (snprintf(r->flight, sizeof(r->flight), "%s/%016" PRIx64 "-%ld-XXXXXX", parent, r->tag,
-		     (long)r->launcher) >= (int)sizeof(r->flight) || !mkdtemp(r->flight))
-		goto fail;
-	/* Locked while the launcher or its guardian (which inherits it)
-	 * lives: another run's sweep leaves the folder alone. */
-	if (snprintf(path, sizeof(path), "%s/run.lock", r->flight) >= (int)sizeof(path) ||
-	    (r->flight_lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				   0600)) < 0 ||
-	    flock(r->flight_lock, LOCK_EX | LOCK_NB)) {
-		fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", path,
-			strerror(errno));
-		flight_dir_remove(r);
-		return -1;
-	}
-	return 0;
-fail:
-	fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", parent,
-		strerror(errno));
-	r->flight[0] = '\0';
-	return -1;
-}
-
-
 #if defined(__SANITIZE_ADDRESS__)
 /* An instrumented shim needs the ASan runtime ahead of it in LD_PRELOAD;
  * only sanitizer builds (tests) take this path. */
@@ -610,7 +471,7 @@ static void exec_job(const struct run *r, const char *preload, int take_tty, int
 	    (o->inject && setenv("NCCLGUARD_INJECT", o->inject, 1)) ||
 	    (o->stacks && setenv("NCCLGUARD_STACKS", "1", 1)) ||
 	    (r->job_made && setenv("NCCLGUARD_JOB", r->job, 1)) ||
-	    (r->flight[0] ? setenv("NCCLGUARD_FLIGHT_DIR", r->flight, 1) :
+	    (r->flight.path[0] ? setenv("NCCLGUARD_FLIGHT_DIR", r->flight.path, 1) :
 			    unsetenv("NCCLGUARD_FLIGHT_DIR")) ||
 	    setenv("NCCLGUARD_TRACE", r->traced ? "1" : "0", 1)) {
 		fprintf(stderr, "ncclguard run: setenv: %s\n", strerror(errno));
@@ -926,12 +787,12 @@ static void wrap_up(struct run *r, const char *status, int exit_status)
 		unlink(r->reserve);
 		r->reserve[0] = '\0';
 	}
-	if (r->flight[0]) {
-		n = r->have_dir ? ng_flight_collect(r->flight, r->hostdir) : 0;
+	if (r->flight.path[0]) {
+		n = r->have_dir ? ng_flight_collect(r->flight.path, r->hostdir) : 0;
 		if (n > 0)
 			fprintf(stderr, "ncclguard: %d calls recovered from the flight rings of dead processes\n",
 				n);
-		flight_dir_remove(r);
+		ng_flight_dir_remove(&r->flight);
 	}
 	/* "finished": CMD ran and its trace is complete. */
 	if ((!ok || !r->traced) && !strcmp(e.status, "finished"))
@@ -1121,7 +982,7 @@ int ng_cmd_run(int argc, char **argv)
 	pid_t pid, gpid = -1;
 
 	memset(&r, 0, sizeof(r));
-	r.flight_lock = -1;
+	r.flight.lock = -1;
 	r.free_start = -1;
 	r.launcher = getpid();
 	r.started = time(NULL);
@@ -1165,7 +1026,7 @@ int ng_cmd_run(int argc, char **argv)
 	if (!r.traced)
 		fprintf(stderr, "ncclguard: warning: LTTng is not usable; running %s untraced\n",
 			r.o.cmd[0]);
-	flight_dir_make(&r);
+	ng_flight_dir_make(&r.flight, r.tag, (long)r.launcher);
 	if (pending_sig) {
 		rc = 128 + pending_sig;
 		status = "failed";

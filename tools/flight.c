@@ -1,14 +1,18 @@
 /*
- * Recovery of the calls dead processes left in their flight ring files
- * (common/ringfile.h, cli.h): each file whose process is gone and which
- * holds a call LTTng never got is copied, header, slots and the rings in
- * use, to <tracedir>/flight/<host>-<pid>.ring, where the analyzer reads
- * it.  A process still alive holds its file's lock: its file is left
- * alone and said so.
+ * The flight folder of a run (cli.h): made private on tmpfs, and at the
+ * end the calls dead processes left in their flight ring files
+ * (common/ringfile.h) recovered: each file whose process is gone and
+ * which holds a call LTTng never got is copied, header, slots and the
+ * rings in use, to <tracedir>/flight/<host>-<pid>.ring, where the
+ * analyzer reads it.  A process still alive holds its file's lock: its
+ * file is left alone and said so.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +143,140 @@ static long collect_one(int dirfd, const char *name, const char *outdir)
 out:
 	munmap(p, (size_t)st.st_size);
 	return n;
+}
+
+/* Removes a flight folder's regular files, then the folder; anything
+ * else in it (a link, a folder) is left, and so is the folder.  With
+ * `only_dead`, nothing is removed if a file is locked (its process
+ * lives).  Returns the files removed, -1 if the folder was left. */
+static int flight_dir_clear(const char *path, int only_dead)
+{
+	struct dirent *e;
+	struct stat st;
+	int fd, n = 0, left = 0;
+	DIR *d;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while (only_dead && (e = readdir(d))) {
+		int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		int busy = f >= 0 && !fstat(f, &st) && S_ISREG(st.st_mode) &&
+			   flock(f, LOCK_EX | LOCK_NB);
+
+		if (f >= 0)
+			close(f);
+		if (busy) {
+			closedir(d);
+			return -1;
+		}
+	}
+	rewinddir(d);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    unlinkat(fd, e->d_name, 0))
+			left++;
+		else
+			n++;
+	}
+	closedir(d);
+	if (rmdir(path) && errno != ENOENT) {
+		fprintf(stderr, "ncclguard: warning: %s left in place (%d entries that are not files): %s\n",
+			path, left, strerror(errno));
+		return -1;
+	}
+	return n;
+}
+
+void ng_flight_dir_remove(struct ng_flight_dir *f)
+{
+	if (f->path[0])
+		flight_dir_clear(f->path, 0);
+	f->path[0] = '\0';
+	if (f->lock >= 0)
+		close(f->lock);
+	f->lock = -1;
+}
+
+/* Flight folders of runs that died with their guardian (a whole cgroup
+ * killed at once) would hold tmpfs memory until reboot: a folder whose
+ * launcher is gone and whose files no process holds is removed. */
+static void flight_dirs_sweep(const char *parent)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(parent);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		unsigned long long tag;
+		long pid;
+		int n, end = 0;
+
+		if (sscanf(e->d_name, "%16llx-%ld-%n", &tag, &pid, &end) != 2 || !end ||
+		    strlen(e->d_name + end) != 6 || pid <= 0 ||
+		    !(kill((pid_t)pid, 0) && errno == ESRCH) ||
+		    snprintf(path, sizeof(path), "%s/%s", parent, e->d_name) >= (int)sizeof(path))
+			continue;
+		n = flight_dir_clear(path, 1);
+		if (n >= 0)
+			fprintf(stderr, "ncclguard: removed %s, left by a run that died with its "
+				"guardian (%d flight ring file%s never collected)\n", path, n,
+				n == 1 ? "" : "s");
+	}
+	closedir(d);
+}
+
+/*
+ * /dev/shm/ncclguard-<uid>/<tag>-<pid>-XXXXXX, mode 0700.  The parent must be
+ * a real directory of ours that nobody else may write to; /dev/shm is
+ * sticky, so nobody else can replace it once we checked it.
+ */
+int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher)
+{
+	char parent[64], path[PATH_MAX + 16];
+	struct stat st;
+	uid_t uid = geteuid();
+
+	snprintf(parent, sizeof(parent), "/dev/shm/ncclguard-%u", (unsigned)uid);
+	if (mkdir(parent, 0700) && errno != EEXIST)
+		goto fail;
+	if (lstat(parent, &st))
+		goto fail;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
+		fprintf(stderr, "ncclguard: warning: %s is not a private directory of ours; running without flight rings\n",
+			parent);
+		return -1;
+	}
+	flight_dirs_sweep(parent);
+	f->lock = -1;
+	if (snprintf(f->path, sizeof(f->path), "%s/%016" PRIx64 "-%ld-XXXXXX", parent, tag,
+		     launcher) >= (int)sizeof(f->path) || !mkdtemp(f->path))
+		goto fail;
+	/* Locked while the launcher or its guardian (which inherits it)
+	 * lives: another run's sweep leaves the folder alone. */
+	if (snprintf(path, sizeof(path), "%s/run.lock", f->path) >= (int)sizeof(path) ||
+	    (f->lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
+	    flock(f->lock, LOCK_EX | LOCK_NB)) {
+		fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", path,
+			strerror(errno));
+		ng_flight_dir_remove(f);
+		return -1;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", parent,
+		strerror(errno));
+	f->path[0] = '\0';
+	return -1;
 }
 
 int ng_flight_collect(const char *flight_dir, const char *tracedir)
