@@ -45,16 +45,26 @@ static void add(struct line *l, const char *fmt, ...)
 		l->n += (size_t)w < sizeof(l->buf) - l->n ? (size_t)w : sizeof(l->buf) - l->n - 1;
 }
 
+/* A process that sent no process_info has no rank (-1): "?", said once. */
 static void add_ranks(struct line *l, const int64_t *r, int n)
 {
+	int unknown = 0;
+
 	add(l, n == 1 ? "rank " : "ranks ");
 	for (int i = 0; i < n; i++) {
 		if (i && i >= 8 && n > 10) {
 			add(l, " and %d more", n - i);
 			break;
 		}
-		add(l, "%s%lld", i ? "," : "", (long long)r[i]);
+		if (r[i] < 0) {
+			add(l, "%s?", i ? "," : "");
+			unknown = 1;
+		} else {
+			add(l, "%s%lld", i ? "," : "", (long long)r[i]);
+		}
 	}
+	if (unknown)
+		add(l, " (?: a process whose process_info is not in the trace)");
 }
 
 /* "rank 2's recv p2p seq 7 ... waiting for rank 1, which posted 3 of the

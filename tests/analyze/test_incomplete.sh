@@ -93,6 +93,26 @@ assert_no_grep "rank -1" noinfo.txt
 assert_eq "$(js noinfo "[(s['rank'], s['host'], s['pid']) for s in r['stragglers']]")" \
 	"[(None, 'node0', 4007)]" "stragglers[] of a process without process_info"
 
+note "a hang among processes without process_info names no rank -1"
+{
+	echo "0 0 initb c0 2 0"; echo "1 0 initb c0 2 1"
+	echo "0 1 inite c0 2 0"; echo "1 1 inite c0 2 1"
+	for i in 1 2 3; do
+		t=$((i * 10000))
+		echo "0 $((t + 10)) enq c0 $i 0 allreduce 1024 -1 2 0 $t"
+		echo "1 $((t + 10)) enq c0 $i 0 allreduce 1024 -1 2 0 $t"
+		echo "0 $((t + 3000)) done c0 $i 0 allreduce 1024 $((t + 20)) $((t + 2900)) 2 -1"
+		echo "1 $((t + 3000)) done c0 $i 0 allreduce 1024 $((t + 20)) $((t + 2900)) 2 -1"
+	done
+	echo "0 40010 enq c0 4 0 allreduce 1024 -1 2 0 40000"
+	echo "0 5040000.0 timeout c0 4 allreduce collective"
+} > noinfo_hang.txt
+"$GEN" -o PH --ranks 2 --script noinfo_hang.txt || fail gen
+an noinfo_hang PH || fail "hang without process_info: exit $rc"
+assert_grep "hang: allreduce seq 4" noinfo_hang.txt
+assert_no_grep "rank -1\|ranks -1\|,-1" noinfo_hang.txt
+assert_grep "?: a process whose process_info is not in the trace" noinfo_hang.txt
+
 note "two jobs in one trace"
 # Job B (2 processes) starts first; job A (4) is reported, B counted.
 "$GEN" -o J/a --ranks 4 --iters 20 --job A --start-ms 50 || fail gen
