@@ -308,9 +308,11 @@ int an_report_html(struct an_state *an, FILE *f)
 	      "tr.slow td{background:#fff0e0}h2.inc{color:#c62828}\n"
 	      "svg text.ax{font-size:11px;fill:#555}svg text.lg{font-size:12px;fill:#222}\n"
 	      "</style></head><body>\n<h1>ncclguard report</h1>\n", f);
-	fprintf(f, "<p class=\"meta\">%d ranks on %d host%s &middot; %llu collectives matched "
-		"&middot; %llu events, %llu lost &middot; ncclguard %s</p>\n", nranks, an->nhosts,
-		an->nhosts == 1 ? "" : "s", (unsigned long long)an->matched,
+	fprintf(f, "<p class=\"meta\">%d ranks on %d host%s &middot; %llu collectives matched",
+		nranks, an->nhosts, an->nhosts == 1 ? "" : "s", (unsigned long long)an->matched);
+	if (an->forced)
+		fprintf(f, " (%llu of them not seen on every rank)", (unsigned long long)an->forced);
+	fprintf(f, " &middot; %llu events, %llu lost &middot; ncclguard %s</p>\n",
 		(unsigned long long)an->events, (unsigned long long)an->lost_events,
 		NCCLGUARD_VERSION);
 	if (an->ninc) {

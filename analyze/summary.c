@@ -36,10 +36,14 @@ void an_summary(struct an_state *an, FILE *f)
 	incomplete(an, f);
 	for (int i = 0; i < an->nprocs; i++)
 		nranks += an->procs[i].has_info;
-	fprintf(f, "ncclguard analyze: %d rank%s on %d host%s, %llu collectives matched, "
-		"%llu events, %llu lost\n\n", nranks, nranks == 1 ? "" : "s", an->nhosts,
-		an->nhosts == 1 ? "" : "s", (unsigned long long)an->matched,
-		(unsigned long long)an->events, (unsigned long long)an->lost_events);
+	fprintf(f, "ncclguard analyze: %d rank%s on %d host%s, %llu collectives matched",
+		nranks, nranks == 1 ? "" : "s", an->nhosts, an->nhosts == 1 ? "" : "s",
+		(unsigned long long)an->matched);
+	/* Forced out of a full window: not seen on every rank. */
+	if (an->forced)
+		fprintf(f, " (%llu of them not seen on every rank)", (unsigned long long)an->forced);
+	fprintf(f, ", %llu events, %llu lost\n\n", (unsigned long long)an->events,
+		(unsigned long long)an->lost_events);
 	fputs("Findings\n", f);
 	if (!an_findings(an, print_finding, f))
 		fputs("     no hangs, mismatches, stragglers or config differences found\n", f);
