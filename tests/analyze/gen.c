@@ -30,7 +30,7 @@
  * the call completes; --cut-last: the trace stops while the last call runs
  * (entered by all, no completion, no timeout).
  * --job: every event carries the job's tag (`job`) and process_info its
- * id (`job_id`), as the shim of issue 23 writes them; --vpid-base, --comm
+ * id (`job_id`), as the shim writes them; --vpid-base, --comm
  * and --start-ms give a second job written beside the first its own
  * processes, communicator and start.
  *
