@@ -1,10 +1,18 @@
 /*
  * Chrome trace-event JSON ({"traceEvents":[...]}), written while the trace
- * is read: each accounted collective adds its ranks' GPU slices (X, in us)
- * and host enqueue marks (i).  One process per rank named "rank R
- * host:pid", one track (tid) per communicator stream.  Times are on the
- * reference host's clock, from a base taken when the first slice is
- * written, so the numbers stay small enough for full precision.
+ * is read: each accounted collective adds its ranks' host calls and GPU
+ * slices (X, in us), a flow from a call to its GPU slice where both were
+ * timed.  One process per rank named "rank R host:pid": track 1 is the
+ * host's NCCL calls, one track after it per communicator stream on the
+ * GPU.  Timeouts are instant events on the host track, hangs global ones.
+ * Times are on the reference host's clock, from a base taken when the
+ * first slice is written, so the numbers stay small enough for full
+ * precision.
+ *
+ * A kernel cannot start before its call: a GPU slice that the clock
+ * mapping puts before its enqueue (by the mapping's error, up to
+ * milliseconds) is drawn from the enqueue, the shift in its args, and
+ * the trace's otherData says how many were moved and by how much.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +31,15 @@ struct chrome_proc {
 	struct track *tracks;
 };
 
+#define HOST_TID 1		/* the host's calls; GPU tracks after it */
+
 struct an_chrome {
 	FILE *f;
 	int first, err;
 	int64_t t0;
+	uint64_t flows;		/* ids of call -> GPU slice flows */
+	uint64_t moved;		/* GPU slices drawn from their enqueue */
+	int64_t moved_max;	/* ns */
 	struct chrome_proc *procs;
 	int nprocs;
 };
@@ -112,6 +125,9 @@ static int chrome_pid(struct an_chrome *ch, const struct an_state *an, int proc,
 	sep(ch);
 	fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
 		"\"args\":{\"sort_index\":%d}}", cp->pid, cp->pid);
+	sep(ch);
+	fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
+		"\"args\":{\"name\":\"host: NCCL calls\"}}", cp->pid, HOST_TID);
 	return cp->pid;
 }
 
@@ -132,10 +148,10 @@ static int track(struct an_chrome *ch, struct chrome_proc *cp, uint64_t comm, ui
 	t = &cp->tracks[cp->ntracks++];
 	t->comm_hash = comm;
 	t->stream = stream;
-	t->tid = cp->ntracks;
+	t->tid = HOST_TID + cp->ntracks;
 	sep(ch);
 	fprintf(ch->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
-		"\"args\":{\"name\":\"comm %016llx stream 0x%llx\"}}", cp->pid, t->tid,
+		"\"args\":{\"name\":\"GPU: comm %016llx stream 0x%llx\"}}", cp->pid, t->tid,
 		(unsigned long long)comm, (unsigned long long)stream);
 	return t->tid;
 }
@@ -182,35 +198,86 @@ void an_chrome_coll(void *ctx, const struct an_state *an, const struct an_entry 
 		pid = chrome_pid(ch, an, proc, cp);
 		tid = track(ch, cp, e->comm->hash, s->stream);
 		/* A coarse arrival (the shim's published time, up to a tick
-		 * old) would put the marker milliseconds early: none. */
-		if ((s->flags & AN_S_ENQ) && !(s->flags & AN_S_COARSE)) {
-			sep(ch);
-			fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"enqueue\",\"name\":\"%s\","
-				"\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"seq\":%llu,\"bytes\":%llu",
-				op, pid, tid, us(ch, s->enter_ns + off),
-				(unsigned long long)e->seq, (unsigned long long)s->bytes);
+		 * old) would put the call milliseconds early: none drawn. */
+		int host = (s->flags & AN_S_ENQ) && !(s->flags & AN_S_COARSE);
+		int gpu = (s->flags & AN_S_TIMED) && s->gpu_end >= s->gpu_start && s->gpu_start > 0;
+		uint64_t flow = host && gpu ? ++ch->flows : 0;
+
+		if (host) {
 			/* The shim measures the host span with the GPU time only
 			 * (exit_ns 0 otherwise). */
-			if (s->exit_ns >= s->enter_ns && s->exit_ns > 0)
-				fprintf(f, ",\"host_us\":%.3f", (double)(s->exit_ns - s->enter_ns) / 1e3);
+			int64_t span = s->exit_ns >= s->enter_ns && s->exit_ns > 0 ?
+				s->exit_ns - s->enter_ns : 0;
+
+			sep(ch);
+			fprintf(f, "{\"ph\":\"X\",\"cat\":\"enqueue\",\"name\":\"%s\",\"pid\":%d,"
+				"\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", op, pid, HOST_TID,
+				us(ch, s->enter_ns + off), (double)span / 1e3);
+			if (flow)
+				fprintf(f, ",\"bind_id\":\"0x%llx\",\"flow_out\":true",
+					(unsigned long long)flow);
+			fprintf(f, ",\"args\":{\"seq\":%llu,\"bytes\":%llu",
+				(unsigned long long)e->seq, (unsigned long long)s->bytes);
+			if (span)
+				fprintf(f, ",\"host_us\":%.3f", (double)span / 1e3);
 			fputs("}}", f);
 		}
-		if ((s->flags & AN_S_TIMED) && s->gpu_end >= s->gpu_start && s->gpu_start > 0) {
-			int64_t dur = s->gpu_end - s->gpu_start;
+		if (gpu) {
+			int64_t dur = s->gpu_end - s->gpu_start, begin = s->gpu_start, moved = 0;
 			double busbw = dur > 0 ? (double)s->bytes *
 				an_busbw_factor(op, e->nranks) / (double)dur : 0;
 
+			if (host && begin < s->enter_ns) {
+				moved = s->enter_ns - begin;
+				begin = s->enter_ns;
+				ch->moved++;
+				if (moved > ch->moved_max)
+					ch->moved_max = moved;
+			}
 			sep(ch);
 			fprintf(f, "{\"ph\":\"X\",\"cat\":\"nccl\",\"name\":\"%s\",\"pid\":%d,"
-				"\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"seq\":%llu,"
-				"\"bytes\":%llu,\"busbw_gbps\":%.3f,\"comm\":\"%016llx\"}}",
-				op, pid, tid, us(ch, s->gpu_start + off), (double)dur / 1e3,
-				(unsigned long long)e->seq, (unsigned long long)s->bytes, busbw,
-				(unsigned long long)e->comm->hash);
+				"\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", op, pid, tid,
+				us(ch, begin + off), (double)dur / 1e3);
+			if (flow)
+				fprintf(f, ",\"bind_id\":\"0x%llx\",\"flow_in\":true",
+					(unsigned long long)flow);
+			fprintf(f, ",\"args\":{\"seq\":%llu,\"bytes\":%llu,\"busbw_gbps\":%.3f,"
+				"\"comm\":\"%016llx\"", (unsigned long long)e->seq,
+				(unsigned long long)s->bytes, busbw, (unsigned long long)e->comm->hash);
+			if (moved)
+				fprintf(f, ",\"moved_us\":%.3f", (double)moved / 1e3);
+			fputs("}}", f);
 		}
 	}
 	if (ferror(f))
 		ch->err = 1;
+}
+
+/* The timeouts, on the host track of the rank that reported each. */
+static void timeouts(struct an_chrome *ch, const struct an_state *an)
+{
+	for (int i = 0; i < an->ntimeouts; i++) {
+		const struct an_timeout_row *t = &an->timeouts[i];
+		struct chrome_proc *cp;
+		int proc = -1, pid;
+		int64_t ts;
+
+		for (int k = 0; k < an->nprocs && proc < 0; k++)
+			if (an->procs[k].rank == t->rank && t->rank >= 0)
+				proc = k;
+		if (proc < 0 || !(cp = chrome_proc(ch, an, proc)))
+			continue;
+		pid = chrome_pid(ch, an, proc, cp);	/* may write its names first */
+		ts = t->ts + an->hosts[an->procs[proc].host].offset_ns;
+		sep(ch);
+		fprintf(ch->f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"timeout\",\"name\":"
+			"\"timeout: %s seq %llu\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+			"\"args\":{\"waited_s\":%.1f,\"action\":", t->op ? t->op : "?",
+			(unsigned long long)t->seq, pid, HOST_TID, ts > ch->t0 ? us(ch, ts) : 0.0,
+			(double)t->waited_ns / 1e9);
+		ng_json_str(ch->f, t->action ? t->action : "");
+		fprintf(ch->f, ",\"comm\":\"%016llx\"}}", (unsigned long long)t->comm_hash);
+	}
 }
 
 int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
@@ -218,6 +285,7 @@ int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 	FILE *f = ch->f;
 
 	start(ch, an);
+	timeouts(ch, an);
 	/* Hangs as global marks at the end of the trace. */
 	for (int i = 0; i < an->nhangs; i++) {
 		sep(ch);
@@ -227,7 +295,13 @@ int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 			(unsigned long long)an->hangs[i].comm_hash,
 			an->last_ts > ch->t0 ? us(ch, an->last_ts) : 0.0);
 	}
-	fputs("\n]}\n", f);
+	fputs("\n],\"otherData\":{\"gpu_slices_moved\":", f);
+	fprintf(f, "%llu", (unsigned long long)ch->moved);
+	if (ch->moved)
+		fprintf(f, ",\"note\":\"%llu GPU slices are drawn from their call's enqueue: the "
+			"mapping of GPU times onto the host clock put them up to %.1f us before it\"",
+			(unsigned long long)ch->moved, (double)ch->moved_max / 1e3);
+	fputs("}}\n", f);
 	if (ferror(f) || ch->err)
 		return -1;
 	return 0;
