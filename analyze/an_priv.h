@@ -620,6 +620,13 @@ void an_dumps_read(const char *const *dirs, int ndirs, struct an_state *an);
 int an_dump_parse(const char *buf, size_t len, struct an_dump *d, char *err, size_t errlen);
 void an_dump_clear(struct an_dump *d);
 void an_dumps_free(struct an_state *an);
+/* Where the dumps of a (global) rank say it waits on comm's seq (0: any
+ * seq; p2p: seq may be a p2p seq): AN_DUMP_HOST inside the host call
+ * (which wins), AN_DUMP_GPU queued, AN_DUMP_NOT_IN it has a dump that
+ * names no such call, AN_DUMP_NONE it has none. */
+enum { AN_DUMP_NONE = -2, AN_DUMP_NOT_IN = -1 };
+int an_dump_where(const struct an_state *an, int64_t rank, uint64_t comm_hash, uint64_t seq,
+		  int p2p);
 
 /* ---- flight.c -------------------------------------------------------- */
 

@@ -43,3 +43,11 @@ $(BUILD)/tests/test_incomplete_core: $(BUILD)/obj/tests/analyze/test_incomplete_
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_incomplete_core
+
+# The hang dump reader (dumps.c) on small files.
+$(BUILD)/obj/tests/analyze/test_dumps_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/tests/test_dumps_core: $(BUILD)/obj/tests/analyze/test_dumps_core.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_dumps_core
