@@ -362,6 +362,11 @@ struct an_state {
 	struct an_incomplete *inc;
 	int ninc;
 	uint64_t inc_more;	/* reasons past AN_INCOMPLETE_MAX */
+
+	/* dumps.c: the hang dumps of the run's hang/ folders, by path */
+	struct an_dump *dumps;
+	int ndumps;
+	uint64_t dumps_more;	/* past AN_DUMPS_MAX */
 };
 
 #define AN_INCOMPLETE_MAX	256
@@ -371,7 +376,8 @@ struct an_state {
  * stream_unreadable, metadata_unreadable, rank_without_events,
  * events_lost, folder_twice, disk_full, window_exceeded, other_job,
  * recording_failed,
- * launcher_killed, calls_recovered, run_record_unreadable. */
+ * launcher_killed, calls_recovered, run_record_unreadable,
+ * hang_dump_unreadable. */
 struct an_incomplete {
 	char *what, *detail;
 };
@@ -579,6 +585,48 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 int an_find_traces(const char *dir, char ***out, int *n);
 /* env.hostname of a trace, from its metadata file; NULL if not found. */
 char *an_metadata_hostname(const char *tracedir);
+
+/* ---- dumps.c --------------------------------------------------------- */
+
+/* A hang dump (preload/watch/hang.c): a process's own account of what it
+ * was stuck in when its watchdog fired. */
+enum { AN_DUMP_GPU, AN_DUMP_HOST };
+struct an_dump_call {
+	uint64_t comm_hash, seq;
+	uint64_t p2p_seq;	/* AN_DUMP_GPU: a send's or recv's, else 0 */
+	char op[32];		/* allreduce, send...: for a host call, from its name */
+	char call[48];		/* AN_DUMP_HOST: the function (ncclAllReduce), else "" */
+	int where;		/* GPU: queued, waiting on the GPU; HOST: inside the host call */
+	double waited_s;	/* how long it had waited when the dump was written */
+};
+struct an_dump {
+	char *path;		/* realpath of the file */
+	char *host, *reason, *action;	/* action NULL if absent */
+	int64_t pid, rank;	/* rank -1: the process did not know it */
+	double timeout_s;	/* -1: never */
+	struct an_dump_call *calls;	/* GPU ones first, in the dump's order */
+	int ncalls;
+	uint64_t calls_more;	/* past AN_DUMP_CALLS_MAX */
+};
+#define AN_DUMPS_MAX		4096
+#define AN_DUMP_CALLS_MAX	256
+
+/* The ncclguard-hang-*.json files of <DIR>/hang/ and <DIR>/<host>/hang/,
+ * each once, into an->dumps[] sorted by path; one not read is said in
+ * incomplete[] (hang_dump_unreadable).  NCCLGUARD_LOG=debug says on
+ * stderr what each held. */
+void an_dumps_read(const char *const *dirs, int ndirs, struct an_state *an);
+/* One dump's text: 0, or -1 with why in err (d is then empty). */
+int an_dump_parse(const char *buf, size_t len, struct an_dump *d, char *err, size_t errlen);
+void an_dump_clear(struct an_dump *d);
+void an_dumps_free(struct an_state *an);
+/* Where the dumps of a (global) rank say it waits on comm's seq (0: any
+ * seq; p2p: seq may be a p2p seq): AN_DUMP_HOST inside the host call
+ * (which wins), AN_DUMP_GPU queued, AN_DUMP_NOT_IN it has a dump that
+ * names no such call, AN_DUMP_NONE it has none. */
+enum { AN_DUMP_NONE = -2, AN_DUMP_NOT_IN = -1 };
+int an_dump_where(const struct an_state *an, int64_t rank, uint64_t comm_hash, uint64_t seq,
+		  int p2p);
 
 /* ---- flight.c -------------------------------------------------------- */
 

@@ -5,7 +5,7 @@ $(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Icommon
 
 # The analysis on in-memory records, without babeltrace2 (the unit test).
 NG_AN_CORE := util incomplete job runrec quantile fmt state stats straggle busy config account \
-	clock p2p match finish findings report_json chrome html summary
+	clock p2p match finish findings report_json chrome html summary dumps
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
@@ -43,3 +43,11 @@ $(BUILD)/tests/test_incomplete_core: $(BUILD)/obj/tests/analyze/test_incomplete_
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_incomplete_core
+
+# The hang dump reader (dumps.c) on small files.
+$(BUILD)/obj/tests/analyze/test_dumps_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/tests/test_dumps_core: $(BUILD)/obj/tests/analyze/test_dumps_core.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_dumps_core

@@ -29,6 +29,7 @@ void an_free(struct an_state *an)
 	if (!an)
 		return;
 	an_incomplete_free(an);
+	an_dumps_free(an);
 	while (an->pend_head) {
 		struct an_entry *e = an->pend_head;
 

@@ -60,3 +60,30 @@ $(BUILD)/tests/fuzz_flight_replay: $(BUILD)/obj/fuzz/fuzz_flight.o $(BUILD)/obj/
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
 TEST_BINS += $(BUILD)/tests/fuzz_flight_replay
+
+# The hang dump reader (analyze/dumps.c): fuzz/fuzz_dump.c parses the
+# input as one dump; its corpus (fuzz/corpus/dump, dictionary
+# fuzz/dump.dict) is replayed by a gcc build of the same harness in
+# `make check` (tests/analyze/test_dump_corpus.sh).
+FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c) common/json.c
+$(BUILD)/fuzz/fuzz_dump: $(FUZZ_DUMP_SRCS) $(wildcard analyze/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Icommon -Wall -Wextra -Werror \
+		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_DUMP_SRCS) $(NG_BT2_LIBS) -lm
+
+.PHONY: fuzz-dump
+fuzz-dump: $(BUILD)/fuzz/fuzz_dump
+	@mkdir -p $(BUILD)/fuzz/dump-corpus
+	@if [ "$(FUZZ_TIME)" != 0 ]; then cd $(BUILD)/fuzz && \
+		./fuzz_dump -max_total_time=$(FUZZ_TIME) -timeout=30 -max_len=8192 \
+		-dict=$(CURDIR)/fuzz/dump.dict -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+		dump-corpus $(CURDIR)/fuzz/corpus/dump; fi
+fuzz: fuzz-dump
+
+$(BUILD)/tests/fuzz_dump_replay: $(BUILD)/obj/fuzz/fuzz_dump.o $(BUILD)/obj/fuzz/replay.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
+TEST_BINS += $(BUILD)/tests/fuzz_dump_replay

@@ -439,6 +439,8 @@ static void set_default(const char *name, const char *value)
 static void exec_job(const struct run *r, const char *preload, int take_tty, int go_fd)
 {
 	const struct run_opts *o = &r->o;
+	const char *dump = getenv("NCCLGUARD_DUMP_DIR");
+	char hang[PATH_MAX + 8];
 	sigset_t block, old;
 	char go = 0;
 	int err;
@@ -464,6 +466,9 @@ static void exec_job(const struct run *r, const char *preload, int take_tty, int
 	if (go != 'g')
 		_exit(127);
 	close(go_fd);
+	/* Hang reports go beside the trace unless the user chose a folder;
+	 * the shim makes hang/ only when a process writes one. */
+	snprintf(hang, sizeof(hang), "%s/hang", r->hostdir);
 	if (setenv("LD_PRELOAD", preload, 1) ||
 	    (o->policy && setenv("NCCLGUARD_POLICY", o->policy, 1)) ||
 	    (o->timeout && setenv("NCCLGUARD_TIMEOUT", o->timeout, 1)) ||
@@ -473,6 +478,7 @@ static void exec_job(const struct run *r, const char *preload, int take_tty, int
 	    (r->job_made && setenv("NCCLGUARD_JOB", r->job, 1)) ||
 	    (r->flight.path[0] ? setenv("NCCLGUARD_FLIGHT_DIR", r->flight.path, 1) :
 			    unsetenv("NCCLGUARD_FLIGHT_DIR")) ||
+	    (r->have_dir && !(dump && *dump) && setenv("NCCLGUARD_DUMP_DIR", hang, 1)) ||
 	    setenv("NCCLGUARD_TRACE", r->traced ? "1" : "0", 1)) {
 		fprintf(stderr, "ncclguard run: setenv: %s\n", strerror(errno));
 		_exit(127);

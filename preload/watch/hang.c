@@ -1,6 +1,8 @@
 /*
  * The hang report: ncclguard-hang-rank<R>-pid<P>.json in NCCLGUARD_DUMP_DIR
- * (else the current directory), written by the watchdog when something is
+ * (else the current directory; `ncclguard run` sets <DIR>/<host>/hang,
+ * made here when the first report is written, where `ncclguard analyze`
+ * reads it), written by the watchdog when something is
  * stuck: the calls in flight on the GPU, the host calls that have not
  * returned, every communicator's last sequence numbers, the splits still
  * in progress.  Strings (host, call site, reason) go through the JSON
@@ -176,6 +178,11 @@ void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i
 	snprintf(name, sizeof(name), "ncclguard-hang-rank%d-pid%d.json", ng_rank.rank,
 		 (int)getpid());
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* `ncclguard run` names a hang/ folder that does not exist yet: a
+	 * run where nothing hangs has none.  Only the last part is made. */
+	if (dirfd < 0 && errno == ENOENT && ng_cfg.dump_dir &&
+	    (!mkdir(dir, 0755) || errno == EEXIST))
+		dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		ng_warn("cannot write the hang dump %s/%s: %s", dir, name, strerror(errno));
 		return;
