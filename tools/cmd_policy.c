@@ -260,40 +260,42 @@ int ng_cmd_policy(int argc, char **argv)
 	const uint64_t *allowed = NULL;
 	cpu_set_t set;
 
-	if (argc < 2 || strcmp(argv[1], "check")) {
-		fputs(usage, argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-				     ? stdout : stderr);
-		return argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
 	}
+	if (argc < 2)
+		return ng_cli_usage_error("policy", "expected `check FILE`");
+	if (strcmp(argv[1], "check"))
+		return ng_cli_usage_error("policy", "unknown subcommand '%s' (check)", argv[1]);
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--local-ranks") && i + 1 < argc) {
 			char *end;
 
 			nranks = (int)strtol(argv[++i], &end, 10);
 			if (*end || nranks < 1 || nranks > 1024) {
-				fprintf(stderr, "ncclguard policy: --local-ranks '%s': expected 1..1024\n",
-					argv[i]);
-				return 2;
+				return ng_cli_usage_error("policy", "--local-ranks '%s': expected "
+							  "1..1024", argv[i]);
 			}
 		} else if (!strcmp(argv[i], "--sysroot") && i + 1 < argc) {
 			ng_host_set_root(argv[++i]);
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, stdout);
 			return 0;
+		} else if ((!strcmp(argv[i], "--local-ranks") || !strcmp(argv[i], "--sysroot")) &&
+			   i + 1 == argc) {
+			return ng_cli_usage_error("policy", "%s needs a value", argv[i]);
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "ncclguard policy: unknown option '%s'\n%s", argv[i], usage);
-			return 2;
+			return ng_cli_usage_error("policy", "unknown option '%s'", argv[i]);
 		} else if (!file) {
 			file = argv[i];
 		} else {
-			fprintf(stderr, "ncclguard policy: one FILE only\n%s", usage);
-			return 2;
+			return ng_cli_usage_error("policy", "one FILE only ('%s' and '%s')", file,
+						  argv[i]);
 		}
 	}
-	if (!file) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (!file)
+		return ng_cli_usage_error("policy", "no FILE given");
 	if (ng_policy_parse_file(file, &p)) {
 		for (int i = 0; i < p.nerr; i++) {
 			ng_policy_format_error(&p, i, line, sizeof(line));
