@@ -67,6 +67,7 @@ static void print_header(const struct ng_policy *p)
 /* What one local rank would get, as the lines to print. */
 struct view {
 	char **line;
+	char *shared;		/* per line: every local rank gets it */
 	int n;
 	int violations;
 };
@@ -93,6 +94,7 @@ static void view_free(struct view *v)
 	for (int i = 0; i < v->n; i++)
 		free(v->line[i]);
 	free(v->line);
+	free(v->shared);
 }
 
 static void build_view(const struct ng_policy *p, int lr, const uint64_t *cpus, struct view *v)
@@ -147,25 +149,42 @@ static int has_line(const struct view *v, const char *l)
 	return 0;
 }
 
-/* A line every local rank gets. */
-static int common(const struct view *v, int n, const char *l)
+/* Marks the lines every local rank gets; returns how many rank 0 has. */
+static int mark_shared(struct view *v, int n)
 {
-	for (int r = 0; r < n; r++)
-		if (!has_line(&v[r], l))
+	int shared = 0;
+
+	for (int r = 0; r < n; r++) {
+		v[r].shared = calloc(v[r].n ? v[r].n : 1, 1);
+		if (!v[r].shared)
 			return 0;
-	return 1;
+	}
+	for (int i = 0; i < v[0].n; i++) {
+		int all = 1;
+
+		for (int r = 1; r < n && all; r++)
+			all = has_line(&v[r], v[0].line[i]);
+		if (!all)
+			continue;
+		shared++;
+		for (int r = 0; r < n; r++)
+			for (int j = 0; j < v[r].n; j++)
+				if (!strcmp(v[r].line[j], v[0].line[i]))
+					v[r].shared[j] = 1;
+	}
+	return shared;
 }
 
-/* Rank r's lines that not every rank gets (all of them if nothing is
- * shared) are the same as rank q's. */
-static int same_rest(const struct view *v, int n, int shared, int r, int q)
+/* Whether ranks r and q get the same lines, those every rank gets left
+ * out once they are marked. */
+static int same_rest(const struct view *v, int r, int q)
 {
 	int i = 0, j = 0;
 
 	for (;;) {
-		while (i < v[r].n && shared && common(v, n, v[r].line[i]))
+		while (i < v[r].n && v[r].shared && v[r].shared[i])
 			i++;
-		while (j < v[q].n && shared && common(v, n, v[q].line[j]))
+		while (j < v[q].n && v[q].shared && v[q].shared[j])
 			j++;
 		if (i == v[r].n || j == v[q].n)
 			return i == v[r].n && j == v[q].n;
@@ -204,8 +223,8 @@ static int show_ranks(const struct ng_policy *p, int nranks, const uint64_t *cpu
 
 	if (!v || !done || !group) {
 		fprintf(stderr, "ncclguard policy: out of memory\n");
-		free(v), free(done), free(group);
-		return 1;
+		violations = 1;
+		goto out;
 	}
 	for (int r = 0; r < nranks; r++) {
 		build_view(p, r, cpus, &v[r]);
@@ -215,15 +234,13 @@ static int show_ranks(const struct ng_policy *p, int nranks, const uint64_t *cpu
 		if (!done[r]) {
 			ngroups++;
 			for (int q = r; q < nranks; q++)
-				done[q] |= same_rest(v, nranks, 0, r, q);
+				done[q] |= same_rest(v, r, q);
 		}
-	if (ngroups > 1) {
+	if (ngroups > 1 && (shared = mark_shared(v, nranks))) {
+		printf("\nevery local rank (0-%d):\n", nranks - 1);
 		for (int i = 0; i < v[0].n; i++)
-			if (common(v, nranks, v[0].line[i])) {
-				if (!shared++)
-					printf("\nevery local rank (0-%d):\n", nranks - 1);
+			if (v[0].shared[i])
 				printf("%s\n", v[0].line[i]);
-			}
 	}
 	memset(done, 0, nranks * sizeof(int));
 	for (int r = 0; r < nranks; r++) {
@@ -232,7 +249,7 @@ static int show_ranks(const struct ng_policy *p, int nranks, const uint64_t *cpu
 		if (done[r])
 			continue;
 		for (int q = r; q < nranks; q++)
-			if (!done[q] && same_rest(v, nranks, shared, r, q)) {
+			if (!done[q] && same_rest(v, r, q)) {
 				done[q] = 1;
 				group[n++] = q;
 			}
@@ -241,12 +258,15 @@ static int show_ranks(const struct ng_policy *p, int nranks, const uint64_t *cpu
 		else
 			printf("\nany local rank:\n");
 		for (int i = 0; i < v[r].n; i++)
-			if (!shared || !common(v, nranks, v[r].line[i]))
+			if (!shared || !v[r].shared[i])
 				printf("%s\n", v[r].line[i]);
 	}
-	for (int r = 0; r < nranks; r++)
+out:
+	for (int r = 0; v && r < nranks; r++)
 		view_free(&v[r]);
-	free(v), free(done), free(group);
+	free(v);
+	free(done);
+	free(group);
 	return violations;
 }
 

@@ -197,17 +197,17 @@ static void offer_env_plugin(void)
 		return;
 	}
 	if (u && strcmp(u, env_plugin)) {
-		ng_verbose("policy: NCCL_ENV_PLUGIN=%s set by the user: the policy reaches NCCL "
-			"through the environment only (forbid NCCL_ENV_PLUGIN in the policy to "
-			"serve it through the shim)", u);
+		ng_verbose("policy: NCCL_ENV_PLUGIN=%s set by the user: the policy reaches "
+			   "NCCL through the environment only (forbid NCCL_ENV_PLUGIN in the "
+			   "policy to serve it through the shim)", u);
 		ng_trace_policy("NCCL_ENV_PLUGIN", "plugin", u, u);
 		env_plugin[0] = 0;
 		return;
 	}
 	setenv("NCCL_ENV_PLUGIN", env_plugin, 1);
 	ng_envplugin_installed(1);
-	ng_verbose("policy: NCCL_ENV_PLUGIN=%s: NCCL 2.28.7 and later read the enforced values "
-		"from the shim", env_plugin);
+	ng_verbose("policy: NCCL_ENV_PLUGIN=%s: NCCL 2.28.7 and later read the enforced "
+		   "values from the shim", env_plugin);
 	ng_trace_policy("NCCL_ENV_PLUGIN", "plugin", u ? u : "", env_plugin);
 }
 
@@ -260,8 +260,8 @@ static void summarise(const struct ng_plan *plan, const struct tally *t)
 			 t->warnings == 1 ? "" : "s", t->warned);
 	snprintf(summary, sizeof(summary), "policy %s: %d enforced, %d default%s%s%s%s%s%s; "
 		 "each setting with NCCLGUARD_LOG=verbose", pol_path, t->enforced, t->defaults,
-		t->defaults == 1 ? "" : "s", forbidden, ifname ? ", NCCL_SOCKET_IFNAME=" : "",
-		ifname ? ifname : "", gpu, warned);
+		 t->defaults == 1 ? "" : "s", forbidden, ifname ? ", NCCL_SOCKET_IFNAME=" : "",
+		 ifname ? ifname : "", gpu, warned);
 }
 
 void ng_policy_init(void)
@@ -377,8 +377,9 @@ int ng_policy_set_device(int dev)
 	snprintf(u, sizeof(u), "%d", dev);
 	if (dev == lr) {
 		if (!__atomic_exchange_n(&remap_said, 1, __ATOMIC_RELAXED)) {
-			ng_verbose("policy: cudaSetDevice(%d) -> device 0: local rank %d is pinned to GPU "
-				"%d, which this process sees as device 0", dev, lr, pinned);
+			ng_verbose("policy: cudaSetDevice(%d) -> device 0: local rank %d is pinned "
+				   "to GPU %d, which this process sees as device 0", dev, lr,
+				   pinned);
 			ng_trace_policy("cudaSetDevice", "remap", u, "0");
 		}
 		return 0;
