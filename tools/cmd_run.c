@@ -187,7 +187,7 @@ static void restore_handlers(void)
 
 /* What `ncclguard run` is given is checked here, before anything starts:
  * a refusal leaves no trace folder, session or flight folder behind. */
-static int check_policy(const char *file)
+static int check_policy(const char *opt, const char *file)
 {
 	struct ng_policy p;
 	char line[600], why[512];
@@ -197,16 +197,16 @@ static int check_policy(const char *file)
 		/* Each error names FILE:LINE. */
 		for (int i = 0; i < p.nerr; i++) {
 			ng_policy_format_error(&p, i, line, sizeof(line));
-			fprintf(stderr, "ncclguard run: --policy %s\n", line);
+			fprintf(stderr, "ncclguard run: %s %s\n", opt, line);
 		}
 		if (p.more_errors)
-			fprintf(stderr, "ncclguard run: --policy %s: %d more errors\n", file,
+			fprintf(stderr, "ncclguard run: %s %s: %d more errors\n", opt, file,
 				p.more_errors);
 		bad = 1;
 	} else if (p.enforces && ng_policy_trusted(file, why, sizeof(why))) {
 		/* The shim would refuse it in every rank. */
-		fprintf(stderr, "ncclguard run: --policy %s: refused: %s (a policy that enforces "
-			"must be writable only by its owner, root or you)\n", file, why);
+		fprintf(stderr, "ncclguard run: %s %s: refused: %s (a policy that enforces "
+			"must be writable only by its owner, root or you)\n", opt, file, why);
 		bad = 1;
 	}
 	ng_policy_free(&p);
@@ -227,7 +227,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ng_inject_rule rules[NG_INJECT_MAX];
-	const char *why;
+	const char *why, *env;
 	char err[512];
 	double secs;
 	int c, n;
@@ -287,6 +287,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	}
 	if (optind >= argc) {
 		ng_cli_usage_error("run", "no command given (ncclguard run [OPTIONS] -- CMD...)");
+		return -1;
+	}
+	/* What the job inherits is checked the same way. */
+	env = getenv("NCCLGUARD_INJECT");
+	if (!o->inject && env && *env && ng_inject_spec_parse(env, rules, &n, err, sizeof(err))) {
+		fprintf(stderr, "ncclguard run: NCCLGUARD_INJECT='%s': %s\n", env, err);
 		return -1;
 	}
 	o->cmd = argv + optind;
@@ -1043,8 +1049,11 @@ int ng_cmd_run(int argc, char **argv)
 			return 2;
 		}
 		r.o.policy = policy;
-		if (check_policy(policy))
+		if (check_policy("--policy", policy))
 			return 2;
+	} else if (getenv("NCCLGUARD_POLICY") && *getenv("NCCLGUARD_POLICY") &&
+		   check_policy("NCCLGUARD_POLICY", getenv("NCCLGUARD_POLICY"))) {
+		return 2;
 	}
 	if (lib_path(lib, sizeof(lib)) || build_preload(lib, &preload))
 		return 2;

@@ -45,6 +45,12 @@ chmod 666 "$NG_TMP/etc/open.conf"
 refused open -o "$NG_TMP/out" --policy "$NG_TMP/etc/open.conf" -- true
 assert_grep "refused: .*writable by others" "$NG_TMP/open.err"
 
+note "the same from the environment the job would inherit"
+NCCLGUARD_INJECT="stall:op=allreduc" refused envinject -o "$NG_TMP/out" -- true
+assert_grep "^ncclguard run: NCCLGUARD_INJECT='stall:op=allreduc': op=allreduc" "$NG_TMP/envinject.err"
+NCCLGUARD_POLICY="$NG_TMP/etc/bad.conf" refused envpolicy -o "$NG_TMP/out" -- true
+assert_grep "^ncclguard run: NCCLGUARD_POLICY $NG_TMP/etc/bad.conf:2: " "$NG_TMP/envpolicy.err"
+
 note "a missing policy, bad timeouts, unknown options"
 refused nopolicy --policy "$NG_TMP/etc/none.conf" -- true
 refused timeout --timeout 0 -- true
