@@ -1,5 +1,6 @@
 # common/: what every module may use and which uses nothing of ours: the
 # NCCL API table (nccl_api.def), the NCCL configuration-file line splitter,
-# the version, JSON strings.
+# the version, JSON strings, fault injection specs.
 $(BUILD)/obj/common/%.o: MOD_INC := -Icommon
 COMMON_JSON_OBJ := $(BUILD)/obj/common/json.o
+COMMON_INJECT_OBJ := $(BUILD)/obj/common/inject_spec.o

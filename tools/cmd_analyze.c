@@ -91,8 +91,7 @@ int ng_cmd_analyze(int argc, char **argv)
 			char *end;
 
 			if (i + 1 >= argc || !*argv[i + 1]) {
-				fprintf(stderr, "ncclguard analyze: %s needs a value\n\n%s", a, usage);
-				ret = 2;
+				ret = ng_cli_usage_error("analyze", "%s needs a value", a);
 				goto out;
 			}
 			if (!strcmp(a, "--chrome"))
@@ -105,33 +104,30 @@ int ng_cmd_analyze(int argc, char **argv)
 				opts.job = argv[++i];
 			else if (!strcmp(a, "--fail-on")) {
 				if (parse_fail_on(argv[++i], &opts.fail_on)) {
-					fprintf(stderr, "ncclguard analyze: --fail-on '%s': expected "
-						"kinds from hang, mismatch, policy, straggler, "
-						"config, incomplete, any\n", argv[i]);
-					ret = 2;
+					ret = ng_cli_usage_error("analyze", "--fail-on '%s': expected "
+								 "kinds from hang, mismatch, policy, "
+								 "straggler, config, incomplete, any",
+								 argv[i]);
 					goto out;
 				}
 			} else {
 				opts.link_gbps = strtod(argv[++i], &end);
 				if (*end || opts.link_gbps <= 0) {
-					fprintf(stderr, "ncclguard analyze: --link-gbps '%s': expected a "
-						"positive number of GB/s\n", argv[i]);
-					ret = 2;
+					ret = ng_cli_usage_error("analyze", "--link-gbps '%s': expected "
+								 "a positive number of GB/s", argv[i]);
 					goto out;
 				}
 			}
 			continue;
 		}
 		if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "ncclguard analyze: unknown option '%s'\n\n%s", a, usage);
-			ret = 2;
+			ret = ng_cli_usage_error("analyze", "unknown option '%s'", a);
 			goto out;
 		}
 		dirs[ndirs++] = argv[i];
 	}
 	if (!ndirs) {
-		fprintf(stderr, "ncclguard analyze: no trace directory given\n\n%s", usage);
-		ret = 2;
+		ret = ng_cli_usage_error("analyze", "no trace directory given");
 		goto out;
 	}
 	if (!opts.json && !opts.chrome && !opts.html) {

@@ -102,7 +102,8 @@ int ng_cmd_doctor(int argc, char **argv)
 	const char *policy;
 	int nenv = 0;
 
-	(void)argv;
+	if (argc > 1 && strcmp(argv[1], "--help") && strcmp(argv[1], "-h"))
+		return ng_cli_usage_error("doctor", "no arguments expected ('%s')", argv[1]);
 	if (argc > 1) {
 		printf("usage: ncclguard doctor\n\nChecks this host: the shim and its tracer library, "
 		       "NCCL, the CUDA runtime,\nLTTng, babeltrace2, network interfaces, the policy file "

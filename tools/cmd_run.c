@@ -35,8 +35,10 @@
 #endif
 
 #include "cli.h"
+#include "inject_spec.h"
 #include "job.h"
 #include "json.h"
+#include "policy.h"
 #include "seconds.h"
 #include "session.h"
 
@@ -104,8 +106,11 @@ static const char usage[] =
 	"flight rings under NCCLGUARD_FLIGHT_DIR (a private folder in /dev/shm), which\n"
 	"are collected into the trace at the end.\n"
 	"\n"
+	"--inject, --policy (parsed, and refused where the shim would refuse it) and\n"
+	"the timeouts are checked before anything starts; a refusal leaves nothing.\n"
+	"\n"
 	"Exit status: CMD's own, 128+N if it was killed by signal N, 127 if it could\n"
-	"not be run, 2 for a usage error.\n";
+	"not be run, 2 for a usage error or an option refused.\n";
 
 struct run_opts {
 	const char *outdir, *policy, *timeout, *on_timeout, *inject;
@@ -180,6 +185,34 @@ static void restore_handlers(void)
 	sigaction(SIGPIPE, &saved_pipe, NULL);
 }
 
+/* What `ncclguard run` is given is checked here, before anything starts:
+ * a refusal leaves no trace folder, session or flight folder behind. */
+static int check_policy(const char *opt, const char *file)
+{
+	struct ng_policy p;
+	char line[600], why[512];
+	int bad = 0;
+
+	if (ng_policy_parse_file(file, &p)) {
+		/* Each error names FILE:LINE. */
+		for (int i = 0; i < p.nerr; i++) {
+			ng_policy_format_error(&p, i, line, sizeof(line));
+			fprintf(stderr, "ncclguard run: %s %s\n", opt, line);
+		}
+		if (p.more_errors)
+			fprintf(stderr, "ncclguard run: %s %s: %d more errors\n", opt, file,
+				p.more_errors);
+		bad = 1;
+	} else if (p.enforces && ng_policy_trusted(file, why, sizeof(why))) {
+		/* The shim would refuse it in every rank. */
+		fprintf(stderr, "ncclguard run: %s %s: refused: %s (a policy that enforces "
+			"must be writable only by its owner, root or you)\n", opt, file, why);
+		bad = 1;
+	}
+	ng_policy_free(&p);
+	return bad ? -1 : 0;
+}
+
 static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { OPT_POLICY = 256, OPT_TIMEOUT, OPT_ON_TIMEOUT, OPT_INJECT, OPT_STACKS };
@@ -193,14 +226,18 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *why;
+	struct ng_inject_rule rules[NG_INJECT_MAX];
+	const char *why, *env;
+	char err[512];
 	double secs;
-	int c;
+	int c, n;
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	/* '+': stop at CMD, whose own options are not ours. */
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	/* '+': stop at CMD, whose own options are not ours; ':': a missing
+	 * value is told apart from an unknown option. */
+	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -210,7 +247,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_TIMEOUT:
 			if (ng_seconds_parse(optarg, &secs, &why)) {
-				fprintf(stderr, "ncclguard run: --timeout '%s': %s\n", optarg, why);
+				ng_cli_usage_error("run", "--timeout '%s': %s", optarg, why);
 				return -1;
 			}
 			o->timeout = optarg;
@@ -218,13 +255,17 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_ON_TIMEOUT:
 			if (strcmp(optarg, "warn") && strcmp(optarg, "abort") &&
 			    strcmp(optarg, "exit")) {
-				fprintf(stderr, "ncclguard run: --on-timeout '%s': expected warn, abort or exit\n",
-					optarg);
+				ng_cli_usage_error("run", "--on-timeout '%s': expected warn, abort or exit",
+						   optarg);
 				return -1;
 			}
 			o->on_timeout = optarg;
 			break;
 		case OPT_INJECT:
+			if (ng_inject_spec_parse(optarg, rules, &n, err, sizeof(err))) {
+				ng_cli_usage_error("run", "--inject '%s': %s", optarg, err);
+				return -1;
+			}
 			o->inject = optarg;
 			break;
 		case OPT_STACKS:
@@ -233,13 +274,25 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
+		case ':':
+			ng_cli_usage_error("run", "%s needs a value", argv[optind - 1]);
+			return -1;
 		default:
-			fputs(usage, stderr);
+			if (optopt)
+				ng_cli_usage_error("run", "unknown option '-%c'", optopt);
+			else
+				ng_cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "ncclguard run: no command given\n\n%s", usage);
+		ng_cli_usage_error("run", "no command given (ncclguard run [OPTIONS] -- CMD...)");
+		return -1;
+	}
+	/* What the job inherits is checked the same way. */
+	env = getenv("NCCLGUARD_INJECT");
+	if (!o->inject && env && *env && ng_inject_spec_parse(env, rules, &n, err, sizeof(err))) {
+		fprintf(stderr, "ncclguard run: NCCLGUARD_INJECT='%s': %s\n", env, err);
 		return -1;
 	}
 	o->cmd = argv + optind;
@@ -1002,6 +1055,11 @@ int ng_cmd_run(int argc, char **argv)
 			return 2;
 		}
 		r.o.policy = policy;
+		if (check_policy("--policy", policy))
+			return 2;
+	} else if (getenv("NCCLGUARD_POLICY") && *getenv("NCCLGUARD_POLICY") &&
+		   check_policy("NCCLGUARD_POLICY", getenv("NCCLGUARD_POLICY"))) {
+		return 2;
 	}
 	if (lib_path(lib, sizeof(lib)) || build_preload(lib, &preload))
 		return 2;

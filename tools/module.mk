@@ -3,7 +3,7 @@
 # includes tools/.
 CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cmd_run.o cmd_analyze.o cmd_policy.o \
 	cmd_doctor.o flight.o) \
-	$(POLICY_OBJS) $(COMMON_JSON_OBJ)
+	$(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_INJECT_OBJ)
 CLI_LIBS += $(INIH_LIB)
 $(BUILD)/obj/tools/%.o: MOD_INC := -Itools -Ianalyze -Isession -Ipolicy -Icommon
 

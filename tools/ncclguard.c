@@ -1,5 +1,6 @@
 /* `ncclguard`: subcommand dispatch. */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,7 +12,8 @@ static const char usage[] =
 	"usage: ncclguard run [-o DIR] [--policy FILE] [--timeout S] [--on-timeout A]\n"
 	"                     [--inject SPEC] [--stacks] -- CMD...\n"
 	"       ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE] [--link-gbps N]\n"
-	"       ncclguard policy check FILE\n"
+	"                         [--fail-on KINDS]\n"
+	"       ncclguard policy check FILE [--local-ranks N] [--sysroot DIR]\n"
 	"       ncclguard doctor\n"
 	"       ncclguard --version | --help\n"
 	"\n"
@@ -22,6 +24,19 @@ static const char usage[] =
 	"  doctor   check this host: NCCL and CUDA libraries, LTTng, interfaces, GPUs\n"
 	"\n"
 	"Each subcommand takes --help.\n";
+
+int ng_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "ncclguard%s%s: %s; see `ncclguard%s%s --help`\n", cmd ? " " : "",
+		cmd ? cmd : "", what, cmd ? " " : "", cmd ? cmd : "");
+	return 2;
+}
 
 int ng_cli_libdir(char *buf, size_t len)
 {
@@ -43,10 +58,8 @@ int ng_cli_libdir(char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (argc < 2)
+		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, stdout);
 		return 0;
@@ -63,6 +76,6 @@ int main(int argc, char **argv)
 		return ng_cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "doctor"))
 		return ng_cmd_doctor(argc - 1, argv + 1);
-	fprintf(stderr, "ncclguard: unknown command '%s'\n\n%s", argv[1], usage);
-	return 2;
+	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor)",
+				  argv[1]);
 }

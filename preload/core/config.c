@@ -55,10 +55,12 @@ void ng_config_from_env(struct ng_config *cfg)
 			cfg->log_level = NG_LOG_QUIET;
 		else if (!strcmp(v, "info"))
 			cfg->log_level = NG_LOG_INFO;
+		else if (!strcmp(v, "verbose"))
+			cfg->log_level = NG_LOG_VERBOSE;
 		else if (!strcmp(v, "debug"))
 			cfg->log_level = NG_LOG_DEBUG;
 		else
-			ng_warn("NCCLGUARD_LOG='%s' unknown (quiet, info, debug); using info", v);
+			ng_warn("NCCLGUARD_LOG='%s' unknown (quiet, info, verbose, debug); using info", v);
 	}
 	v = getenv("NCCLGUARD_DISABLE");
 	cfg->disabled = v && !strcmp(v, "1");

@@ -45,11 +45,15 @@ static inline void ng_prefetch_w(const void *p)
 #define NG_EXIT_TIMEOUT 4
 
 /* ---- log.c ----------------------------------------------------------- */
-enum ng_level { NG_LOG_QUIET = 0, NG_LOG_INFO = 1, NG_LOG_DEBUG = 2 };
+/* verbose sits between info and debug: what every rank did that is the
+ * same on every rank (the policy's per-setting decisions), worth reading
+ * once but not once per rank. */
+enum ng_level { NG_LOG_QUIET = 0, NG_LOG_INFO = 1, NG_LOG_VERBOSE = 2, NG_LOG_DEBUG = 3 };
 /* `ncclguard[rank R pid P]: ...` on stderr; warnings print even when quiet. */
 void ng_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ng_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define ng_info(...) ng_log(NG_LOG_INFO, __VA_ARGS__)
+#define ng_verbose(...) ng_log(NG_LOG_VERBOSE, __VA_ARGS__)
 #define ng_debug(...) ng_log(NG_LOG_DEBUG, __VA_ARGS__)
 /* Warn once per call site. */
 #define ng_warn_once(...)                                                      \

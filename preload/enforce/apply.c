@@ -3,14 +3,17 @@
  * constructor, before CUDA or NCCL read anything and before the program
  * starts threads; apply its plan (environment, pinning, affinity,
  * timeouts); check again before ncclGetUniqueId and every init or split.
- * Each decision is one `policy` event and one log line.  A violation with
- * `[violation] action = fail` stops the process with exit status 3 before
+ * Each decision is one `policy` event and one log line at verbose level:
+ * the decisions are the same on every rank, so at the default level the
+ * host's first rank (local rank 0) prints one line that sums them up and
+ * the others print nothing.  Violations print in full on every rank; with
+ * `[violation] action = fail` the process stops with exit status 3 before
  * NCCL starts.
  *
  * cudaSetDevice under pin = local_rank: the process sees one GPU, as
  * device 0, and programs written for an unpinned node (torch DDP scripts)
  * call cudaSetDevice(LOCAL_RANK).  That call is passed on as device 0 and
- * said once at info level; any other device but 0 is reported as outside
+ * said once at verbose level; any other device but 0 is reported as outside
  * the pin (a warning, once per device) and passed on unchanged, so the
  * program gets CUDA's own error.
  */
@@ -64,7 +67,35 @@ static int said_before(const char *msg)
 	return 0;
 }
 
-static void apply(const struct ng_plan *plan, int at_init)
+/* What a plan did, for the one summary line. */
+struct tally {
+	int enforced, defaults, forbidden, warnings;
+	char warned[160];		/* keys warned about, "a, b" */
+};
+
+static void count(struct tally *t, const struct ng_decision *d)
+{
+	size_t n = strlen(t->warned);
+
+	if (d->level == NG_DEC_VIOLATION)
+		return;
+	/* Rules in force, not changes made: a launcher that ran under the
+	 * same policy may have made them already. */
+	if (!strcmp(d->action, "enforce"))
+		t->enforced++;
+	else if (!strcmp(d->action, "default"))
+		t->defaults++;
+	else if (!strcmp(d->action, "forbid"))
+		t->forbidden++;
+	if (d->level == NG_DEC_INFO)
+		return;
+	t->warnings++;
+	if (!strstr(t->warned, d->key))
+		snprintf(t->warned + n, sizeof(t->warned) - n, "%s%s", n ? ", " : "", d->key);
+}
+
+/* `t`: where to count what the plan did, NULL for none. */
+static void apply(const struct ng_plan *plan, int at_init, struct tally *t)
 {
 	for (int i = 0; i < plan->n; i++) {
 		const struct ng_decision *d = &plan->d[i];
@@ -78,12 +109,16 @@ static void apply(const struct ng_plan *plan, int at_init)
 			continue;
 		ng_trace_policy(d->key, d->level == NG_DEC_VIOLATION ? "violation" : d->action,
 				d->user, d->effective);
-		switch (d->level) {
-		case NG_DEC_INFO: ng_info("policy: %s", d->msg); break;
-		case NG_DEC_WARN:
-		case NG_DEC_WARN_ONCE: ng_warn("policy: %s", d->msg); break;
-		case NG_DEC_VIOLATION: ng_warn("policy violation: %s", d->msg); break;
-		}
+		/* A later check warns only where the program changed its
+		 * environment since start: a fact of this process, said here. */
+		if (d->level == NG_DEC_VIOLATION)
+			ng_warn("policy violation: %s", d->msg);
+		else if (d->level != NG_DEC_INFO && !at_init)
+			ng_warn("policy: %s", d->msg);
+		else
+			ng_verbose("policy: %s", d->msg);
+		if (t)
+			count(t, d);
 	}
 	if (at_init && plan->affinity) {
 		cpu_set_t set;
@@ -162,17 +197,17 @@ static void offer_env_plugin(void)
 		return;
 	}
 	if (u && strcmp(u, env_plugin)) {
-		ng_info("policy: NCCL_ENV_PLUGIN=%s set by the user: the policy reaches NCCL "
-			"through the environment only (forbid NCCL_ENV_PLUGIN in the policy to "
-			"serve it through the shim)", u);
+		ng_verbose("policy: NCCL_ENV_PLUGIN=%s set by the user: the policy reaches "
+			   "NCCL through the environment only (forbid NCCL_ENV_PLUGIN in the "
+			   "policy to serve it through the shim)", u);
 		ng_trace_policy("NCCL_ENV_PLUGIN", "plugin", u, u);
 		env_plugin[0] = 0;
 		return;
 	}
 	setenv("NCCL_ENV_PLUGIN", env_plugin, 1);
 	ng_envplugin_installed(1);
-	ng_info("policy: NCCL_ENV_PLUGIN=%s: NCCL 2.28.7 and later read the enforced values "
-		"from the shim", env_plugin);
+	ng_verbose("policy: NCCL_ENV_PLUGIN=%s: NCCL 2.28.7 and later read the enforced "
+		   "values from the shim", env_plugin);
 	ng_trace_policy("NCCL_ENV_PLUGIN", "plugin", u ? u : "", env_plugin);
 }
 
@@ -201,6 +236,34 @@ static void plan_input(struct ng_plan_input *in, uint64_t *cpus, int recheck, co
 	}
 }
 
+/* The one line of the host's first rank, said at its first NCCL call, so
+ * that processes that never call NCCL (the launcher, its helpers) say
+ * nothing.  Where the launcher gave no local rank, every rank says it: one
+ * line per rank is still a line. */
+static char summary[PATH_MAX + 512];
+static int summary_said;
+
+static void summarise(const struct ng_plan *plan, const struct tally *t)
+{
+	const char *ifname = getenv("NCCL_SOCKET_IFNAME");
+	char gpu[64] = "", forbidden[32] = "", warned[200] = "";
+
+	if (t->forbidden)
+		snprintf(forbidden, sizeof(forbidden), ", %d forbidden", t->forbidden);
+	if (plan->pinned && plan->place.numa_node >= 0)
+		snprintf(gpu, sizeof(gpu), ", local rank 0 on GPU %d (NUMA %d)", plan->gpu,
+			 plan->place.numa_node);
+	else if (plan->pinned)
+		snprintf(gpu, sizeof(gpu), ", local rank 0 on GPU %d", plan->gpu);
+	if (t->warnings)
+		snprintf(warned, sizeof(warned), ", %d warning%s (%s)", t->warnings,
+			 t->warnings == 1 ? "" : "s", t->warned);
+	snprintf(summary, sizeof(summary), "policy %s: %d enforced, %d default%s%s%s%s%s%s; "
+		 "each setting with NCCLGUARD_LOG=verbose", pol_path, t->enforced, t->defaults,
+		 t->defaults == 1 ? "" : "s", forbidden, ifname ? ", NCCL_SOCKET_IFNAME=" : "",
+		 ifname ? ifname : "", gpu, warned);
+}
+
 void ng_policy_init(void)
 {
 	const char *path = getenv("NCCLGUARD_POLICY");
@@ -208,6 +271,7 @@ void ng_policy_init(void)
 	struct ng_plan_input in;
 	uint64_t cpus[NG_CPU_WORDS];
 	char why[512], msg[600];
+	struct tally t = { 0 };
 
 	if (!path || !*path) {
 		if (access(DEFAULT_POLICY, F_OK))
@@ -238,11 +302,11 @@ void ng_policy_init(void)
 		ng_policy_free(&pol);
 		return;
 	}
-	ng_info("policy: %s (sha256 %.16s...)", pol_path, pol_digest);
+	ng_verbose("policy: %s (sha256 %.16s...)", pol_path, pol_digest);
 	plan_input(&in, cpus, 0, NULL);
 	if (ng_plan_build(&pol, &in, &plan))
 		ng_warn("policy: out of memory while planning; some decisions are missing");
-	apply(&plan, 1);
+	apply(&plan, 1, &t);
 	set_timeouts(&plan);
 	if (plan.pinned) {
 		pinned = plan.gpu;
@@ -250,6 +314,9 @@ void ng_policy_init(void)
 	}
 	active = 1;
 	offer_env_plugin();
+	/* A process about to stop says only why. */
+	if (!plan.violations || !pol.fail)
+		summarise(&plan, &t);
 	if (plan.violations)
 		violated(plan.violations, "on this host");
 	ng_plan_free(&plan);
@@ -265,10 +332,13 @@ void ng_policy_recheck(const char *where)
 	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&recheck_lock);
+	if (!summary_said && summary[0] && ng_rank.local_rank <= 0)
+		ng_info("%s", summary);
+	summary_said = 1;
 	plan_input(&in, NULL, 1, where);
 	if (ng_plan_build(&pol, &in, &plan))
 		ng_warn("policy: out of memory while checking before %s", where);
-	apply(&plan, 0);
+	apply(&plan, 0, NULL);
 	if (env_plugin[0] && (!(u = getenv("NCCL_ENV_PLUGIN")) || strcmp(u, env_plugin))) {
 		ng_warn("policy: NCCL_ENV_PLUGIN changed after start to '%s'; restored before %s",
 			u ? u : "", where);
@@ -307,8 +377,9 @@ int ng_policy_set_device(int dev)
 	snprintf(u, sizeof(u), "%d", dev);
 	if (dev == lr) {
 		if (!__atomic_exchange_n(&remap_said, 1, __ATOMIC_RELAXED)) {
-			ng_info("policy: cudaSetDevice(%d) -> device 0: local rank %d is pinned to GPU "
-				"%d, which this process sees as device 0", dev, lr, pinned);
+			ng_verbose("policy: cudaSetDevice(%d) -> device 0: local rank %d is pinned "
+				   "to GPU %d, which this process sees as device 0", dev, lr,
+				   pinned);
 			ng_trace_policy("cudaSetDevice", "remap", u, "0");
 		}
 		return 0;

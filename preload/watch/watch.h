@@ -9,6 +9,7 @@
 #define NCCLGUARD_WATCH_H
 
 #include "comm.h"
+#include "inject_spec.h"
 
 /* ---- a call, as the watch layer sees it ------------------------------ */
 struct ng_call {
@@ -151,7 +152,6 @@ void ng_watchdog_dump(const char *reason);
 void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i), int n);
 
 /* ---- inject.c: fault injection (DESIGN.md section 5) ----------------- */
-enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };
 /* Parse the spec; 0 when valid (or NULL), else prints what is wrong. */
 int ng_inject_init(const char *spec);
 /* For a call about to be made: performs delays and stalls itself, returns

@@ -36,7 +36,7 @@ chmod 600 "$POL"
 VARS="NCCL_SOCKET_IFNAME NCCL_P2P_DISABLE NCCL_IB_DISABLE NCCL_DEBUG CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER"
 note "4 ranks, user values that the policy overrides, changed again after start"
 for r in 0 1 2 3; do
-	env RANK=$r LOCAL_RANK=$r WORLD_SIZE=4 LOCAL_WORLD_SIZE=4 \
+	env RANK=$r LOCAL_RANK=$r WORLD_SIZE=4 LOCAL_WORLD_SIZE=4 NCCLGUARD_LOG=verbose \
 		NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" \
 		NCCL_SOCKET_IFNAME=eth0 NCCL_P2P_DISABLE=1 NCCL_DEBUG=WARN \
 		CUDA_VISIBLE_DEVICES=0,1,2,3 NCCLSIM_GPUS=4 \
@@ -84,7 +84,7 @@ printf 'NCCL_P2P_DISABLE=1\nNCCL_IB_DISABLE=0\nNCCL_SOCKET_IFNAME=eth0\n' >"$CON
 out="$NG_TMP/conf.out" err="$NG_TMP/conf.err"
 rm -f "$NG_TMP/id"
 env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" \
-	NCCL_CONF_FILE="$CONF" NCCLSIM_GPUS=4 LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+	NCCLGUARD_LOG=verbose NCCL_CONF_FILE="$CONF" NCCLSIM_GPUS=4 LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
 	"$PROBE" --id "$NG_TMP/id" $VARS >"$out" 2>"$err" || { cat "$err"; fail "the probe with NCCL_CONF_FILE failed"; }
 # The shim applies nothing of the file: the program does not see it.
 assert_grep "^main NCCL_P2P_DISABLE=<unset>$" "$out"
@@ -116,6 +116,7 @@ for version in 22809 22700; do
 	rm -f "$NG_TMP/id"
 	for r in 0 1; do
 		env RANK=$r LOCAL_RANK=0 WORLD_SIZE=2 NCCLGUARD_POLICY="$POL2" NCCLGUARD_SYSROOT="$NG_TMP/host" \
+			NCCLGUARD_LOG=verbose \
 			NCCL_CONF_FILE="$NG_TMP/algo.nccl.conf" NCCLSIM_VERSION=$version \
 			LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
 			"$PROBE" --id "$NG_TMP/id" NCCL_ALGO >"$NG_TMP/algo.$version.$r.out" \
@@ -140,8 +141,18 @@ done
 
 AR="$NG_BUILD/bin/allreduce_example"
 if [ -x "$AR" ]; then
-	note "examples/allreduce --launch 4 under the policy: every rank pinned, runs clean"
+	note "examples/allreduce --launch 4 under the policy, by default: one policy line for the host"
 	NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" NCCLSIM_GPUS=4 \
+		NCCL_SOCKET_IFNAME=eth0 NCCL_P2P_DISABLE=1 \
+		LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+		"$AR" --launch 4 --max-bytes 1K >"$NG_TMP/quiet.out" 2>"$NG_TMP/quiet.err" ||
+		{ cat "$NG_TMP/quiet.err"; fail "allreduce --launch 4 failed under the policy"; }
+	assert_eq "$(grep -c '^ncclguard\[' "$NG_TMP/quiet.err")" 1 "ncclguard lines by default"
+	assert_grep "^ncclguard\[rank 0 pid [0-9]*\]: policy $POL: 1 enforced, 1 default, 1 forbidden, NCCL_SOCKET_IFNAME==ib0, local rank 0 on GPU 3 (NUMA 1)" "$NG_TMP/quiet.err"
+	assert_grep "each setting with NCCLGUARD_LOG=verbose" "$NG_TMP/quiet.err"
+
+	note "examples/allreduce --launch 4 under the policy: every rank pinned, runs clean"
+	NCCLGUARD_POLICY="$POL" NCCLGUARD_SYSROOT="$NG_TMP/host" NCCLSIM_GPUS=4 NCCLGUARD_LOG=verbose \
 		NCCL_SOCKET_IFNAME=eth0 NCCL_P2P_DISABLE=1 \
 		LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
 		"$AR" --launch 4 >"$NG_TMP/ar.out" 2>"$NG_TMP/ar.err" ||

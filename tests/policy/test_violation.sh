@@ -112,7 +112,7 @@ assert_grep "^init NCCL_SOCKET_IFNAME==ib0" "$NG_TMP/good.out"
 
 note "NCCL_ENV_PLUGIN = forbid keeps out the user's plugin, not the shim's own"
 policy '[env]\nNCCL_ENV_PLUGIN = forbid\n'
-run_probe plugin NCCL_ENV_PLUGIN=/opt/x.so
+run_probe plugin NCCLGUARD_LOG=verbose NCCL_ENV_PLUGIN=/opt/x.so
 assert_eq "$rc" 0 "exit status, forbidden plugin"
 assert_grep "NCCL_ENV_PLUGIN=/opt/x.so removed: forbidden" "$NG_TMP/plugin.err"
 assert_no_grep "libncclguard.so removed\|NCCL_ENV_PLUGIN changed after start" "$NG_TMP/plugin.err"

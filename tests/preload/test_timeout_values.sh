@@ -43,7 +43,7 @@ done
 
 note "the policy file's [timeouts]: never there too"
 printf '[timeouts]\ninit = inf\ncollective = 1e99\n' >"$NG_TMP/never.conf"
-healthy polnever "NCCLGUARD_POLICY=$NG_TMP/never.conf" NCCLGUARD_LOG=info
+healthy polnever "NCCLGUARD_POLICY=$NG_TMP/never.conf" NCCLGUARD_LOG=verbose
 assert_grep "collective timeout never" "$NG_TMP/polnever.0.err"
 assert_grep "init timeout never" "$NG_TMP/polnever.0.err"
 

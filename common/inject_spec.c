@@ -1,0 +1,234 @@
+/* The fault injection spec parser (inject_spec.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inject_spec.h"
+
+/* The operations of the entry points' table: what `op=` may name. */
+#define NCCL_PASS(ret, fail, name, params, args)
+#define NCCL_HOOK(ret, fail, name, op, params, args) #op,
+#define NCCL_COLL(name, op, params, args, ...) #op,
+#define NCCL_P2P(name, op, params, args, ...) #op,
+static const char *const ops[] = {
+#include "nccl_api.def"
+};
+
+static int op_known(const char *op)
+{
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
+		if (!strcmp(ops[i], op))
+			return 1;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	ncclResult_t code;
+} codes[] = {
+	{ "ncclUnhandledCudaError", ncclUnhandledCudaError },
+	{ "ncclSystemError", ncclSystemError },
+	{ "ncclInternalError", ncclInternalError },
+	{ "ncclInvalidArgument", ncclInvalidArgument },
+	{ "ncclInvalidUsage", ncclInvalidUsage },
+	{ "ncclRemoteError", ncclRemoteError },
+	{ "ncclInProgress", ncclInProgress },
+};
+
+static const char *const kind_names[] = {
+	[NG_INJ_DELAY] = "delay", [NG_INJ_DROP] = "drop",
+	[NG_INJ_STALL] = "stall", [NG_INJ_ERROR] = "error",
+};
+
+static int parse_long(const char *v, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(v, &end, 10);
+	return errno || end == v || *end || *out < 0 ? -1 : 0;
+}
+
+static int parse_code(const char *v, ncclResult_t *out)
+{
+	for (size_t i = 0; i < sizeof(codes) / sizeof(*codes); i++) {
+		/* "ncclSystemError", "SystemError" and "2" all name it */
+		if (!strcmp(v, codes[i].name) || !strcmp(v, codes[i].name + 4)) {
+			*out = codes[i].code;
+			return 0;
+		}
+	}
+	long n;
+
+	if (!parse_long(v, &n) && n > 0 && n < ncclNumResults) {
+		*out = (ncclResult_t)n;
+		return 0;
+	}
+	return -1;
+}
+
+static int op_in(const char *op, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(op, *list))
+			return 1;
+	return 0;
+}
+
+/* A rule that could never fire is an error, not a test that passes. */
+static int check_rule(const struct ng_inject_rule *r, const char *kind, char *err, size_t errlen)
+{
+	static const char *const unchecked[] = { "uniqueid", "group", "finalize", "destroy",
+						 "abort", "revoke", NULL };
+	static const char *const unnumbered[] = { "init", "split", "shrink", "groupend", NULL };
+
+	if (!r->op[0])
+		return 0;
+	if (op_in(r->op, unchecked)) {
+		snprintf(err, errlen, "%s:op=%s: faults are injected into collectives, send, recv, "
+			 "init, split, shrink and groupend only", kind, r->op);
+		return -1;
+	}
+	if (r->seq >= 0 && op_in(r->op, unnumbered)) {
+		snprintf(err, errlen, "%s:op=%s,seq=%ld: %s calls have no sequence number; "
+			 "use count= or every=", kind, r->op, r->seq, r->op);
+		return -1;
+	}
+	/* A dropped ncclGroupEnd would leave NCCL's group open under the
+	 * program's next calls. */
+	if (r->kind == NG_INJ_DROP && !strcmp(r->op, "groupend")) {
+		snprintf(err, errlen, "drop:op=groupend is not supported: use stall, delay or "
+			 "error");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_rule(char *text, struct ng_inject_rule *r, char *err, size_t errlen)
+{
+	char *colon = strchr(text, ':');
+	char *keys = colon ? colon + 1 : NULL;
+	char *tok, *save = NULL;
+	size_t k;
+
+	if (colon)
+		*colon = '\0';
+	memset(r, 0, sizeof(*r));
+	r->rank = r->seq = r->every = r->comm = r->count = r->ms = -1;
+	for (k = 1; k < sizeof(kind_names) / sizeof(*kind_names); k++)
+		if (!strcmp(text, kind_names[k]))
+			break;
+	if (k == sizeof(kind_names) / sizeof(*kind_names)) {
+		snprintf(err, errlen, "unknown kind '%s' (delay, drop, stall, error)", text);
+		return -1;
+	}
+	r->kind = (enum ng_inject_kind)k;
+	for (tok = keys ? strtok_r(keys, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *key = tok, *val;
+		long *num = NULL;
+
+		if (!eq || eq == tok || !eq[1]) {
+			snprintf(err, errlen, "'%s' in %s: expected key=value", tok, text);
+			return -1;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		if (!strcmp(key, "rank"))
+			num = &r->rank;
+		else if (!strcmp(key, "seq"))
+			num = &r->seq;
+		else if (!strcmp(key, "every"))
+			num = &r->every;
+		else if (!strcmp(key, "comm"))
+			num = &r->comm;
+		else if (!strcmp(key, "count"))
+			num = &r->count;
+		else if (!strcmp(key, "ms") && r->kind == NG_INJ_DELAY)
+			num = &r->ms;
+		if (num) {
+			if (parse_long(val, num) || (num == &r->every && *num == 0)) {
+				snprintf(err, errlen, "%s=%s in %s: not a %s number", key, val,
+					 text, num == &r->every ? "positive" : "non-negative");
+				return -1;
+			}
+		} else if (!strcmp(key, "op")) {
+			if (!op_known(val) || strlen(val) >= sizeof(r->op)) {
+				snprintf(err, errlen, "op=%s in %s: unknown operation (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, gather, scatter, send, recv, init, split, groupend, ...)",
+					 val, text);
+				return -1;
+			}
+			strcpy(r->op, val);
+		} else if (!strcmp(key, "code") && r->kind == NG_INJ_ERROR) {
+			if (parse_code(val, &r->code)) {
+				snprintf(err, errlen, "code=%s in %s: not an ncclResult_t name (ncclSystemError, ncclInternalError, ncclInvalidArgument, ncclInvalidUsage, ncclRemoteError, ncclUnhandledCudaError)",
+					 val, text);
+				return -1;
+			}
+		} else {
+			snprintf(err, errlen, "unknown key '%s' in %s (rank, op, seq, every, comm, count%s)",
+				 key, text, r->kind == NG_INJ_DELAY ? ", ms" :
+				 r->kind == NG_INJ_ERROR ? ", code" : "");
+			return -1;
+		}
+	}
+	if (r->kind == NG_INJ_DELAY && r->ms < 0) {
+		snprintf(err, errlen, "delay needs ms=N");
+		return -1;
+	}
+	if (r->kind == NG_INJ_ERROR && r->code == ncclSuccess) {
+		snprintf(err, errlen, "error needs code=NAME");
+		return -1;
+	}
+	return check_rule(r, text, err, errlen);
+}
+
+int ng_inject_spec_parse(const char *spec, struct ng_inject_rule *out, int *n, char *err,
+			 size_t errlen)
+{
+	char *copy = strdup(spec), *tok, *save = NULL;
+	int ret = 0;
+
+	*n = 0;
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		if (*n >= NG_INJECT_MAX) {
+			snprintf(err, errlen, "more than %d rules", NG_INJECT_MAX);
+			ret = -1;
+			break;
+		}
+		if (parse_rule(tok, &out[*n], err, errlen)) {
+			ret = -1;
+			break;
+		}
+		(*n)++;
+	}
+	if (!ret && *n == 0) {
+		snprintf(err, errlen, "no rule in '%s'", spec);
+		ret = -1;
+	}
+	free(copy);
+	return ret;
+}
+
+const char *ng_inject_kind_name(enum ng_inject_kind kind)
+{
+	return kind > NG_INJ_NONE && kind <= NG_INJ_ERROR ? kind_names[kind] : "?";
+}
+
+const char *ng_inject_code_name(ncclResult_t code)
+{
+	for (size_t i = 0; i < sizeof(codes) / sizeof(*codes); i++)
+		if (codes[i].code == code)
+			return codes[i].name;
+	return "?";
+}
