@@ -2,7 +2,7 @@
 # A rank killed with SIGKILL keeps every call it entered.  Its records on
 # their way to the watchdog thread live in a flight ring file, which
 # `ncclguard run` copies into the trace once the rank is gone; the
-# analyzer adds the calls the trace lacks.  On the CPU backend four ranks
+# analyzer adds the calls the trace lacks.  On the CPU backend two ranks
 # run 8-byte all-reduces as fast as they can and one is killed mid-run:
 # the analyzer must then know every collective it entered before the one
 # it died inside (last seq = that seq - 1), and name that call.  A kill
@@ -24,11 +24,11 @@ attempt() {
 	# then waits for the rank's time slice to end, so a kill finds
 	# records on their way.
 	timeout -k 5 120 "$NG_BIN" run -o "$T" --timeout 2 --on-timeout exit -- taskset -c 0 "$EXAMPLE" \
-		--launch 4 --min-bytes 8 --max-bytes 8 --iters 200000 --warmup 0 \
+		--launch 2 --min-bytes 8 --max-bytes 8 --iters 200000 --warmup 0 \
 		>"$T.out" 2>"$T.err" &
 	ng=$!
 	i=0
-	while [ "$(ls "$FLIGHT"/*/*.ring 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 200 ]; do
+	while [ "$(ls "$FLIGHT"/*/*.ring 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do
 		sleep 0.05; i=$((i + 1))
 	done
 	sleep 0.3
