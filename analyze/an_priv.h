@@ -250,6 +250,7 @@ struct an_pc {
 	uint64_t *sent, *recvd;
 	int npeers;
 	uint64_t jump_seq;	/* a seq far past last_seq, kept until confirmed */
+	uint64_t own_done_seq;	/* highest seq whose own coll_complete came */
 };
 
 struct an_hang {

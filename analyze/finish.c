@@ -254,10 +254,17 @@ static void timeout_hang(struct an_state *an, struct an_comm *c)
 	}
 	if (!first)
 		return;
-	for (i = 0; i < c->nmembers; i++) {
-		const struct an_pc *pc = member_pc(an, c, i);
+	/* Open while a rank that timed out on it never saw it complete, or
+	 * its watchdog ended it (abort, exit): the completion an abort
+	 * flushes out is no sign that the call ran. */
+	for (i = 0; i < an->ntimeouts; i++) {
+		const struct an_timeout_row *t = &an->timeouts[i];
+		int32_t k = an_map_get(&an->pc_map, ((uint64_t)t->rank << 32) ^
+				       (uint64_t)an_map_get(&an->comm_map, c->hash));
 
-		open += pc->done_seq < first->seq && !pc->destroyed;
+		if (t->comm_hash == c->hash && t->seq == first->seq && k >= 0)
+			open += an->pcs[k].own_done_seq < first->seq ||
+				(t->action && strcmp(t->action, "warn"));
 	}
 	if (!open)
 		return;		/* a slow call that finished after its timeout */
