@@ -3,7 +3,8 @@
 # the watchdogs' timeouts show are found (a dropped call puts the dropping
 # rank out of step, so its own call of the hung seq completes), with each
 # rank's state: a dropping rank never entered it, a stalled one is stuck in
-# its host call, the others wait.  A policy violation is a finding, and
+# its host call, the others wait; a skipped call under on_timeout=abort is
+# a hang too.  A policy violation is a finding, and
 # --fail-on hang exits 5.  Jobs run on the CPU backend under `ncclguard run`,
 # ended by on_timeout=exit.
 . "$NG_ROOT/tests/lib.sh"
@@ -13,11 +14,14 @@ cd "$NG_TMP" || exit 1
 
 # js FILE EXPR: a Python expression on report.json `r`
 js() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
-# job DIR ARGS...: ncclguard run -o DIR ARGS -- a small 4-rank all-reduce job
+# job DIR ARGS...: ncclguard run -o DIR ARGS -- a small 4-rank all-reduce
+# job (with $JOBARGS)
+JOBARGS=""
 job() {
 	d=$1; shift
+	# shellcheck disable=SC2086
 	"$NG_BIN" run -o "$d" "$@" -- "$EX" --launch 4 --max-bytes 64K --iters 4 \
-		--warmup 1 > "$d.out" 2>&1
+		--warmup 1 $JOBARGS > "$d.out" 2>&1
 }
 # The same list in the summary and in report.json, worst first.
 check_list() {
@@ -64,6 +68,19 @@ assert_eq "$(js S/report.json "[(h['seq'], h['rank_state']['2']) for h in r['han
 assert_no_grep "rank 2 never entered" S/summary.txt
 grep "hang:" S/summary.txt | grep -q "rank 2 stuck inside the host call" ||
 	fail "stall sentence: $(grep hang: S/summary.txt)"
+
+note "skip: rank 3 skips seq 5, on_timeout=abort flushes the stuck calls out"
+JOBARGS="--skip-seq 5 --skip-rank 3"
+job K --timeout 3 --on-timeout abort
+JOBARGS=""
+"$NG_BIN" analyze K --json K/report.json > K/summary.txt 2> K/err ||
+	fail "analyze exited $?: $(cat K/err)"
+check_list K
+assert_eq "$(js K/report.json "len(r['hangs']) == 1 and r['hangs'][0]['waiting_ranks']")" \
+	"[0, 1, 2]" "waiting ranks of the skip"
+assert_eq "$(js K/report.json "r['hangs'][0]['rank_state']['3'] != 'waiting'")" True \
+	"rank 3's state"
+assert_eq "$(js K/report.json "r['findings'][0]['kind']")" hang "first finding of the skip"
 
 note "policy violation, on_violation warn: a finding"
 printf '[env]\nNCCL_SOCKET_IFNAME = enforce =ngnone9\n[violation]\naction = warn\n' > pol.conf
