@@ -174,7 +174,7 @@ static const struct an_comm *comm_of(const struct an_state *an, uint64_t hash)
 }
 
 /* "ranks 0,2,3 waiting on the GPU, rank 1 never entered it (...)". */
-static void hang_states(struct an_state *an, const struct an_hang *h, struct line *l)
+static void hang_states(const struct an_hang *h, struct line *l)
 {
 	static const char *const words[AN_RS_N] = {
 		[AN_RS_WAITING] = "waiting (entered, no completion)",
@@ -189,7 +189,6 @@ static void hang_states(struct an_state *an, const struct an_hang *h, struct lin
 	char done[h->nstate];
 	int groups = 0;
 
-	(void)an;
 	memset(done, 0, sizeof(done));
 	for (int st = 0; st < AN_RS_N; st++)
 		for (int i = 0; i < h->nstate; i++) {
@@ -271,7 +270,7 @@ static void hang_findings(struct an_state *an)
 			add(&l, "hang: init of comm %016llx never finished: ",
 			    (unsigned long long)h->comm_hash);
 		if (h->nstate) {
-			hang_states(an, h, &l);
+			hang_states(h, &l);
 		} else {
 			if (h->nwait) {
 				add_ranks(&l, h->wait, h->nwait);
@@ -506,11 +505,18 @@ static void note_findings(struct an_state *an)
 	}
 }
 
-static int cmp_severity(const void *a, const void *b)
+/* Worst first; within a severity, the order they were made in (an
+ * insertion sort: stable, and the list is short). */
+static void sort_findings(struct an_finding *f, int n)
 {
-	const struct an_finding *x = a, *y = b;
+	for (int i = 1; i < n; i++) {
+		struct an_finding x = f[i];
+		int j = i;
 
-	return y->severity - x->severity;
+		for (; j > 0 && f[j - 1].severity < x.severity; j--)
+			f[j] = f[j - 1];
+		f[j] = x;
+	}
 }
 
 const char *an_severity_name(int severity)
@@ -529,14 +535,7 @@ int an_findings_list(struct an_state *an, const struct an_finding **out)
 		config_findings(an);
 		straggler_findings(an);
 		note_findings(an);
-		/* Worst first; within a severity, the order above (a stable
-		 * sort: qsort is not, so sort (severity, index) pairs). */
-		for (int i = 0; i < an->nfindings; i++)
-			an->findings[i].severity = an->findings[i].severity * 4096 +
-				(4095 - (i < 4095 ? i : 4095));
-		qsort(an->findings, an->nfindings, sizeof(*an->findings), cmp_severity);
-		for (int i = 0; i < an->nfindings; i++)
-			an->findings[i].severity /= 4096;
+		sort_findings(an->findings, an->nfindings);
 	}
 	*out = an->findings;
 	return an->nfindings;
