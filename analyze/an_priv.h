@@ -250,6 +250,7 @@ struct an_pc {
 	uint64_t *sent, *recvd;
 	int npeers;
 	uint64_t jump_seq;	/* a seq far past last_seq, kept until confirmed */
+	uint64_t own_done_seq;	/* highest seq whose own coll_complete came */
 };
 
 struct an_hang {
@@ -273,7 +274,26 @@ struct an_hang {
 	int p2p;
 	int64_t peer, peer_comm_rank;
 	uint64_t ordinal, peer_posted;
+	/* A collective: each member's state (AN_RS_*), in rank order; the
+	 * seq its injected drop skipped where that is why (0: none). */
+	int nstate;
+	int64_t *state_rank;
+	uint8_t *state;
+	uint64_t *drop_seq;
 };
+
+/* Where a rank is in a hung collective, as precisely as the trace says. */
+enum {
+	AN_RS_WAITING,		/* entered, no completion: waiting on the GPU */
+	AN_RS_HOST,		/* stuck inside the host call (watchdog, stall) */
+	AN_RS_NEVER,		/* never entered it */
+	AN_RS_AHEAD,		/* completed its own call of that seq: out of step */
+	AN_RS_EXITED,		/* its comm_end came */
+	AN_RS_KILLED,		/* died: its flight ring was recovered */
+	AN_RS_N
+};
+/* "waiting", "in_host_call", ...: stable for report.json readers. */
+const char *an_rank_state_name(int state);
 
 struct an_mismatch {
 	uint64_t comm_hash, seq;
@@ -352,6 +372,8 @@ struct an_state {
 	uint64_t inflight_end;	/* collectives in flight when the trace ended */
 	struct an_cfg_key *cfg;
 	int ncfg;
+	struct an_finding *findings;	/* findings.c, built once */
+	int nfindings, findings_built;
 
 	/* job.c: the jobs the trace holds; only job_keep's events are read */
 	struct an_job jobs[AN_JOBS_MAX];
@@ -660,8 +682,27 @@ void an_tcheck_free(struct an_tcheck *tc);
 /* ---- findings.c ------------------------------------------------------- */
 
 enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
+
+/* One finding, as every writer shows it.  kind is one of hang, mismatch,
+ * policy, incomplete, config, straggler, slow, sends_forgotten, clock,
+ * in_flight (the last two are notes, AN_SEV_INFO); ranks sorted, -1 for
+ * a process without process_info; hosts point into an_state. */
+struct an_finding {
+	const char *kind, *next_step;
+	int severity;
+	char *summary;
+	int nranks, nhosts;
+	int64_t *ranks;
+	const char **hosts;
+};
+/* The findings, worst first, built on the first call (after an_finish)
+ * and kept until an_free; returns how many, *out the array. */
+int an_findings_list(struct an_state *an, const struct an_finding **out);
+void an_findings_free(struct an_state *an);
+const char *an_severity_name(int severity);	/* error, warning, info */
+
 typedef void (*an_finding_fn)(void *ctx, int severity, const char *line);
-/* The findings in plain words, worst first; returns how many. */
+/* The same list as sentences; returns how many are not notes. */
 int an_findings(struct an_state *an, an_finding_fn fn, void *ctx);
 
 /* ---- writers ---------------------------------------------------------- */

@@ -1,8 +1,10 @@
 /*
- * The findings in plain words, worst first: hangs, mismatched calls,
- * stragglers, config differences, sizes far below the link, then notes.
- * The summary and the HTML report print the same sentences, after what
- * the report could not see (incomplete[], printed first by each writer).
+ * The findings, built once into one list, worst first: hangs, mismatched
+ * calls, policy violations, what the report could not see, config
+ * differences, stragglers, sizes far below the link, then notes.  Each
+ * has a sentence, the ranks and hosts it concerns and one line on what to
+ * do next; the summary, report.json's findings[] and the HTML report show
+ * the same list.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -67,6 +69,60 @@ static void add_ranks(struct line *l, const int64_t *r, int n)
 		add(l, " (?: a process whose process_info is not in the trace)");
 }
 
+static void push(struct an_state *an, const char *kind, int sev, const char *summary,
+		 const int64_t *ranks, int n, const char *next_step)
+{
+	struct an_finding *f;
+
+	an->findings = an_xrealloc(an->findings, (an->nfindings + 1) * sizeof(*an->findings));
+	f = &an->findings[an->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->severity = sev;
+	f->summary = an_xstrdup(summary);
+	f->next_step = next_step;
+	f->ranks = an_xcalloc((size_t)n + 1, sizeof(*f->ranks));
+	f->hosts = an_xcalloc((size_t)n + 1, sizeof(*f->hosts));
+	for (int i = 0; i < n; i++) {
+		int dup = 0;
+
+		for (int j = 0; j < f->nranks && !dup; j++)
+			dup = f->ranks[j] == ranks[i];
+		if (!dup)
+			f->ranks[f->nranks++] = ranks[i];
+	}
+	qsort(f->ranks, f->nranks, sizeof(*f->ranks), an_cmp_i64);
+	/* Hosts of the named ranks, in rank order, each once. */
+	for (int i = 0; i < f->nranks; i++)
+		for (int k = 0; k < an->nprocs; k++) {
+			const struct an_proc *p = &an->procs[k];
+			const char *h;
+			int dup = 0;
+
+			if (p->rank != f->ranks[i] || f->ranks[i] < 0)
+				continue;
+			h = p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
+			for (int j = 0; j < f->nhosts && !dup; j++)
+				dup = !strcmp(f->hosts[j], h);
+			if (!dup)
+				f->hosts[f->nhosts++] = h;
+			break;
+		}
+}
+
+/* A process without a rank: its host is known all the same. */
+static void push_proc(struct an_state *an, const char *kind, int sev, const char *summary,
+		      const struct an_proc *p, const char *next_step)
+{
+	struct an_finding *f;
+
+	push(an, kind, sev, summary, &p->rank, 1, next_step);
+	f = &an->findings[an->nfindings - 1];
+	if (!f->nhosts)
+		f->hosts[f->nhosts++] = p->info_host && *p->info_host ? p->info_host :
+			an->hosts[p->host].name;
+}
+
 /* "rank 2's recv p2p seq 7 ... waiting for rank 1, which posted 3 of the
  * 4 sends to it". */
 static void p2p_hang(struct an_state *an, const struct an_hang *h, struct line *l)
@@ -117,20 +173,93 @@ static const struct an_comm *comm_of(const struct an_state *an, uint64_t hash)
 	return i >= 0 ? an->comms[i] : NULL;
 }
 
-static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
+/* "ranks 0,2,3 waiting on the GPU, rank 1 never entered it (...)". */
+static void hang_states(const struct an_hang *h, struct line *l)
+{
+	static const char *const words[AN_RS_N] = {
+		[AN_RS_WAITING] = "waiting (entered, no completion)",
+		[AN_RS_HOST] = "stuck inside the host call",
+		[AN_RS_NEVER] = "never entered it",
+		[AN_RS_AHEAD] = "completed its own call of that seq: its calls are out of step "
+				"with the others' (a skipped or extra call)",
+		[AN_RS_EXITED] = "exited (its comm_end came)",
+		[AN_RS_KILLED] = "killed (its flight ring was recovered)",
+	};
+	int64_t r[h->nstate];
+	char done[h->nstate];
+	int groups = 0;
+
+	memset(done, 0, sizeof(done));
+	for (int st = 0; st < AN_RS_N; st++)
+		for (int i = 0; i < h->nstate; i++) {
+			int n = 0;
+
+			if (done[i] || h->state[i] != st)
+				continue;
+			/* One group per state, and per dropped seq. */
+			for (int j = i; j < h->nstate; j++)
+				if (!done[j] && h->state[j] == st && h->drop_seq[j] == h->drop_seq[i]) {
+					done[j] = 1;
+					r[n++] = h->state_rank[j];
+				}
+			add(l, groups++ ? ", " : "");
+			add_ranks(l, r, n);
+			add(l, " %s", words[st]);
+			if (h->drop_seq[i] == h->seq)
+				add(l, " (dropped by injection)");
+			else if (h->drop_seq[i])
+				add(l, " (%s seq %llu was dropped by injection: %s calls are out of "
+				    "step since)", n == 1 ? "its" : "their",
+				    (unsigned long long)h->drop_seq[i], n == 1 ? "its" : "their");
+		}
+}
+
+/* What to do about a hang, from the ranks' states. */
+static const char *hang_next(const struct an_hang *h)
+{
+	int host = 0, never = 0, gone = 0;
+
+	for (int i = 0; i < h->nstate; i++) {
+		host |= h->state[i] == AN_RS_HOST;
+		never |= h->state[i] == AN_RS_NEVER || h->state[i] == AN_RS_AHEAD;
+		gone |= h->state[i] == AN_RS_EXITED || h->state[i] == AN_RS_KILLED;
+	}
+	if (h->p2p)
+		return "Match every send with a recv on the peer, in the same order "
+		       "(NCCLGUARD_STACKS=1 records the call sites).";
+	if (!h->seq)
+		return "Start the missing ranks, or check that every rank gets the same "
+		       "unique id and world size.";
+	if (host)
+		return "Find what blocks the stuck rank inside its NCCL call (gdb or py-spy "
+		       "on it; the hang dumps ncclguard-hang-rank*.json).";
+	if (never)
+		return "Find why the ranks not in it skipped or reordered a collective: "
+		       "compare the ranks' call sequences (NCCLGUARD_STACKS=1 records call sites).";
+	if (gone)
+		return "Find why the rank that left ended early (its stderr, exit status, "
+		       "OOM killer) before the others finished.";
+	return "Every rank entered it: check the network and GPUs (NCCL_DEBUG=WARN, "
+	       "link errors, ncclguard doctor).";
+}
+
+static void hang_findings(struct an_state *an)
 {
 	for (int i = 0; i < an->nhangs; i++) {
 		const struct an_hang *h = &an->hangs[i];
 		struct line l = { .n = 0 };
 		char age[32];
+		int64_t all[h->nwait + h->nmiss + 1];
 
+		memcpy(all, h->wait, h->nwait * sizeof(*all));
+		memcpy(all + h->nwait, h->miss, h->nmiss * sizeof(*all));
 		an_fmt_ns((double)h->age_ns, age, sizeof(age));
 		if (h->p2p) {
 			p2p_hang(an, h, &l);
 			add(&l, "; %s for %s at the end of the trace",
 			    h->timed_out ? "timed out, stuck" : "stuck", age);
 			no_events_note(&l, comm_of(an, h->comm_hash));
-			fn(ctx, AN_SEV_BAD, l.buf);
+			push(an, "hang", AN_SEV_BAD, l.buf, all, h->nwait + h->nmiss, hang_next(h));
 			continue;
 		}
 		if (h->seq)
@@ -140,21 +269,25 @@ static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 		else
 			add(&l, "hang: init of comm %016llx never finished: ",
 			    (unsigned long long)h->comm_hash);
-		if (h->nwait) {
-			add_ranks(&l, h->wait, h->nwait);
-			add(&l, " waiting");
-		}
-		if (h->nmiss) {
-			add(&l, h->nwait ? ", " : "");
-			add_ranks(&l, h->miss, h->nmiss);
-			add(&l, " never entered it");
-			if (h->miss_untraced)
-				add(&l, " (%d not in the trace)", h->miss_untraced);
-		} else if (h->nmiss_comm) {
-			add(&l, h->nwait ? ", " : "");
-			add(&l, "comm ");
-			add_ranks(&l, h->miss_comm, h->nmiss_comm);
-			add(&l, " never entered it");
+		if (h->nstate) {
+			hang_states(h, &l);
+		} else {
+			if (h->nwait) {
+				add_ranks(&l, h->wait, h->nwait);
+				add(&l, " waiting");
+			}
+			if (h->nmiss) {
+				add(&l, h->nwait ? ", " : "");
+				add_ranks(&l, h->miss, h->nmiss);
+				add(&l, " never entered it");
+				if (h->miss_untraced)
+					add(&l, " (%d not in the trace)", h->miss_untraced);
+			} else if (h->nmiss_comm) {
+				add(&l, h->nwait ? ", " : "");
+				add(&l, "comm ");
+				add_ranks(&l, h->miss_comm, h->nmiss_comm);
+				add(&l, " never entered it");
+			}
 		}
 		if (h->unknown_missing && !h->nmiss_comm)
 			add(&l, ", %lld rank%s never seen in the trace", (long long)h->unknown_missing,
@@ -171,13 +304,14 @@ static int hang_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 		if (h->queued_after)
 			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
 		no_events_note(&l, comm_of(an, h->comm_hash));
-		fn(ctx, AN_SEV_BAD, l.buf);
+		push(an, "hang", AN_SEV_BAD, l.buf, all, h->nwait + h->nmiss, hang_next(h));
 	}
-	return an->nhangs;
 }
 
-static int mismatch_findings(struct an_state *an, an_finding_fn fn, void *ctx)
+static void mismatch_findings(struct an_state *an)
 {
+	static const char next[] = "Make every rank call the same collective with the same "
+		"count, type and root at this point (NCCLGUARD_STACKS=1 shows each call site).";
 	int shown = an->nmism < 5 ? an->nmism : 5;
 
 	for (int i = 0; i < shown; i++) {
@@ -208,19 +342,60 @@ static int mismatch_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 			if (m->root[j] >= 0)
 				add(&l, " root/peer %d", m->root[j]);
 		}
-		fn(ctx, AN_SEV_BAD, l.buf);
+		push(an, "mismatch", AN_SEV_BAD, l.buf, m->rank, m->n, next);
 	}
 	if (an->mism_total > (uint64_t)shown) {
 		char buf[128];
 
 		snprintf(buf, sizeof(buf), "mismatch: %llu mismatched collectives in all (%d shown)",
 			 (unsigned long long)an->mism_total, shown);
-		fn(ctx, AN_SEV_BAD, buf);
+		push(an, "mismatch", AN_SEV_BAD, buf, NULL, 0, next);
 	}
-	return (int)an->mism_total;
 }
 
-static int config_findings(struct an_state *an, an_finding_fn fn, void *ctx)
+/* Policy rows with action "violation": the policy refused the job's setting. */
+static void policy_findings(struct an_state *an)
+{
+	for (int i = 0; i < an->npolicy; i++) {
+		const struct an_policy_row *r = &an->policy[i];
+		struct line l = { .n = 0 };
+
+		if (strcmp(r->action, "violation"))
+			continue;
+		add(&l, "policy: %s violates the policy on ", r->key);
+		add_ranks(&l, r->ranks, r->nranks);
+		add(&l, " (value \"%s\", policy \"%s\")", r->user_value, r->effective_value);
+		push(an, "policy", AN_SEV_BAD, l.buf, r->ranks, r->nranks,
+		     "Set what the policy wants in the job's environment, or change the "
+		     "policy file (ncclguard policy check FILE shows its plan).");
+	}
+}
+
+/* One finding for everything in incomplete[]: the details are there. */
+static void incomplete_finding(struct an_state *an)
+{
+	struct line l = { .n = 0 };
+	uint64_t n = (uint64_t)an->ninc + an->inc_more;
+
+	if (!n)
+		return;
+	add(&l, "incomplete: the report could not see everything (%llu note%s: ",
+	    (unsigned long long)n, n == 1 ? "" : "s");
+	for (int i = 0; i < an->ninc; i++) {
+		int dup = 0;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = !strcmp(an->inc[j].what, an->inc[i].what);
+		if (!dup)
+			add(&l, "%s%s", i ? ", " : "", an->inc[i].what);
+	}
+	add(&l, "); findings may miss what it lacks");
+	push(an, "incomplete", AN_SEV_WARN, l.buf, NULL, 0,
+	     "Read incomplete[] in report.json; where events were lost or a rank's "
+	     "stream is missing, record again with more disk or buffer space.");
+}
+
+static void config_findings(struct an_state *an)
 {
 	for (int i = 0; i < an->ncfg; i++) {
 		const struct an_cfg_key *c = &an->cfg[i];
@@ -237,14 +412,15 @@ static int config_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 			add_ranks(&l, &c->rank[j], k - j);
 			j = k;
 		}
-		fn(ctx, AN_SEV_WARN, l.buf);
+		push(an, "config", AN_SEV_WARN, l.buf, c->rank, c->n,
+		     "Give every rank the same setting (launch script, container image, "
+		     "NCCL library).");
 	}
-	return an->ncfg;
 }
 
-static int straggler_findings(struct an_state *an, an_finding_fn fn, void *ctx)
+static void straggler_findings(struct an_state *an)
 {
-	int *order = an_rank_order(an), n = 0;
+	int *order = an_rank_order(an);
 
 	for (int k = 0; k < an->nprocs; k++) {
 		const struct an_proc *p = &an->procs[order[k]];
@@ -270,22 +446,17 @@ static int straggler_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 				no_events_note(&l, an->pcs[i].comm);
 				break;
 			}
-		fn(ctx, AN_SEV_WARN, l.buf);
-		n++;
+		push_proc(an, "straggler", AN_SEV_WARN, l.buf, p,
+			  "Look at what the late rank does between collectives (data loading, "
+			  "CPU affinity, a slower GPU or link).");
 	}
 	free(order);
-	return n;
 }
 
-int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)
+static void note_findings(struct an_state *an)
 {
 	char buf[512], a[32], b[32];
-	int n = 0;
 
-	n += hang_findings(an, fn, ctx);
-	n += mismatch_findings(an, fn, ctx);
-	n += straggler_findings(an, fn, ctx);
-	n += config_findings(an, fn, ctx);
 	for (int i = 0; i < an->nrows; i++) {
 		const struct an_row *r = &an->rows[i];
 
@@ -296,8 +467,16 @@ int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 			 "bandwidth, under half the %.1f GB/s link", an->ops[r->op], a, r->nranks,
 			 (double)r->bytes_sum_timed / r->time_sum_ns *
 			 an_busbw_factor(an->ops[r->op], r->nranks), an->opts.link_gbps);
-		fn(ctx, AN_SEV_WARN, buf);
-		n++;
+		push(an, "slow", AN_SEV_WARN, buf, NULL, 0,
+		     "Check the transport NCCL chose (NCCL_DEBUG=INFO) and the interfaces "
+		     "it uses (NCCL_SOCKET_IFNAME, NCCL_IB_HCA).");
+	}
+	if (an->p2p_forgotten) {
+		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
+			 "kept per rank and comm): a hang among them is not reported",
+			 (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
+		push(an, "sends_forgotten", AN_SEV_WARN, buf, NULL, 0,
+		     "Check that every send has its recv; record a shorter run to see them all.");
 	}
 	for (int i = 0; i < an->nhosts; i++) {
 		const struct an_host *h = &an->hosts[i];
@@ -309,23 +488,80 @@ int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 		snprintf(buf, sizeof(buf), "clock: host %s's clock is %s %s of %s's (from %d "
 			 "collectives); corrected", h->name, a, h->offset_ns < 0 ? "ahead" : "behind",
 			 b, h->nsamples);
-		fn(ctx, AN_SEV_INFO, buf);
+		push(an, "clock", AN_SEV_INFO, buf, NULL, 0,
+		     "Nothing: the times are corrected; keep the hosts' clocks in sync (NTP/PTP).");
 	}
 	if (an->inflight_end && !an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives had not completed when the "
 			 "trace ended", (unsigned long long)an->inflight_end);
-		fn(ctx, AN_SEV_INFO, buf);
+		push(an, "in_flight", AN_SEV_INFO, buf, NULL, 0,
+		     "Nothing, unless the job should have finished: then record until it ends.");
 	} else if (an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives and %llu sends/recvs had not "
 			 "completed when the trace ended", (unsigned long long)an->inflight_end,
 			 (unsigned long long)an->inflight_p2p);
-		fn(ctx, AN_SEV_INFO, buf);
+		push(an, "in_flight", AN_SEV_INFO, buf, NULL, 0,
+		     "Nothing, unless the job should have finished: then record until it ends.");
 	}
-	if (an->p2p_forgotten) {
-		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
-			 "kept per rank and comm): a hang among them is not reported",
-			 (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
-		fn(ctx, AN_SEV_WARN, buf);
+}
+
+/* Worst first; within a severity, the order they were made in (an
+ * insertion sort: stable, and the list is short). */
+static void sort_findings(struct an_finding *f, int n)
+{
+	for (int i = 1; i < n; i++) {
+		struct an_finding x = f[i];
+		int j = i;
+
+		for (; j > 0 && f[j - 1].severity < x.severity; j--)
+			f[j] = f[j - 1];
+		f[j] = x;
 	}
-	return n;
+}
+
+const char *an_severity_name(int severity)
+{
+	return severity == AN_SEV_BAD ? "error" : severity == AN_SEV_WARN ? "warning" : "info";
+}
+
+int an_findings_list(struct an_state *an, const struct an_finding **out)
+{
+	if (!an->findings_built) {
+		an->findings_built = 1;
+		hang_findings(an);
+		mismatch_findings(an);
+		policy_findings(an);
+		incomplete_finding(an);
+		config_findings(an);
+		straggler_findings(an);
+		note_findings(an);
+		sort_findings(an->findings, an->nfindings);
+	}
+	*out = an->findings;
+	return an->nfindings;
+}
+
+void an_findings_free(struct an_state *an)
+{
+	for (int i = 0; i < an->nfindings; i++) {
+		free(an->findings[i].summary);
+		free(an->findings[i].ranks);
+		free(an->findings[i].hosts);
+	}
+	free(an->findings);
+	an->findings = NULL;
+	an->nfindings = 0;
+	an->findings_built = 0;
+}
+
+int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)
+{
+	const struct an_finding *f;
+	int n = an_findings_list(an, &f), real = 0;
+
+	for (int i = 0; i < n; i++) {
+		fn(ctx, f[i].severity, f[i].summary);
+		real += f[i].severity != AN_SEV_INFO;
+	}
+	return real;
 }

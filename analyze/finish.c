@@ -2,8 +2,11 @@
  * The end of the trace.  What is left in a comm's window is in flight:
  * calls some rank finished, or that the watchdogs confirmed (those before
  * the lowest seq a timeout names), are closed; the first other one that
- * timed out or sat for AN_AN_HANG_AGE_NS is a hang, with what was queued
- * behind it; the rest were cut off by the trace's end.  An init begun and
+ * timed out or sat for AN_HANG_AGE_NS is a hang, with what was queued
+ * behind it; the rest were cut off by the trace's end.  A collective a
+ * timeout names that the window closed (a rank out of step completed its
+ * own call of that seq) is a hang too.  Each rank's state in a hung
+ * collective is told apart as far as the trace allows.  An init begun and
  * never finished is a hang the same way.  Then the tables are put in the
  * order the writers print them, and what the trace lacks is noted.
  */
@@ -65,8 +68,97 @@ static void init_missing(struct an_state *an, struct an_comm *c, struct an_hang 
 	h->unknown_missing = 0;
 }
 
+const char *an_rank_state_name(int state)
+{
+	static const char *const names[AN_RS_N] = {
+		"waiting", "in_host_call", "never_entered", "out_of_step", "exited", "killed",
+	};
+
+	return state >= 0 && state < AN_RS_N ? names[state] : "unknown";
+}
+
+/* A timeout from proc on comm `hash` naming seq (or no seq): its what. */
+static const char *timeout_what(const struct an_state *an, int proc, uint64_t hash,
+				uint64_t seq)
+{
+	const char *what = NULL;
+
+	for (int i = 0; i < an->ntimeouts; i++) {
+		const struct an_timeout_row *t = &an->timeouts[i];
+
+		if (t->rank != proc || t->comm_hash != hash || (t->seq && t->seq != seq))
+			continue;
+		/* Stuck in the host call says more than waiting. */
+		if (!what || !strcmp(t->what, "host"))
+			what = t->what;
+	}
+	return what;
+}
+
+/* An injected stall of proc's call seq on comm `hash`. */
+static int stalled(const struct an_state *an, int proc, uint64_t hash, uint64_t seq)
+{
+	for (int i = 0; i < an->ninjects; i++) {
+		const struct an_inject_row *in = &an->injects[i];
+
+		if (in->rank == proc && in->comm_hash == hash && in->seq == seq &&
+		    !strcmp(in->kind, "stall"))
+			return 1;
+	}
+	return 0;
+}
+
+/* The process died: flight.c recovered its ring ("..., pid N) ended"). */
+static int killed(const struct an_state *an, const struct an_proc *p)
+{
+	char pat[48];
+
+	snprintf(pat, sizeof(pat), "pid %lld)", (long long)(p->has_info ? p->pid : p->vpid));
+	for (int i = 0; i < an->ninc; i++)
+		if (!strcmp(an->inc[i].what, "calls_recovered") && strstr(an->inc[i].detail, pat))
+			return 1;
+	return 0;
+}
+
+/* Member i's state in the hung collective seq (slot s if the window
+ * still held it). */
+static int rank_state(const struct an_state *an, const struct an_comm *c, int i,
+		      const struct an_pc *pc, const struct an_slot *s, uint64_t seq)
+{
+	int proc = c->members[i];
+	const char *what = timeout_what(an, proc, c->hash, seq);
+
+	/* Stuck on the host, or out of step by an injected drop: what it
+	 * is doing says more than its dying later (on_timeout=exit). */
+	if ((what && !strcmp(what, "host")) || stalled(an, proc, c->hash, seq))
+		return AN_RS_HOST;
+	if (pc->drop_seq <= seq)
+		return AN_RS_NEVER;
+	if (killed(an, &an->procs[proc]))
+		return AN_RS_KILLED;
+	if (s && (s->flags & AN_S_ENQ) && !(s->flags & (AN_S_DROP | AN_S_OWN)))
+		return AN_RS_WAITING;
+	if (what || (!s && pc->last_seq >= seq && pc->done_seq < seq))
+		return AN_RS_WAITING;
+	if (pc->done_seq >= seq && pc->last_seq >= seq)
+		return AN_RS_AHEAD;
+	if (pc->ended)
+		return AN_RS_EXITED;
+	return AN_RS_NEVER;
+}
+
+static struct an_pc *member_pc(struct an_state *an, struct an_comm *c, int i)
+{
+	uint64_t key = ((uint64_t)c->members[i] << 32) ^
+		(uint64_t)an_map_get(&an->comm_map, c->hash);
+
+	return &an->pcs[an_map_get(&an->pc_map, key)];
+}
+
+/* A hung collective seq of c (e: its window entry, if still held; NULL
+ * and seq 0: an init). */
 static void add_hang(struct an_state *an, struct an_comm *c, const struct an_entry *e,
-		     int op, uint64_t queued_after, int64_t age, int timed_out)
+		     uint64_t seq, int op, uint64_t queued_after, int64_t age, int timed_out)
 {
 	struct an_hang *h;
 	int i;
@@ -75,7 +167,7 @@ static void add_hang(struct an_state *an, struct an_comm *c, const struct an_ent
 	h = &an->hangs[an->nhangs++];
 	memset(h, 0, sizeof(*h));
 	h->comm_hash = c->hash;
-	h->seq = e ? e->seq : 0;
+	h->seq = seq;
 	h->op = op;
 	h->queued_after = queued_after;
 	h->age_ns = age;
@@ -84,30 +176,40 @@ static void add_hang(struct an_state *an, struct an_comm *c, const struct an_ent
 	h->miss = an_xcalloc(c->nmembers, sizeof(*h->miss));
 	h->last_rank = an_xcalloc(c->nmembers, sizeof(*h->last_rank));
 	h->last_seq = an_xcalloc(c->nmembers, sizeof(*h->last_seq));
+	if (seq) {
+		h->state_rank = an_xcalloc(c->nmembers, sizeof(*h->state_rank));
+		h->state = an_xcalloc(c->nmembers, sizeof(*h->state));
+		h->drop_seq = an_xcalloc(c->nmembers, sizeof(*h->drop_seq));
+	}
 	for (i = 0; i < c->nmembers; i++) {
 		struct an_proc *p = &an->procs[c->members[i]];
-		uint64_t key = ((uint64_t)c->members[i] << 32) ^
-			(uint64_t)an_map_get(&an->comm_map, c->hash);
-		struct an_pc *pc = &an->pcs[an_map_get(&an->pc_map, key)];
+		struct an_pc *pc = member_pc(an, c, i);
 		const struct an_slot *s = e && i < e->nslots ? &e->slot[i] : NULL;
+		int st;
 
 		h->last_rank[h->nlast] = p->rank;
 		h->last_seq[h->nlast++] = pc->last_seq;
-		if (e) {
-			if (s && (s->flags & AN_S_ENQ) && !(s->flags & AN_S_DROP))
-				h->wait[h->nwait++] = p->rank;
-			else
-				h->miss[h->nmiss++] = p->rank;
-		} else {
+		if (!seq) {
 			if (in_init(pc))
 				h->wait[h->nwait++] = p->rank;
+			continue;
 		}
+		st = rank_state(an, c, i, pc, s, seq);
+		h->state_rank[h->nstate] = p->rank;
+		h->drop_seq[h->nstate] = st == AN_RS_NEVER && pc->drop_seq <= seq ?
+			pc->drop_seq : 0;
+		h->state[h->nstate++] = (uint8_t)st;
+		/* In the call (on the GPU or stuck on the host), or not. */
+		if (st == AN_RS_WAITING || st == AN_RS_HOST)
+			h->wait[h->nwait++] = p->rank;
+		else
+			h->miss[h->nmiss++] = p->rank;
 	}
 	if (c->nranks > c->nmembers)
 		h->unknown_missing = c->nranks - c->nmembers;
-	if (!e)
+	if (!seq)
 		init_missing(an, c, h);
-	/* last_seq_by_rank in rank order */
+	/* last_seq_by_rank and the states in rank order */
 	for (i = 1; i < h->nlast; i++)
 		for (int j = i; j > 0 && h->last_rank[j] < h->last_rank[j - 1]; j--) {
 			int64_t r = h->last_rank[j];
@@ -118,6 +220,56 @@ static void add_hang(struct an_state *an, struct an_comm *c, const struct an_ent
 			h->last_rank[j - 1] = r;
 			h->last_seq[j - 1] = s;
 		}
+	for (i = 1; i < h->nstate; i++)
+		for (int j = i; j > 0 && h->state_rank[j] < h->state_rank[j - 1]; j--) {
+			int64_t r = h->state_rank[j];
+			uint64_t d = h->drop_seq[j];
+			uint8_t st = h->state[j];
+
+			h->state_rank[j] = h->state_rank[j - 1];
+			h->drop_seq[j] = h->drop_seq[j - 1];
+			h->state[j] = h->state[j - 1];
+			h->state_rank[j - 1] = r;
+			h->drop_seq[j - 1] = d;
+			h->state[j - 1] = st;
+		}
+}
+
+/* A hang only the watchdogs saw: a timeout names a collective of c that
+ * some member never finished, though the window closed it (a rank out of
+ * step completed its own call of that seq, or the entry was lost). */
+static void timeout_hang(struct an_state *an, struct an_comm *c)
+{
+	const struct an_timeout_row *first = NULL;
+	int i, open = 0;
+
+	for (i = 0; i < an->ntimeouts; i++) {
+		const struct an_timeout_row *t = &an->timeouts[i];
+
+		if (t->comm_hash != c->hash || !t->seq || an_is_p2p_op(t->op) ||
+		    !strcmp(t->what, "init"))
+			continue;
+		if (!first || t->seq < first->seq)
+			first = t;
+	}
+	if (!first)
+		return;
+	/* Open while a rank that timed out on it never saw it complete, or
+	 * its watchdog ended it (abort, exit): the completion an abort
+	 * flushes out is no sign that the call ran. */
+	for (i = 0; i < an->ntimeouts; i++) {
+		const struct an_timeout_row *t = &an->timeouts[i];
+		int32_t k = an_map_get(&an->pc_map, ((uint64_t)t->rank << 32) ^
+				       (uint64_t)an_map_get(&an->comm_map, c->hash));
+
+		if (t->comm_hash == c->hash && t->seq == first->seq && k >= 0)
+			open += an->pcs[k].own_done_seq < first->seq ||
+				(t->action && strcmp(t->action, "warn"));
+	}
+	if (!open)
+		return;		/* a slow call that finished after its timeout */
+	add_hang(an, c, NULL, first->seq, an_op_id(an, first->op), 0,
+		 an->last_ts - first->ts + (int64_t)first->waited_ns, 1);
 }
 
 static void finish_comm(struct an_state *an, struct an_comm *c)
@@ -188,8 +340,10 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 		an_pop_front(an, c, 0);
 	}
 	if (hang) {
-		add_hang(an, c, hang, op, after, age, timed_out);
+		add_hang(an, c, hang, hang->seq, op, after, age, timed_out);
 		free(hang);
+	} else if (c->timeouts) {
+		timeout_hang(an, c);
 	}
 }
 
@@ -212,7 +366,7 @@ static void finish_inits(struct an_state *an)
 		}
 		timed_out = c->timeouts && c->last_timeout_ts >= oldest;
 		if (waiting && (timed_out || an->last_ts - oldest >= AN_HANG_AGE_NS))
-			add_hang(an, c, NULL, an_op_id(an, "init"), 0, an->last_ts - oldest,
+			add_hang(an, c, NULL, 0, an_op_id(an, "init"), 0, an->last_ts - oldest,
 				 timed_out);
 	}
 }

@@ -454,6 +454,8 @@ void an_complete(struct an_state *an, const struct an_src *src,
 	/* Its own completion, even after a later one marked the seqs up to
 	 * it (mark_upto() covers each seq once). */
 	s->flags |= AN_S_OWN;
+	if (r->seq > pc->own_done_seq)
+		pc->own_done_seq = r->seq;
 	if (!(s->flags & AN_S_DROP))
 		mark_done(e, s);
 	mark_upto(pc, r->seq);

@@ -4,6 +4,7 @@
  * number loses them past 2^53).  Beyond section 9: nranks, timed and
  * below_link in a collectives row, timed_out and age_s in a hang, host and
  * pid in a straggler (rank null where no process_info named it),
+ * rank_state in a hung collective (AN_RS_* names per rank),
  * clock_offsets[], and at the top events, job, other_job_events and
  * incomplete[].
  */
@@ -146,10 +147,53 @@ static void hangs(struct an_state *an, FILE *f)
 		for (int j = 0; j < h->nlast; j++)
 			fprintf(f, "%s\"%lld\": %llu", j ? ", " : "", (long long)h->last_rank[j],
 				(unsigned long long)h->last_seq[j]);
-		fprintf(f, "}, \"timed_out\": %s, \"age_s\": %.3f}",
+		fputc('}', f);
+		if (h->nstate) {	/* where each rank is: AN_RS_* names */
+			fputs(", \"rank_state\": {", f);
+			for (int j = 0; j < h->nstate; j++) {
+				fprintf(f, "%s\"%lld\": ", j ? ", " : "", (long long)h->state_rank[j]);
+				ng_json_str(f, an_rank_state_name(h->state[j]));
+			}
+			fputc('}', f);
+		}
+		fprintf(f, ", \"timed_out\": %s, \"age_s\": %.3f}",
 			h->timed_out ? "true" : "false", (double)h->age_ns / 1e9);
 	}
 	end_list(f, an->nhangs);
+}
+
+/* Every finding once, worst first: the list the summary prints. */
+static void findings(struct an_state *an, FILE *f)
+{
+	const struct an_finding *fd;
+	int n = an_findings_list(an, &fd);
+
+	fputs("  \"findings\": [", f);
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s\n    {\"kind\": ", i ? "," : "");
+		ng_json_str(f, fd[i].kind);
+		fputs(", \"severity\": ", f);
+		ng_json_str(f, an_severity_name(fd[i].severity));
+		fputs(", \"summary\": ", f);
+		ng_json_str(f, fd[i].summary);
+		fputs(", \"ranks\": [", f);
+		for (int j = 0; j < fd[i].nranks; j++) {
+			/* -1: a process without process_info */
+			if (fd[i].ranks[j] < 0)
+				fprintf(f, "%snull", j ? ", " : "");
+			else
+				fprintf(f, "%s%lld", j ? ", " : "", (long long)fd[i].ranks[j]);
+		}
+		fputs("], \"hosts\": [", f);
+		for (int j = 0; j < fd[i].nhosts; j++) {
+			fputs(j ? ", " : "", f);
+			ng_json_str(f, fd[i].hosts[j]);
+		}
+		fputs("], \"next_step\": ", f);
+		ng_json_str(f, fd[i].next_step);
+		fputc('}', f);
+	}
+	end_list(f, n);
 }
 
 static void mismatches(struct an_state *an, FILE *f)
@@ -233,6 +277,7 @@ int an_report_json(struct an_state *an, FILE *f)
 		"  \"generator\": \"ncclguard %s\",\n  \"events\": %llu,\n",
 		NCCLGUARD_VERSION, (unsigned long long)an->events);
 	incomplete(an, f);
+	findings(an, f);
 	ranks(an, f, order);
 	collectives(an, f);
 	stragglers(an, f, order);

@@ -78,8 +78,12 @@ void an_free(struct an_state *an)
 		free(an->hangs[i].miss_comm);
 		free(an->hangs[i].last_rank);
 		free(an->hangs[i].last_seq);
+		free(an->hangs[i].state_rank);
+		free(an->hangs[i].state);
+		free(an->hangs[i].drop_seq);
 	}
 	free(an->hangs);
+	an_findings_free(an);
 	for (i = 0; i < an->nmism; i++) {
 		free(an->mism[i].rank);
 		free(an->mism[i].op);

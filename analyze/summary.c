@@ -1,16 +1,26 @@
 /*
  * The text summary: what the report could not see, findings in plain
- * words (worst first), then the
- * bandwidth table in nccl-tests' layout and the time in NCCL per rank.
+ * words (worst first, each with its next step), then the bandwidth table in nccl-tests' layout and the time in NCCL per rank.
  */
 #include <stdlib.h>
 
 #include "an_priv.h"
 
-static void print_finding(void *ctx, int severity, const char *line)
+/* Each finding, then what to do about it; notes need no step. */
+static int findings(struct an_state *an, FILE *f)
 {
-	fprintf(ctx, "  %s %s\n", severity == AN_SEV_BAD ? "!!" : severity == AN_SEV_WARN ?
-		" !" : "  ", line);
+	const struct an_finding *fd;
+	int n = an_findings_list(an, &fd), real = 0;
+
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "  %s %s\n", fd[i].severity == AN_SEV_BAD ? "!!" :
+			fd[i].severity == AN_SEV_WARN ? " !" : "  ", fd[i].summary);
+		if (fd[i].severity != AN_SEV_INFO) {
+			fprintf(f, "     next: %s\n", fd[i].next_step);
+			real++;
+		}
+	}
+	return real;
 }
 
 /* Before anything else: a reader who stops at the first line still
@@ -45,8 +55,9 @@ void an_summary(struct an_state *an, FILE *f)
 	fprintf(f, ", %llu events, %llu lost\n\n", (unsigned long long)an->events,
 		(unsigned long long)an->lost_events);
 	fputs("Findings\n", f);
-	if (!an_findings(an, print_finding, f))
-		fputs("     no hangs, mismatches, stragglers or config differences found\n", f);
+	if (!findings(an, f))
+		fputs("     no hangs, mismatches, policy violations, stragglers or config "
+		      "differences found\n", f);
 
 	fputs("\nCollectives (time is per call; busbw with nccl-tests' factors)\n", f);
 	fprintf(f, "  %-14s %10s %6s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size",
