@@ -85,5 +85,8 @@ c=$(ng_count "$NG_TMP/text2" coll_complete "$pid")
 	{ cat "$NG_TMP/an2"; fail "analyze failed"; }
 python3 "$NG_ROOT/tests/analyze/check_chrome.py" "$NG_TMP/c2.json" || fail "Chrome trace"
 assert_grep "$N collectives matched" "$NG_TMP/an2"
-assert_grep "no hangs" "$NG_TMP/an2"
+# No hang.  A burst faster than the completions come may fill the
+# analyzer's window, which it then says (window_exceeded): not a finding
+# about the job.
+assert_no_grep "hang:" "$NG_TMP/an2"
 exit 0
