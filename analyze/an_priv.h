@@ -508,6 +508,9 @@ struct an_pc *an_pc_for(struct an_state *an, const struct an_src *src,
 /* Ranks sorted by rank (procs without process_info last). */
 int *an_rank_order(const struct an_state *an);
 void an_seen(struct an_state *an, const struct an_src *src);
+/* The process's, its host's and the trace's time span take in src->ts
+ * (an_seen also counts the event). */
+void an_span(struct an_state *an, const struct an_src *src);
 void an_process_info(struct an_state *an, const struct an_src *src,
 		     const struct an_rec_proc *r);
 void an_policy(struct an_state *an, const struct an_src *src,
@@ -605,6 +608,12 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		   int show_progress);
 /* Collects directories holding a CTF `metadata` file under `dir`. */
 int an_find_traces(const char *dir, char ***out, int *n);
+/* The files `want` accepts in each dir's <sub>/ folder and its host
+ * folders' (DIR/<host>/<sub>/): real paths, sorted, each once (a folder
+ * given twice reaches a file twice).  Returns how many; an_paths_free. */
+int an_find_files(const char *const *dirs, int ndirs, const char *sub,
+		  int (*want)(const char *name), char ***out);
+void an_paths_free(char **paths, int n);
 /* env.hostname of a trace, from its metadata file; NULL if not found. */
 char *an_metadata_hostname(const char *tracedir);
 

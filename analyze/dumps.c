@@ -10,7 +10,6 @@
  * schema we write is left out and said so (incomplete[]).  Only what a
  * finding needs is kept; the rest (comms, splits) is checked and skipped.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -589,11 +588,6 @@ out:
 	free(buf);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int is_dump(const char *name)
 {
 	size_t l = strlen(name);
@@ -601,55 +595,14 @@ static int is_dump(const char *name)
 	return l > 5 && !strcmp(name + l - 5, ".json") && !strncmp(name, "ncclguard-hang-", 15);
 }
 
-/* The dumps of <dir>/hang and of its subfolders' (a host's). */
-static void find(const char *dir, int depth, char ***out, int *n)
-{
-	const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-	char path[PATH_MAX];
-	struct dirent *d;
-	struct stat st;
-	DIR *dh;
-
-	if (depth > 3 || !(dh = opendir(dir)))
-		return;
-	while ((d = readdir(dh))) {
-		int hang = !strcmp(d->d_name, "hang");
-
-		if (d->d_name[0] == '.' ||
-		    snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= (int)sizeof(path))
-			continue;
-		if (depth && !strcmp(base, "hang") && is_dump(d->d_name)) {
-			char *real = realpath(path, NULL);
-
-			if (!real)
-				continue;
-			*out = an_xrealloc(*out, (size_t)(*n + 1) * sizeof(**out));
-			(*out)[(*n)++] = real;
-			continue;
-		}
-		if ((hang || depth < 2) && !lstat(path, &st) && S_ISDIR(st.st_mode))
-			find(path, depth + 1, out, n);
-	}
-	closedir(dh);
-}
-
 void an_dumps_read(const char *const *dirs, int ndirs, struct an_state *an)
 {
-	char **paths = NULL;
-	int n = 0;
+	char **paths;
+	int n = an_find_files(dirs, ndirs, "hang", is_dump, &paths);
 
-	for (int i = 0; i < ndirs; i++)
-		find(dirs[i], 0, &paths, &n);
-	if (n > 1)
-		qsort(paths, (size_t)n, sizeof(*paths), cmp_str);
-	for (int i = 0; i < n; i++) {
-		/* A folder given twice reaches the same file twice. */
-		if (!i || strcmp(paths[i], paths[i - 1]))
-			read_path(an, paths[i]);
-	}
 	for (int i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+		read_path(an, paths[i]);
+	an_paths_free(paths, n);
 }
 
 int an_dump_where(const struct an_state *an, int64_t rank, uint64_t comm_hash, uint64_t seq,

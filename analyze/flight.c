@@ -7,7 +7,6 @@
  * the dead process on the clock it had: it is marked coarse, for the
  * straggler statistics leave it out.  Nothing in the file is trusted.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -53,28 +52,6 @@ static int64_t stamp(const struct file *f, uint64_t t, int ticks)
 		return 0;
 	ts = (int64_t)ns + off;
 	return ts > 0 && ts <= AN_TS_MAX ? ts : 0;
-}
-
-/* The process's, its host's and the trace's time span take in a
- * recovered call, as an event's would (an_seen), though it is no event
- * of the trace. */
-static void span(struct an_state *an, const struct an_src *src)
-{
-	struct an_proc *p = an_proc_get(an, src);
-	struct an_host *h = &an->hosts[src->host];
-
-	if (src->ts < p->first_ts)
-		p->first_ts = src->ts;
-	if (src->ts > p->last_ts)
-		p->last_ts = src->ts;
-	if (src->ts < h->first_ts)
-		h->first_ts = src->ts;
-	if (src->ts > h->last_ts)
-		h->last_ts = src->ts;
-	if (src->ts < an->first_ts)
-		an->first_ts = src->ts;
-	if (src->ts > an->last_ts)
-		an->last_ts = src->ts;
 }
 
 /* Whether the trace has this process's call already. */
@@ -142,8 +119,9 @@ static int feed(struct an_state *an, struct file *f, const struct ng_enq_rec *r,
 	src.host = f->host;
 	if (seen(an, &src, r->comm_hash, r->nranks, r->seq, p2p))
 		return 0;
+	/* Its time spans, though it is no event of the trace. */
 	if (src.ts)
-		span(an, &src);
+		an_span(an, &src);
 	an_enqueue(an, &src, &c);
 	return 1;
 }
@@ -264,59 +242,19 @@ static void read_path(struct an_state *an, const char *path)
 	munmap((void *)f.p, f.size);
 }
 
-static int cmp_str(const void *a, const void *b)
+static int is_ring(const char *name)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+	size_t l = strlen(name);
 
-/* The *.ring files of <dir>/flight and of its subfolders' (a host's). */
-static void find(const char *dir, int depth, char ***out, int *n)
-{
-	char path[PATH_MAX];
-	struct dirent *d;
-	struct stat st;
-	DIR *dh;
-
-	if (depth > 3 || !(dh = opendir(dir)))
-		return;
-	while ((d = readdir(dh))) {
-		size_t l = strlen(d->d_name);
-		int flight = !strcmp(d->d_name, "flight");
-
-		if (d->d_name[0] == '.' ||
-		    snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= (int)sizeof(path))
-			continue;
-		if (depth && !strcmp(strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir, "flight") &&
-		    l > 5 && !strcmp(d->d_name + l - 5, ".ring")) {
-			char *real = realpath(path, NULL);
-
-			if (!real)
-				continue;
-			*out = an_xrealloc(*out, (size_t)(*n + 1) * sizeof(**out));
-			(*out)[(*n)++] = real;
-			continue;
-		}
-		if ((flight || depth < 2) && !lstat(path, &st) && S_ISDIR(st.st_mode))
-			find(path, depth + 1, out, n);
-	}
-	closedir(dh);
+	return l > 5 && !strcmp(name + l - 5, ".ring");
 }
 
 void an_flight_read(const char *const *dirs, int ndirs, struct an_state *an)
 {
-	char **paths = NULL;
-	int n = 0;
+	char **paths;
+	int n = an_find_files(dirs, ndirs, "flight", is_ring, &paths);
 
-	for (int i = 0; i < ndirs; i++)
-		find(dirs[i], 0, &paths, &n);
-	if (n > 1)
-		qsort(paths, (size_t)n, sizeof(*paths), cmp_str);
-	for (int i = 0; i < n; i++) {
-		/* A folder given twice reaches the same file twice. */
-		if (!i || strcmp(paths[i], paths[i - 1]))
-			read_path(an, paths[i]);
-	}
 	for (int i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+		read_path(an, paths[i]);
+	an_paths_free(paths, n);
 }

@@ -4,13 +4,13 @@
 $(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Icommon
 
 # The analysis on in-memory records, without babeltrace2 (the unit test).
-NG_AN_CORE := util incomplete job runrec quantile fmt state stats straggle busy config account \
+NG_AN_CORE := util traces incomplete job runrec quantile fmt state stats straggle busy config account \
 	clock p2p match finish findings report_json chrome html summary dumps
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
-CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read traces flight) $(NG_AN_OBJS) \
+CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read flight) $(NG_AN_OBJS) \
 	$(COMMON_JSON_OBJ)
 CLI_LIBS += $(NG_BT2_LIBS) -lm
 

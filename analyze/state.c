@@ -317,10 +317,15 @@ int *an_rank_order(const struct an_state *an)
 
 void an_seen(struct an_state *an, const struct an_src *src)
 {
+	an->events++;
+	an_span(an, src);
+}
+
+void an_span(struct an_state *an, const struct an_src *src)
+{
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_host *h = &an->hosts[src->host];
 
-	an->events++;
 	if (src->ts < p->first_ts)
 		p->first_ts = src->ts;
 	if (src->ts > p->last_ts)

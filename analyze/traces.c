@@ -1,11 +1,13 @@
 /*
  * The CTF traces under a directory (LTTng writes one per host, user and
  * buffer scheme, nested a few levels down), and the host each was recorded
- * on.  Plain files: no babeltrace2 here.
+ * on; the files `ncclguard run` keeps beside them (flight rings, hang
+ * dumps).  Plain files: no babeltrace2 here.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -69,6 +71,67 @@ int an_find_traces(const char *dir, char ***out, int *n)
 	if (*n > first)
 		qsort(*out + first, *n - first, sizeof(**out), cmp_str);
 	return 0;
+}
+
+/* The files `want` accepts in <dir>/<sub> and in its subfolders' (a
+ * host's), as real paths. */
+static void find_in(const char *dir, const char *sub, int (*want)(const char *name),
+		    int depth, char ***out, int *n)
+{
+	const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	char path[PATH_MAX];
+	struct dirent *d;
+	struct stat st;
+	DIR *dh;
+
+	if (depth > 3 || !(dh = opendir(dir)))
+		return;
+	while ((d = readdir(dh))) {
+		if (d->d_name[0] == '.' ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= (int)sizeof(path))
+			continue;
+		if (depth && !strcmp(base, sub) && want(d->d_name)) {
+			char *real = realpath(path, NULL);
+
+			if (!real)
+				continue;
+			*out = an_xrealloc(*out, (size_t)(*n + 1) * sizeof(**out));
+			(*out)[(*n)++] = real;
+			continue;
+		}
+		if ((!strcmp(d->d_name, sub) || depth < 2) && !lstat(path, &st) &&
+		    S_ISDIR(st.st_mode))
+			find_in(path, sub, want, depth + 1, out, n);
+	}
+	closedir(dh);
+}
+
+int an_find_files(const char *const *dirs, int ndirs, const char *sub,
+		  int (*want)(const char *name), char ***out)
+{
+	char **paths = NULL;
+	int n = 0, k = 0;
+
+	for (int i = 0; i < ndirs; i++)
+		find_in(dirs[i], sub, want, 0, &paths, &n);
+	if (n > 1)
+		qsort(paths, (size_t)n, sizeof(*paths), cmp_str);
+	/* A folder given twice reaches the same file twice. */
+	for (int i = 0; i < n; i++) {
+		if (k && !strcmp(paths[i], paths[k - 1]))
+			free(paths[i]);
+		else
+			paths[k++] = paths[i];
+	}
+	*out = paths;
+	return k;
+}
+
+void an_paths_free(char **paths, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
 }
 
 /* env.hostname of a trace, read from its metadata file before the graph
