@@ -41,6 +41,8 @@
 #define BUF_NUM_SUBBUF		4
 /* How long ng_session_prime waits for the metadata to reach the disk. */
 #define PRIME_WAIT_MS		3000
+/* How long a destroy may wait for the daemon once recording has stopped. */
+#define DESTROY_WAIT_MS		15000
 /* LTTng's packet index (CTF index 1.x): a header, then one entry per
  * packet, big-endian, starting with its offset and size in bits. */
 #define IDX_MAGIC		0xC1F1DCC1u
@@ -330,6 +332,43 @@ static void failed(struct ng_session *s, const char *what, int ret)
 		snprintf(s->error, sizeof(s->error), "%s: %s", what, lttng_strerror(ret));
 }
 
+/*
+ * Destroys the session, waiting a bounded time for the daemon to confirm.
+ * The stop before has already waited for every buffer to be written out;
+ * a session daemon has been seen never to confirm the destruction of a
+ * session one of whose processes was killed, and a run must not hang on
+ * that: the trace on disk is complete, so say so and go on.
+ */
+static int destroy(struct ng_session *s)
+{
+	struct lttng_destruction_handle *h = NULL;
+	enum lttng_destruction_handle_status st;
+	enum lttng_error_code code;
+	int err = 0;
+
+	code = lttng_destroy_session_ext(s->name, &h);
+	if (code != LTTNG_OK) {
+		failed(s, "destroy", -(int)code);
+		return -1;
+	}
+	st = lttng_destruction_handle_wait_for_completion(h, DESTROY_WAIT_MS);
+	if (st == LTTNG_DESTRUCTION_HANDLE_STATUS_TIMEOUT) {
+		fprintf(stderr, "ncclguard: lttng-sessiond has not confirmed the end of session %s "
+			"after %d s; the trace was written out when recording stopped\n",
+			s->name, DESTROY_WAIT_MS / 1000);
+	} else if (st != LTTNG_DESTRUCTION_HANDLE_STATUS_COMPLETED) {
+		fprintf(stderr, "ncclguard: lttng destroy %s: no answer from the session daemon\n",
+			s->name);
+		err = -1;
+	} else if (lttng_destruction_handle_get_result(h, &code) ==
+			   LTTNG_DESTRUCTION_HANDLE_STATUS_OK && code != LTTNG_OK) {
+		failed(s, "destroy", -(int)code);
+		err = -1;
+	}
+	lttng_destruction_handle_destroy(h);
+	return err;
+}
+
 int ng_session_finish(struct ng_session *s)
 {
 	int ret, err = 0;
@@ -354,11 +393,8 @@ int ng_session_finish(struct ng_session *s)
 		if (read_lost(s))
 			err = -1;
 	}
-	ret = lttng_destroy_session(s->name);
-	if (ret < 0) {
-		failed(s, "destroy", ret);
+	if (destroy(s))
 		err = -1;
-	}
 	s->created = 0;
 	return err;
 }
