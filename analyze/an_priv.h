@@ -107,6 +107,7 @@ struct an_opts {
 
 #define AN_MAX_OPS	32
 #define AN_HEAT_BINS	96
+#define AN_STRAG_WIN	4	/* a rank's collectives per straggler window */
 #define AN_LIST_MAX	1000	/* rows kept of timeouts, injections, mismatches */
 
 /* Durations of one stats row: exact while small, then a log histogram. */
@@ -174,6 +175,14 @@ struct an_proc {
 	int op1, opmixed;		/* one op in all its collectives? */
 	double *heat_sum;		/* AN_HEAT_BINS */
 	uint32_t *heat_n;
+	/* straggle.c: the current window's lateness (against the others'
+	 * median), the others' spread and the comm's cycle, one per call;
+	 * the windows so far, those late, and the sum of the late ones'
+	 * medians */
+	int64_t win_late[AN_STRAG_WIN], win_noise[AN_STRAG_WIN], win_cycle[AN_STRAG_WIN];
+	int win_fill;
+	uint64_t nwin, nwin_late;
+	double win_late_sum_ns;
 };
 
 /* A rank's part in one collective.  DONE: the rank is past it (its own
@@ -217,6 +226,11 @@ struct an_comm {
 	int no_events;
 	int64_t no_events_rank, no_events_comm_rank;
 	uint64_t forced;	/* collectives forced out of a full window */
+	/* straggle.c: the last seq it saw here and when that collective
+	 * could start at the earliest (its last rank's arrival) */
+	uint64_t strag_seq;
+	int64_t strag_start;
+	int strag_known;
 };
 
 #define AN_P2P_PENDING_MAX 65536	/* sends/recvs kept pending per rank and comm */
@@ -541,6 +555,8 @@ int an_row_below_link(const struct an_state *an, const struct an_row *r);
 int an_lateness(const int64_t *enter, int n, int64_t *late_ns);
 void an_straggle(struct an_state *an, const struct an_entry *e);
 int an_straggler_flagged(const struct an_state *an, const struct an_proc *p);
+/* A flagged rank's measured lateness per call, in ns. */
+double an_straggler_late_ns(const struct an_proc *p);
 
 /* ---- busy.c: time in NCCL --------------------------------------------- */
 

@@ -74,14 +74,13 @@ static void test_lateness(void **state)
 	assert_int_equal(an_lateness(two, 1, late2), -1);
 }
 
-/* Being last k times of N against chance, all ranks of a job tested. */
-static int flagged(int nprocs, uint64_t calls, uint64_t last, double ranks_per_call, double late_us)
+/* Late in nlate of nwin windows, last in some calls. */
+static int flagged(uint64_t nwin, uint64_t nlate, uint64_t last)
 {
-	struct an_state an = { .nprocs = nprocs };
+	struct an_state an = { .nprocs = 4 };
 	struct an_proc p = {
-		.coll_calls = calls, .late_calls = last,
-		.chance = (double)calls / ranks_per_call,
-		.late_sum_ns = (double)last * late_us * 1e3,
+		.coll_calls = nwin * AN_STRAG_WIN, .late_calls = last,
+		.nwin = nwin, .nwin_late = nlate, .win_late_sum_ns = (double)nlate * 2e6,
 	};
 
 	return an_straggler_flagged(&an, &p);
@@ -90,20 +89,13 @@ static int flagged(int nprocs, uint64_t calls, uint64_t last, double ranks_per_c
 static void test_straggler_rule(void **state)
 {
 	(void)state;
-	/* Two ranks: last in 11 of 11 is not chance (p = 2^-11); 10 of 10
-	 * could be, among two ranks at 0.001. */
-	assert_true(flagged(2, 11, 11, 2, 50));
-	assert_false(flagged(2, 10, 10, 2, 50));
-	assert_false(flagged(2, 24, 14, 2, 50));
-	/* ... and late by enough to matter. */
-	assert_false(flagged(2, 100, 100, 2, 9));
-	/* 256 ranks, 100 calls: last 3 or 4 times is what jitter gives some
-	 * rank of every job; 10 times is not. */
-	assert_false(flagged(256, 100, 3, 256, 20));
-	assert_false(flagged(256, 100, 4, 256, 20));
-	assert_true(flagged(256, 100, 10, 256, 20));
-	assert_true(flagged(4, 24, 24, 4, 20000));
-	assert_false(flagged(4, 24, 2, 4, 20000));
+	/* Late in every window: at least two of them. */
+	assert_true(flagged(2, 2, 8));
+	assert_false(flagged(1, 1, 4));
+	/* Half the windows or more: a rank slow for the second half of a job
+	 * is named; one late in a third of them is not. */
+	assert_true(flagged(10, 5, 40));
+	assert_false(flagged(30, 10, 80));
 }
 
 /* ---- a small job in records ------------------------------------------ */
