@@ -403,6 +403,7 @@ struct an_state {
 	struct an_dump *dumps;
 	int ndumps;
 	uint64_t dumps_more;	/* past AN_DUMPS_MAX */
+	uint64_t dumps_other_job;	/* of another job: not kept */
 };
 
 #define AN_INCOMPLETE_MAX	256
@@ -413,7 +414,7 @@ struct an_state {
  * events_lost, folder_twice, disk_full, window_exceeded, other_job,
  * recording_failed,
  * launcher_killed, calls_recovered, run_record_unreadable,
- * hang_dump_unreadable. */
+ * hang_dump_unreadable, timeout_not_in_trace. */
 struct an_incomplete {
 	char *what, *detail;
 };
@@ -649,6 +650,7 @@ struct an_dump_call {
 struct an_dump {
 	char *path;		/* realpath of the file */
 	char *host, *reason, *action;	/* action NULL if absent */
+	char *job;		/* NULL: the dump names none */
 	int64_t pid, rank;	/* rank -1: the process did not know it */
 	double timeout_s;	/* -1: never */
 	struct an_dump_call *calls;	/* GPU ones first, in the dump's order */
@@ -663,6 +665,11 @@ struct an_dump {
  * incomplete[] (hang_dump_unreadable).  NCCLGUARD_LOG=debug says on
  * stderr what each held. */
 void an_dumps_read(const char *const *dirs, int ndirs, struct an_state *an);
+/* Before an_finish: a dump whose process's timeout events are not in the
+ * trace (its last events never reached it) gives the timeouts it names,
+ * so the hang is still found, and is said in incomplete[]
+ * (timeout_not_in_trace). */
+void an_dumps_check(struct an_state *an);
 /* One dump's text: 0, or -1 with why in err (d is then empty). */
 int an_dump_parse(const char *buf, size_t len, struct an_dump *d, char *err, size_t errlen);
 void an_dump_clear(struct an_dump *d);

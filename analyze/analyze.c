@@ -371,6 +371,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 	}
 	an_flight_read(dirs, ndirs, an);
 	an_dumps_read(dirs, ndirs, an);
+	an_dumps_check(an);
 	an_job_note(an);
 	an_finish(an);
 	ok = !ch || !an_chrome_end(ch, an);

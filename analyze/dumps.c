@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "an_priv.h"
+#include "job.h"
 
 #define DUMP_FILE_MAX	(1 << 20)	/* bytes: thousands of comms */
 #define DUMP_DEPTH_MAX	8
@@ -445,6 +446,8 @@ static int dump_member(struct jp *j, const char *key, void *ctx)
 	}
 	if (!strcmp(key, "action"))
 		return keep_str(j, &d->action);
+	if (!strcmp(key, "job"))
+		return jnull(j) ? 0 : keep_str(j, &d->job);
 	if (!strcmp(key, "timeout_s")) {
 		dc->have |= D_TIMEOUT;
 		d->timeout_s = -1;
@@ -471,6 +474,7 @@ void an_dump_clear(struct an_dump *d)
 	free(d->host);
 	free(d->reason);
 	free(d->action);
+	free(d->job);
 	free(d->calls);
 	memset(d, 0, sizeof(*d));
 }
@@ -569,6 +573,12 @@ static void read_path(struct an_state *an, const char *path)
 			      "ignored", path, err);
 		goto out;
 	}
+	/* Another job's, as its events are: counted, not kept. */
+	if (d.job && an->job_keep && ng_job_tag(d.job) != an->job_keep) {
+		an->dumps_other_job++;
+		an_dump_clear(&d);
+		goto out;
+	}
 	if (an->ndumps >= AN_DUMPS_MAX) {
 		an->dumps_more++;
 		an_dump_clear(&d);
@@ -630,6 +640,85 @@ int an_dump_where(const struct an_state *an, int64_t rank, uint64_t comm_hash, u
 		}
 	}
 	return where;
+}
+
+/* The process of a dump: its host and pid (its rank where the trace
+ * never had its process_info); -1 if the trace has no event of it. */
+static int dump_proc(const struct an_state *an, const struct an_dump *d)
+{
+	for (int i = 0; i < an->nprocs; i++) {
+		const struct an_proc *p = &an->procs[i];
+
+		if ((p->has_info ? p->pid : p->vpid) == d->pid &&
+		    !strcmp(an->hosts[p->host].name, d->host))
+			return i;
+	}
+	return -1;
+}
+
+/* The dump's call as the timeout event its watchdog wrote, through the
+ * reader's own path (the comm's timeout count, the seq it confirms). */
+static void add_timeout(struct an_state *an, int proc, const struct an_dump *d,
+			const struct an_dump_call *c)
+{
+	const struct an_proc *p = &an->procs[proc];
+	struct an_src src = { .host = p->host, .vpid = p->vpid, .ts = an->last_ts,
+			      .job = an->job_keep };
+	struct an_rec_misc r = {
+		.comm_hash = c->comm_hash,
+		.seq = c->p2p_seq ? c->p2p_seq : c->seq,
+		.waited_ns = c->waited_s > 0 ? (uint64_t)(c->waited_s * 1e9) : 0,
+		.op = c->op,
+		.action = d->action ? d->action : "unknown",
+		.what = c->where == AN_DUMP_HOST ? "host" : "collective",
+	};
+
+	an_timeout(an, &src, &r);
+}
+
+/*
+ * A watchdog that fired wrote its timeout event and its dump together;
+ * a dump without the event means the process's last events never reached
+ * the trace (a process killed while writing to LTTng's per-user buffers
+ * can keep a whole stream from being written out).  The dump then stands
+ * in: per comm, the oldest call it waited on on the GPU, and every host
+ * call it was stuck in, as the watchdog reports them.
+ */
+void an_dumps_check(struct an_state *an)
+{
+	for (int i = 0; i < an->ndumps; i++) {
+		const struct an_dump *d = &an->dumps[i];
+		int proc = dump_proc(an, d), seen = 0, added = 0;
+
+		if (!d->ncalls || !strstr(d->reason, "timeout"))
+			continue;
+		for (int k = 0; k < an->ntimeouts && !seen; k++)
+			seen = an->timeouts[k].rank == proc;
+		if (proc >= 0 && seen)
+			continue;
+		for (int k = 0; k < d->ncalls && proc >= 0; k++) {
+			const struct an_dump_call *c = &d->calls[k];
+			int oldest = 1;
+
+			for (int m = 0; m < d->ncalls && c->where == AN_DUMP_GPU; m++)
+				if (d->calls[m].where == AN_DUMP_GPU &&
+				    d->calls[m].comm_hash == c->comm_hash &&
+				    !d->calls[m].p2p_seq == !c->p2p_seq &&
+				    (d->calls[m].p2p_seq ? d->calls[m].p2p_seq : d->calls[m].seq) <
+					    (c->p2p_seq ? c->p2p_seq : c->seq))
+					oldest = 0;
+			if (oldest) {
+				add_timeout(an, proc, d, c);
+				added++;
+			}
+		}
+		an_incomplete(an, "timeout_not_in_trace",
+			      "rank %lld (%s, pid %lld) wrote a hang dump (%s) but the trace holds "
+			      "%s of it: its last events never reached the trace%s", (long long)d->rank,
+			      d->host, (long long)d->pid, d->reason,
+			      proc >= 0 ? "no timeout event" : "no event",
+			      added ? "; the hang is found from the dump" : "");
+	}
 }
 
 void an_dumps_free(struct an_state *an)

@@ -232,7 +232,7 @@ static const char *hang_next(const struct an_hang *h)
 		       "unique id and world size.";
 	if (host)
 		return "Find what blocks the stuck rank inside its NCCL call (gdb or py-spy "
-		       "on it; the hang dumps ncclguard-hang-rank*.json).";
+		       "on it; its own account is in hang_dumps[] of report.json).";
 	if (never)
 		return "Find why the ranks not in it skipped or reordered a collective: "
 		       "compare the ranks' call sequences (NCCLGUARD_STACKS=1 records call sites).";

@@ -127,10 +127,13 @@ static int rank_state(const struct an_state *an, const struct an_comm *c, int i,
 {
 	int proc = c->members[i];
 	const char *what = timeout_what(an, proc, c->hash, seq);
+	/* The process's own account, where it wrote a hang dump. */
+	int dump = an_dump_where(an, an->procs[proc].rank, c->hash, seq, 0);
 
 	/* Stuck on the host, or out of step by an injected drop: what it
 	 * is doing says more than its dying later (on_timeout=exit). */
-	if ((what && !strcmp(what, "host")) || stalled(an, proc, c->hash, seq))
+	if ((what && !strcmp(what, "host")) || stalled(an, proc, c->hash, seq) ||
+	    dump == AN_DUMP_HOST)
 		return AN_RS_HOST;
 	if (pc->drop_seq <= seq)
 		return AN_RS_NEVER;
@@ -138,7 +141,7 @@ static int rank_state(const struct an_state *an, const struct an_comm *c, int i,
 		return AN_RS_KILLED;
 	if (s && (s->flags & AN_S_ENQ) && !(s->flags & (AN_S_DROP | AN_S_OWN)))
 		return AN_RS_WAITING;
-	if (what || (!s && pc->last_seq >= seq && pc->done_seq < seq))
+	if (what || dump == AN_DUMP_GPU || (!s && pc->last_seq >= seq && pc->done_seq < seq))
 		return AN_RS_WAITING;
 	if (pc->done_seq >= seq && pc->last_seq >= seq)
 		return AN_RS_AHEAD;

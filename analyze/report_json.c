@@ -162,6 +162,54 @@ static void hangs(struct an_state *an, FILE *f)
 	end_list(f, an->nhangs);
 }
 
+/* The hang dumps read, each a process's own account of where it was
+ * stuck: "gpu" a call queued and not complete, "host_call" inside the
+ * host call. */
+static void hang_dumps(struct an_state *an, FILE *f)
+{
+	fputs("  \"hang_dumps\": [", f);
+	for (int i = 0; i < an->ndumps; i++) {
+		const struct an_dump *d = &an->dumps[i];
+
+		fprintf(f, "%s\n    {\"path\": ", i ? "," : "");
+		ng_json_str(f, d->path);
+		fputs(", \"host\": ", f);
+		ng_json_str(f, d->host);
+		fprintf(f, ", \"pid\": %lld, \"rank\": ", (long long)d->pid);
+		if (d->rank >= 0)
+			fprintf(f, "%lld", (long long)d->rank);
+		else
+			fputs("null", f);
+		fputs(", \"reason\": ", f);
+		ng_json_str(f, d->reason);
+		fputs(", \"action\": ", f);
+		if (d->action)
+			ng_json_str(f, d->action);
+		else
+			fputs("null", f);
+		fputs(", \"timeout_s\": ", f);
+		if (d->timeout_s >= 0)
+			fprintf(f, "%g", d->timeout_s);
+		else
+			fputs("null", f);
+		fputs(", \"calls\": [", f);
+		for (int k = 0; k < d->ncalls; k++) {
+			const struct an_dump_call *c = &d->calls[k];
+
+			fprintf(f, "%s{\"where\": \"%s\", \"comm_hash\": ", k ? ", " : "",
+				c->where == AN_DUMP_HOST ? "host_call" : "gpu");
+			hash(f, c->comm_hash);
+			fprintf(f, ", \"seq\": %llu, \"p2p_seq\": %llu, \"op\": ",
+				(unsigned long long)c->seq, (unsigned long long)c->p2p_seq);
+			ng_json_str(f, c->op);
+			fprintf(f, ", \"waited_s\": %.3f}", c->waited_s);
+		}
+		fprintf(f, "], \"calls_more\": %llu}", (unsigned long long)d->calls_more);
+	}
+	end_list(f, an->ndumps);
+	fprintf(f, "  \"hang_dumps_other_job\": %llu,\n", (unsigned long long)an->dumps_other_job);
+}
+
 /* Every finding once, worst first: the list the summary prints. */
 static void findings(struct an_state *an, FILE *f)
 {
@@ -282,6 +330,7 @@ int an_report_json(struct an_state *an, FILE *f)
 	collectives(an, f);
 	stragglers(an, f, order);
 	hangs(an, f);
+	hang_dumps(an, f);
 	mismatches(an, f);
 	config(an, f);
 	fputs("  \"comm_fraction\": [", f);

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "json.h"
 #include "seconds.h"
 #include "timing.h"
@@ -148,6 +149,12 @@ static void write_report(FILE *f, const char *reason, const struct ng_flight *(*
 	ng_json_str(f, reason);
 	fputs(",\n  \"host\": ", f);
 	ng_json_str(f, host);
+	/* The analyzer keeps one job's dumps, as it keeps one job's events. */
+	fputs(", \"job\": ", f);
+	if (ng_job_id_env())
+		ng_json_str(f, ng_job_id_env());
+	else
+		fputs("null", f);
 	fprintf(f, ", \"pid\": %d, \"rank\": %d, \"local_rank\": %d,\n  \"timeout_s\": ",
 		(int)getpid(), ng_rank.rank, ng_rank.local_rank);
 	/* never: null, as JSON has no infinity */

@@ -13,7 +13,7 @@ EXAMPLE="$NG_BUILD/bin/allreduce_example"
 [ -x "$EXAMPLE" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
 command -v python3 >/dev/null || fail "python3 not installed"
 
-export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0 NCCLGUARD_DUMP_DIR="$NG_TMP"
+export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
 FLIGHT=/dev/shm/ncclguard-$(id -u)
 
 # attempt N: run, kill one rank mid-run; prints "recovered" when the
@@ -71,7 +71,10 @@ EOF
 	python3 - "$T.json" "$T.bare.json" "$pid" "$n" <<'EOF' >&2
 import json, re, sys
 rep, bare, pid, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4])
-lost = [i for i in rep['incomplete'] if i['what'] == 'events_lost']
+# Events LTTng dropped, or never wrote out (a process killed while
+# writing to the per-user buffers can hold a stream back: the survivor's
+# hang dump then finds its timeout missing from the trace).
+lost = [i for i in rep['incomplete'] if i['what'] in ('events_lost', 'timeout_not_in_trace')]
 rank = [r['rank'] for r in rep['ranks'] if r['pid'] == pid]
 assert len(rank) == 1, f"pid {pid} not among the ranks: {rep['ranks']}"
 rank = str(rank[0])
@@ -90,7 +93,7 @@ got, before = last(rep), last(bare)
 print(f"killed rank {rank} (pid {pid}) " + (f"inside seq {inside}" if m else "between calls") +
       f"; {n} calls kept; last seq in the report {got}, without the flight ring {before}")
 if lost:
-    print("events lost to full LTTng buffers: equality not checked:", lost[0]['detail'])
+    print("events lost by LTTng: equality not checked:", lost[0]['detail'])
     sys.exit(3)
 made = n - 1 if m else n
 assert not m or got == inside - 1, f"the report's last seq {got}, the rank was inside {inside}"

@@ -45,6 +45,24 @@ printf '{"schema": "ncclguard-hang/1", "pid": 7' >"$hang/ncclguard-hang-rank9-pi
 	fail "analyze failed on a cut dump"
 assert_grep '"hang_dump_unreadable"' "$NG_TMP/r.json"
 
+note "report.json: each dump once, the stalled rank inside its host call"
+rm "$hang/ncclguard-hang-rank9-pid7.json"
+d0=$(ls "$hang"/ncclguard-hang-rank0-*.json)
+sed 's/"job": "[^"]*"/"job": "another-job"/' "$d0" >"$hang/ncclguard-hang-rank0-pid1.json"
+"$NG_BIN" analyze "$NG_TMP/D" --json "$NG_TMP/r.json" >/dev/null 2>&1 || fail "analyze failed"
+python3 - "$NG_TMP/r.json" <<'EOF' || fail "see above"
+import json, sys
+r = json.load(open(sys.argv[1]))
+d = r['hang_dumps']
+assert sorted(x['rank'] for x in d) == [0, 1, 2, 3], d
+assert r['hang_dumps_other_job'] == 1, r['hang_dumps_other_job']
+one = [x for x in d if x['rank'] == 1][0]
+assert [c['where'] for c in one['calls']] == ['host_call'], one
+h = [x for x in r['hangs'] if x['seq'] == 3]
+assert h and h[0]['rank_state']['1'] == 'in_host_call', r['hangs']
+assert not [i for i in r['incomplete'] if i['what'] == 'timeout_not_in_trace'], r['incomplete']
+EOF
+
 note "NCCLGUARD_DUMP_DIR set by the user"
 mkdir "$NG_TMP/mine"
 NCCLGUARD_DUMP_DIR="$NG_TMP/mine" job "$NG_TMP/E" --inject 'stall:rank=1,seq=3' \
