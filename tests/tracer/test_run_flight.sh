@@ -16,6 +16,29 @@ command -v python3 >/dev/null || fail "python3 not installed"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
 FLIGHT=/dev/shm/ncclguard-$(id -u)
 
+# The second of the processes whose flight rings have taken 1000 records
+# or more (the tail of a ring counts every record it took), or nothing.
+# Read with od: a kill must come while the ranks still make calls.
+busy_second() {
+	n=0
+	for f in "$1"/*/*.ring; do
+		[ -f "$f" ] || continue
+		set -- $(od -An -t u8 -j 40 -N 24 "$f" 2>/dev/null)	# ring_offset, stride, nrings
+		[ $# -ge 3 ] || continue
+		nr=$(( $3 & 0xffffffff ))
+		sum=0 r=0
+		while [ $r -lt "$nr" ] && [ $r -lt 8 ]; do
+			t=$(od -An -t u8 -j $(( $1 + r * $2 )) -N 8 "$f" 2>/dev/null)
+			sum=$(( sum + ${t:-0} ))
+			r=$((r + 1))
+		done
+		if [ "$sum" -ge 1000 ]; then
+			n=$((n + 1))
+			[ $n -eq 2 ] && { basename "$f" .ring; return; }
+		fi
+	done
+}
+
 # attempt N: run, kill one rank mid-run; prints "recovered" when the
 # killed rank left records in its rings (not only the call it was in).
 attempt() {
@@ -24,36 +47,19 @@ attempt() {
 	# then waits for the rank's time slice to end, so a kill finds
 	# records on their way.
 	NCCLGUARD_INIT_TIMEOUT=10 timeout -k 5 120 "$NG_BIN" run -o "$T" --timeout 2 --on-timeout exit -- taskset -c 0 "$EXAMPLE" \
-		--launch 2 --min-bytes 8 --max-bytes 8 --iters 200000 --warmup 0 \
+		--launch 2 --min-bytes 8 --max-bytes 8 --iters 400000 --warmup 0 \
 		>"$T.out" 2>"$T.err" &
 	ng=$!
 	# Kill only once both ranks are making calls: a kill inside
 	# ncclCommInitRank tests nothing, and on a loaded machine start-up
 	# takes seconds.
-	pid=$(python3 - "$FLIGHT" <<'EOF'
-import glob, os, struct, sys, time
-end = time.time() + 60
-while time.time() < end:
-    busy = []
-    for f in sorted(glob.glob(sys.argv[1] + '/*/*.ring')):
-        try:
-            with open(f, 'rb') as fh:
-                h = fh.read(64)
-                ring_off, stride, nrings = struct.unpack_from('<QQI', h, 40)
-                tails = []
-                for r in range(min(nrings, 256)):
-                    fh.seek(ring_off + r * stride)
-                    tails.append(struct.unpack('<Q', fh.read(8))[0])
-        except (OSError, struct.error):
-            continue
-        if sum(tails) >= 1000:
-            busy.append(os.path.basename(f)[:-5])
-    if len(busy) >= 2:
-        print(busy[1])
-        break
-    time.sleep(0.05)
-EOF
-)
+	i=0
+	pid=
+	while [ -z "$pid" ] && [ $i -lt 1200 ]; do
+		pid=$(busy_second "$FLIGHT")
+		[ -n "$pid" ] || sleep 0.05
+		i=$((i + 1))
+	done
 	[ -n "$pid" ] || { kill $ng; cat "$T.err"; fail "no two ranks making calls in $FLIGHT"; }
 	kill -9 "$pid"
 	wait $ng
