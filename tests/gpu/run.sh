@@ -18,6 +18,8 @@
 #  13  trust: two jobs at once, each trace its own; a rank killed with
 #      SIGKILL keeps its last calls (flight ring); `ncclguard run` killed
 #      with SIGKILL: its rank is gone and no session is left
+#  14  findings: a stalled rank's hang, state and dump, --fail-on hang; the
+#      Chrome trace's GPU slices against their enqueue
 # STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -234,6 +236,33 @@ if want 13; then
 	sleep 8
 	row "13 launcher killed: ranks left / sessions left" "$(pgrep -fc 'build/gpu/allreduce') / $(lt lttng list 2>/dev/null | grep -c '\[active\]')"
 	row "13 launcher killed: run.json status" "$(grep -ho '"status": "[a-z_]*"' "$OUT"/lk/*/run.json)"
+fi
+if want 14; then
+	stage 14
+	# A rank stalled inside its call: the hang, its state, its dump, and
+	# analyze --fail-on hang failing a CI job.
+	AR="build/gpu/allreduce --launch 1 --min-bytes 8 --max-bytes 8 --warmup 0"
+	st $NG run -o "$OUT/stall" --timeout 3 --on-timeout exit --inject 'stall:rank=0,seq=20' -- \
+		$AR --iters 100 >"$OUT/stall.log" 2>&1
+	row "14 stalled rank: job exit (4: watchdog)" "$?"
+	$NG analyze "$OUT/stall" --fail-on hang --json "$OUT/stall.json" >"$OUT/stall_analyze.txt" 2>&1
+	row "14 analyze --fail-on hang: exit (5: found)" "$?"
+	row "14 hang finding" "$(grep -m1 -o 'hang: .*' "$OUT/stall_analyze.txt" | cut -c1-150)"
+	row "14 rank_state / hang_dumps (calls)" "$(python3 -c "
+import json; r = json.load(open('$OUT/stall.json'))
+print([h.get('rank_state') for h in r['hangs']], [[c['where'] for c in d['calls']] for d in r['hang_dumps']])" 2>&1)"
+	# The Chrome trace of a sweep: host and GPU tracks, flows, and GPU
+	# slices drawn no earlier than their enqueue.
+	[ -d "$OUT/sweep" ] || st $NG run -o "$OUT/sweep" -- build/gpu/allreduce --launch 1 \
+		--min-bytes 8 --max-bytes 64M --iters 20 --warmup 5 >"$OUT/sweep_run.log" 2>&1
+	$NG analyze "$OUT/sweep" --chrome "$OUT/sweep_chrome.json" --json "$OUT/sweep.json" >/dev/null 2>&1
+	row "14 chrome: GPU slices / moved to their enqueue" "$(python3 -c "
+import json; t = json.load(open('$OUT/sweep_chrome.json'))
+ev = t['traceEvents']; gpu = [e for e in ev if e.get('ph') == 'X' and e.get('tid') != 1]
+moved = [e['args']['moved_us'] for e in gpu if 'moved_us' in e.get('args', {})]
+print(len(gpu), '/', len(moved), 'max', max(moved) if moved else 0, 'us;', t.get('otherData', {}).get('gpu_slices_moved'))" 2>&1)"
+	row "14 healthy sweep: findings" "$(python3 -c "
+import json; print([f['kind'] for f in json.load(open('$OUT/sweep.json'))['findings']])" 2>&1)"
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
