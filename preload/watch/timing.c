@@ -72,7 +72,7 @@ static struct ng_pool *pool_create(int dev)
 {
 	struct ng_pool *p = calloc(1, sizeof(*p));
 	cudaError_t err;
-	int i;
+	int i, ret;
 
 	if (!p)
 		return NULL;
@@ -116,10 +116,11 @@ static struct ng_pool *pool_create(int dev)
 	}
 	p->anchor = &p->evs[0];
 	p->spare_anchor = &p->evs[1];
-	err = ng_cuda.cudaEventRecord(p->anchor->ev, p->anchor_stream);
-	p->anchor_host_ns = ng_now_ns();
-	if (err != cudaSuccess)
+	ret = ng_timing_anchor(p, p->anchor, &p->anchor_host_ns);
+	if (ret < 0)
 		goto fail;
+	p->anchor_loose = ret;
+	p->anchor_try_ns = p->anchor_host_ns;
 	return p;
 fail:
 	free(p->evs);
@@ -127,6 +128,37 @@ fail:
 	free(p->marks.cells);
 	free(p);
 	return NULL;
+}
+
+/*
+ * The host time of an anchor is when it was seen complete, an upper bound
+ * of when the GPU passed it: GPU times read against it may come out late
+ * by the wait, never early, so a call's GPU start is never drawn before
+ * its enqueue.  (The time of the record would be early by the launch
+ * latency.)  On an idle stream the GPU passes it in microseconds.
+ */
+#define NG_ANCHOR_WAIT_NS 200000ull
+int ng_timing_anchor(struct ng_pool *p, struct ng_ev *ev, uint64_t *host_ns)
+{
+	uint64_t t0;
+	cudaError_t err;
+
+	err = ng_cuda.cudaEventRecord(ev->ev, p->anchor_stream);
+	if (err != cudaSuccess)
+		return -1;
+	t0 = ng_now_ns();
+	for (;;) {
+		err = ng_cuda.cudaEventQuery(ev->ev);
+		*host_ns = ng_now_ns();
+		if (err == cudaSuccess)
+			return 0;
+		if (err != cudaErrorNotReady)
+			return -1;
+		if (*host_ns - t0 > NG_ANCHOR_WAIT_NS) {
+			*host_ns = t0;
+			return 1;
+		}
+	}
 }
 
 int ng_timing_comm_ready(struct ng_comm *c)

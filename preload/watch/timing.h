@@ -24,8 +24,8 @@ struct ng_pool {
 	struct ng_ring marks;		/* cudaEventDisableTiming: completion only */
 	/* Written by the watchdog only once running. */
 	struct ng_ev *anchor, *spare_anchor;
-	uint64_t anchor_host_ns, spare_host_ns;
-	int spare_pending;
+	uint64_t anchor_host_ns, anchor_try_ns;
+	int anchor_loose;		/* not seen complete: replace it soon */
 };
 struct ng_flight {
 	struct ng_comm *comm;
@@ -44,6 +44,10 @@ extern struct ng_ring ng_flight_queue;
 /* Record a probe after the last call of the comm (watchdog thread). */
 int ng_timing_probe(struct ng_comm *c, uint64_t index);
 extern uint64_t ng_timing_dropped;
+/* Records `ev` on the pool's idle anchor stream and waits briefly for it:
+ * 0 with *host_ns the host time it was seen complete, 1 if it was not
+ * within the wait (*host_ns then the time of the record), -1 on error. */
+int ng_timing_anchor(struct ng_pool *p, struct ng_ev *ev, uint64_t *host_ns);
 struct ng_pool *ng_timing_pool(int dev);
 /* A nonblocking comm's flight waits until ncclCommGetAsyncError leaves
  * InProgress (ng_timing_undefer). */

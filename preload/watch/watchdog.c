@@ -25,6 +25,7 @@
 #define NG_QUIET_POLL_MS 20		/* between a job's bursts of calls */
 #define NG_IDLE_POLL_MS 100
 #define NG_ANCHOR_EVERY_NS 1000000000ull
+#define NG_ANCHOR_RETRY_NS 100000000ull
 /* How long an aborted or revoked comm has to let go of the call that was
  * stuck before the process exits; see grace_ns. */
 #define NG_ABORT_GRACE_S 10
@@ -49,25 +50,24 @@ static void set_dev(int dev)
 		cur_dev = dev;
 }
 
+/* A new anchor every second (elapsed times stay small for the float
+ * milliseconds cudaEventElapsedTime returns), or as soon as possible while
+ * the one in use was not seen complete.  One not seen complete within
+ * ng_timing_anchor's wait is not used: the old one stays. */
 static void reanchor(struct ng_pool *p, uint64_t now)
 {
-	if (p->spare_pending) {
-		if (ng_cuda.cudaEventQuery(p->spare_anchor->ev) != cudaSuccess)
-			return;
-		struct ng_ev *old = p->anchor;
+	struct ng_ev *old = p->anchor;
+	uint64_t host_ns;
 
-		p->anchor = p->spare_anchor;
-		p->anchor_host_ns = p->spare_host_ns;
-		p->spare_anchor = old;
-		p->spare_pending = 0;
+	if (now - p->anchor_try_ns < (p->anchor_loose ? NG_ANCHOR_RETRY_NS : NG_ANCHOR_EVERY_NS))
 		return;
-	}
-	if (now - p->anchor_host_ns < NG_ANCHOR_EVERY_NS)
+	p->anchor_try_ns = now;
+	if (ng_timing_anchor(p, p->spare_anchor, &host_ns))
 		return;
-	if (ng_cuda.cudaEventRecord(p->spare_anchor->ev, p->anchor_stream) == cudaSuccess) {
-		p->spare_host_ns = ng_now_ns();
-		p->spare_pending = 1;
-	}
+	p->anchor = p->spare_anchor;
+	p->anchor_host_ns = host_ns;
+	p->anchor_loose = 0;
+	p->spare_anchor = old;
 }
 
 /* ---- reports --------------------------------------------------------- */
