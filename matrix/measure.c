@@ -87,9 +87,9 @@ static void *open_cudart(char *err, size_t len)
 	return NULL;
 }
 
-struct mx_lib *mx_lib_open(char *err, size_t len)
+struct mx_lib *mx_lib_open(int quiet, char *err, size_t len)
 {
-	const char *np = getenv("NCCLGUARD_NCCL_LIBRARY");
+	const char *np = getenv("NCCLGUARD_NCCL_LIBRARY"), *blk;
 	struct mx_lib *l = calloc(1, sizeof(*l));
 	const char *missing = NULL;
 
@@ -97,6 +97,14 @@ struct mx_lib *mx_lib_open(char *err, size_t len)
 		snprintf(err, len, "out of memory");
 		return NULL;
 	}
+	/* NCCL_COMM_BLOCKING (also from an NCCL configuration file, which
+	 * never overrides the environment) would make every init blocking:
+	 * a pair that cannot connect could then never time out. */
+	blk = getenv("NCCL_COMM_BLOCKING");
+	if (!quiet && blk && *blk && strcmp(blk, "0"))
+		fprintf(stderr, "ncclguard matrix: NCCL_COMM_BLOCKING=%s ignored: the pairs' "
+			"communicators are nonblocking, so that they can time out\n", blk);
+	setenv("NCCL_COMM_BLOCKING", "0", 1);
 	l->cudart = open_cudart(err, len);
 	if (!l->cudart)
 		goto fail;

@@ -99,8 +99,9 @@ struct mx_pair_result {
 	char reason[MX_REASON_MAX];
 };
 
-/* libnccl.so.2 and the CUDA runtime, loaded; NULL with err. */
-struct mx_lib *mx_lib_open(char *err, size_t len);
+/* libnccl.so.2 and the CUDA runtime, loaded; NULL with err.  quiet: say
+ * nothing of what is overridden (ranks other than 0). */
+struct mx_lib *mx_lib_open(int quiet, char *err, size_t len);
 void mx_lib_close(struct mx_lib *l);
 /* cudaSetDevice(local % count), its PCI bus id; buffers.  -1 with err. */
 int mx_lib_device(struct mx_lib *l, int local, size_t bytes, char *busid, size_t busid_len,

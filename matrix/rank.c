@@ -34,7 +34,7 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 	int ret = 1, nfailed;
 
 	mx_conn_init(&c, fd);
-	l = mx_lib_open(err, sizeof(err));
+	l = mx_lib_open(me->rank != 0, err, sizeof(err));
 	if (l && mx_lib_device(l, me->local, o->bytes, busid, sizeof(busid), err, sizeof(err))) {
 		mx_lib_close(l);
 		l = NULL;

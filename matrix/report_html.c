@@ -72,23 +72,22 @@ static void color(FILE *f, double frac)
 	fprintf(f, "hsl(%d,70%%,72%%)", (int)lround(120 * frac));
 }
 
+/* Colour by ratio to the best pair, so that a tenth of the best is red
+ * and the best's near equals are green, whatever the spread. */
 struct scale {
 	double lo, hi;
-	int log, higher_better;
+	int higher_better;
 };
 
 static double frac_of(const struct scale *s, double v)
 {
-	double x = s->log ? log(v) : v, lo = s->log ? log(s->lo) : s->lo, hi = s->log ? log(s->hi) : s->hi;
-	double fr = hi > lo ? (x - lo) / (hi - lo) : 1;
-
-	return s->higher_better ? fr : 1 - fr;
+	return s->higher_better ? v / s->hi : s->lo / v;
 }
 
 static void heatmap(FILE *f, const struct ng_mx *m, const int *order, const int *group,
 		    int ngroups, const double *v, const char *unit, int higher_better)
 {
-	struct scale s = { INFINITY, -INFINITY, !higher_better, higher_better };
+	struct scale s = { INFINITY, -INFINITY, higher_better };
 
 	for (int i = 0; i < m->n * m->n; i++)
 		if (isfinite(v[i]) && v[i] > 0) {
@@ -163,17 +162,14 @@ static void heatmap(FILE *f, const struct ng_mx *m, const int *order, const int 
 	if (s.lo <= s.hi) {
 		fputs("<p class=\"legend\">", f);
 		for (int i = 0; i <= 4; i++) {
-			double fr = i / 4.0, x;
+			double fr = i / 4.0;
 
-			if (s.log)
-				x = exp(log(s.hi) - fr * (log(s.hi) - log(s.lo)));
-			else
-				x = s.lo + fr * (s.hi - s.lo);
 			fputs("<span style=\"background:", f);
 			color(f, fr);
-			fprintf(f, "\">%.3g</span>", x);
+			fprintf(f, "\">%d%%</span>", i * 25);
 		}
-		fprintf(f, " %s, worst to best</p>\n", unit);
+		fprintf(f, " of the best pair's %s (%.4g)</p>\n", higher_better ? "bandwidth" :
+			"latency, inverted", higher_better ? s.hi : s.lo);
 	}
 }
 
