@@ -159,7 +159,7 @@ static int pump(struct co *co, double deadline, int (*done)(struct co *, int), i
 	int ret = 0;
 
 	for (;;) {
-		int np = 0, left;
+		int np = 0, left, npend;
 		char line[MX_LINE_MAX];
 
 		if (done(co, arg)) {
@@ -180,9 +180,11 @@ static int pump(struct co *co, double deadline, int (*done)(struct co *, int), i
 			pf[np++] = (struct pollfd){ .fd = co->rk[r].c.fd, .events = POLLIN };
 		if (poll(pf, (nfds_t)np, left < 1000 ? left : 1000) < 0 && errno != EINTR)
 			break;
+		/* Those accepted now have no entry in pf: their turn comes next. */
+		npend = co->npend;
 		if (pf[0].revents)
 			accept_all(co);
-		for (int i = 0; i < co->npend; i++) {
+		for (int i = 0; i < npend; i++) {
 			struct mx_conn *c = &co->pend[i];
 
 			if (c->fd < 0 || !pf[1 + i].revents)

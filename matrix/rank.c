@@ -107,8 +107,8 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 		ret = nfailed ? 1 : 0;
 	goto out;
 lost:
-	fprintf(stderr, "ncclguard matrix: rank %d: the coordinator (rank 0) went away or "
-		"stopped answering\n", me->rank);
+	fprintf(stderr, "ncclguard matrix: rank %d: the coordinator went away or stopped "
+		"answering\n", me->rank);
 out:
 	mx_conn_close(&c);
 	mx_lib_close(l);
