@@ -47,6 +47,17 @@ struct co {
 	struct ng_mx *m;
 };
 
+/* r failed its pair, or is gone in the middle of it: its peer, still at
+ * it, is told to stop rather than wait for its own timeout. */
+static void stop_peer(struct co *co, int r)
+{
+	int round = co->rk[r].go, p = round < 0 ? -1 : ng_mx_peer(co->n, round, r);
+	struct rk *k = p < 0 ? NULL : &co->rk[p];
+
+	if (k && k->state == R_LIVE && k->go == round && k->result < round)
+		mx_send(k->c.fd, "ABORT %d", round);
+}
+
 static void gone(struct co *co, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void gone(struct co *co, int r, const char *fmt, ...)
 {
@@ -60,6 +71,8 @@ static void gone(struct co *co, int r, const char *fmt, ...)
 	va_end(ap);
 	k->state = R_GONE;
 	mx_conn_close(&k->c);
+	if (k->go >= 0 && k->result < k->go)
+		stop_peer(co, r);
 }
 
 static void refuse(struct mx_conn *c, const char *why)
@@ -124,6 +137,7 @@ static void rank_line(struct co *co, int r, char *line)
 			mx_decode(k->res.reason, sizeof(k->res.reason), line + off);
 			if (!k->res.reason[0])
 				snprintf(k->res.reason, sizeof(k->res.reason), "failed, no reason given");
+			stop_peer(co, r);
 		}
 	} else if (!strncmp(line, "BROKEN ", 7)) {
 		char why[MX_REASON_MAX];

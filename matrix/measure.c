@@ -223,8 +223,12 @@ struct pair {
 	cudaStream_t stream;
 	cudaEvent_t e0, e1;
 	double timeout;
+	int (*stop)(void *);
+	void *stop_arg;
 	struct mx_pair_result *r;
 };
+
+
 
 static int failf(struct pair *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int failf(struct pair *p, const char *fmt, ...)
@@ -259,6 +263,8 @@ static int comm_wait(struct pair *p, double deadline, const char *what)
 			return 0;
 		if (st != ncclInProgress)
 			return nccl_fail(p, what, st);
+		if (p->stop && p->stop(p->stop_arg))
+			return failf(p, "%s stopped: its peer failed or left", what);
 		if (mx_now() > deadline)
 			return failf(p, "%s did not complete within %g s%s", what, p->timeout,
 				     !strcmp(what, "init") ? ": the peer never connected" : "");
@@ -280,6 +286,8 @@ static int event_wait(struct pair *p, cudaEvent_t ev, double deadline, const cha
 		if (p->l->CommGetAsyncError(p->comm, &st) == ncclSuccess && st != ncclSuccess &&
 		    st != ncclInProgress)
 			return nccl_fail(p, what, st);
+		if (p->stop && p->stop(p->stop_arg))
+			return failf(p, "%s stopped: its peer failed or left", what);
 		if (mx_now() > deadline)
 			return failf(p, "%s did not complete within %g s: the peer stopped "
 				     "taking part", what, p->timeout);
@@ -374,10 +382,11 @@ fail:
 }
 
 void mx_measure(struct mx_lib *l, const unsigned char id[MX_ID_BYTES], int me,
-		const struct ng_mx_opts *o, struct mx_pair_result *r)
+		const struct ng_mx_opts *o, int (*stop)(void *), void *arg,
+		struct mx_pair_result *r)
 {
 	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-	struct pair p = { .l = l, .timeout = o->timeout_s, .r = r };
+	struct pair p = { .l = l, .timeout = o->timeout_s, .stop = stop, .stop_arg = arg, .r = r };
 	ncclUniqueId u;
 	ncclResult_t rc;
 	cudaError_t e;

@@ -43,6 +43,8 @@ void mx_conn_init(struct mx_conn *c, int fd);
 void mx_conn_close(struct mx_conn *c);
 /* One whole line (no newline kept) if buffered: 1; else 0. */
 int mx_take_line(struct mx_conn *c, char *line, size_t len);
+/* Whether a whole line starting with prefix is buffered; taken if so. */
+int mx_take_prefixed(struct mx_conn *c, const char *prefix, char *line, size_t len);
 /* Read what the socket has: 0, or -1 when closed or broken. */
 int mx_fill(struct mx_conn *c);
 /* Wait for a line until deadline: 1 a line, 0 timed out, -1 closed. */
@@ -107,9 +109,12 @@ void mx_lib_close(struct mx_lib *l);
 int mx_lib_device(struct mx_lib *l, int local, size_t bytes, char *busid, size_t busid_len,
 		  char *err, size_t len);
 int mx_lib_new_id(struct mx_lib *l, unsigned char id[MX_ID_BYTES], char *err, size_t len);
-/* One pair, this process as comm rank me (0 or 1). */
+/* One pair, this process as comm rank me (0 or 1).  stop(arg), asked
+ * while waiting, ends the pair early (the coordinator's word that the
+ * peer failed). */
 void mx_measure(struct mx_lib *l, const unsigned char id[MX_ID_BYTES], int me,
-		const struct ng_mx_opts *o, struct mx_pair_result *r);
+		const struct ng_mx_opts *o, int (*stop)(void *), void *arg,
+		struct mx_pair_result *r);
 
 /* ---- the outputs (output.c, text.c, report_*.c) ------------------------- */
 

@@ -22,6 +22,40 @@ static void host_name(char *buf, size_t len)
 	buf[len - 1] = '\0';
 }
 
+/* The coordinator's "ABORT round" while a pair runs: its peer has
+ * failed or gone.  The socket is looked at every 10 ms at most. */
+struct stop_check {
+	struct mx_conn *c;
+	int round;
+	double next;
+};
+
+static int stop_asked(void *arg)
+{
+	struct stop_check *s = arg;
+	char line[MX_LINE_MAX];
+	int r;
+
+	if (mx_now() < s->next)
+		return 0;
+	s->next = mx_now() + 0.01;
+	mx_fill(s->c);
+	while (mx_take_prefixed(s->c, "ABORT ", line, sizeof(line)))
+		if (sscanf(line, "ABORT %d", &r) == 1 && r == s->round)
+			return 1;
+	return 0;
+}
+
+/* The next line that is not a late ABORT (one for a pair already done). */
+static int next_line(struct mx_conn *c, char *line, size_t len, double deadline)
+{
+	int got;
+
+	while ((got = mx_recv_line(c, line, len, deadline)) == 1 && !strncmp(line, "ABORT ", 6))
+		;
+	return got;
+}
+
 /* The rank's side of the protocol (coord.c).  Returns the exit status. */
 static int client(const struct ng_mx_opts *o, const struct mx_self *me, const char *token,
 		  int fd)
@@ -56,6 +90,7 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 		int peer = ng_mx_peer(me->world, round, me->rank), gr, gp, got;
 		unsigned char id[MX_ID_BYTES];
 		struct mx_pair_result res;
+		struct stop_check stop;
 
 		strcpy(hex, "-");
 		if (peer >= 0 && me->rank < peer) {
@@ -71,7 +106,7 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 			goto lost;
 		if (peer < 0)
 			continue;	/* a bye: nothing comes back */
-		got = mx_recv_line(&c, line, sizeof(line), mx_now() + wait);
+		got = next_line(&c, line, sizeof(line), mx_now() + wait);
 		if (got <= 0)
 			goto lost;
 		if (sscanf(line, "SKIP %d", &gr) == 1)
@@ -86,7 +121,10 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 				me->rank, line, round + 1);
 			goto out;
 		}
-		mx_measure(l, id, me->rank < peer ? 0 : 1, o, &res);
+		stop.c = &c;
+		stop.round = round;
+		stop.next = 0;
+		mx_measure(l, id, me->rank < peer ? 0 : 1, o, stop_asked, &stop, &res);
 		if (res.ok) {
 			got = mx_send(fd, "RESULT %d %d OK %.9g %.9g", round, peer, res.lat_us,
 				      res.busbw);
@@ -97,7 +135,7 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 		if (got)
 			goto lost;
 	}
-	if (mx_recv_line(&c, line, sizeof(line), mx_now() + wait) <= 0)
+	if (next_line(&c, line, sizeof(line), mx_now() + wait) <= 0)
 		goto lost;
 	if (!strncmp(line, "BYE ", 4)) {
 		fprintf(stderr, "ncclguard matrix: rank %d: refused: %s\n", me->rank, line + 4);
@@ -226,8 +264,8 @@ out:
 	return ret;
 }
 
-/* Children that outlive the run (stuck in NCCL) are stopped: TERM, then
- * KILL 2 s later. */
+/* Children that outlive the run by grace seconds (stuck in NCCL) are
+ * stopped: TERM, then KILL 2 s later. */
 static void reap(pid_t *pids, int n, double grace)
 {
 	double end = mx_now() + grace;
@@ -314,7 +352,7 @@ int ng_mx_run_local(const struct ng_mx_opts *o, int n, char *const child_argv[])
 		ret = report(o, &m);
 	close(lfd);
 	/* The ranks have their DONE: they end at once, unless stuck. */
-	reap(pids, n, 5);
+	reap(pids, n, 2);
 	free(pids);
 	ng_mx_free(&m);
 	return ret;

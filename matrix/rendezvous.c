@@ -155,6 +155,28 @@ int mx_take_line(struct mx_conn *c, char *line, size_t len)
 	return 1;
 }
 
+int mx_take_prefixed(struct mx_conn *c, const char *prefix, char *line, size_t len)
+{
+	size_t plen = strlen(prefix);
+
+	for (char *p = c->buf, *end = c->buf + c->len; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n;
+
+		if (!nl)
+			return 0;
+		n = (size_t)(nl - p);
+		if (n >= plen && !memcmp(p, prefix, plen)) {
+			snprintf(line, len, "%.*s", (int)n, p);
+			memmove(p, nl + 1, (size_t)(end - nl - 1));
+			c->len -= n + 1;
+			return 1;
+		}
+		p = nl + 1;
+	}
+	return 0;
+}
+
 int mx_fill(struct mx_conn *c)
 {
 	ssize_t r;

@@ -4,8 +4,11 @@
 #  - a rank that never joins: ranks 0-2 of a 4-rank job started by hand
 #    (RANK, WORLD_SIZE, LOCAL_RANK), rank 3 never started; rendezvous
 #    through the file in the output folder;
-#  - a rank whose init fails (an injected error): its peers' nonblocking
-#    inits end at --timeout with ncclCommAbort, not in a hang.
+#  - a rank whose init fails (an injected error): the coordinator tells
+#    its peers, whose nonblocking inits end at once with ncclCommAbort;
+#  - a rank stuck in an all-reduce (an injected stall): its peer's wait
+#    ends at --timeout, the coordinator gives up on the rank, the others
+#    go on and --local stops the stuck process.
 . "$NG_ROOT/tests/lib.sh"
 . "$NG_ROOT/tests/matrix/common.sh"
 
@@ -47,6 +50,23 @@ assert_grep "^6 pairs: 3 measured, 3 failed, 0 slow$" init.out
 check_json init/matrix.json 4 >got || exit 1
 cat got
 for r in 0 1 2; do
-	assert_grep "^failed $r-3 rank $r: init did not complete within 2 s: the peer never connected; rank 3: ncclCommInitRankConfig: unhandled system error" got
+	assert_grep "^failed $r-3 rank $r: init stopped: its peer failed or left; rank 3: ncclCommInitRankConfig: unhandled system error" got
 done
+
+note "rank 3 stalls in its first all-reduce"
+rc=0
+start=$(date +%s)
+LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=quiet NCCLGUARD_INJECT="stall:rank=3,op=allreduce" \
+	timeout -k 5 120 "$NG_BIN" matrix --local 4 $SMALL --timeout 1 -o stall >stall.out 2>stall.err || rc=$?
+cat stall.out stall.err
+assert_eq "$rc" 1 "exit status"
+assert_grep "^6 pairs: 3 measured, 3 failed, 0 slow$" stall.out
+check_json stall/matrix.json 4 >got || exit 1
+cat got
+# Round 1 pairs rank 3 with rank 0 (the circle method).
+assert_grep "^failed 0-3 rank 0: 8-byte all-reduce did not complete within 1 s: the peer stopped taking part; rank 3 gave no result in round 1 within 8 s" got
+assert_grep "^failed 1-3 rank 3 gave no result in round 1 within 8 s (stuck in NCCL or CUDA?)" got
+[ $(( $(date +%s) - start )) -lt 60 ] || fail "the stuck rank held the run"
+sleep 1
+pgrep -f "ncclguard matrix.*-o stall" && fail "the stuck rank outlived the run"
 echo ok
