@@ -120,11 +120,11 @@ int ng_cmd_matrix(int argc, char **argv)
 							  optarg);
 			break;
 		case OPT_TIMEOUT:
-			if (ng_seconds_parse(optarg, &o.timeout_s, &why))
-				return ng_cli_usage_error("matrix", "--timeout '%s': %s", optarg, why);
-			if (ng_seconds_never(o.timeout_s))
-				return ng_cli_usage_error("matrix", "--timeout '%s': a pair must end: "
-							  "give seconds", optarg);
+			/* The shim's parser, but no "never": a pair must end. */
+			if (ng_seconds_parse(optarg, &o.timeout_s, &why) ||
+			    ng_seconds_never(o.timeout_s))
+				return ng_cli_usage_error("matrix", "--timeout '%s': expected a "
+							  "positive number of seconds", optarg);
 			break;
 		case OPT_EXPECT:
 			errno = 0;

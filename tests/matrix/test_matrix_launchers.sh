@@ -55,6 +55,21 @@ rc=0
 assert_eq "$rc" 2 "exit status without a launcher"
 assert_grep "no rank: start it as every rank of a job" none.err
 
+note "usage errors: one line, exit 2; --help on stdout"
+for args in "--bytes 0" "--bytes 1X" "--iters 0" "--timeout never" "--timeout 0" \
+	"--expect-gbps -1" "--local 0" "--rendezvous nohost" "--bogus" "extra" "--bytes"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$NG_BIN" matrix $args >u.out 2>u.err || rc=$?
+	assert_eq "$rc" 2 "matrix $args: exit status"
+	assert_eq "$(wc -l <u.err)" 1 "matrix $args: lines on stderr"
+	assert_grep "^ncclguard matrix: .*; see \`ncclguard matrix --help\`$" u.err
+	[ ! -s u.out ] || fail "matrix $args: printed on stdout"
+done
+"$NG_BIN" matrix --help >u.out 2>u.err || fail "matrix --help: exit status"
+assert_grep "^usage: ncclguard matrix" u.out
+[ ! -s u.err ] || fail "matrix --help: printed on stderr"
+
 note "mpirun"
 if ! command -v mpirun >/dev/null 2>&1; then
 	echo "SKIP: no mpirun (apt-get install openmpi-bin)"
