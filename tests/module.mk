@@ -6,6 +6,7 @@ include tests/common/module.mk
 include tests/policy/module.mk
 include tests/preload/module.mk
 include tests/sim/module.mk
+include tests/matrix/module.mk
 include tests/tracer/module.mk
 $(BUILD)/obj/tests/analyze/%.o: MOD_INC := -Itracer
 $(BUILD)/obj/examples/%.o: MOD_INC :=

@@ -17,7 +17,7 @@ import os, re, subprocess, sys
 root, build = sys.argv[1], sys.argv[2]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
            "preload/watch", "preload/enforce", "preload/wrap", "preload", "analyze",
-           "tools", "sim"]
+           "matrix", "tools", "sim"]
 allowed = {
     "common": set(),
     "policy": {"common"},
@@ -33,7 +33,8 @@ allowed = {
     "preload": {"preload/wrap", "preload/watch", "preload/comm", "preload/enforce",
                 "preload/core", "policy", "common", "tracer"},
     "analyze": {"common"},
-    "tools": {"analyze", "session", "policy", "common"},
+    "matrix": {"common"},
+    "tools": {"analyze", "session", "policy", "matrix", "common"},
     "sim": {"common"},
 }
 
@@ -48,6 +49,8 @@ def module_of(path):
 
 files = []
 for m in modules:
+    if not os.path.isdir(os.path.join(root, m)):
+        continue        # a tree without that module (a test's partial copy)
     for name in sorted(os.listdir(os.path.join(root, m))):
         if name.endswith((".c", ".h", ".def")):
             files.append(os.path.join(m, name))
@@ -56,7 +59,7 @@ for f in files:
     by_name.setdefault(os.path.basename(f), []).append(f)
 
 # A module's private headers: only its own files include them (tests may).
-private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze",
+private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze", "mx_priv.h": "matrix",
            "timing.h": "preload/watch", "ring.h": "preload/watch",
            "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap"}
 

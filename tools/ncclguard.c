@@ -15,6 +15,8 @@ static const char usage[] =
 	"                         [--fail-on KINDS]\n"
 	"       ncclguard policy check FILE [--local-ranks N] [--sysroot DIR]\n"
 	"       ncclguard doctor\n"
+	"       ncclguard matrix [--bytes N] [--iters N] [--timeout S] [--expect-gbps G] [-o DIR]\n"
+	"                        [--local N]\n"
 	"       ncclguard --version | --help\n"
 	"\n"
 	"  run      record a job: preload libncclguard.so into CMD and trace it with LTTng\n"
@@ -22,6 +24,7 @@ static const char usage[] =
 	"           mismatches (text summary, JSON, HTML, Chrome trace)\n"
 	"  policy   validate a site policy file and show what it does on this host\n"
 	"  doctor   check this host: NCCL and CUDA libraries, LTTng, interfaces, GPUs\n"
+	"  matrix   measure every pair of ranks (latency, bus bandwidth); name the slow ones\n"
 	"\n"
 	"Each subcommand takes --help.\n";
 
@@ -59,7 +62,7 @@ int ng_cli_libdir(char *buf, size_t len)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor)");
+		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor, matrix)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, stdout);
 		return 0;
@@ -76,6 +79,8 @@ int main(int argc, char **argv)
 		return ng_cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "doctor"))
 		return ng_cmd_doctor(argc - 1, argv + 1);
-	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor)",
+	if (!strcmp(argv[1], "matrix"))
+		return ng_cmd_matrix(argc - 1, argv + 1);
+	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor, matrix)",
 				  argv[1]);
 }

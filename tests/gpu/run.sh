@@ -20,6 +20,9 @@
 #      with SIGKILL: its rank is gone and no session is left
 #  14  findings: a stalled rank's hang, state and dump, --fail-on hang; the
 #      Chrome trace's GPU slices against their enqueue
+#  15  `ncclguard matrix` on real NCCL: one rank; NP>=2: every pair of NP
+#      ranks (--local and torchrun --no-python); one GPU: two ranks on it,
+#      which NCCL refuses, a failed pair and no hang
 # STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
@@ -28,7 +31,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -263,6 +266,23 @@ moved = [e['args']['moved_us'] for e in gpu if 'moved_us' in e.get('args', {})]
 print(len(gpu), '/', len(moved), 'max', max(moved) if moved else 0, 'us;', t.get('otherData', {}).get('gpu_slices_moved'))" 2>&1)"
 	row "14 healthy sweep: findings" "$(python3 -c "
 import json; print([f['kind'] for f in json.load(open('$OUT/sweep.json'))['findings']])" 2>&1)"
+fi
+if want 15; then
+	stage 15
+	st $NG matrix --local 1 -o "$OUT/mx1" >"$OUT/mx1.log" 2>&1
+	row "15 matrix, one rank: exit (0) / GPU" "$? / $(grep -o '"gpu_pci_bus_id": "[^"]*"' "$OUT/mx1/matrix.json")"
+	if [ "$NP" -ge 2 ]; then
+		st $NG matrix --local "$NP" -o "$OUT/mx" >"$OUT/mx.log" 2>&1
+		row "15 matrix --local $NP: exit (0) / pairs" "$? / $(tail -n 2 "$OUT/mx.log" | head -n 1)"
+		grep -A $((NP + 2)) '^bus bandwidth' "$OUT/mx.log" | tee -a "$TABLE"
+		st torchrun --standalone --nproc_per_node="$NP" --no-python $NG matrix -o "$OUT/mxt" \
+			>"$OUT/mxt.log" 2>&1
+		row "15 matrix under torchrun: exit (0) / pairs" "$? / $(grep 'pairs:' "$OUT/mxt.log")"
+	else
+		# NCCL refuses two ranks on one GPU: the pair fails, with its reason.
+		st $NG matrix --local 2 --timeout 20 -o "$OUT/mx2" >"$OUT/mx2.log" 2>&1
+		row "15 matrix, 2 ranks on 1 GPU: exit (1) / reason" "$? / $(grep -m1 -o '0-1  .*' "$OUT/mx2.log" | cut -c1-150)"
+	fi
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
