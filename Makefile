@@ -68,6 +68,7 @@ include tracer/module.mk
 include session/module.mk
 include sim/module.mk
 include analyze/module.mk
+include doctor/module.mk
 include fuzz/module.mk
 include tools/module.mk
 include examples/module.mk
