@@ -96,9 +96,11 @@ static void check_model(struct ng_doctor_report *r, const struct dr_host *h)
 				n++;
 			}
 		}
-		dr_cat(value, sizeof(value), "%s%dx %s", kinds++ ? ", " : "", n, h->nv[i].name);
+		dr_cat(value, sizeof(value), "%s%s (%d)", kinds++ ? ", " : "", h->nv[i].name, n);
 	}
-	c = dr_add(r, "gpu.model", kinds > 1 ? DR_WARN : DR_OK, "%s", value);
+	/* The count is gpu.count's: one model is its name alone. */
+	c = dr_add(r, "gpu.model", kinds > 1 ? DR_WARN : DR_OK, "%s",
+		   kinds > 1 ? value : h->nv[0].name);
 	if (kinds > 1)
 		dr_fix(c, "run a job on one GPU model: the slowest paces every collective");
 }

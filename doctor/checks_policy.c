@@ -73,8 +73,9 @@ static void check_plan(struct ng_doctor_report *r, const struct ng_policy *p)
 		struct dr_check *c;
 		char id[96];
 
-		/* The interfaces always; anything else only when it is wrong. */
-		if (!iface && d->level == NG_DEC_INFO)
+		/* The interfaces' check always (not the setting of the variable
+		 * before it); anything else only when it is wrong. */
+		if (iface ? strcmp(d->action, "check") : d->level == NG_DEC_INFO)
 			continue;
 		id_of(d->key, id, sizeof(id));
 		if (have_id(r, id))

@@ -435,7 +435,10 @@ int ng_doctor_compare(char *const *args, int nargs, FILE *f)
 			: !(labels[i] = strdup(hosts[i]->host)))
 			goto oom;
 	}
-	fprintf(f, "ncclguard doctor --compare: %d hosts\n\n", files.n);
+	fprintf(f, "ncclguard doctor --compare: %d hosts:", files.n);
+	for (int i = 0; i < files.n && i < 8; i++)
+		fprintf(f, "%s %s", i ? "," : "", labels[i]);
+	fprintf(f, "%s\n\n", files.n > 8 ? ", ..." : "");
 	for (int i = 0; i < files.n; i++)
 		for (int k = 0; k < hosts[i]->n; k++)
 			if ((int)strlen(hosts[i]->c[k].id) > width)
@@ -479,6 +482,8 @@ int ng_doctor_compare(char *const *args, int nargs, FILE *f)
 	}
 	if (listed)
 		fputc('\n', f);
+	fprintf(f, "\n%d difference%s, %d that break%s or slow%s NCCL\n", shown,
+		shown == 1 ? "" : "s", marked, marked == 1 ? "s" : "", marked == 1 ? "s" : "");
 	ret = marked ? 1 : 0;
 	goto out;
 oom:

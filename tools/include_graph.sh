@@ -49,6 +49,8 @@ def module_of(path):
 
 files = []
 for m in modules:
+    if not os.path.isdir(os.path.join(root, m)):    # a partial copy of the tree
+        continue
     for name in sorted(os.listdir(os.path.join(root, m))):
         if name.endswith((".c", ".h", ".def")):
             files.append(os.path.join(m, name))
