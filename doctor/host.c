@@ -158,17 +158,26 @@ int dr_pcidev(const char *syspath, struct dr_pcidev *pci)
 	if (full_path(full, sizeof(full), syspath) || !realpath(full, real))
 		return -1;
 	/* PCI devices sit under /sys/devices/pciDDDD:BB/: the rest is the
-	 * chain of bridges down to the device. */
+	 * chain of bridges down to the device.  A virtio NIC's device is
+	 * ".../0000:00:03.0/virtio2": the PCI function is the one above. */
 	at = strstr(real, "/devices/pci");
+	for (;;) {
+		char *slash = strrchr(real, '/');
+
+		base = slash ? slash + 1 : real;
+		if (!dr_busid_norm(base, pci->busid, sizeof(pci->busid)))
+			break;
+		if (!at || !slash || slash <= at + 9)
+			return -1;
+		*slash = 0;
+	}
 	if (at && strlen(at + 9) < sizeof(pci->path))
 		snprintf(pci->path, sizeof(pci->path), "%s", at + 9);
-	base = strrchr(real, '/');
-	base = base ? base + 1 : real;
-	if (dr_busid_norm(base, pci->busid, sizeof(pci->busid))) {
-		pci->path[0] = 0;
-		return -1;
-	}
-	snprintf(full, sizeof(full), "%s/numa_node", syspath);
+	/* numa_node of the PCI function itself, under the root. */
+	if (at)
+		snprintf(full, sizeof(full), "/sys%s/numa_node", at);
+	else
+		snprintf(full, sizeof(full), "%s/numa_node", syspath);
 	if (ng_host_read(full, buf, sizeof(buf)) > 0) {
 		char *end;
 		long v = strtol(buf, &end, 10);

@@ -17,6 +17,7 @@
 #   ibdown     mlx5_1 port 1 down
 #   xid        an Xid 79 in the kernel log
 #   mtu9000    eth0's MTU is 9000
+#   noib       no RDMA device: eth0 (a virtio NIC) is the only one
 ng_has() { case " $_variants " in *" $1 "*) return 0 ;; esac; return 1; }
 
 dr_fake_host() {
@@ -75,9 +76,9 @@ dr_fake_host() {
 	_gpu pci0000:ae/0000:ae:01.0/0000:af:00.0 1 16
 	_pci pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:01.0/0000:1b:00.0 0 0x15b3 0x020700
 	_pci pci0000:00/0000:00:1c.0/0000:01:00.0 0 0x8086 0x020000
-	_hca mlx5_0 pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:01.0/0000:1b:00.0 \
+	ng_has noib || _hca mlx5_0 pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:01.0/0000:1b:00.0 \
 		"4: ACTIVE" "5: LinkUp" ib0
-	if ! ng_has numa; then
+	if ! ng_has numa && ! ng_has noib; then
 		_pci pci0000:85/0000:85:01.0/0000:86:00.0/0000:87:01.0/0000:89:00.0 1 0x15b3 0x020700
 		if ng_has ibdown; then
 			_hca mlx5_1 pci0000:85/0000:85:01.0/0000:86:00.0/0000:87:01.0/0000:89:00.0 \
@@ -90,7 +91,8 @@ dr_fake_host() {
 	_mtu=1500
 	ng_has mtu9000 && _mtu=9000
 	_netdev lo 0x49 65536
-	_netdev eth0 0x1043 $_mtu pci0000:00/0000:00:1c.0/0000:01:00.0
+	mkdir -p "$_r/sys/devices/pci0000:00/0000:00:1c.0/0000:01:00.0/virtio2"
+	_netdev eth0 0x1043 $_mtu pci0000:00/0000:00:1c.0/0000:01:00.0/virtio2
 
 	for _m in nvidia_uvm nvidia_drm nvidia_modeset nvidia_peermem nvidia; do
 		[ $_m = nvidia_peermem ] && ng_has nomodule && continue

@@ -116,6 +116,14 @@ dr_expect "$O" WARN ib.port.mlx5_1:1 "DOWN"
 dr_expect "$O" ok ib.port.mlx5_0:1 ACTIVE
 dr_fix_of "$O" ib.port.mlx5_1:1 | grep -q "ibstat mlx5_1 1" || fail "no fix for the port"
 
+note "no RDMA device: the nearest socket NIC (virtio), no peermem needed"
+dr_fake_host "$H" node-j noib nomodule
+dr_doctor "$H" "$O"
+dr_expect "$O" WARN topo.gpu_nic "NODE (2 GPUs), SYS (2 GPUs) - GPU0 (node 0): eth0 NODE"
+dr_expect "$O" ok driver.module.nvidia_peermem "not loaded - no RDMA device"
+dr_expect "$O" skip ib.ports "no RDMA device"
+dr_expect "$O" ok net.nccl_ifname eth0
+
 note "an Xid in the kernel log: driver.log warns; no readable log: skip"
 dr_fake_host "$H" node-g xid
 dr_doctor "$H" "$O"
