@@ -207,11 +207,9 @@ static int number(struct rd *r, double *out)
 		if (r->p < r->end && *r->p >= '0' && *r->p <= '9')
 			return fail(r, "a number with a leading zero");
 		digits = 1;
-	}
-	while (!digits && r->p < r->end && *r->p >= '0' && *r->p <= '9') {
-		while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
-			r->p++;
-		digits = 1;
+	} else {
+		for (; r->p < r->end && *r->p >= '0' && *r->p <= '9'; r->p++)
+			digits++;
 	}
 	if (!digits)
 		return fail(r, "a value expected");

@@ -287,23 +287,25 @@ static const struct rule {
 	const char *prefix;
 	enum mark mark;
 	long tolerance;			/* > 0: numbers, equal within it */
+	int present_only;		/* hosts without the id are not compared */
 	const char *why;
 } rules[] = {
-	{ "nccl.version", M_BREAKS, 0,
+	{ "nccl.version", M_BREAKS, 0, 0,
 	  "NCCL needs one version on every rank: mixed versions fail or hang at init" },
-	{ "gpu.count", M_BREAKS, 0,
+	{ "gpu.count", M_BREAKS, 0, 0,
 	  "one --nproc_per_node fails on the hosts with fewer GPUs or leaves GPUs idle" },
-	{ "net.mtu.", M_BREAKS, 0,
+	/* An interface a host lacks is net.interfaces' difference. */
+	{ "net.mtu.", M_BREAKS, 0, 1,
 	  "different MTUs on one network drop large packets: NCCL's sockets and RoCE stall" },
-	{ "gpu.model", M_SLOWS, 0, "the slowest GPU paces every collective" },
-	{ "gpu.nvlink", M_SLOWS, 0, "a host with NVLinks down paces the job" },
-	{ "gpu.pcie_link", M_SLOWS, 0, "a host with a narrower PCIe link paces the job" },
-	{ "topo.", M_SLOWS, 0,
+	{ "gpu.model", M_SLOWS, 0, 0, "the slowest GPU paces every collective" },
+	{ "gpu.nvlink", M_SLOWS, 0, 0, "a host with NVLinks down paces the job" },
+	{ "gpu.pcie_link", M_SLOWS, 0, 0, "a host with a narrower PCIe link paces the job" },
+	{ "topo.", M_SLOWS, 0, 0,
 	  "a host whose GPUs are farther from each other or from the NICs paces the job" },
-	{ "ib.", M_SLOWS, 0,
+	{ "ib.", M_SLOWS, 0, 0,
 	  "a port slower, down or missing on one host paces the job (fewer rails there)" },
-	{ "clock.offset", M_INFO, 1000, "" },
-	{ "", M_INFO, 0, "" },
+	{ "clock.offset", M_INFO, 1000, 0, "" },
+	{ "", M_INFO, 0, 0, "" },
 };
 
 static const struct rule *rule_of(const char *id)
@@ -330,27 +332,34 @@ static const struct dr_check *find(const struct ng_doctor_report *r, const char 
 /* vals[i]: host i's value, NULL where it has no such check. */
 static int differs(const char *const *vals, int n, const struct rule *ru)
 {
+	const char *first = NULL;
 	long lo = 0, hi = 0;
+	int seen = 0;
 
 	for (int i = 0; i < n; i++) {
 		char *end;
 		long v;
 
-		if (!vals[i] != !vals[0])
+		if (!vals[i] && ru->present_only)
+			continue;
+		if (!seen++) {
+			first = vals[i];
+		} else if (!vals[i] != !first) {
 			return 1;
+		}
 		if (!vals[i])
 			continue;
 		if (ru->tolerance <= 0) {
-			if (strcmp(vals[i], vals[0]))
+			if (strcmp(vals[i], first))
 				return 1;
 			continue;
 		}
 		v = strtol(vals[i], &end, 10);
 		if (end == vals[i])
-			return strcmp(vals[i], vals[0]) != 0;
-		if (!i || v < lo)
+			return strcmp(vals[i], first) != 0;
+		if (seen == 1 || v < lo)
 			lo = v;
-		if (!i || v > hi)
+		if (seen == 1 || v > hi)
 			hi = v;
 	}
 	return ru->tolerance > 0 && hi - lo > ru->tolerance;

@@ -129,7 +129,7 @@ int dr_list(const char *path, char (*names)[DR_NAME_LEN], int max)
 	while ((de = readdir(d)) && n < max) {
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= DR_NAME_LEN)
 			continue;
-		snprintf(names[n++], DR_NAME_LEN, "%s", de->d_name);
+		snprintf(names[n++], DR_NAME_LEN, "%.63s", de->d_name);
 	}
 	closedir(d);
 	qsort(names, (size_t)n, DR_NAME_LEN, cmp_name);
