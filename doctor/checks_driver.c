@@ -32,7 +32,7 @@ static void check_modules(struct ng_doctor_report *r, const struct dr_host *h, i
 	static const char *const names[] = { "nvidia", "nvidia_uvm", "nvidia_drm",
 					     "nvidia_peermem" };
 	char *mods = dr_slurp("/proc/modules", 1 << 20, NULL);
-	int rdma = 0;
+	int rdma = 0, err = errno;
 
 	for (int i = 0; i < h->nnics; i++)
 		rdma |= h->nic[i].rdma;
@@ -44,7 +44,7 @@ static void check_modules(struct ng_doctor_report *r, const struct dr_host *h, i
 		snprintf(id, sizeof(id), "driver.module.%s", names[i]);
 		if (!mods) {
 			c = dr_add(r, id, DR_SKIP, "%s", "");
-			dr_detail(c, "/proc/modules not readable (%s)", strerror(errno));
+			dr_detail(c, "/proc/modules not readable (%s)", strerror(err));
 			continue;
 		}
 		if (module_loaded(mods, names[i])) {

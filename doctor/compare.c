@@ -181,7 +181,11 @@ static int read_file(const char *path, struct ng_doctor_report **out)
 		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
+	if (fstat(fd, &st)) {
+		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
 		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", path,
 			!S_ISREG(st.st_mode) ? "not a regular file" : "larger than 4 MiB");
 		goto out;
