@@ -69,6 +69,7 @@ include session/module.mk
 include sim/module.mk
 include analyze/module.mk
 include matrix/module.mk
+include doctor/module.mk
 include fuzz/module.mk
 include tools/module.mk
 include examples/module.mk

@@ -1,6 +1,7 @@
 # common/: what every module may use and which uses nothing of ours: the
 # NCCL API table (nccl_api.def), the NCCL configuration-file line splitter,
-# the version, JSON strings, fault injection specs.
+# the version, JSON strings and a strict JSON reader, fault injection specs.
 $(BUILD)/obj/common/%.o: MOD_INC := -Icommon
 COMMON_JSON_OBJ := $(BUILD)/obj/common/json.o
 COMMON_INJECT_OBJ := $(BUILD)/obj/common/inject_spec.o
+COMMON_JSON_READ_OBJ := $(BUILD)/obj/common/json_read.o

@@ -87,3 +87,33 @@ $(BUILD)/tests/fuzz_dump_replay: $(BUILD)/obj/fuzz/fuzz_dump.o $(BUILD)/obj/fuzz
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
 TEST_BINS += $(BUILD)/tests/fuzz_dump_replay
+
+# The doctor-file reader (doctor/compare.c on common/json_read.c), as
+# `ncclguard doctor --compare` reads other hosts' files: its corpus
+# (fuzz/corpus/doctor, dictionary fuzz/doctor.dict) is replayed by a gcc
+# build of the same harness in `make check` (tests/doctor/test_fuzz_corpus.sh).
+FUZZ_DOCTOR_SRCS := fuzz/fuzz_doctor.c doctor/compare.c doctor/report.c common/json_read.c \
+	common/json.c
+$(BUILD)/fuzz/fuzz_doctor: $(FUZZ_DOCTOR_SRCS) $(wildcard doctor/*.h) common/json_read.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Idoctor -Icommon -Wall -Wextra -Werror \
+		-Wno-missing-field-initializers \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_DOCTOR_SRCS)
+
+.PHONY: fuzz-doctor
+fuzz-doctor: $(BUILD)/fuzz/fuzz_doctor
+	@mkdir -p $(BUILD)/fuzz/doctor-corpus
+	@if [ "$(FUZZ_TIME)" != 0 ]; then cd $(BUILD)/fuzz && \
+		./fuzz_doctor -max_total_time=$(FUZZ_TIME) -timeout=30 -max_len=8192 \
+		-dict=$(CURDIR)/fuzz/doctor.dict -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+		doctor-corpus $(CURDIR)/fuzz/corpus/doctor; fi
+fuzz: fuzz-doctor
+
+$(BUILD)/obj/fuzz/fuzz_doctor.o: MOD_INC := -Idoctor -Icommon
+$(BUILD)/tests/fuzz_doctor_replay: $(BUILD)/obj/fuzz/fuzz_doctor.o $(BUILD)/obj/fuzz/replay.o \
+		$(BUILD)/obj/doctor/compare.o $(BUILD)/obj/doctor/report.o \
+		$(COMMON_JSON_READ_OBJ) $(COMMON_JSON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+TEST_BINS += $(BUILD)/tests/fuzz_doctor_replay

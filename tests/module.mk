@@ -3,6 +3,7 @@
 # rule (tests/run_tests.sh finds them).  A test's objects see the module
 # it tests, as that module's own objects do.
 include tests/common/module.mk
+include tests/doctor/module.mk
 include tests/policy/module.mk
 include tests/preload/module.mk
 include tests/sim/module.mk

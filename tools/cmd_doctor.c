@@ -1,147 +1,96 @@
 /*
- * `ncclguard doctor`: what this host offers the shim, in one screen.  Every
- * line is a check with OK, WARN or FAIL; the exit status is 1 when a check
- * failed (the shim cannot work as asked), else 0.
+ * ncclguard doctor [--json FILE] [--policy FILE]
+ * ncclguard doctor --compare FILE|DIR...
+ *
+ * The command line only: the checks, the file and the comparison are
+ * doctor/'s (doctor.h).
  */
-#include <dlfcn.h>
-#include <ifaddrs.h>
 #include <limits.h>
-#include <net/if.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "doctor.h"
 
-extern char **environ;
-
-static int fails, warns;
-
-static void line(const char *status, const char *what, const char *detail)
-{
-	printf("%-5s %-26s %s\n", status, what, detail);
-	if (!strcmp(status, "FAIL"))
-		fails++;
-	else if (!strcmp(status, "WARN"))
-		warns++;
-}
-
-static void check_lib(const char *what, const char *soname, const char *versym,
-		      int required)
-{
-	char detail[PATH_MAX + 64];
-	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-	int (*ver)(int *) = NULL;
-	Dl_info info;
-	int v = 0;
-
-	if (!h) {
-		snprintf(detail, sizeof(detail), "%s not found (%s)", soname,
-			 required ? "needed" : "optional");
-		line(required ? "FAIL" : "WARN", what, detail);
-		return;
-	}
-	if (versym)
-		*(void **)&ver = dlsym(h, versym);
-	if (ver)
-		ver(&v);
-	if (ver && dladdr((void *)ver, &info) && info.dli_fname)
-		snprintf(detail, sizeof(detail), "%s, version %d", info.dli_fname, v);
-	else
-		snprintf(detail, sizeof(detail), "%s loadable", soname);
-	line("OK", what, detail);
-	dlclose(h);
-}
-
-static int in_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-
-	while (path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-
-		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog) < (int)sizeof(buf) &&
-		    !access(buf, X_OK))
-			return 1;
-		path = colon ? colon + 1 : NULL;
-	}
-	return 0;
-}
-
-static void check_interfaces(void)
-{
-	struct ifaddrs *ifa, *i;
-	char detail[1024] = "";
-	size_t n = 0;
-
-	if (getifaddrs(&ifa)) {
-		line("WARN", "network interfaces", "getifaddrs failed");
-		return;
-	}
-	for (i = ifa; i; i = i->ifa_next) {
-		int w;
-
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET)
-			continue;
-		w = snprintf(detail + n, sizeof(detail) - n, "%s%s(%s)", n ? " " : "", i->ifa_name,
-			     (i->ifa_flags & IFF_UP) && (i->ifa_flags & IFF_RUNNING) ? "up" : "down");
-		if (w < 0 || (size_t)w >= sizeof(detail) - n)
-			break;
-		n += w;
-	}
-	freeifaddrs(ifa);
-	line("OK", "network interfaces", detail);
-}
+static const char usage[] =
+	"usage: ncclguard doctor [--json FILE] [--policy FILE]\n"
+	"       ncclguard doctor --compare FILE|DIR...\n"
+	"\n"
+	"Checks this host before a multi-node job: kernel modules, the kernel and user-space\n"
+	"driver versions, the kernel log, GPUs on PCIe and in NVML, persistence, ECC, PCIe\n"
+	"links, NVLinks, the topology between GPUs and to the NICs, the interface NCCL would\n"
+	"pick, MTUs, IB/RoCE ports, CUDA and NCCL libraries, clock sync, the shim and LTTng,\n"
+	"and what the site policy requires.  One line per check: ok, WARN, FAIL or skip (with\n"
+	"the reason), the value found and, for WARN and FAIL, the fix.\n"
+	"\n"
+	"  --json FILE     also write the checks as ncclguard-doctor/1; %h in FILE is the host\n"
+	"                  name (srun ncclguard doctor --json DIR/%h.json: one file per host)\n"
+	"  --policy FILE   the policy to check (default: NCCLGUARD_POLICY, /etc/ncclguard.conf)\n"
+	"  --compare ...   read the files of several hosts (or folders of *.json) and print\n"
+	"                  only what differs: driver, CUDA, NCCL, GPUs, topology, MTU, IB\n"
+	"                  rate, clock offset; differences that break or slow NCCL are marked\n"
+	"\n"
+	"NVML comes from libnvidia-ml.so.1 (NCCLGUARD_NVML_LIBRARY names another).\n"
+	"Exit status: 0 no check failed, 1 a check failed, 2 usage or an unwritable --json.\n"
+	"With --compare: 0 no difference that breaks or slows NCCL, 1 one or more, 2 usage\n"
+	"or a file that is unreadable or not a doctor file.\n";
 
 int ng_cmd_doctor(int argc, char **argv)
 {
-	char libdir[PATH_MAX], path[PATH_MAX + 32], detail[PATH_MAX + 160];
-	const char *policy;
-	int nenv = 0;
+	struct ng_doctor_opts o = { 0 };
+	struct ng_doctor_report *r;
+	const char *json = NULL;
+	char libdir[PATH_MAX];
+	int compare = 0, rc;
 
-	if (argc > 1 && strcmp(argv[1], "--help") && strcmp(argv[1], "-h"))
-		return ng_cli_usage_error("doctor", "no arguments expected ('%s')", argv[1]);
-	if (argc > 1) {
-		printf("usage: ncclguard doctor\n\nChecks this host: the shim and its tracer library, "
-		       "NCCL, the CUDA runtime,\nLTTng, babeltrace2, network interfaces, the policy file "
-		       "and NCCL_* variables.\n");
-		return argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;
-	}
-	if (!ng_cli_libdir(libdir, sizeof(libdir))) {
-		snprintf(path, sizeof(path), "%s/libncclguard.so", libdir);
-		line(access(path, R_OK) ? "FAIL" : "OK", "shim", path);
-		snprintf(path, sizeof(path), "%s/libncclguard-tp.so", libdir);
-		{
-			void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
 
-			snprintf(detail, sizeof(detail), "%s%s", path,
-				 h ? "" : " (not loadable: no tracing; is liblttng-ust1 installed?)");
-			line(h ? "OK" : "WARN", "tracepoint provider", detail);
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
 		}
-	}
-	check_lib("NCCL", "libnccl.so.2", "ncclGetVersion", 1);
-	check_lib("CUDA runtime", "libcudart.so.13", "cudaRuntimeGetVersion", 0);
-	check_lib("CUDA driver", "libcuda.so.1", "cuDriverGetVersion", 0);
-	line(in_path("lttng-sessiond") ? "OK" : "WARN", "lttng-sessiond",
-	     in_path("lttng-sessiond") ? "in PATH" : "not in PATH: `ncclguard run` cannot record");
-	line(in_path("babeltrace2") ? "OK" : "WARN", "babeltrace2",
-	     in_path("babeltrace2") ? "in PATH" : "not in PATH (only needed to read traces by hand)");
-	check_interfaces();
-	policy = getenv("NCCLGUARD_POLICY");
-	if (!policy && !access("/etc/ncclguard.conf", R_OK))
-		policy = "/etc/ncclguard.conf";
-	line("OK", "policy file", policy ? policy :
-	     "none (NCCLGUARD_POLICY or /etc/ncclguard.conf); check one with `ncclguard policy check`");
-	for (char **e = environ; e && *e; e++) {
-		if (strncmp(*e, "NCCL_", 5))
+		if (!strcmp(a, "--compare")) {
+			compare = i + 1;
+			break;
+		}
+		if (!strcmp(a, "--json") || !strcmp(a, "--policy")) {
+			if (i + 1 >= argc || !*argv[i + 1])
+				return ng_cli_usage_error("doctor", "%s needs a file", a);
+			if (a[2] == 'j')
+				json = argv[++i];
+			else
+				o.policy = argv[++i];
 			continue;
-		line("OK", nenv++ ? "" : "NCCL_* environment", *e);
+		}
+		if (a[0] == '-')
+			return ng_cli_usage_error("doctor", "unknown option '%s'", a);
+		return ng_cli_usage_error("doctor", "no arguments expected ('%s')", a);
 	}
-	if (!nenv)
-		line("OK", "NCCL_* environment", "none set");
-	printf("\n%d failed, %d warnings\n", fails, warns);
-	return fails ? 1 : 0;
+	if (compare) {
+		if (json || o.policy)
+			return ng_cli_usage_error("doctor", "--compare takes no --json or --policy");
+		if (compare >= argc)
+			return ng_cli_usage_error("doctor", "--compare needs the hosts' files or "
+						  "a folder of them");
+		for (int i = compare; i < argc; i++)
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				fputs(usage, stdout);
+				return 0;
+			}
+		return ng_doctor_compare(argv + compare, argc - compare, stdout);
+	}
+	if (!ng_cli_libdir(libdir, sizeof(libdir)))
+		o.libdir = libdir;
+	r = ng_doctor_run(&o);
+	if (!r) {
+		fprintf(stderr, "ncclguard doctor: out of memory\n");
+		return 1;
+	}
+	ng_doctor_print(r, stdout);
+	rc = ng_doctor_failures(r) ? 1 : 0;
+	if (json && ng_doctor_write_json(r, json))
+		rc = 2;
+	ng_doctor_free(r);
+	return rc;
 }

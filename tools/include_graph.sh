@@ -17,7 +17,7 @@ import os, re, subprocess, sys
 root, build = sys.argv[1], sys.argv[2]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
            "preload/watch", "preload/enforce", "preload/wrap", "preload", "analyze",
-           "matrix", "tools", "sim"]
+           "matrix", "doctor", "tools", "sim"]
 allowed = {
     "common": set(),
     "policy": {"common"},
@@ -34,7 +34,8 @@ allowed = {
                 "preload/core", "policy", "common", "tracer"},
     "analyze": {"common"},
     "matrix": {"common"},
-    "tools": {"analyze", "session", "policy", "matrix", "common"},
+    "doctor": {"policy", "common"},
+    "tools": {"analyze", "doctor", "session", "policy", "matrix", "common"},
     "sim": {"common"},
 }
 
@@ -61,7 +62,8 @@ for f in files:
 # A module's private headers: only its own files include them (tests may).
 private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze", "mx_priv.h": "matrix",
            "timing.h": "preload/watch", "ring.h": "preload/watch",
-           "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap"}
+           "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap",
+           "dr_priv.h": "doctor", "nvml_abi.h": "doctor"}
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 edges, bad = {}, []

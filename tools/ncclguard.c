@@ -14,7 +14,7 @@ static const char usage[] =
 	"       ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE] [--link-gbps N]\n"
 	"                         [--fail-on KINDS]\n"
 	"       ncclguard policy check FILE [--local-ranks N] [--sysroot DIR]\n"
-	"       ncclguard doctor\n"
+	"       ncclguard doctor [--json FILE] [--policy FILE] | --compare FILE|DIR...\n"
 	"       ncclguard matrix [--bytes N] [--iters N] [--timeout S] [--expect-gbps G] [-o DIR]\n"
 	"                        [--local N]\n"
 	"       ncclguard --version | --help\n"
@@ -23,7 +23,8 @@ static const char usage[] =
 	"  analyze  read the traces of all ranks and report bandwidth, stragglers, hangs,\n"
 	"           mismatches (text summary, JSON, HTML, Chrome trace)\n"
 	"  policy   validate a site policy file and show what it does on this host\n"
-	"  doctor   check this host: NCCL and CUDA libraries, LTTng, interfaces, GPUs\n"
+	"  doctor   check this host before a multi-node job (driver, GPUs, topology, network,\n"
+	"           CUDA, NCCL, clock, LTTng, policy), or compare several hosts' checks\n"
 	"  matrix   measure every pair of ranks (latency, bus bandwidth); name the slow ones\n"
 	"\n"
 	"Each subcommand takes --help.\n";

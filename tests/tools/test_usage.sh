@@ -52,6 +52,12 @@ bad policy check a.conf --bogus
 
 note "doctor"
 bad doctor now
+bad doctor --bogus
+bad doctor --json
+assert_grep "json needs a file" "$NG_TMP/e"
+bad doctor --policy ""
+bad doctor --compare
+bad doctor --json x.json --compare a.json b.json
 
 note "--help: the whole text, on stdout"
 for cmd in "" run analyze policy doctor; do

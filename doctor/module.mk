@@ -1,0 +1,8 @@
+# doctor/: `ncclguard doctor` (DESIGN.md section 11): the host's checks,
+# the ncclguard-doctor/1 file and --compare.  It reads the host through
+# policy/'s seam and uses policy/'s interface logic; NVML is dlopened.
+# Linked into the CLI only.
+DOCTOR_OBJS := $(addprefix $(BUILD)/obj/doctor/,run.o report.o host.o nvml.o checks_driver.o \
+	checks_gpu.o topo.o checks_net.o checks_libs.o checks_clock.o checks_policy.o compare.o) \
+	$(COMMON_JSON_READ_OBJ)
+$(BUILD)/obj/doctor/%.o: MOD_INC := -Idoctor -Ipolicy -Icommon

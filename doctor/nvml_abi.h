@@ -1,0 +1,74 @@
+/*
+ * The part of NVML's C ABI that the doctor uses: libnvidia-ml.so.1 is
+ * opened at run time, and nvml.h is not on every build host (it comes with
+ * the CUDA toolkit's NVML package, not with Debian's).  Where nvml.h is
+ * there, nvml.c checks each function type below against it at compile
+ * time.  Every entry: return type, name, parameters; the versioned names
+ * are the ones NVML's header maps the plain names to.
+ */
+#ifndef NCCLGUARD_NVML_ABI_H
+#define NCCLGUARD_NVML_ABI_H
+
+#if __has_include(<nvml.h>) && !defined(NG_NVML_NO_HEADER)
+#include <nvml.h>
+#define NG_NVML_HEADER 1
+typedef nvmlReturn_t ng_nvml_ret;
+typedef nvmlDevice_t ng_nvml_dev;
+typedef nvmlPciInfo_t ng_nvml_pci;
+typedef nvmlEnableState_t ng_nvml_enable;
+typedef nvmlMemoryErrorType_t ng_nvml_memerr;
+typedef nvmlEccCounterType_t ng_nvml_ecccnt;
+typedef nvmlIntNvLinkDeviceType_t ng_nvml_linktype;
+#else
+#define NG_NVML_HEADER 0
+typedef int ng_nvml_ret;
+typedef struct ng_nvml_device *ng_nvml_dev;
+typedef struct {
+	char busIdLegacy[16];
+	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} ng_nvml_pci;
+typedef int ng_nvml_enable;
+typedef int ng_nvml_memerr;
+typedef int ng_nvml_ecccnt;
+typedef int ng_nvml_linktype;
+#endif
+
+/* Values from nvml.h, fixed by its ABI. */
+#define NG_NVML_SUCCESS 0
+#define NG_NVML_ERROR_INVALID_ARGUMENT 2
+#define NG_NVML_ERROR_NOT_SUPPORTED 3
+#define NG_NVML_FEATURE_ENABLED 1
+#define NG_NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1
+#define NG_NVML_VOLATILE_ECC 0
+#define NG_NVML_LINK_GPU 0
+#define NG_NVML_LINK_SWITCH 2
+#define NG_NVML_MAX_LINKS 18		/* NVML_NVLINK_MAX_LINKS */
+
+/* NG_NVML_FN(ret, name, args): required ones first; a library without an
+ * optional one (older drivers) leaves its checks as skip. */
+#define NG_NVML_FUNCS(R, O)							\
+	R(ng_nvml_ret, nvmlInit_v2, (void))					\
+	R(ng_nvml_ret, nvmlShutdown, (void))					\
+	R(const char *, nvmlErrorString, (ng_nvml_ret))			\
+	R(ng_nvml_ret, nvmlSystemGetDriverVersion, (char *, unsigned int))	\
+	R(ng_nvml_ret, nvmlDeviceGetCount_v2, (unsigned int *))		\
+	R(ng_nvml_ret, nvmlDeviceGetHandleByIndex_v2, (unsigned int, ng_nvml_dev *)) \
+	R(ng_nvml_ret, nvmlDeviceGetName, (ng_nvml_dev, char *, unsigned int))	\
+	R(ng_nvml_ret, nvmlDeviceGetPciInfo_v3, (ng_nvml_dev, ng_nvml_pci *))	\
+	O(ng_nvml_ret, nvmlSystemGetCudaDriverVersion_v2, (int *))		\
+	O(ng_nvml_ret, nvmlDeviceGetPersistenceMode, (ng_nvml_dev, ng_nvml_enable *)) \
+	O(ng_nvml_ret, nvmlDeviceGetTotalEccErrors, (ng_nvml_dev, ng_nvml_memerr,	\
+		ng_nvml_ecccnt, unsigned long long *))				\
+	O(ng_nvml_ret, nvmlDeviceGetCurrPcieLinkGeneration, (ng_nvml_dev, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetMaxPcieLinkGeneration, (ng_nvml_dev, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetCurrPcieLinkWidth, (ng_nvml_dev, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetMaxPcieLinkWidth, (ng_nvml_dev, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetNvLinkState, (ng_nvml_dev, unsigned int,	\
+		ng_nvml_enable *))						\
+	O(ng_nvml_ret, nvmlDeviceGetNvLinkRemoteDeviceType, (ng_nvml_dev, unsigned int, \
+		ng_nvml_linktype *))						\
+	O(ng_nvml_ret, nvmlDeviceGetNvLinkRemotePciInfo_v2, (ng_nvml_dev, unsigned int, \
+		ng_nvml_pci *))
+
+#endif

@@ -1,0 +1,251 @@
+/*
+ * A stand-in libnvidia-ml.so.1 for the doctor's tests, as sim/ stands in
+ * for libcuda: its answers come from a file, $NG_FAKE_NVML, else
+ * $NCCLGUARD_SYSROOT/nvml.conf (the fake host's), one "key value" a line:
+ *
+ *   init 0                 what nvmlInit_v2 returns (9: driver not loaded)
+ *   driver 570.86.15       nvmlSystemGetDriverVersion
+ *   cuda 13000             nvmlSystemGetCudaDriverVersion_v2
+ *   gpu.N.busid 0000:1a:00.0   then for GPU N: name, persistence (0/1),
+ *   gpu.N.ecc 0            uncorrected volatile ECC errors,
+ *   gpu.N.gen 1/5          current/max PCIe generation, width 16/16,
+ *   gpu.N.links 18/18      NVLinks up/present, remote switch|gpu:M
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NG_NVML_NO_HEADER
+#include "nvml_abi.h"
+
+#define MAXG 64
+
+struct fgpu {
+	char busid[32], name[96];
+	int persistence;
+	unsigned long long ecc;
+	unsigned gen, gen_max, width, width_max;
+	int links, links_up;
+	int remote;			/* -2 switch, -1 none, else a GPU */
+};
+
+static struct fgpu g[MAXG];
+static int ngpu, init_rc, cuda, loaded, inited;
+static char driver[96];
+
+static void load(void)
+{
+	const char *path = getenv("NG_FAKE_NVML");
+	char buf[512], def[4096];
+	FILE *f;
+
+	if (loaded)
+		return;
+	loaded = 1;
+	if (!path) {
+		snprintf(def, sizeof(def), "%s/nvml.conf", getenv("NCCLGUARD_SYSROOT") ?
+			 getenv("NCCLGUARD_SYSROOT") : ".");
+		path = def;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		init_rc = 9;		/* NVML_ERROR_DRIVER_NOT_LOADED */
+		return;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		char key[64], *val;
+		int n;
+
+		buf[strcspn(buf, "\n")] = 0;
+		val = strchr(buf, ' ');
+		if (!val)
+			continue;
+		*val++ = 0;
+		snprintf(key, sizeof(key), "%.63s", buf);
+		if (!strcmp(key, "init"))
+			init_rc = atoi(val);
+		else if (!strcmp(key, "driver"))
+			snprintf(driver, sizeof(driver), "%s", val);
+		else if (!strcmp(key, "cuda"))
+			cuda = atoi(val);
+		else if (sscanf(key, "gpu.%d.", &n) == 1 && n >= 0 && n < MAXG) {
+			struct fgpu *x = &g[n];
+			const char *k = strchr(key + 4, '.') + 1;
+
+			if (n >= ngpu)
+				ngpu = n + 1;
+			if (!strcmp(k, "busid"))
+				snprintf(x->busid, sizeof(x->busid), "%s", val);
+			else if (!strcmp(k, "name"))
+				snprintf(x->name, sizeof(x->name), "%s", val);
+			else if (!strcmp(k, "persistence"))
+				x->persistence = atoi(val);
+			else if (!strcmp(k, "ecc"))
+				x->ecc = strtoull(val, NULL, 10);
+			else if (!strcmp(k, "gen"))
+				sscanf(val, "%u/%u", &x->gen, &x->gen_max);
+			else if (!strcmp(k, "width"))
+				sscanf(val, "%u/%u", &x->width, &x->width_max);
+			else if (!strcmp(k, "links"))
+				sscanf(val, "%d/%d", &x->links_up, &x->links);
+			else if (!strcmp(k, "remote"))
+				x->remote = !strcmp(val, "switch") ? -2 :
+					    !strncmp(val, "gpu:", 4) ? atoi(val + 4) : -1;
+		}
+	}
+	fclose(f);
+}
+
+static struct fgpu *dev(ng_nvml_dev d)
+{
+	struct fgpu *x = (struct fgpu *)d;
+
+	return inited && x >= g && x < g + ngpu ? x : NULL;
+}
+
+ng_nvml_ret nvmlInit_v2(void)
+{
+	load();
+	inited = !init_rc;
+	return init_rc;
+}
+
+ng_nvml_ret nvmlShutdown(void)
+{
+	inited = 0;
+	return 0;
+}
+
+const char *nvmlErrorString(ng_nvml_ret rc)
+{
+	return rc == 9 ? "Driver Not Loaded" : rc == 3 ? "Not Supported" : "Unknown Error";
+}
+
+ng_nvml_ret nvmlSystemGetDriverVersion(char *buf, unsigned int len)
+{
+	snprintf(buf, len, "%s", driver);
+	return inited ? 0 : 1;
+}
+
+ng_nvml_ret nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+	*v = cuda;
+	return inited ? 0 : 1;
+}
+
+ng_nvml_ret nvmlDeviceGetCount_v2(unsigned int *n)
+{
+	*n = (unsigned)ngpu;
+	return inited ? 0 : 1;
+}
+
+ng_nvml_ret nvmlDeviceGetHandleByIndex_v2(unsigned int i, ng_nvml_dev *d)
+{
+	if (!inited || i >= (unsigned)ngpu)
+		return 2;
+	*d = (ng_nvml_dev)&g[i];
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetName(ng_nvml_dev d, char *buf, unsigned int len)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	snprintf(buf, len, "%s", x->name);
+	return 0;
+}
+
+/* NVML writes bus ids with an 8-digit domain and in upper case. */
+static void fill_pci(const struct fgpu *x, ng_nvml_pci *p)
+{
+	unsigned dom = 0, bus = 0, d = 0, fn = 0;
+
+	sscanf(x->busid, "%x:%x:%x.%x", &dom, &bus, &d, &fn);
+	memset(p, 0, sizeof(*p));
+	snprintf(p->busId, sizeof(p->busId), "%08X:%02X:%02X.%X", dom, bus, d, fn);
+	snprintf(p->busIdLegacy, sizeof(p->busIdLegacy), "%04X:%02X:%02X.%X", dom, bus, d, fn);
+	p->domain = dom;
+	p->bus = bus;
+	p->device = d;
+}
+
+ng_nvml_ret nvmlDeviceGetPciInfo_v3(ng_nvml_dev d, ng_nvml_pci *p)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	fill_pci(x, p);
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetPersistenceMode(ng_nvml_dev d, ng_nvml_enable *m)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	*m = x->persistence;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetTotalEccErrors(ng_nvml_dev d, ng_nvml_memerr t, ng_nvml_ecccnt c,
+					unsigned long long *n)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x || t != 1 || c != 0)
+		return 2;
+	*n = x->ecc;
+	return 0;
+}
+
+#define LINKFN(name, field)						\
+	ng_nvml_ret name(ng_nvml_dev d, unsigned int *v)		\
+	{								\
+		struct fgpu *x = dev(d);				\
+		if (!x || !x->field)					\
+			return 3;					\
+		*v = x->field;						\
+		return 0;						\
+	}
+LINKFN(nvmlDeviceGetCurrPcieLinkGeneration, gen)
+LINKFN(nvmlDeviceGetMaxPcieLinkGeneration, gen_max)
+LINKFN(nvmlDeviceGetCurrPcieLinkWidth, width)
+LINKFN(nvmlDeviceGetMaxPcieLinkWidth, width_max)
+
+ng_nvml_ret nvmlDeviceGetNvLinkState(ng_nvml_dev d, unsigned int link, ng_nvml_enable *st)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	if ((int)link >= x->links)
+		return 3;
+	*st = (int)link < x->links_up;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetNvLinkRemoteDeviceType(ng_nvml_dev d, unsigned int link,
+						ng_nvml_linktype *t)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x || (int)link >= x->links || x->remote == -1)
+		return 3;
+	*t = x->remote == -2 ? 2 : 0;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetNvLinkRemotePciInfo_v2(ng_nvml_dev d, unsigned int link,
+						ng_nvml_pci *p)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x || (int)link >= x->links || x->remote < 0 || x->remote >= ngpu)
+		return 3;
+	fill_pci(&g[x->remote], p);
+	return 0;
+}
