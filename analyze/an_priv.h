@@ -231,6 +231,17 @@ struct an_p2p_op {
 	uint8_t op, send;
 };
 
+/* A rank's call on a comm, as the hang drawing shows it: times on the
+ * reference host's clock (0: not known). */
+#define AN_RECENT	6	/* accounted calls kept per rank and comm */
+#define AN_AFTER	2	/* calls queued behind a hang kept for it */
+struct an_call {
+	uint64_t seq;
+	int64_t enter_ns, exit_ns;	/* the host call */
+	int64_t start_ns, end_ns;	/* on the GPU, where timed */
+	uint8_t op, flags;		/* AN_S_* */
+};
+
 /* State of one proc on one comm. */
 struct an_pc {
 	int proc, member;
@@ -251,6 +262,21 @@ struct an_pc {
 	int npeers;
 	uint64_t jump_seq;	/* a seq far past last_seq, kept until confirmed */
 	uint64_t own_done_seq;	/* highest seq whose own coll_complete came */
+	/* The last AN_RECENT calls accounted, a ring (nrecent: how many
+	 * ever): what each rank did just before a hang. */
+	struct an_call recent[AN_RECENT];
+	uint32_t nrecent;
+};
+
+/* One member of a hung comm as the drawing shows it: its calls around
+ * the hung seq (in seq order: the last accounted, its own part in the
+ * hung one, those it queued behind), and for an init when it began. */
+struct an_hang_row {
+	int64_t rank;
+	int proc;
+	int64_t init_ns;	/* comm_init_begin, corrected; 0: none */
+	int ncalls;
+	struct an_call calls[AN_RECENT + 1 + AN_AFTER];
 };
 
 struct an_hang {
@@ -280,6 +306,9 @@ struct an_hang {
 	int64_t *state_rank;
 	uint8_t *state;
 	uint64_t *drop_seq;
+	/* Every member, in rank order, for the drawing (html_hang.c). */
+	struct an_hang_row *rows;
+	int nrows;
 };
 
 /* Where a rank is in a hung collective, as precisely as the trace says. */
