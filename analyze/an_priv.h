@@ -6,7 +6,9 @@
  *
  *   analyze.c      ng_analyze(): outputs checked, traces found once each,
  *                  run records read, then read, finish, the writers
- *   report_json.c chrome.c html.c summary.c     the writers
+ *   report_json.c chrome.c summary.c            the writers
+ *   html.c         report.html; its sections: html_hang.c html_plot.c
+ *                  html_heat.c html_table.c, on html_axis.c
  *   findings.c     the findings as sentences (summary, HTML)
  *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
  *   read.c         babeltrace2 -> records (struct an_rec_*); traces.c: where
@@ -747,6 +749,34 @@ int an_findings(struct an_state *an, an_finding_fn fn, void *ctx);
 
 int an_report_json(struct an_state *an, FILE *f);
 int an_report_html(struct an_state *an, FILE *f);
+
+/* ---- html_*.c: the sections of report.html (html.c: the page) -------- */
+
+/* html_axis.c: text from a trace escaped (cut to max characters with an
+ * ellipsis), ticks at round numbers and their labels, text widths. */
+void an_html_esc(FILE *f, const char *s);
+void an_html_esc_cut(FILE *f, const char *s, int max);
+int an_html_chars(const char *s);
+double an_html_text_w(const char *s, double px);
+double an_html_step(double span, int most);
+void an_html_tick(double v, double step, char *buf, size_t len);
+void an_html_tick_ns(double ns, double step, double range, int sign, char *buf, size_t len);
+void an_html_svg(FILE *f, int w, int h, const char *label);
+const char *an_html_color(int i);
+const char *an_html_host(const struct an_state *an, const struct an_proc *p);
+/* html_plot.c: bus bandwidth against size; each rank's time in NCCL. */
+void an_html_bandwidth(struct an_state *an, FILE *f);
+void an_html_busy(struct an_state *an, FILE *f, const int *order, int n);
+/* html_heat.c: the rank x time map of lateness. */
+void an_html_heat(struct an_state *an, FILE *f, const int *order);
+/* html_hang.c: each hang drawn, rank by rank, on a time axis. */
+void an_html_hangs(struct an_state *an, FILE *f);
+/* html_table.c: collectives per op; timeouts, injections, policy; ranks. */
+void an_html_collectives(struct an_state *an, FILE *f);
+void an_html_timeouts(struct an_state *an, FILE *f);
+void an_html_injections(struct an_state *an, FILE *f);
+void an_html_policy(struct an_state *an, FILE *f);
+void an_html_ranks(struct an_state *an, FILE *f, const int *order);
 void an_summary(struct an_state *an, FILE *f);
 struct an_chrome *an_chrome_new(FILE *f);
 /* an_opts.on_coll: ctx is the struct an_chrome. */

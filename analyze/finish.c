@@ -434,8 +434,8 @@ static void finish_inits(struct an_state *an)
 		}
 		timed_out = c->timeouts && c->last_timeout_ts >= oldest;
 		if (waiting && (timed_out || an->last_ts - oldest >= AN_HANG_AGE_NS))
-			add_hang(an, c, NULL, NULL, 0, 0, an_op_id(an, "init"), 0, an->last_ts - oldest,
-				 timed_out);
+			add_hang(an, c, NULL, NULL, 0, 0, an_op_id(an, "init"), 0,
+				 an->last_ts - oldest, timed_out);
 	}
 }
 
