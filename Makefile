@@ -7,6 +7,7 @@
 #   make check SANITIZE=address,undefined
 #   make install PREFIX=/usr/local
 #   make deps            install the Debian packages (as root)
+#   make deps-test       and those some tests use where present (Chromium)
 #   make demo            record and analyze a 4-rank job on the CPU backend
 
 CUDA_HOME ?= /usr/local/cuda
@@ -18,6 +19,10 @@ CC        ?= gcc
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
 	libcmocka-dev libinih-dev libunwind-dev
+
+# Not needed to build or test; tests that use them skip without them.
+# .ci/run installs them (make deps-test): Chromium lays out report.html.
+TEST_PACKAGES := chromium
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE \
@@ -49,7 +54,7 @@ CLI_LIBS      :=
 INSTALL_LIBS  :=
 TEST_BINS     :=
 
-.PHONY: all check demo install deps clean fuzz bench
+.PHONY: all check demo install deps deps-test clean fuzz bench
 all: targets
 
 # $(call ng_unit_test,DIR,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME
@@ -107,6 +112,9 @@ deps-check:
 deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEBIAN_PACKAGES)
+
+deps-test:
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ncclguard/examples

@@ -1,7 +1,8 @@
 /*
  * A collective every rank is done with, on aligned clocks: its calls
  * compared across ranks (a mismatch), its arrivals for stragglers, its
- * time in its bandwidth row; then handed to an_opts.on_coll and freed.
+ * time in its bandwidth row, each rank's part in its recent calls; then
+ * handed to an_opts.on_coll and freed.
  */
 #include <stdlib.h>
 
@@ -54,6 +55,34 @@ static void check_mismatch(struct an_state *an, const struct an_entry *e)
 	}
 }
 
+/* Each rank's part, kept in its last few calls on the comm: what a hang
+ * found at the end shows before the call that hung. */
+static void remember(struct an_state *an, const struct an_entry *e)
+{
+	const struct an_comm *c = e->comm;
+
+	for (int i = 0; i < e->nslots && i < c->nmembers; i++) {
+		const struct an_slot *s = &e->slot[i];
+		struct an_pc *pc = &an->pcs[c->member_pc[i]];
+		int64_t off = an->hosts[an->procs[c->members[i]].host].offset_ns;
+		struct an_call *k;
+
+		if (!(s->flags & AN_S_ENQ))
+			continue;
+		k = &pc->recent[pc->nrecent++ % AN_RECENT];
+		k->seq = e->seq;
+		k->op = s->op;
+		k->flags = s->flags;
+		k->enter_ns = s->enter_ns + off;
+		k->exit_ns = s->exit_ns > 0 ? s->exit_ns + off : 0;
+		k->start_ns = k->end_ns = 0;
+		if ((s->flags & AN_S_TIMED) && s->gpu_start > 0 && s->gpu_end > s->gpu_start) {
+			k->start_ns = s->gpu_start + off;
+			k->end_ns = s->gpu_end + off;
+		}
+	}
+}
+
 void an_account(struct an_state *an, struct an_entry *e)
 {
 	const struct an_slot *first = NULL;
@@ -79,6 +108,7 @@ void an_account(struct an_state *an, struct an_entry *e)
 	an->matched++;
 	check_mismatch(an, e);
 	an_straggle(an, e);
+	remember(an, e);
 	/* The collective's time is its shortest GPU duration: the ranks that
 	 * arrived early also waited for the last one, which an_straggle()
 	 * reports on its own. */

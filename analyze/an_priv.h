@@ -6,7 +6,9 @@
  *
  *   analyze.c      ng_analyze(): outputs checked, traces found once each,
  *                  run records read, then read, finish, the writers
- *   report_json.c chrome.c html.c summary.c     the writers
+ *   report_json.c chrome.c summary.c            the writers
+ *   html.c         report.html; its sections: html_hang.c html_plot.c
+ *                  html_heat.c html_table.c, on html_axis.c
  *   findings.c     the findings as sentences (summary, HTML)
  *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
  *   read.c         babeltrace2 -> records (struct an_rec_*); traces.c: where
@@ -245,6 +247,17 @@ struct an_p2p_op {
 	uint8_t op, send;
 };
 
+/* A rank's call on a comm, as the hang drawing shows it: times on the
+ * reference host's clock (0: not known). */
+#define AN_RECENT	6	/* accounted calls kept per rank and comm */
+#define AN_AFTER	2	/* calls queued behind a hang kept for it */
+struct an_call {
+	uint64_t seq;
+	int64_t enter_ns, exit_ns;	/* the host call */
+	int64_t start_ns, end_ns;	/* on the GPU, where timed */
+	uint8_t op, flags;		/* AN_S_* */
+};
+
 /* State of one proc on one comm. */
 struct an_pc {
 	int proc, member;
@@ -265,6 +278,21 @@ struct an_pc {
 	int npeers;
 	uint64_t jump_seq;	/* a seq far past last_seq, kept until confirmed */
 	uint64_t own_done_seq;	/* highest seq whose own coll_complete came */
+	/* The last AN_RECENT calls accounted, a ring (nrecent: how many
+	 * ever): what each rank did just before a hang. */
+	struct an_call recent[AN_RECENT];
+	uint32_t nrecent;
+};
+
+/* One member of a hung comm as the drawing shows it: its calls around
+ * the hung seq (in seq order: the last accounted, its own part in the
+ * hung one, those it queued behind), and for an init when it began. */
+struct an_hang_row {
+	int64_t rank;
+	int proc;
+	int64_t init_ns;	/* comm_init_begin, corrected; 0: none */
+	int ncalls;
+	struct an_call calls[AN_RECENT + 1 + AN_AFTER];
 };
 
 struct an_hang {
@@ -294,6 +322,9 @@ struct an_hang {
 	int64_t *state_rank;
 	uint8_t *state;
 	uint64_t *drop_seq;
+	/* Every member, in rank order, for the drawing (html_hang.c). */
+	struct an_hang_row *rows;
+	int nrows;
 };
 
 /* Where a rank is in a hung collective, as precisely as the trace says. */
@@ -741,6 +772,34 @@ int an_findings(struct an_state *an, an_finding_fn fn, void *ctx);
 
 int an_report_json(struct an_state *an, FILE *f);
 int an_report_html(struct an_state *an, FILE *f);
+
+/* ---- html_*.c: the sections of report.html (html.c: the page) -------- */
+
+/* html_axis.c: text from a trace escaped (cut to max characters with an
+ * ellipsis), ticks at round numbers and their labels, text widths. */
+void an_html_esc(FILE *f, const char *s);
+void an_html_esc_cut(FILE *f, const char *s, int max);
+int an_html_chars(const char *s);
+double an_html_text_w(const char *s, double px);
+double an_html_step(double span, int most);
+void an_html_tick(double v, double step, char *buf, size_t len);
+void an_html_tick_ns(double ns, double step, double range, int sign, char *buf, size_t len);
+void an_html_svg(FILE *f, int w, int h, const char *label);
+const char *an_html_color(int i);
+const char *an_html_host(const struct an_state *an, const struct an_proc *p);
+/* html_plot.c: bus bandwidth against size; each rank's time in NCCL. */
+void an_html_bandwidth(struct an_state *an, FILE *f);
+void an_html_busy(struct an_state *an, FILE *f, const int *order, int n);
+/* html_heat.c: the rank x time map of lateness. */
+void an_html_heat(struct an_state *an, FILE *f, const int *order);
+/* html_hang.c: each hang drawn, rank by rank, on a time axis. */
+void an_html_hangs(struct an_state *an, FILE *f);
+/* html_table.c: collectives per op; timeouts, injections, policy; ranks. */
+void an_html_collectives(struct an_state *an, FILE *f);
+void an_html_timeouts(struct an_state *an, FILE *f);
+void an_html_injections(struct an_state *an, FILE *f);
+void an_html_policy(struct an_state *an, FILE *f);
+void an_html_ranks(struct an_state *an, FILE *f, const int *order);
 void an_summary(struct an_state *an, FILE *f);
 struct an_chrome *an_chrome_new(FILE *f);
 /* an_opts.on_coll: ctx is the struct an_chrome. */

@@ -158,10 +158,68 @@ static struct an_pc *member_pc(struct an_state *an, struct an_comm *c, int i)
 	return &an->pcs[an_map_get(&an->pc_map, key)];
 }
 
-/* A hung collective seq of c (e: its window entry, if still held; NULL
- * and seq 0: an init). */
+static int cmp_call(const void *a, const void *b)
+{
+	const struct an_call *x = a, *y = b;
+
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Member i's part in window entry e, as a call on the corrected clock. */
+static void slot_call(const struct an_state *an, const struct an_entry *e, int i,
+		      struct an_hang_row *row)
+{
+	const struct an_slot *s;
+	int64_t off = an->hosts[an->procs[row->proc].host].offset_ns;
+	struct an_call *k;
+
+	if (!e || i >= e->nslots || !(e->slot[i].flags & AN_S_ENQ))
+		return;
+	s = &e->slot[i];
+	k = &row->calls[row->ncalls++];
+	k->seq = e->seq;
+	k->op = s->op;
+	k->flags = s->flags;
+	k->enter_ns = s->enter_ns + off;
+	k->exit_ns = s->exit_ns > 0 ? s->exit_ns + off : 0;
+	if ((s->flags & AN_S_TIMED) && s->gpu_start > 0 && s->gpu_end > s->gpu_start) {
+		k->start_ns = s->gpu_start + off;
+		k->end_ns = s->gpu_end + off;
+	}
+}
+
+/* Member i's row of the drawing: its last accounted calls, its part in
+ * the hung one (e) and in those queued behind it (after). */
+static void hang_row(const struct an_state *an, const struct an_comm *c, int i,
+		     const struct an_pc *pc, const struct an_entry *e,
+		     struct an_entry *const *after, int nafter, struct an_hang_row *row)
+{
+	uint32_t n = pc->nrecent < AN_RECENT ? pc->nrecent : AN_RECENT;
+
+	row->rank = an->procs[c->members[i]].rank;
+	row->proc = c->members[i];
+	if (pc->init_begun)
+		row->init_ns = pc->init_ts + an->hosts[an->procs[row->proc].host].offset_ns;
+	for (uint32_t k = 0; k < n; k++)
+		row->calls[row->ncalls++] = pc->recent[(pc->nrecent - n + k) % AN_RECENT];
+	qsort(row->calls, row->ncalls, sizeof(*row->calls), cmp_call);
+	slot_call(an, e, i, row);
+	for (int k = 0; k < nafter; k++)
+		slot_call(an, after[k], i, row);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct an_hang_row *x = a, *y = b;
+
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* A hung collective seq of c (e: its window entry, if still held, and
+ * after the first of those queued behind it; NULL and seq 0: an init). */
 static void add_hang(struct an_state *an, struct an_comm *c, const struct an_entry *e,
-		     uint64_t seq, int op, uint64_t queued_after, int64_t age, int timed_out)
+		     struct an_entry *const *after, int nafter, uint64_t seq, int op,
+		     uint64_t queued_after, int64_t age, int timed_out)
 {
 	struct an_hang *h;
 	int i;
@@ -179,6 +237,7 @@ static void add_hang(struct an_state *an, struct an_comm *c, const struct an_ent
 	h->miss = an_xcalloc(c->nmembers, sizeof(*h->miss));
 	h->last_rank = an_xcalloc(c->nmembers, sizeof(*h->last_rank));
 	h->last_seq = an_xcalloc(c->nmembers, sizeof(*h->last_seq));
+	h->rows = an_xcalloc(c->nmembers, sizeof(*h->rows));
 	if (seq) {
 		h->state_rank = an_xcalloc(c->nmembers, sizeof(*h->state_rank));
 		h->state = an_xcalloc(c->nmembers, sizeof(*h->state));
@@ -192,6 +251,7 @@ static void add_hang(struct an_state *an, struct an_comm *c, const struct an_ent
 
 		h->last_rank[h->nlast] = p->rank;
 		h->last_seq[h->nlast++] = pc->last_seq;
+		hang_row(an, c, i, pc, e, after, nafter, &h->rows[h->nrows++]);
 		if (!seq) {
 			if (in_init(pc))
 				h->wait[h->nwait++] = p->rank;
@@ -212,6 +272,7 @@ static void add_hang(struct an_state *an, struct an_comm *c, const struct an_ent
 		h->unknown_missing = c->nranks - c->nmembers;
 	if (!seq)
 		init_missing(an, c, h);
+	qsort(h->rows, h->nrows, sizeof(*h->rows), cmp_row);
 	/* last_seq_by_rank and the states in rank order */
 	for (i = 1; i < h->nlast; i++)
 		for (int j = i; j > 0 && h->last_rank[j] < h->last_rank[j - 1]; j--) {
@@ -271,14 +332,15 @@ static void timeout_hang(struct an_state *an, struct an_comm *c)
 	}
 	if (!open)
 		return;		/* a slow call that finished after its timeout */
-	add_hang(an, c, NULL, first->seq, an_op_id(an, first->op), 0,
+	add_hang(an, c, NULL, NULL, 0, first->seq, an_op_id(an, first->op), 0,
 		 an->last_ts - first->ts + (int64_t)first->waited_ns, 1);
 }
 
 static void finish_comm(struct an_state *an, struct an_comm *c)
 {
-	struct an_entry *hang = NULL;
+	struct an_entry *hang = NULL, *behind[AN_AFTER];
 	uint64_t after = 0;
+	int nbehind = 0;
 	int64_t age = 0;
 	int op = 0, timed_out = 0;
 
@@ -291,10 +353,14 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 			continue;
 		}
 		if (hang) {
-			/* Queued behind the hang: never ran. */
+			/* Queued behind the hang: never ran.  The first few
+			 * are drawn with it. */
 			after++;
 			*an_ring_at(c, 0) = NULL;
-			free(e);
+			if (nbehind < AN_AFTER)
+				behind[nbehind++] = e;
+			else
+				free(e);
 			an_pop_front(an, c, 0);
 			continue;
 		}
@@ -343,8 +409,10 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 		an_pop_front(an, c, 0);
 	}
 	if (hang) {
-		add_hang(an, c, hang, hang->seq, op, after, age, timed_out);
+		add_hang(an, c, hang, behind, nbehind, hang->seq, op, after, age, timed_out);
 		free(hang);
+		for (int i = 0; i < nbehind; i++)
+			free(behind[i]);
 	} else if (c->timeouts) {
 		timeout_hang(an, c);
 	}
@@ -369,8 +437,8 @@ static void finish_inits(struct an_state *an)
 		}
 		timed_out = c->timeouts && c->last_timeout_ts >= oldest;
 		if (waiting && (timed_out || an->last_ts - oldest >= AN_HANG_AGE_NS))
-			add_hang(an, c, NULL, 0, an_op_id(an, "init"), 0, an->last_ts - oldest,
-				 timed_out);
+			add_hang(an, c, NULL, NULL, 0, 0, an_op_id(an, "init"), 0,
+				 an->last_ts - oldest, timed_out);
 	}
 }
 

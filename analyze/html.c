@@ -1,291 +1,258 @@
 /*
- * report.html: one self-contained page (no script, no external file) with
- * the findings, inline SVG plots (bus bandwidth against size per op, time
- * in NCCL per rank, a rank x time straggler heat map) and the tables.
+ * report.html: one self-contained page (no script, no external file) that
+ * opens offline.  At the top the verdict: the worst finding in one
+ * sentence with its next step, or "healthy" with what was checked and
+ * what the trace could not show.  Then what the report could not see,
+ * the findings as cards (the list the summary and report.json show), the
+ * hangs drawn, the plots, the tables.  Each part is a <section> with a
+ * stable id; html_*.c draw them.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "an_priv.h"
 #include "version.h"
 
-static const char *const palette[] = {
-	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-	"#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+static const char css[] =
+	"body{font:14px/1.45 system-ui,sans-serif;margin:24px 32px;color:#222;max-width:1100px}\n"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 8px;"
+	"border-bottom:1px solid #ddd;padding-bottom:3px}h3{font-size:15px;margin:16px 0 4px}\n"
+	".meta,.cap,.note,.empty{color:#555}.cap{font-size:13px;max-width:820px}\n"
+	"nav{margin:8px 0 0;font-size:13px}nav a{margin-right:12px;color:#1f5fa8}\n"
+	".verdict{margin:18px 0 8px;padding:14px 18px;border-radius:6px;border-left:8px solid}\n"
+	".verdict p{margin:4px 0}.verdict .head{font-size:19px;font-weight:600}\n"
+	".verdict.ok{background:#e8f5e9;border-color:#2e7d32}"
+	".verdict.bad{background:#fdecea;border-color:#c62828}"
+	".verdict.warn{background:#fff6e5;border-color:#ef8f00}\n"
+	".card{margin:8px 0;padding:8px 12px;border:1px solid #ddd;border-left:6px solid #999;"
+	"border-radius:4px;background:#fafafa}\n"
+	".card.bad{border-left-color:#c62828}.card.warn{border-left-color:#ef8f00}"
+	".card.info{border-left-color:#90a4ae;color:#444}\n"
+	".card p{margin:3px 0}.card .who,.card .next{font-size:13px;color:#444}\n"
+	".badge{display:inline-block;font-size:11px;font-weight:600;text-transform:uppercase;"
+	"padding:1px 6px;border-radius:3px;margin-right:6px;color:#fff;background:#78909c}\n"
+	".bad .badge{background:#c62828}.warn .badge{background:#e08600}\n"
+	"span.bad{color:#c62828;font-weight:600}\n"
+	"table{border-collapse:collapse;margin:4px 0 8px}td,th{padding:3px 10px;"
+	"border-bottom:1px solid #ddd;text-align:right}th{background:#f0f0f0}\n"
+	"td:first-child,th:first-child,table.txt td,table.txt th{text-align:left}\n"
+	"tr.slow td{background:#fff0e0}"
+	"td.st{color:#c62828;font-weight:600}\n"
+	"details.op{margin:6px 0;border:1px solid #e0e0e0;border-radius:4px;padding:4px 8px}\n"
+	"details summary{cursor:pointer}details.more{margin:0 0 6px}\n"
+	"ul.inc li{margin:2px 0}\n"
+	"svg.plot{display:block;margin:6px 0}\n"
+	"svg text{font-family:system-ui,sans-serif}"
+	"svg text.ax{font-size:11px;fill:#555}svg text.lg{font-size:12px;fill:#222}\n"
+	"svg text.ti{font-size:12px;fill:#333}svg text.hl{font-size:11px;fill:#222}\n"
+	"svg text.st{fill:#c62828;font-weight:600}svg text.sq{font-size:10px;fill:#444}\n"
+	"svg text.sq.hung{fill:#b34700;font-weight:600}\n"
+	"svg rect.done{fill:#5b8db8}svg rect.host{fill:#b9cfe3}svg line.enq{stroke:#333}\n"
+	"svg rect.wait{fill:#f4a261;stroke:#b34700}\n"
+	"svg rect.queued{fill:#ddd;stroke:#999;stroke-dasharray:2 2}\n"
+	"svg rect.drop{fill:#c62828}svg rect.miss{fill:#fdecea;stroke:#c62828;"
+	"stroke-dasharray:5 3}\n"
+	"svg path.tmo{fill:#6a1b9a}svg line.zero{stroke:#b34700;stroke-dasharray:3 3}\n"
+	".legend{font-size:12px;color:#444}.legend .k{display:inline-block;width:14px;height:10px;"
+	"margin:0 4px 0 10px;vertical-align:middle}\n"
+	".k.done{background:#5b8db8}.k.host{background:#b9cfe3}.k.enq{width:2px;height:14px;"
+	"background:#333}.k.wait{background:#f4a261;border:1px solid #b34700}"
+	".k.queued{background:#ddd;border:1px dashed #999}.k.drop{background:#c62828}"
+	".k.miss{background:#fdecea;border:1px dashed #c62828}.k.tmo{background:#6a1b9a;"
+	"width:8px}\n"
+	".hang{margin:10px 0 18px}\n";
+
+/* The sections, in page order: id, heading, link text. */
+enum { S_FINDINGS, S_HANGS, S_BANDWIDTH, S_STRAGGLERS, S_BUSY, S_COLLECTIVES, S_TIMEOUTS,
+       S_INJECTIONS, S_POLICY, S_RANKS, S_N };
+static const struct { const char *id, *title, *nav; } sections[S_N] = {
+	[S_FINDINGS] = { "findings", "Findings", "findings" },
+	[S_HANGS] = { "hangs", "Hangs", "hangs" },
+	[S_BANDWIDTH] = { "bandwidth", "Bus bandwidth by message size", "bandwidth" },
+	[S_STRAGGLERS] = { "stragglers", "Stragglers: lateness per rank over time",
+			   "stragglers" },
+	[S_BUSY] = { "nccl-time", "Time in NCCL per rank", "time in NCCL" },
+	[S_COLLECTIVES] = { "collectives", "Collectives by operation and size", "collectives" },
+	[S_TIMEOUTS] = { "timeouts", "Watchdog timeouts", "timeouts" },
+	[S_INJECTIONS] = { "injections", "Injected faults", "injections" },
+	[S_POLICY] = { "policy", "Policy decisions", "policy" },
+	[S_RANKS] = { "ranks", "Ranks", "ranks" },
 };
-#define NPAL (int)(sizeof(palette) / sizeof(palette[0]))
 
-/* As ng_json_str: bytes that are not UTF-8 (a host name, an environment
- * from another host) become U+FFFD, so that the page stays one encoding. */
-static void esc(FILE *f, const char *s)
+static const char *sev_class(int severity)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	int n;
+	return severity == AN_SEV_BAD ? "bad" : severity == AN_SEV_WARN ? "warn" : "info";
+}
 
-	while (p && *p) {
-		switch (*p) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if (*p < 0x80) {
-				fputc(*p, f);
-			} else if ((n = ng_utf8_len(p))) {
-				fwrite(p, 1, (size_t)n, f);
-				p += n;
-				continue;
-			} else {
-				fputs("&#xfffd;", f);
-			}
+/* "hang: allreduce ..." less its "hang: ": the kind is on the badge. */
+static const char *without_kind(const char *s)
+{
+	const char *c = strstr(s, ": ");
+
+	return c && c - s <= 12 && !memchr(s, ',', (size_t)(c - s)) ? c + 2 : s;
+}
+
+static void kind_name(FILE *f, const char *kind)
+{
+	for (const char *p = kind; *p; p++)
+		fputc(*p == '_' ? ' ' : *p, f);
+}
+
+static void who(const struct an_finding *fd, FILE *f)
+{
+	if (!fd->nranks && !fd->nhosts)
+		return;
+	fputs("<p class=\"who\">", f);
+	if (fd->nranks) {
+		fputs(fd->nranks == 1 ? "rank " : "ranks ", f);
+		for (int j = 0; j < fd->nranks && j < 32; j++) {
+			if (fd->ranks[j] < 0)
+				fprintf(f, "%s?", j ? ", " : "");
+			else
+				fprintf(f, "%s%lld", j ? ", " : "", (long long)fd->ranks[j]);
 		}
-		p++;
+		if (fd->nranks > 32)
+			fprintf(f, " and %d more", fd->nranks - 32);
 	}
+	if (fd->nhosts) {
+		fputs(fd->nranks ? " on " : "", f);
+		for (int j = 0; j < fd->nhosts && j < 8; j++) {
+			fputs(j ? ", " : "", f);
+			an_html_esc(f, fd->hosts[j]);
+		}
+		if (fd->nhosts > 8)
+			fprintf(f, " and %d more hosts", fd->nhosts - 8);
+	}
+	fputs("</p>\n", f);
 }
 
-static void finding(void *ctx, int severity, const char *line)
+static void card(const struct an_finding *fd, FILE *f)
 {
-	FILE *f = ctx;
-
-	fprintf(f, "<li class=\"%s\">", severity == AN_SEV_BAD ? "bad" :
-		severity == AN_SEV_WARN ? "warn" : "info");
-	esc(f, line);
-	fputs("</li>\n", f);
+	fprintf(f, "<div class=\"card %s\"><p><span class=\"badge\">", sev_class(fd->severity));
+	kind_name(f, fd->kind);
+	fputs("</span>", f);
+	an_html_esc(f, without_kind(fd->summary));
+	fputs("</p>\n", f);
+	who(fd, f);
+	if (fd->severity != AN_SEV_INFO) {
+		fputs("<p class=\"next\"><b>Next:</b> ", f);
+		an_html_esc(f, fd->next_step);
+		fputs("</p>\n", f);
+	}
+	fputs("</div>\n", f);
 }
 
-static double row_busbw(const struct an_state *an, const struct an_row *r)
+/* What a healthy verdict rests on, and what it could not see. */
+static void checked(struct an_state *an, FILE *f, int nranks)
 {
-	double algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
-
-	return algbw * an_busbw_factor(an->ops[r->op], r->nranks);
-}
-
-/* Bus bandwidth against size, one line per op and comm size, log2 x. */
-static void plot_busbw(struct an_state *an, FILE *f)
-{
-	const int W = 760, H = 340, L = 60, R = 170, T = 20, B = 40;
-	int bmin = 64, bmax = -1, series = 0;
-	double ymax = 0;
-	char lab[32];
+	uint64_t calls = 0, timed = 0;
 
 	for (int i = 0; i < an->nrows; i++) {
-		const struct an_row *r = &an->rows[i];
-
-		if (!r->timed || r->bucket < 0)
-			continue;
-		if (r->bucket < bmin)
-			bmin = r->bucket;
-		if (r->bucket > bmax)
-			bmax = r->bucket;
-		if (row_busbw(an, r) > ymax)
-			ymax = row_busbw(an, r);
+		calls += an->rows[i].calls;
+		timed += an->rows[i].timed;
 	}
-	if (bmax < 0) {
-		fputs("<p>No timed collectives.</p>\n", f);
-		return;
-	}
-	if (an->opts.link_gbps > ymax)
-		ymax = an->opts.link_gbps;
-	ymax = ymax > 0 ? ymax * 1.1 : 1;
-	if (bmax == bmin)
-		bmax = bmin + 1;
-#define X(b) (L + (double)((b) - bmin) * (W - L - R) / (bmax - bmin))
-#define Y(v) (T + (H - T - B) * (1 - (v) / ymax))
-	fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafafa\" "
-		"stroke=\"#ccc\"/>\n", L, T, W - L - R, H - T - B);
-	for (int k = 0; k <= 4; k++) {
-		double v = ymax * k / 4;
-
-		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>"
-			"<text x=\"%d\" y=\"%.1f\" class=\"ax\" text-anchor=\"end\">%.1f</text>\n",
-			L, W - R, Y(v), Y(v), L - 6, Y(v) + 4, v);
-	}
-	for (int b = bmin; b <= bmax; b++) {
-		int step = (bmax - bmin) > 12 ? 2 : 1;
-
-		if ((b - bmin) % step)
-			continue;
-		an_fmt_bytes(1ULL << b, lab, sizeof(lab));
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">%s</text>\n",
-			X(b), H - B + 16, lab);
-	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">message size "
-		"(nccl-tests size)</text>\n", L + (W - L - R) / 2, H - 6);
-	fprintf(f, "<text x=\"14\" y=\"%d\" class=\"ax\" transform=\"rotate(-90 14 %d)\" "
-		"text-anchor=\"middle\">busbw GB/s</text>\n", T + (H - T - B) / 2, T + (H - T - B) / 2);
+	fprintf(f, "<p>Checked: %llu collectives matched across %d rank%s for hangs, "
+		"mismatched calls and stragglers (%llu with every rank's own arrival time)",
+		(unsigned long long)an->matched, nranks, nranks == 1 ? "" : "s",
+		(unsigned long long)an->straggle_calls);
+	if (an->p2p_calls)
+		fprintf(f, "; %llu sends and receives for hangs",
+			(unsigned long long)an->p2p_calls);
+	fputs("; policy and settings across ranks", f);
 	if (an->opts.link_gbps > 0)
-		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
-			"stroke-dasharray=\"6 4\"/><text x=\"%d\" y=\"%.1f\" class=\"ax\">link "
-			"%.1f GB/s</text>\n", L, W - R, Y(an->opts.link_gbps), Y(an->opts.link_gbps),
-			L + 6, Y(an->opts.link_gbps) - 5, an->opts.link_gbps);
-	/* rows are sorted by op, nranks, size: a series is a run of them */
-	for (int i = 0; i < an->nrows;) {
-		int j = i, pts = 0;
-		const char *col = palette[series % NPAL];
-
-		while (j < an->nrows && an->rows[j].op == an->rows[i].op &&
-		       an->rows[j].nranks == an->rows[i].nranks)
-			j++;
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
-		for (int k = i; k < j; k++)
-			if (an->rows[k].timed && an->rows[k].bucket >= 0) {
-				fprintf(f, "%.1f,%.1f ", X(an->rows[k].bucket), Y(row_busbw(an, &an->rows[k])));
-				pts++;
-			}
-		fputs("\"/>\n", f);
-		for (int k = i; k < j; k++) {
-			const struct an_row *r = &an->rows[k];
-
-			if (!r->timed || r->bucket < 0)
-				continue;
-			an_fmt_bytes(1ULL << r->bucket, lab, sizeof(lab));
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s %s "
-				"on %d ranks: %.2f GB/s busbw, %llu calls</title></circle>\n",
-				X(r->bucket), Y(row_busbw(an, r)), col, an->ops[r->op], lab, r->nranks,
-				row_busbw(an, r), (unsigned long long)r->calls);
-		}
-		if (pts)
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-				"<text x=\"%d\" y=\"%d\" class=\"lg\">%s, %d ranks</text>\n",
-				W - R + 10, T + 8 + series * 18, col, W - R + 28, T + 18 + series * 18,
-				an->ops[an->rows[i].op], an->rows[i].nranks);
-		series += pts > 0;
-		i = j;
-	}
-	fputs("</svg>\n", f);
-#undef X
-#undef Y
+		fprintf(f, "; every size against half the %.1f GB/s link", an->opts.link_gbps);
+	fputs(".</p>\n<p>Not seen:", f);
+	if (an->opts.link_gbps <= 0)
+		fputs(" the link's speed (give --link-gbps to check bandwidth against it);", f);
+	if (timed < calls)
+		fprintf(f, " GPU times of %llu of %llu calls (sampled; NCCLGUARD_SAMPLE=1 times "
+			"every call);", (unsigned long long)(calls - timed),
+			(unsigned long long)calls);
+	if (an->untimed && timed >= calls)
+		fprintf(f, " GPU times of %llu collectives;", (unsigned long long)an->untimed);
+	fputs(" what the job did outside NCCL.</p>\n", f);
 }
 
-static const char *host_of(const struct an_state *an, const struct an_proc *p)
+static void verdict(struct an_state *an, FILE *f, int nranks)
 {
-	return p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
-}
+	const struct an_finding *fd;
+	int n = an_findings_list(an, &fd), real = 0;
 
-static void plot_comm(struct an_state *an, FILE *f, const int *order, int n)
-{
-	const int W = 760, L = 230, R = 90, bar = 18, gap = 6;
-	int H = 30 + n * (bar + gap), y = 10;
-	char busy[32];
-
-	fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
-	for (int k = 0; k < an->nprocs; k++) {
-		const struct an_proc *p = &an->procs[order[k]];
-		double fr = an_comm_fraction(p);
-
-		if (p->rank < 0)
-			continue;
-		an_fmt_ns((double)p->busy_ns, busy, sizeof(busy));
-		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lg\" text-anchor=\"end\">rank %lld ",
-			L - 8, y + 13, (long long)p->rank);
-		esc(f, host_of(an, p));
-		fprintf(f, ":%lld</text>", (long long)p->pid);
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eee\"/>",
-			L, y, W - L - R, bar);
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#1f77b4\">"
-			"<title>%s in NCCL</title></rect>", L, y, fr * (W - L - R), bar, busy);
-		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lg\">%.1f%%</text>\n", W - R + 6, y + 13,
-			100 * fr);
-		y += bar + gap;
-	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\">share of each rank's wall time its GPU "
-		"spent in NCCL collectives</text>\n</svg>\n", L, H - 6);
-}
-
-/* Rank x time: how late each rank arrived against the median rank. */
-static void plot_heat(struct an_state *an, FILE *f, const int *order, int n)
-{
-	const int L = 110, T = 10, cell_h = 16;
-	int used = 0, cell_w, W, H;
-	double vmax = 0;
-	char lab[32];
-
-	for (int k = 0; k < an->nprocs; k++) {
-		const struct an_proc *p = &an->procs[k];
-
-		for (int b = 0; b < AN_HEAT_BINS; b++)
-			if (p->heat_n[b]) {
-				double v = p->heat_sum[b] / p->heat_n[b];
-
-				if (b + 1 > used)
-					used = b + 1;
-				if (v > vmax)
-					vmax = v;
-			}
-	}
-	if (!used || !n) {
-		fputs("<p>No collective was seen on every rank of its communicator.</p>\n", f);
+	for (int i = 0; i < n; i++)
+		real += fd[i].severity != AN_SEV_INFO;
+	if (real) {
+		fprintf(f, "<section id=\"verdict\" class=\"verdict %s\"><p class=\"head\">",
+			sev_class(fd[0].severity));
+		an_html_esc(f, fd[0].summary);
+		fputs("</p>\n<p><b>Next:</b> ", f);
+		an_html_esc(f, fd[0].next_step);
+		fputs("</p>\n", f);
+		if (real > 1)
+			fprintf(f, "<p><a href=\"#findings\">%d more finding%s below</a>.</p>\n",
+				real - 1, real == 2 ? "" : "s");
+		fputs("</section>\n", f);
 		return;
 	}
-	cell_w = 640 / used > 24 ? 24 : (640 / used < 4 ? 4 : 640 / used);
-	W = L + used * cell_w + 20;
-	H = T + n * cell_h + 50;
-	fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
-	for (int k = 0, row = 0; k < an->nprocs; k++) {
-		const struct an_proc *p = &an->procs[order[k]];
-		int y = T + row * cell_h;
-
-		if (p->rank < 0)
-			continue;
-		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lg\" text-anchor=\"end\">rank %lld</text>\n",
-			L - 6, y + 12, (long long)p->rank);
-		for (int b = 0; b < used; b++) {
-			double v = p->heat_n[b] ? p->heat_sum[b] / p->heat_n[b] : 0;
-			double t = vmax > 0 ? v / vmax : 0;
-			int g = (int)(255 - 200 * t), rr = (int)(255 - 40 * t);
-
-			an_fmt_ns(v, lab, sizeof(lab));
-			if (!p->heat_n[b])
-				rr = g = 0xf0;
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-				"fill=\"rgb(%d,%d,%d)\"><title>rank %lld, %.2f s: %s late on "
-				"average (%u calls)</title></rect>", L + b * cell_w, y, cell_w, cell_h - 1,
-				rr, g, g, (long long)p->rank,
-				(double)b * (double)an->heat_w / 1e9, lab, p->heat_n[b]);
-		}
-		fputc('\n', f);
-		row++;
+	if (!an->matched && !an->p2p_calls) {
+		fputs("<section id=\"verdict\" class=\"verdict warn\"><p class=\"head\">Nothing to "
+		      "judge: the trace holds no collective and no send or receive.</p>\n"
+		      "<p><b>Next:</b> Check that the job called NCCL under ncclguard (LD_PRELOAD, "
+		      "ncclguard run) and that the trace folder is the right one.</p>"
+		      "</section>\n", f);
+		return;
 	}
-	for (int b = 0; b <= used; b += used > 8 ? used / 8 : 1)
-		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">%.2f s</text>\n",
-			L + b * cell_w, T + n * cell_h + 14, (double)b * (double)an->heat_w / 1e9);
-	an_fmt_ns(vmax, lab, sizeof(lab));
-	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\">time since the first collective; "
-		"darkest = %s later than the median rank</text>\n</svg>\n", L, H - 8, lab);
+	fprintf(f, "<section id=\"verdict\" class=\"verdict ok\"><p class=\"head\">Healthy: no "
+		"hang, mismatched call, policy violation, differing setting or straggler found."
+		"</p>\n");
+	checked(an, f, nranks);
+	fputs("</section>\n", f);
 }
 
-static void tables(struct an_state *an, FILE *f)
+static void incomplete(const struct an_state *an, FILE *f)
 {
-
-	fputs("<h2>Collectives</h2>\n<table><tr><th>op</th><th>size</th><th>ranks</th>"
-	      "<th>calls</th><th>mean</th><th>p50</th><th>p99</th><th>max</th>"
-	      "<th>algbw GB/s</th><th>busbw GB/s</th></tr>\n", f);
-	for (int i = 0; i < an->nrows; i++) {
-		struct an_row *r = &an->rows[i];
-		struct an_row_text t;
-
-		an_row_text(r, &t);
-		fprintf(f, "<tr%s><td>%s</td><td>%s</td><td>%d</td><td>%llu</td><td>%s</td>"
-			"<td>%s</td><td>%s</td><td>%s</td><td>%.2f</td><td>%.2f</td></tr>\n",
-			an_row_below_link(an, r) ? " class=\"slow\"" : "", an->ops[r->op], t.size,
-			r->nranks, (unsigned long long)r->calls, t.mean, t.p50, t.p99, t.max,
-			t.algbw, row_busbw(an, r));
+	if (!an->ninc)
+		return;
+	fputs("<section id=\"incomplete\"><h2>Incomplete: this report could not see everything"
+	      "</h2>\n<ul class=\"inc\">\n", f);
+	for (int i = 0; i < an->ninc; i++) {
+		fputs("<li><b>", f);
+		an_html_esc(f, an->inc[i].what);
+		fputs("</b>: ", f);
+		an_html_esc(f, an->inc[i].detail);
+		fputs("</li>\n", f);
 	}
-	fputs("</table>\n", f);
-	if (an->nhosts > 1) {
-		fputs("<h2>Clocks</h2>\n<table><tr><th>host</th><th>offset applied</th>"
-		      "<th>samples</th></tr>\n", f);
-		for (int i = 0; i < an->nhosts; i++) {
-			fputs("<tr><td>", f);
-			esc(f, an->hosts[i].name);
-			fprintf(f, "%s</td><td>%+.3f ms</td><td>%d</td></tr>\n",
-				i == an->ref_host ? " (reference)" : "",
-				(double)an->hosts[i].offset_ns / 1e6, an->hosts[i].nsamples);
-		}
-		fputs("</table>\n", f);
+	if (an->inc_more)
+		fprintf(f, "<li>and %llu more</li>\n", (unsigned long long)an->inc_more);
+	fputs("</ul></section>\n", f);
+}
+
+static void findings(struct an_state *an, FILE *f)
+{
+	const struct an_finding *fd;
+	int n = an_findings_list(an, &fd);
+
+	if (!n)
+		fputs("<p class=\"empty\">None.</p>\n", f);
+	for (int i = 0; i < n; i++)
+		card(&fd[i], f);
+}
+
+static void section(struct an_state *an, FILE *f, int s, const int *order, int nranks)
+{
+	fprintf(f, "<section id=\"%s\"><h2>%s</h2>\n", sections[s].id, sections[s].title);
+	switch (s) {
+	case S_FINDINGS: findings(an, f); break;
+	case S_HANGS: an_html_hangs(an, f); break;
+	case S_BANDWIDTH: an_html_bandwidth(an, f); break;
+	case S_STRAGGLERS: an_html_heat(an, f, order); break;
+	case S_BUSY: an_html_busy(an, f, order, nranks); break;
+	case S_COLLECTIVES: an_html_collectives(an, f); break;
+	case S_TIMEOUTS: an_html_timeouts(an, f); break;
+	case S_INJECTIONS: an_html_injections(an, f); break;
+	case S_POLICY: an_html_policy(an, f); break;
+	case S_RANKS: an_html_ranks(an, f, order); break;
 	}
+	fputs("</section>\n", f);
 }
 
 int an_report_html(struct an_state *an, FILE *f)
@@ -295,51 +262,30 @@ int an_report_html(struct an_state *an, FILE *f)
 
 	for (int i = 0; i < an->nprocs; i++)
 		nranks += an->procs[i].rank >= 0;
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-	      "<title>ncclguard report</title>\n<style>\n"
-	      "body{font:14px/1.45 system-ui,sans-serif;margin:24px 32px;color:#222;max-width:1100px}\n"
-	      "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}\n"
-	      ".meta{color:#666}ul.f{padding-left:0;list-style:none}\n"
-	      "ul.f li{padding:4px 8px;margin:3px 0;border-left:4px solid #999;background:#f6f6f6}\n"
-	      "ul.f li.bad{border-color:#c62828;background:#fdecea}\n"
-	      "ul.f li.warn{border-color:#ef8f00;background:#fff6e5}\n"
-	      "table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ddd;"
-	      "text-align:right}th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\n"
-	      "tr.slow td{background:#fff0e0}h2.inc{color:#c62828}\n"
-	      "svg text.ax{font-size:11px;fill:#555}svg text.lg{font-size:12px;fill:#222}\n"
-	      "</style></head><body>\n<h1>ncclguard report</h1>\n", f);
-	fprintf(f, "<p class=\"meta\">%d ranks on %d host%s &middot; %llu collectives matched",
-		nranks, an->nhosts, an->nhosts == 1 ? "" : "s", (unsigned long long)an->matched);
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<meta name=\"generator\" content=\"ncclguard %s\">\n<title>ncclguard report"
+		"</title>\n<style>\n%s</style></head><body>\n<h1>ncclguard report</h1>\n",
+		NCCLGUARD_VERSION, css);
+	fprintf(f, "<p class=\"meta\">%d rank%s on %d host%s &middot; %llu collectives matched",
+		nranks, nranks == 1 ? "" : "s", an->nhosts, an->nhosts == 1 ? "" : "s",
+		(unsigned long long)an->matched);
 	if (an->forced)
-		fprintf(f, " (%llu of them not seen on every rank)", (unsigned long long)an->forced);
-	fprintf(f, " &middot; %llu events, %llu lost &middot; ncclguard %s</p>\n",
-		(unsigned long long)an->events, (unsigned long long)an->lost_events,
-		NCCLGUARD_VERSION);
-	if (an->ninc) {
-		fputs("<h2 class=\"inc\">Incomplete: this report could not see everything</h2>\n"
-		      "<ul class=\"f\">\n", f);
-		for (int i = 0; i < an->ninc; i++) {
-			fputs("<li class=\"bad\"><b>", f);
-			esc(f, an->inc[i].what);
-			fputs("</b>: ", f);
-			esc(f, an->inc[i].detail);
-			fputs("</li>\n", f);
-		}
-		if (an->inc_more)
-			fprintf(f, "<li class=\"bad\">and %llu more</li>\n",
-				(unsigned long long)an->inc_more);
-		fputs("</ul>\n", f);
+		fprintf(f, " (%llu of them not seen on every rank)",
+			(unsigned long long)an->forced);
+	fprintf(f, " &middot; %llu events, %llu lost", (unsigned long long)an->events,
+		(unsigned long long)an->lost_events);
+	if (*an_job_id(an)) {
+		fputs(" &middot; job ", f);
+		an_html_esc(f, an_job_id(an));
 	}
-	fputs("<h2>Findings</h2>\n<ul class=\"f\">\n", f);
-	if (!an_findings(an, finding, f))
-		fputs("<li>No hangs, mismatches, stragglers or config differences found.</li>\n", f);
-	fputs("</ul>\n<h2>Bus bandwidth by message size</h2>\n", f);
-	plot_busbw(an, f);
-	fputs("<h2>Time in NCCL per rank</h2>\n", f);
-	plot_comm(an, f, order, nranks);
-	fputs("<h2>Stragglers: lateness per rank over time</h2>\n", f);
-	plot_heat(an, f, order, nranks);
-	tables(an, f);
+	fprintf(f, " &middot; ncclguard %s</p>\n<nav>", NCCLGUARD_VERSION);
+	for (int s = 0; s < S_N; s++)
+		fprintf(f, "<a href=\"#%s\">%s</a>", sections[s].id, sections[s].nav);
+	fputs("</nav>\n", f);
+	verdict(an, f, nranks);
+	incomplete(an, f);
+	for (int s = 0; s < S_N; s++)
+		section(an, f, s, order, nranks);
 	fputs("</body></html>\n", f);
 	free(order);
 	return ferror(f) ? -1 : 0;

@@ -81,6 +81,7 @@ void an_free(struct an_state *an)
 		free(an->hangs[i].state_rank);
 		free(an->hangs[i].state);
 		free(an->hangs[i].drop_seq);
+		free(an->hangs[i].rows);
 	}
 	free(an->hangs);
 	an_findings_free(an);

@@ -732,6 +732,74 @@ static void test_mid_run(void **state)
 	an_free(j.an);
 }
 
+/* report.html: what a trace names (hosts, ops, injected details, policy
+ * keys) is escaped, and a hang's rows hold each rank's last calls. */
+static void test_html_hostile(void **state)
+{
+	static const char evil[] = "<script>alert(1)</script>\"'&";
+	struct job j;
+	int64_t t = 1000 * MS;
+	struct an_rec_misc to = { .comm_hash = COMM, .seq = 6, .op = "allreduce",
+				  .waited_ns = 5000 * MS, .action = evil, .what = evil };
+	struct an_rec_misc in = { .comm_hash = COMM, .seq = 2, .op = evil, .kind = "delay",
+				  .detail = evil };
+	struct an_rec_misc pol = { .key = evil, .action = "violation", .user_value = evil,
+				   .effective_value = evil };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	job_start(&j, 3, 1);
+	for (int r = 0; r < 3; r++) {
+		struct an_rec_proc p = { .host = evil, .nccl_path = evil, .env = evil,
+					 .gpu_pci_bus_id = evil, .socket_ifname = evil,
+					 .pid = j.pid_base + r, .rank = r, .world_size = 3,
+					 .nccl_version = 22105 };
+		struct an_src s = src(&j, r, 0);
+
+		an_seen(j.an, &s);
+		an_process_info(j.an, &s, &p);
+		an_policy(j.an, &s, &pol);
+	}
+	for (uint64_t seq = 1; seq <= 6; seq++) {
+		for (int r = 0; r < 3; r++)
+			if (seq < 6 || r != 2)	/* rank 2 never calls seq 6 */
+				job_call(&j, r, seq, t + r * 1000, t + MS, 256, seq < 6);
+		t += 2 * MS;
+	}
+	for (int r = 0; r < 2; r++) {
+		struct an_src s = src(&j, r, t + 5000 * MS);
+
+		an_seen(j.an, &s);
+		an_timeout(j.an, &s, &to);
+		an_inject(j.an, &s, &in);
+	}
+	an_finish(j.an);
+	assert_int_equal(j.an->nhangs, 1);
+	assert_int_equal(j.an->hangs[0].nrows, 3);
+	for (int r = 0; r < 3; r++) {
+		const struct an_hang_row *row = &j.an->hangs[0].rows[r];
+
+		assert_int_equal(row->rank, r);
+		/* seqs 1-5 accounted (at most AN_RECENT of them), then its
+		 * own part in seq 6 if it made one */
+		assert_int_equal(row->ncalls, r < 2 ? 6 : 5);
+		assert_int_equal(row->calls[row->ncalls - 1].seq, r < 2 ? 6 : 5);
+		assert_true(row->calls[0].start_ns > row->calls[0].enter_ns);
+	}
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(an_report_html(j.an, f), 0);
+	fclose(f);
+	assert_null(strstr(buf, "<script"));
+	assert_null(strstr(buf, "'&"));
+	assert_non_null(strstr(buf, "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;"));
+	assert_non_null(strstr(buf, "id=\"hang-1\""));
+	free(buf);
+	an_free(j.an);
+}
+
 static void test_json_keys(void **state)
 {
 	static const char *const keys[] = {
@@ -780,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_one_rank_group_late),
 		cmocka_unit_test(test_mid_run),
 		cmocka_unit_test(test_json_keys),
+		cmocka_unit_test(test_html_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
