@@ -7,7 +7,7 @@
 #   make check SANITIZE=address,undefined
 #   make install PREFIX=/usr/local
 #   make deps            install the Debian packages (as root)
-#   make deps-test       and those some tests use where present (Chromium)
+#   make deps-test       and those some tests use where present (Chromium, mpirun)
 #   make demo            record and analyze a 4-rank job on the CPU backend
 
 CUDA_HOME ?= /usr/local/cuda
@@ -21,8 +21,9 @@ DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	libcmocka-dev libinih-dev libunwind-dev
 
 # Not needed to build or test; tests that use them skip without them.
-# .ci/run installs them (make deps-test): Chromium lays out report.html.
-TEST_PACKAGES := chromium
+# .ci/run installs them (make deps-test): Chromium lays out report.html;
+# mpirun starts the matrix as an MPI job.
+TEST_PACKAGES := chromium openmpi-bin
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE \
