@@ -678,8 +678,16 @@ struct an_dump_call {
 	int where;		/* GPU: queued, waiting on the GPU; HOST: inside the host call */
 	double waited_s;	/* how long it had waited when the dump was written */
 };
+/* NVML's view of a GPU when the watchdog fired (-1: not given). */
+struct an_gpu_health {
+	char bus[32];
+	int64_t util, throttle, ecc, retired, replays;
+};
+#define AN_DUMP_GPUS_MAX	8
 struct an_dump {
 	char *path;		/* realpath of the file */
+	struct an_gpu_health gpu[AN_DUMP_GPUS_MAX];
+	int ngpu;		/* 0: the dump has no GPU health */
 	char *host, *reason, *action;	/* action NULL if absent */
 	char *job;		/* NULL: the dump names none */
 	int64_t pid, rank;	/* rank -1: the process did not know it */
@@ -696,6 +704,13 @@ struct an_dump {
  * incomplete[] (hang_dump_unreadable).  NCCLGUARD_LOG=debug says on
  * stderr what each held. */
 void an_dumps_read(const char *const *dirs, int ndirs, struct an_state *an);
+/* The GPU among the hung collective's ranks' dumps whose health differs
+ * from its peers' (busy while stuck, clocks held down, ECC errors, retired
+ * pages, PCIe replays): 1 with its rank, dump and the reasons in words,
+ * else 0.  ranks[]: the collective's ranks. */
+int an_dump_sick_gpu(const struct an_state *an, const int64_t *ranks, int nranks,
+		     int64_t *rank, const struct an_dump **dump, const struct an_gpu_health **gpu,
+		     char *why, size_t whylen);
 /* Before an_finish: a dump whose process's timeout events are not in the
  * trace (its last events never reached it) gives the timeouts it names,
  * so the hang is still found, and is said in incomplete[]

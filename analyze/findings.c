@@ -243,6 +243,26 @@ static const char *hang_next(const struct an_hang *h)
 	       "link errors, ncclguard doctor).";
 }
 
+static const char sick_next[] = "Check that GPU: `ncclguard doctor` on its host (gpu.ecc, "
+	"gpu.pcie_link, driver.log) and `nvidia-smi -q -d PERFORMANCE,ECC`; take the host out "
+	"of the job if it happens again.";
+
+/* A GPU of the hung collective whose health, in its rank's hang dump,
+ * differs from its peers': named as the likely cause. */
+static int sick_gpu(const struct an_state *an, const int64_t *ranks, int n, struct line *l)
+{
+	const struct an_gpu_health *g;
+	const struct an_dump *d;
+	char why[256];
+	int64_t rank;
+
+	if (!an_dump_sick_gpu(an, ranks, n, &rank, &d, &g, why, sizeof(why)))
+		return 0;
+	add(l, "; likely cause: rank %lld's GPU %s on %s, unlike its peers': %s",
+	    (long long)rank, g->bus, d->host, why);
+	return 1;
+}
+
 static void hang_findings(struct an_state *an)
 {
 	for (int i = 0; i < an->nhangs; i++) {
@@ -304,7 +324,8 @@ static void hang_findings(struct an_state *an)
 		if (h->queued_after)
 			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
 		no_events_note(&l, comm_of(an, h->comm_hash));
-		push(an, "hang", AN_SEV_BAD, l.buf, all, h->nwait + h->nmiss, hang_next(h));
+		push(an, "hang", AN_SEV_BAD, l.buf, all, h->nwait + h->nmiss,
+		     sick_gpu(an, all, h->nwait + h->nmiss, &l) ? sick_next : hang_next(h));
 	}
 }
 

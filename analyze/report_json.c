@@ -118,6 +118,31 @@ static void rank_list(FILE *f, const int64_t *r, int n)
 	fputc(']', f);
 }
 
+/* The GPU of the hang whose health, in the dumps, differs from its
+ * peers' (null: none stands out, or no dump had GPU health). */
+static void suspect_gpu(const struct an_state *an, const struct an_hang *h, FILE *f)
+{
+	int64_t all[h->nwait + h->nmiss + 1], rank;
+	const struct an_gpu_health *g;
+	const struct an_dump *d;
+	char why[256];
+
+	memcpy(all, h->wait, h->nwait * sizeof(*all));
+	memcpy(all + h->nwait, h->miss, h->nmiss * sizeof(*all));
+	fputs(", \"suspect_gpu\": ", f);
+	if (!an_dump_sick_gpu(an, all, h->nwait + h->nmiss, &rank, &d, &g, why, sizeof(why))) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"rank\": %lld, \"host\": ", (long long)rank);
+	ng_json_str(f, d->host);
+	fputs(", \"pci_bus_id\": ", f);
+	ng_json_str(f, g->bus);
+	fputs(", \"why\": ", f);
+	ng_json_str(f, why);
+	fputc('}', f);
+}
+
 static void hangs(struct an_state *an, FILE *f)
 {
 	fputs("  \"hangs\": [", f);
@@ -156,6 +181,7 @@ static void hangs(struct an_state *an, FILE *f)
 			}
 			fputc('}', f);
 		}
+		suspect_gpu(an, h, f);
 		fprintf(f, ", \"timed_out\": %s, \"age_s\": %.3f}",
 			h->timed_out ? "true" : "false", (double)h->age_ns / 1e9);
 	}

@@ -63,7 +63,7 @@ for f in files:
 private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze", "mx_priv.h": "matrix",
            "timing.h": "preload/watch", "ring.h": "preload/watch",
            "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap",
-           "dr_priv.h": "doctor", "nvml_abi.h": "doctor"}
+           "dr_priv.h": "doctor"}
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 edges, bad = {}, []

@@ -162,7 +162,9 @@ static void write_report(FILE *f, const char *reason, const struct ng_flight *(*
 		fputs("null", f);
 	else
 		fprintf(f, "%g", ng_cfg.timeout_s);
-	fprintf(f, ", \"action\": \"%s\",\n  \"inflight\": [", ng_action_name(ng_cfg.on_timeout));
+	fprintf(f, ", \"action\": \"%s\",\n  \"gpu_health\": ", ng_action_name(ng_cfg.on_timeout));
+	ng_gpu_health_write(f);
+	fputs(",\n  \"inflight\": [", f);
 	write_inflight(f, inflight, n, now);
 	fputs("\n  ],\n  \"host_calls\": [", f);
 	write_host_calls(f, now);

@@ -150,6 +150,8 @@ void ng_watchdog_dump(const char *reason);
 /* ncclguard-hang-rank<R>-pid<P>.json: `inflight(i)` for i < n are the
  * calls in flight on the GPU. */
 void ng_hang_write(const char *reason, const struct ng_flight *(*inflight)(int i), int n);
+/* The hang dump's "gpu_health": NVML's view of each GPU the comms use. */
+void ng_gpu_health_write(FILE *f);
 
 /* ---- inject.c: fault injection (DESIGN.md section 5) ----------------- */
 /* Parse the spec; 0 when valid (or NULL), else prints what is wrong. */

@@ -10,6 +10,10 @@
  *   gpu.N.ecc 0            uncorrected volatile ECC errors,
  *   gpu.N.gen 1/5          current/max PCIe generation, width 16/16,
  *   gpu.N.links 18/18      NVLinks up/present, remote switch|gpu:M
+ *   gpu.N.util 100         and, for a hang dump's health: utilisation %,
+ *   gpu.N.throttle 0x8     clock event reasons, PCIe replays, retired
+ *   gpu.N.replays 0        pages (found by bus id, in any case and with
+ *   gpu.N.retired 0        a 4- or 8-digit domain)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,8 @@ struct fgpu {
 	unsigned gen, gen_max, width, width_max;
 	int links, links_up;
 	int remote;			/* -2 switch, -1 none, else a GPU */
+	unsigned util, replays, retired;
+	unsigned long long throttle;
 };
 
 static struct fgpu g[MAXG];
@@ -88,6 +94,14 @@ static void load(void)
 				sscanf(val, "%u/%u", &x->width, &x->width_max);
 			else if (!strcmp(k, "links"))
 				sscanf(val, "%d/%d", &x->links_up, &x->links);
+			else if (!strcmp(k, "util"))
+				x->util = (unsigned)atoi(val);
+			else if (!strcmp(k, "throttle"))
+				x->throttle = strtoull(val, NULL, 0);
+			else if (!strcmp(k, "replays"))
+				x->replays = (unsigned)atoi(val);
+			else if (!strcmp(k, "retired"))
+				x->retired = (unsigned)atoi(val);
 			else if (!strcmp(k, "remote"))
 				x->remote = !strcmp(val, "switch") ? -2 :
 					    !strncmp(val, "gpu:", 4) ? atoi(val + 4) : -1;
@@ -247,5 +261,69 @@ ng_nvml_ret nvmlDeviceGetNvLinkRemotePciInfo_v2(ng_nvml_dev d, unsigned int link
 	if (!x || (int)link >= x->links || x->remote < 0 || x->remote >= ngpu)
 		return 3;
 	fill_pci(&g[x->remote], p);
+	return 0;
+}
+
+static int same_bus(const char *a, const char *b)
+{
+	unsigned d1, b1, s1, f1, d2, b2, s2, f2;
+
+	return sscanf(a, "%x:%x:%x.%x", &d1, &b1, &s1, &f1) == 4 &&
+	       sscanf(b, "%x:%x:%x.%x", &d2, &b2, &s2, &f2) == 4 &&
+	       d1 == d2 && b1 == b2 && s1 == s2 && f1 == f2;
+}
+
+ng_nvml_ret nvmlDeviceGetHandleByPciBusId_v2(const char *bus, ng_nvml_dev *d)
+{
+	if (!inited)
+		return 1;
+	for (int i = 0; i < ngpu; i++)
+		if (same_bus(g[i].busid, bus)) {
+			*d = (ng_nvml_dev)&g[i];
+			return 0;
+		}
+	return 6;			/* NVML_ERROR_NOT_FOUND */
+}
+
+ng_nvml_ret nvmlDeviceGetUtilizationRates(ng_nvml_dev d, ng_nvml_util *u)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	u->gpu = x->util;
+	u->memory = 0;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetCurrentClocksEventReasons(ng_nvml_dev d, unsigned long long *r)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	*r = x->throttle;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetPcieReplayCounter(ng_nvml_dev d, unsigned int *n)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	*n = x->replays;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetRetiredPages(ng_nvml_dev d, ng_nvml_retire cause, unsigned int *n,
+				      unsigned long long *addr)
+{
+	struct fgpu *x = dev(d);
+
+	(void)addr;
+	if (!x || cause != 1)
+		return 2;
+	*n = x->retired;
 	return 0;
 }

@@ -1,9 +1,9 @@
 /*
- * The part of NVML's C ABI that the doctor uses: libnvidia-ml.so.1 is
- * opened at run time, and nvml.h is not on every build host (it comes with
+ * The part of NVML's C ABI that ncclguard uses (the doctor's checks, the
+ * GPU's health in a hang dump): libnvidia-ml.so.1 is opened at run time, and nvml.h is not on every build host (it comes with
  * the CUDA toolkit's NVML package, not with Debian's).  Where nvml.h is
- * there, nvml.c checks each function type below against it at compile
- * time.  Every entry: return type, name, parameters; the versioned names
+ * there, doctor/nvml.c checks each function type below against it at
+ * compile time.  Every entry: return type, name, parameters; the versioned names
  * are the ones NVML's header maps the plain names to.
  */
 #ifndef NCCLGUARD_NVML_ABI_H
@@ -19,6 +19,8 @@ typedef nvmlEnableState_t ng_nvml_enable;
 typedef nvmlMemoryErrorType_t ng_nvml_memerr;
 typedef nvmlEccCounterType_t ng_nvml_ecccnt;
 typedef nvmlIntNvLinkDeviceType_t ng_nvml_linktype;
+typedef nvmlUtilization_t ng_nvml_util;
+typedef nvmlPageRetirementCause_t ng_nvml_retire;
 #else
 #define NG_NVML_HEADER 0
 typedef int ng_nvml_ret;
@@ -32,6 +34,10 @@ typedef int ng_nvml_enable;
 typedef int ng_nvml_memerr;
 typedef int ng_nvml_ecccnt;
 typedef int ng_nvml_linktype;
+typedef struct {
+	unsigned int gpu, memory;
+} ng_nvml_util;
+typedef int ng_nvml_retire;
 #endif
 
 /* Values from nvml.h, fixed by its ABI. */
@@ -44,6 +50,11 @@ typedef int ng_nvml_linktype;
 #define NG_NVML_LINK_GPU 0
 #define NG_NVML_LINK_SWITCH 2
 #define NG_NVML_MAX_LINKS 18		/* NVML_NVLINK_MAX_LINKS */
+#define NG_NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NG_NVML_RETIRE_DOUBLE_BIT 1	/* NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR */
+/* Clock event (throttle) reasons that say nothing is wrong: idle, and
+ * clocks set by the applications or the user. */
+#define NG_NVML_THROTTLE_BENIGN 0x3ull
 
 /* NG_NVML_FN(ret, name, args): required ones first; a library without an
  * optional one (older drivers) leaves its checks as skip. */
@@ -69,6 +80,13 @@ typedef int ng_nvml_linktype;
 	O(ng_nvml_ret, nvmlDeviceGetNvLinkRemoteDeviceType, (ng_nvml_dev, unsigned int, \
 		ng_nvml_linktype *))						\
 	O(ng_nvml_ret, nvmlDeviceGetNvLinkRemotePciInfo_v2, (ng_nvml_dev, unsigned int, \
-		ng_nvml_pci *))
+		ng_nvml_pci *))							\
+	O(ng_nvml_ret, nvmlDeviceGetHandleByPciBusId_v2, (const char *, ng_nvml_dev *)) \
+	O(ng_nvml_ret, nvmlDeviceGetUtilizationRates, (ng_nvml_dev, ng_nvml_util *)) \
+	O(ng_nvml_ret, nvmlDeviceGetCurrentClocksEventReasons, (ng_nvml_dev,	\
+		unsigned long long *))						\
+	O(ng_nvml_ret, nvmlDeviceGetPcieReplayCounter, (ng_nvml_dev, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetRetiredPages, (ng_nvml_dev, ng_nvml_retire, unsigned int *, \
+		unsigned long long *))
 
 #endif
