@@ -28,7 +28,7 @@ struct file {
 	const struct ng_rf_hdr *h;
 	int64_t pid;
 	int host;		/* -1: not yet among the trace's */
-	const char *hostname;
+	char hostname[sizeof(((struct ng_rf_hdr *)0)->host) + 1];
 	char ops[NG_RF_OPS][NG_RF_OP_LEN];
 	uint64_t tsc0, ns0, mult;	/* mult 0: no mapping */
 	uint32_t nrings;		/* that lie inside the file */
@@ -155,7 +155,7 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 	for (int i = 0; i < an->nhosts; i++)
 		if (!strcmp(an->hosts[i].name, host))
 			f->host = i;
-	f->hostname = host;
+	memcpy(f->hostname, host, sizeof(f->hostname));
 	src = (struct an_src){ .host = f->host < 0 ? 0 : f->host, .vpid = f->pid };
 	proc = f->host >= 0 ? an_proc_find(an, &src) : NULL;
 	last = proc && proc->last_ts > INT64_MIN ? proc->last_ts :
