@@ -16,27 +16,31 @@ command -v python3 >/dev/null || fail "python3 not installed"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
 FLIGHT=/dev/shm/ncclguard-$(id -u)
 
-# The second of the processes whose flight rings have taken 1000 records
-# or more (the tail of a ring counts every record it took), or nothing.
-# Read with od: a kill must come while the ranks still make calls.
-busy_second() {
-	n=0
+# A process whose flight rings hold 16 records or more on their way to
+# LTTng (tail - head: taken, not yet written), once both ranks have made
+# 1000 calls; or nothing.  Read with od, in milliseconds: the kill that
+# follows then most often catches records on their way.
+pending_pid() {
+	busy=0 found=
 	for f in "$1"/*/*.ring; do
 		[ -f "$f" ] || continue
 		set -- $(od -An -t u8 -j 40 -N 24 "$f" 2>/dev/null)	# ring_offset, stride, nrings
 		[ $# -ge 3 ] || continue
 		nr=$(( $3 & 0xffffffff ))
-		sum=0 r=0
+		taken=0 left=0 r=0
 		while [ $r -lt "$nr" ] && [ $r -lt 8 ]; do
-			t=$(od -An -t u8 -j $(( $1 + r * $2 )) -N 8 "$f" 2>/dev/null)
-			sum=$(( sum + ${t:-0} ))
+			# a ring: tail at 0, head at 64
+			set -- $1 $2 $3 $(od -An -t u8 -j $(( $1 + r * $2 )) -N 72 "$f" 2>/dev/null)
+			[ $# -ge 12 ] || break
+			taken=$(( taken + $4 ))
+			left=$(( left + $4 - ${12} ))
+			set -- $1 $2 $3
 			r=$((r + 1))
 		done
-		if [ "$sum" -ge 1000 ]; then
-			n=$((n + 1))
-			[ $n -eq 2 ] && { basename "$f" .ring; return; }
-		fi
+		[ "$taken" -ge 1000 ] && busy=$((busy + 1))
+		[ "$left" -ge 16 ] && found=$(basename "$f" .ring)
 	done
+	[ "$busy" -ge 2 ] && [ -n "$found" ] && echo "$found"
 }
 
 # attempt N: run, kill one rank mid-run; prints "recovered" when the
@@ -47,7 +51,7 @@ attempt() {
 	# then waits for the rank's time slice to end, so a kill finds
 	# records on their way.
 	NCCLGUARD_INIT_TIMEOUT=10 timeout -k 5 120 "$NG_BIN" run -o "$T" --timeout 2 --on-timeout exit -- taskset -c 0 "$EXAMPLE" \
-		--launch 2 --min-bytes 8 --max-bytes 8 --iters 400000 --warmup 0 \
+		--launch 2 --min-bytes 8 --max-bytes 8 --iters 200000 --warmup 0 \
 		>"$T.out" 2>"$T.err" &
 	ng=$!
 	# Kill only once both ranks are making calls: a kill inside
@@ -55,12 +59,17 @@ attempt() {
 	# takes seconds.
 	i=0
 	pid=
-	while [ -z "$pid" ] && [ $i -lt 1200 ]; do
-		pid=$(busy_second "$FLIGHT")
-		[ -n "$pid" ] || sleep 0.05
+	while [ -z "$pid" ] && [ $i -lt 1200 ] && kill -0 $ng 2>/dev/null; do
+		pid=$(pending_pid "$FLIGHT")
+		[ -n "$pid" ] || sleep 0.02
 		i=$((i + 1))
 	done
-	[ -n "$pid" ] || { kill $ng; cat "$T.err"; fail "no two ranks making calls in $FLIGHT"; }
+	if [ -z "$pid" ] && ! kill -0 $ng 2>/dev/null; then
+		wait $ng
+		echo "attempt $1: the job ended before records were seen on their way" >&2
+		return 0
+	fi
+	[ -n "$pid" ] || { kill $ng; cat "$T.err"; fail "no rank with records on their way in $FLIGHT"; }
 	kill -9 "$pid"
 	wait $ng
 	[ -z "$(ls -A "$FLIGHT" 2>/dev/null)" ] || fail "flight folder left: $(ls -R "$FLIGHT")"
