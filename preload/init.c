@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "enforce.h"
@@ -15,6 +16,7 @@
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int saw_nccl_call;
 static int forked_child;
+static int loaded_late;
 
 static void atfork_child(void)
 {
@@ -31,6 +33,7 @@ static void atfork_child(void)
 	ng_comm_reset_after_fork();
 	ng_splits_reset_after_fork();
 	ng_host_slots_reset_after_fork();
+	ng_pcoll_reset_after_fork();
 }
 
 void ng_init(void)
@@ -49,9 +52,14 @@ void ng_init(void)
 		ng_debug("NCCLGUARD_DISABLE=1: pass-through");
 		goto done;
 	}
-	ng_policy_init();
-	if (ng_inject_init(ng_cfg.inject))
-		_exit(2);
+	/* Loaded by NCCL as its profiler plugin: the program's threads run
+	 * and NCCL has read its environment; policy and injection need the
+	 * preload (wrap/profiler.c says so once). */
+	if (!loaded_late) {
+		ng_policy_init();
+		if (ng_inject_init(ng_cfg.inject))
+			_exit(2);
+	}
 	pthread_atfork(NULL, NULL, atfork_child);
 done:
 	ng_in_shim--;
@@ -61,14 +69,37 @@ out:
 	errno = saved;
 }
 
+int ng_saw_wrapper_call(void)
+{
+	return __atomic_load_n(&saw_nccl_call, __ATOMIC_RELAXED);
+}
+
+int ng_loaded_late(void)
+{
+	return loaded_late;
+}
+
+static void first_call(void);
+
 void ng_first_call(void)
+{
+	if (!__atomic_load_n(&saw_nccl_call, __ATOMIC_RELAXED))
+		__atomic_store_n(&saw_nccl_call, 1, __ATOMIC_RELAXED);
+	first_call();
+}
+
+void ng_first_call_plugin(void)
+{
+	first_call();
+}
+
+static void first_call(void)
 {
 	if (__atomic_load_n(&ng_hot.first_call_done, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&init_lock);
 	if (ng_hot.first_call_done)
 		goto out;
-	saw_nccl_call = 1;
 	if (ng_cfg.disabled) {
 		/* Pass-through: find NCCL to forward to, start nothing. */
 		ng_resolve_nccl();
@@ -96,8 +127,35 @@ out:
 	pthread_mutex_unlock(&init_lock);
 }
 
+/* Whether LD_PRELOAD names this library (by its file name). */
+static int in_ld_preload(void)
+{
+	const char *pre = getenv("LD_PRELOAD"), *base, *p;
+	Dl_info self;
+	size_t n;
+
+	if (!pre || !dladdr((void *)&in_ld_preload, &self) || !self.dli_fname)
+		return 0;
+	base = strrchr(self.dli_fname, '/');
+	base = base ? base + 1 : self.dli_fname;
+	n = strlen(base);
+	for (p = strstr(pre, base); p; p = strstr(p + 1, base))
+		if ((p == pre || p[-1] == '/' || p[-1] == ':' || p[-1] == ' ') &&
+		    (p[n] == 0 || p[n] == ':' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
 __attribute__((constructor)) static void ng_ctor(void)
 {
+	/* Loaded after libnccl.so.2 and not preloaded: NCCL's plugin loader
+	 * (or a program's dlopen) brought us in. */
+	void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (h) {
+		loaded_late = !in_ld_preload();
+		dlclose(h);
+	}
 	ng_init();
 }
 
@@ -107,7 +165,7 @@ __attribute__((destructor)) static void ng_dtor(void)
 {
 	void *h;
 
-	if (ng_cfg.disabled || saw_nccl_call || forked_child)
+	if (ng_cfg.disabled || saw_nccl_call || forked_child || ng_pctx_any())
 		return;
 	h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)
@@ -115,6 +173,7 @@ __attribute__((destructor)) static void ng_dtor(void)
 	if (ng_rank.rank >= 0)
 		ng_info("libnccl.so.2 was loaded but no NCCL call went through the "
 			"shim: the program calls NCCL through dlopen/dlsym (as "
-			"JAX/XLA do), which LD_PRELOAD cannot see");
+			"JAX/XLA do), which LD_PRELOAD cannot see; NCCL_PROFILER_PLUGIN=libncclguard.so "
+			"(as `ncclguard run` sets it) does");
 	dlclose(h);
 }

@@ -76,3 +76,10 @@ $(BUILD)/tests/preload/churn: tests/preload/churn.c $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
 TEST_BINS += $(BUILD)/tests/preload/churn
+
+# Calls NCCL as XLA does (its own handle, RTLD_DEEPBIND, dlsym): linked
+# to neither library.
+$(BUILD)/tests/preload/xla_like: tests/preload/xla_like.c $(SIM_LIBS_DEP)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
+TEST_BINS += $(BUILD)/tests/preload/xla_like
