@@ -151,6 +151,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_algo,
 		lttng_ust_field_string(proto, NG_TP_STR(e->proto))
 		lttng_ust_field_integer(int, nchannels, e->nchannels)
 		lttng_ust_field_integer(int, nwarps, e->nwarps)
+		lttng_ust_field_integer(int, nranks, e->nranks)
 		lttng_ust_field_integer(int, plugin_only, e->plugin_only)
 	)
 )

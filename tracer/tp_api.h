@@ -99,6 +99,7 @@ struct ng_ev_coll_algo {
 	const char *algo;		/* Ring, Tree, NVLS, ...; "" for p2p */
 	const char *proto;		/* LL, LL128, Simple */
 	int nchannels, nwarps;
+	int nranks;
 	int plugin_only;		/* no wrapper saw this comm */
 };
 

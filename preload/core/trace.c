@@ -180,6 +180,7 @@ static void emit_algo(const struct ng_enq_rec *r, uint64_t seq, uint64_t bytes, 
 		.algo = ng_palgo_name[NG_PINFO_ALGO(r->exit) % NG_PNAMES],
 		.proto = ng_pproto_name[NG_PINFO_PROTO(r->exit) % NG_PNAMES],
 		.nchannels = (int)NG_PINFO_NCH(r->exit), .nwarps = (int)NG_PINFO_NWARPS(r->exit),
+		.nranks = r->nranks,
 		.plugin_only = only,
 	};
 
