@@ -87,11 +87,48 @@ static void say_plugin_only(void)
 		     "policy, GPU pinning and fault injection need the preload");
 }
 
+static int asked;		/* the events asked of NCCL so far */
+
+static int is_creation(int fn)
+{
+	return fn == NG_FN_ncclCommInitRank || fn == NG_FN_ncclCommInitRankConfig ||
+	       fn == NG_FN_ncclCommInitAll || fn == NG_FN_ncclCommInitRankScalable ||
+	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink;
+}
+
+/*
+ * Whether a wrapper records this comm, and its hash as the wrapper has it.
+ * NCCL calls init on the creating thread for a lone blocking init, where
+ * our wrapper's host-call slot names the comm; on threads of its own for
+ * several inits in a group or a nonblocking one: then any creation in
+ * progress in a wrapper, or any wrapper call before, says the preload
+ * sees this program's calls, and the hash is the creation's where only
+ * one is in progress (else NCCL's: the annotations then carry NCCL's
+ * hash, which all ranks agree on as well).
+ */
+static int wrapped_comm(uint64_t *hash)
+{
+	struct ng_hostcall *s = ng_tls.slot;
+	int n = 0;
+
+	if (s && __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE) && is_creation(s->fn)) {
+		*hash = s->comm_hash;
+		return 1;
+	}
+	for (int i = 0; i < NG_HOST_SLOTS; i++) {
+		s = &ng_host_slots[i];
+		if (__atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE) && is_creation(s->fn) &&
+		    (!n++ || s->comm_hash == *hash))
+			*hash = s->comm_hash;
+	}
+	return n || ng_saw_wrapper_call();
+}
+
 static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int nranks,
 			     int rank)
 {
-	struct ng_hostcall *s = ng_tls.slot;
 	struct ng_pctx *x;
+	uint64_t hash = nccl_hash;
 	int saved = ng_in_shim;
 
 	*context = NULL;
@@ -113,31 +150,28 @@ static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int 
 	x->nccl_hash = nccl_hash;
 	x->nranks = nranks;
 	x->rank = rank;
-	/* Inside our init or split wrapper: the comm the wrapper records. */
-	if (s && __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE) &&
-	    (s->fn == NG_FN_ncclCommInitRank || s->fn == NG_FN_ncclCommInitRankConfig ||
-	     s->fn == NG_FN_ncclCommInitAll || s->fn == NG_FN_ncclCommInitRankScalable ||
-	     s->fn == NG_FN_ncclCommSplit || s->fn == NG_FN_ncclCommShrink)) {
-		x->hash = s->comm_hash;
+	if (wrapped_comm(&hash)) {
+		x->hash = hash;
 		x->wrapped = 1;
 	} else {
 		struct ng_ev_comm_init ev = {
 			.comm_hash = nccl_hash, .nranks = nranks, .rank = rank, .cuda_dev = -1,
-			.result = 0, .kind = "plugin", .comm_index = -1, .blocking = -1,
+			.result = -1, .kind = "plugin", .comm_index = -1, .blocking = -1,
 		};
 
 		x->hash = nccl_hash;
-		if (!ng_saw_wrapper_call())
-			say_plugin_only();
+		say_plugin_only();
 		ng_rank_from_comm(rank, nranks);
 		ng_process_info_maybe();
-		ev.result = -1;
 		ng_emit_init(1, &ev);
 		ev.result = 0;
 		ng_emit_init(0, &ev);
 	}
 	ng_pctx_live(x);
-	*mask = x->wrapped ? MASK_WRAPPED : MASK_PLUGIN;
+	/* NCCL keeps one mask for all comms, the last init's: never take
+	 * back the kernel events a comm only the plugin sees relies on. */
+	__atomic_or_fetch(&asked, x->wrapped ? MASK_WRAPPED : MASK_PLUGIN, __ATOMIC_RELAXED);
+	*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
 	*context = x;
 	ng_in_shim = saved;
 	return ncclSuccess;
@@ -301,7 +335,9 @@ static int v3_ncomms;
 static ncclResult_t v3_init(void **context, int *mask)
 {
 	*context = &v3_comms;
-	*mask = ng_saw_wrapper_call() ? MASK_WRAPPED : MASK_PLUGIN;
+	__atomic_or_fetch(&asked, ng_saw_wrapper_call() ? MASK_WRAPPED : MASK_PLUGIN,
+			  __ATOMIC_RELAXED);
+	*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
 	return ncclSuccess;
 }
 
