@@ -38,6 +38,7 @@ $(eval $(call ng_unit_test,preload/enforce,test_policy_shim,$(POLICY_OBJS) \
 SIM_LIBS_DEP := $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
 $(eval $(call ng_unit_test,preload/watch,test_ring,,-lpthread))
 $(eval $(call ng_unit_test,preload/watch,test_recbuf,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watch,test_pcoll,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_hostcall,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_inject,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_hang_dump,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
