@@ -5,10 +5,13 @@
  * LD_PRELOAD and never use NCCL pay nothing. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "enforce.h"
 #include "wrap.h"
@@ -127,35 +130,65 @@ out:
 	pthread_mutex_unlock(&init_lock);
 }
 
-/* Whether LD_PRELOAD names this library (by its file name). */
-static int in_ld_preload(void)
+/* Whether a preload list (LD_PRELOAD, /etc/ld.so.preload: names split by
+ * ':', spaces or newlines) names this library: the same file for a path
+ * (a symlink or a copy under another name counts by its inode), the same
+ * file name for a bare name, which the loader looks up. */
+static int names_us(const char *list, const char *self, const struct stat *st)
 {
-	const char *pre = getenv("LD_PRELOAD"), *base, *p;
-	Dl_info self;
-	size_t n;
+	const char *base = strrchr(self, '/'), *p = list;
+	char item[PATH_MAX];
+	struct stat is;
 
-	if (!pre || !dladdr((void *)&in_ld_preload, &self) || !self.dli_fname)
-		return 0;
-	base = strrchr(self.dli_fname, '/');
-	base = base ? base + 1 : self.dli_fname;
-	n = strlen(base);
-	for (p = strstr(pre, base); p; p = strstr(p + 1, base))
-		if ((p == pre || p[-1] == '/' || p[-1] == ':' || p[-1] == ' ') &&
-		    (p[n] == 0 || p[n] == ':' || p[n] == ' '))
-			return 1;
+	base = base ? base + 1 : self;
+	while (*p) {
+		size_t n = strcspn(p, ": \t\n");
+
+		if (n && n < sizeof(item)) {
+			memcpy(item, p, n);
+			item[n] = 0;
+			if (strchr(item, '/') ? !stat(item, &is) && is.st_dev == st->st_dev &&
+						    is.st_ino == st->st_ino
+					      : !strcmp(item, base))
+				return 1;
+		}
+		p += n;
+		p += strspn(p, ": \t\n");
+	}
 	return 0;
+}
+
+/* Loaded at start (preloaded), or later by a dlopen: NCCL's plugin loader. */
+static int preloaded(void)
+{
+	const char *env = getenv("LD_PRELOAD");
+	char etc[4096];
+	Dl_info self;
+	struct stat st, exe;
+	ssize_t n;
+	int fd;
+
+	if (!dladdr((void *)&preloaded, &self) || !self.dli_fname || stat(self.dli_fname, &st))
+		return 1;	/* cannot tell: behave as always */
+	/* Linked into the program itself (the unit tests). */
+	if (!stat("/proc/self/exe", &exe) && exe.st_dev == st.st_dev && exe.st_ino == st.st_ino)
+		return 1;
+	if (env && names_us(env, self.dli_fname, &st))
+		return 1;
+	fd = open("/etc/ld.so.preload", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, etc, sizeof(etc) - 1);
+	close(fd);
+	etc[n > 0 ? n : 0] = 0;
+	return names_us(etc, self.dli_fname, &st);
 }
 
 __attribute__((constructor)) static void ng_ctor(void)
 {
-	/* Loaded after libnccl.so.2 and not preloaded: NCCL's plugin loader
-	 * (or a program's dlopen) brought us in. */
-	void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
-
-	if (h) {
-		loaded_late = !in_ld_preload();
-		dlclose(h);
-	}
+	/* Not preloaded: NCCL's plugin loader (or a program's dlopen)
+	 * brought us in, after the program started. */
+	loaded_late = !preloaded();
 	ng_init();
 }
 
