@@ -6,8 +6,9 @@
  * as it joins, finalize as it is freed.  Per launch, on the launching
  * thread: a Group event per comm, a Coll event per collective (parent the
  * group; seqNumber NCCL's count of that function on the comm, from 0;
- * algorithm, protocol and channels from the tuning model below), the
- * launch, then the Colls' and the group's stops.  On the stream's worker,
+ * algorithm, protocol and channels from the tuning model below), a P2p
+ * event per send or receive (one channel), the launch, then the Colls'
+ * and the group's stops.  On the stream's worker,
  * as NCCL's proxy thread reports a kernel's channels: a KernelCh per
  * channel when the launch starts (pTimer: the realtime clock, as the
  * GPU's global timer counts), its KernelChStop state and stop when it
@@ -175,6 +176,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 		struct ncclComm *c = op->comm;
 		ncclProfilerEventDescr_v5_t d;
 		char algo[16], proto[16];
+		void *g;
 		int nch;
 
 		groups[i] = NULL;
@@ -193,14 +195,29 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			d.rank = c->rank;
 			prof->startEvent(c->prof_ctx, &groups[i], &d);
 		}
-		if (op->kind == SIM_SEND || op->kind == SIM_RECV)
+		g = groups[i] != (void *)-1 ? groups[i] : NULL;
+		for (int k = 0; k < i && !g; k++)
+			if (ops[k].comm == c && groups[k] != (void *)-1)
+				g = groups[k];
+		if (op->kind == SIM_SEND || op->kind == SIM_RECV) {
+			/* NCCL counts no seqNumber for these. */
+			if (!(m & (ncclProfileP2p | ncclProfileKernelCh)))
+				continue;
+			memset(&d, 0, sizeof(d));
+			d.type = ncclProfileP2p;
+			d.rank = c->rank;
+			d.p2p.func = func_names[op->kind];
+			d.p2p.buff = op->kind == SIM_SEND ? (void *)op->sendbuf : op->recvbuf;
+			d.p2p.datatype = dtype_name(op->type);
+			d.p2p.count = op->count;
+			d.p2p.peer = op->root;
+			d.p2p.nChannels = 1;
+			d.p2p.parentGroup = g;
+			prof->startEvent(c->prof_ctx, &op->prof_coll, &d);
+			op->prof_nch = 1;
 			continue;
+		}
 		if (m & (ncclProfileColl | ncclProfileKernelCh)) {
-			void *g = groups[i] != (void *)-1 ? groups[i] : NULL;
-
-			for (int k = 0; k < i && !g; k++)
-				if (ops[k].comm == c && groups[k] != (void *)-1)
-					g = groups[k];
 			choose(op, algo, proto, &nch);
 			memset(&d, 0, sizeof(d));
 			d.type = ncclProfileColl;

@@ -196,10 +196,12 @@ static void emit_algo(const struct ng_enq_rec *r, uint64_t seq, uint64_t bytes, 
 static void trace_plugin(const struct ng_enq_rec *r, uint64_t bytes)
 {
 	struct ng_ev_coll_enqueue ev = { 0 };
+	int p2p = r->flags & NG_ENQ_P2P;
 
 	if (r->flags & NG_ENQ_DONE) {
 		struct ng_ev_coll_complete c = {
-			.comm_hash = r->comm_hash, .seq = r->seq, .op = ng_fn_op[r->fn],
+			.comm_hash = r->comm_hash, .seq = p2p ? 0 : r->seq,
+			.p2p_seq = p2p ? r->seq : 0, .op = ng_fn_op[r->fn],
 			.bytes = bytes, .gpu_start_ns = r->enter, .gpu_end_ns = r->exit,
 			.duration_ns = r->exit > r->enter ? r->exit - r->enter : 0,
 			.nranks = r->nranks, .root_or_peer = r->root,
@@ -213,7 +215,8 @@ static void trace_plugin(const struct ng_enq_rec *r, uint64_t bytes)
 		return;
 	}
 	ev.comm_hash = r->comm_hash;
-	ev.seq = r->seq;
+	ev.seq = p2p ? 0 : r->seq;
+	ev.p2p_seq = p2p ? r->seq : 0;
 	ev.op = ng_fn_op[r->fn];
 	ev.count = r->count;
 	ev.datatype = r->dtype;
@@ -223,7 +226,8 @@ static void trace_plugin(const struct ng_enq_rec *r, uint64_t bytes)
 	ev.redop = -1;
 	ev.enter_ns = r->enter;
 	ng_hot.tp->coll_enqueue(&ev);
-	emit_algo(r, r->seq, bytes, 1);
+	if (!p2p)
+		emit_algo(r, r->seq, bytes, 1);
 }
 
 /* The coll_enqueue event of a call, from its ring record: written by the

@@ -38,7 +38,7 @@ struct ng_pctx *ng_pctx_new(void)
 		/* dead stays set while the slots are cleared: the watchdog
 		 * skips the context until it is published again below. */
 		memset(x->slot, 0, sizeof(x->slot));
-		x->hash = x->nccl_hash = x->seq = 0;
+		x->hash = x->nccl_hash = x->seq = x->p2p_seq = x->ord = 0;
 		x->nranks = x->rank = x->wrapped = x->kch_seen = 0;
 		x->next = next;
 	} else {
@@ -98,21 +98,21 @@ static void fill(struct ng_enq_rec *r, const struct ng_pcoll *c, uint8_t flags)
 	r->nranks = c->ctx->nranks;
 	r->fn = (uint8_t)c->fn;
 	r->dtype = (uint8_t)c->dtype;
-	r->flags = NG_ENQ_PLUGIN | flags;
+	r->flags = NG_ENQ_PLUGIN | (c->p2p ? NG_ENQ_P2P : 0) | flags;
 }
 
-struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, uint64_t count, int dtype, int root,
-				uint64_t info)
+struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, int p2p, uint64_t count, int dtype,
+				int root, uint64_t info)
 {
 	struct ng_pcoll *c;
 	struct ng_enq_rec r;
-	uint64_t seq;
+	uint64_t seq, ord;
 	int trace = ng_trace_coll();
 
 	if (x->wrapped) {
 		/* A wrapper records the call: only what NCCL chose, matched
 		 * by the analyzer on (comm, op, op_seq). */
-		if (trace) {
+		if (trace && !p2p) {
 			struct ng_pcoll tmp = { .ctx = x, .fn = fn, .count = count, .dtype = dtype,
 						.root = root, .info = info };
 
@@ -121,8 +121,12 @@ struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, uint64_t count, int d
 		}
 		return NULL;
 	}
-	seq = ++x->seq;		/* NCCL serialises the calls of a comm */
-	c = &x->slot[seq & (NG_PCOLL_SLOTS - 1)];
+	/* NCCL serialises the calls of a comm; collectives and sends and
+	 * receives are counted apart, as the wrappers count them, and share
+	 * the table in the order they come. */
+	seq = p2p ? ++x->p2p_seq : ++x->seq;
+	ord = ++x->ord;
+	c = &x->slot[ord & (NG_PCOLL_SLOTS - 1)];
 	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == NG_PS_LIVE &&
 	    __atomic_load_n(&c->ch_started, __ATOMIC_ACQUIRE)) {
 		/* NG_PCOLL_SLOTS calls behind one still running: untracked. */
@@ -130,6 +134,8 @@ struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, uint64_t count, int d
 		c = NULL;
 	} else {
 		c->seq = seq;
+		c->ord = ord;
+		c->p2p = p2p;
 		c->fn = fn;
 		c->count = count;
 		c->dtype = dtype;
@@ -142,7 +148,7 @@ struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, uint64_t count, int d
 		__atomic_store_n(&c->state, NG_PS_LIVE, __ATOMIC_RELEASE);
 	}
 	if (trace) {
-		struct ng_pcoll tmp = { .ctx = x, .seq = seq, .fn = fn, .count = count,
+		struct ng_pcoll tmp = { .ctx = x, .seq = seq, .p2p = p2p, .fn = fn, .count = count,
 					.dtype = dtype, .root = root, .info = info,
 					.enter_ns = c ? c->enter_ns : ng_now_ns() };
 
@@ -209,8 +215,8 @@ static void try_complete(struct ng_pcoll *c)
 	__atomic_store_n(&c->state, NG_PS_FREE, __ATOMIC_RELEASE);
 	/* The call before, ended on the host with no kernel event (NCCL
 	 * gave it none: a captured graph's), cannot be waited on. */
-	prev = &c->ctx->slot[(c->seq - 1) & (NG_PCOLL_SLOTS - 1)];
-	if (prev->seq + 1 == c->seq && __atomic_load_n(&prev->host_stopped, __ATOMIC_ACQUIRE) &&
+	prev = &c->ctx->slot[(c->ord - 1) & (NG_PCOLL_SLOTS - 1)];
+	if (prev->ord + 1 == c->ord && __atomic_load_n(&prev->host_stopped, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&prev->ch_started, __ATOMIC_ACQUIRE)) {
 		live = NG_PS_LIVE;
 		__atomic_compare_exchange_n(&prev->state, &live, NG_PS_FREE, 0, __ATOMIC_ACQ_REL,
@@ -279,7 +285,7 @@ int ng_pcoll_overdue(uint64_t now, uint64_t limit_ns, struct ng_pcoll_late *late
 			struct ng_pcoll *c = &x->slot[i];
 
 			if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == NG_PS_LIVE &&
-			    (!old || c->seq < old->seq))
+			    (!old || c->ord < old->ord))
 				old = c;
 		}
 		if (!old || old->reported || old->enter_ns + limit_ns > now)
@@ -287,6 +293,8 @@ int ng_pcoll_overdue(uint64_t now, uint64_t limit_ns, struct ng_pcoll_late *late
 		old->reported = 1;
 		late->hash = x->hash;
 		late->seq = old->seq;
+		late->p2p = old->p2p;
+		late->peer = old->root;
 		late->fn = old->fn;
 		late->nranks = x->nranks;
 		late->bytes = old->count * ng_dtype_size(old->dtype) *

@@ -211,8 +211,8 @@ struct ng_pcoll {
 	uint8_t kind;			/* NG_PK_COLL */
 	int state;			/* NG_PS_*, atomic */
 	struct ng_pctx *ctx;
-	uint64_t seq, count, enter_ns, info;
-	int fn, dtype, root;
+	uint64_t seq, ord, count, enter_ns, info;	/* ord: the comm's call order */
+	int fn, dtype, root, p2p;	/* root: the peer of a send or recv */
 	int host_stopped, ch_started, ch_stopped;	/* atomic */
 	uint64_t gpu_start, gpu_end;	/* NCCL's GPU timer, ns; atomic */
 	int reported;			/* watchdog */
@@ -224,7 +224,7 @@ struct ng_pctx {
 	uint64_t nccl_hash;		/* NCCL's commHash */
 	int nranks, rank;
 	int wrapped;			/* a wrapper records its calls */
-	uint64_t seq;
+	uint64_t seq, p2p_seq, ord;
 	int kch_seen;			/* NCCL reports its kernels' channels */
 	int dead;			/* 0 live, 1 finalized, 2 being made */
 	struct ng_pctx *next;
@@ -237,15 +237,15 @@ void ng_pctx_end(struct ng_pctx *x);
 int ng_pctx_any(void);			/* NCCL loaded the plugin at all */
 /* A collective began on the host; NULL: not tracked (a wrapper records
  * it, or the table is full). */
-struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, uint64_t count, int dtype, int root,
-				uint64_t info);
+struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, int p2p, uint64_t count, int dtype,
+				int root, uint64_t info);
 void ng_pcoll_host_stop(struct ng_pcoll *c);
 struct ng_pch *ng_pcoll_ch_start(struct ng_pcoll *c, unsigned channel, uint64_t gpu_ns);
 void ng_pcoll_ch_time(struct ng_pch *ch, uint64_t gpu_ns);
 void ng_pcoll_ch_stop(struct ng_pch *ch);
 struct ng_pcoll_late {
 	uint64_t hash, seq, bytes, enter_ns, info;
-	int fn, nranks, started;
+	int fn, nranks, started, p2p, peer;
 };
 int ng_pcoll_overdue(uint64_t now, uint64_t limit_ns, struct ng_pcoll_late *late);
 void ng_pcoll_reset_after_fork(void);

@@ -664,14 +664,19 @@ static int poll_flights(void)
 static void check_plugin(uint64_t now)
 {
 	struct ng_pcoll_late l;
-	char size[32], when[32];
+	char size[32], when[32], peer[32];
 
 	while (ng_pcoll_overdue(now, ng_seconds_ns(ng_cfg.timeout_s), &l)) {
 		fmt_bytes(size, sizeof(size), l.bytes);
 		fmt_when(when, sizeof(when), l.enter_ns);
-		ng_warn("%s seq %llu on comm %016llx (%d ranks, %s) not complete after %.1f s; "
-			"enqueued at %s; %s (seen through NCCL's profiler plugin); action %s",
-			ng_fn_op[l.fn], (unsigned long long)l.seq, (unsigned long long)l.hash,
+		if (l.p2p)
+			snprintf(peer, sizeof(peer), " (peer %d)", l.peer);
+		else
+			peer[0] = 0;
+		ng_warn("%s %s %llu%s on comm %016llx (%d ranks, %s) not complete after "
+			"%.1f s; enqueued at %s; %s (seen through NCCL's profiler plugin); action %s",
+			ng_fn_op[l.fn], l.p2p ? "p2p_seq" : "seq", (unsigned long long)l.seq,
+			peer, (unsigned long long)l.hash,
 			l.nranks, size, (now - l.enter_ns) / 1e9, when,
 			l.started ? "its kernel started and never ended"
 				  : "its kernel never started",

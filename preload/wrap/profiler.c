@@ -13,8 +13,9 @@
  * timed from NCCL's kernel channel events and watched (watch/pcoll.c).
  *
  * Events used: Group (a marker handle), Coll (seqNumber, func, count,
- * datatype, algo, proto, nChannels), KernelCh (GPU start and stop).  The
- * rest are not asked for: each proxy step event costs NCCL's proxy thread.
+ * datatype, algo, proto, nChannels), P2p (func, count, datatype, peer),
+ * KernelCh (GPU start and stop).  The rest are not asked for: each proxy
+ * step event costs NCCL's proxy thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,9 @@
 
 /* Asked of NCCL.  KernelCh makes NCCL add a proxy operation per channel
  * to every collective: it is what ends a call only the plugin sees.  A
- * comm a wrapper times does not need it. */
+ * comm a wrapper times needs neither it nor the sends and receives. */
 #define MASK_WRAPPED (ncclProfileGroup | ncclProfileColl)
-#define MASK_PLUGIN (ncclProfileGroup | ncclProfileColl | ncclProfileKernelCh)
+#define MASK_PLUGIN (ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh)
 
 static int fn_of(const char *func)
 {
@@ -189,7 +190,19 @@ static void *coll_start(struct ng_pctx *x, uint64_t nccl_seq, const char *func, 
 		return NULL;
 	info = NG_PINFO(ng_palgo_id(algo), ng_pproto_id(proto), nch > 255 ? 255 : nch,
 			nwarps > 255 ? 255 : nwarps, nccl_seq);
-	return ng_pcoll_start(x, fn, count, dtype_of(dtype), root, info);
+	return ng_pcoll_start(x, fn, 0, count, dtype_of(dtype), root, info);
+}
+
+/* A P2p event (a send or a receive): no algorithm; NCCL's channels. */
+static void *p2p_start(struct ng_pctx *x, const char *func, size_t count, int peer,
+		       const char *dtype, unsigned nch)
+{
+	int fn = fn_of(func);
+
+	if (fn != NG_FN_ncclSend && fn != NG_FN_ncclRecv)
+		return NULL;
+	return ng_pcoll_start(x, fn, 1, count, dtype_of(dtype), peer,
+			      NG_PINFO(0, 0, nch > 255 ? 255 : nch, 0, 0));
 }
 
 static void *kch_start(void *parent, unsigned channel, uint64_t gpu_ns)
@@ -249,6 +262,10 @@ static ncclResult_t v5_start(void *context, void **h, ncclProfilerEventDescr_v5_
 				d->coll.datatype, d->coll.nChannels, d->coll.nWarps,
 				d->coll.algo, d->coll.proto);
 		break;
+	case ncclProfileP2p:
+		*h = p2p_start(x, d->p2p.func, d->p2p.count, d->p2p.peer, d->p2p.datatype,
+			       d->p2p.nChannels);
+		break;
 	case ncclProfileKernelCh:
 		*h = kch_start(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
 		break;
@@ -300,6 +317,10 @@ static ncclResult_t v4_start(void *context, void **h, ncclProfilerEventDescr_v4_
 		*h = coll_start(x, d->coll.seqNumber, d->coll.func, d->coll.count, d->coll.root,
 				d->coll.datatype, d->coll.nChannels, d->coll.nWarps,
 				d->coll.algo, d->coll.proto);
+		break;
+	case ncclProfileP2p:
+		*h = p2p_start(x, d->p2p.func, d->p2p.count, d->p2p.peer, d->p2p.datatype,
+			       d->p2p.nChannels);
 		break;
 	case ncclProfileKernelCh:
 		*h = kch_start(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);

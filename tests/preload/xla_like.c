@@ -6,7 +6,8 @@
  *
  *   xla_like IDFILE ITERS [BYTES [SKIP_RANK SKIP_CALL]]
  *
- * RANK and WORLD_SIZE from the environment.  Rank SKIP_RANK does not make
+ * RANK and WORLD_SIZE from the environment; XLA_RING=1 adds to each step
+ * a send to the next rank and a receive from the previous, in a group.  Rank SKIP_RANK does not make
  * its all-reduce number SKIP_CALL (from 1), nor any after: it sleeps, as
  * a rank stuck outside NCCL, and the others hang in that call.
  */
@@ -66,6 +67,10 @@ int main(int argc, char **argv)
 	ncclResult_t (*allreduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
 				  ncclComm_t, cudaStream_t);
 	ncclResult_t (*destroy)(ncclComm_t);
+	ncclResult_t (*gstart)(void), (*gend)(void);
+	ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+	ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+	int ring = getenv("XLA_RING") && !strcmp(getenv("XLA_RING"), "1");
 	cudaError_t (*cmalloc)(void **, size_t);
 	cudaError_t (*mkstream)(cudaStream_t *);
 	cudaError_t (*sync)(cudaStream_t);
@@ -73,7 +78,7 @@ int main(int argc, char **argv)
 	int world = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
 	int iters, skip_rank = -1, skip_call = 0;
 	size_t bytes = 4096;
-	void *nccl, *cudart, *buf = NULL;
+	void *nccl, *cudart, *buf = NULL, *rbuf = NULL;
 	cudaStream_t s;
 	ncclUniqueId id;
 	ncclComm_t comm;
@@ -99,12 +104,17 @@ int main(int argc, char **argv)
 	init = sym(nccl, "ncclCommInitRank");
 	allreduce = sym(nccl, "ncclAllReduce");
 	destroy = sym(nccl, "ncclCommDestroy");
+	gstart = sym(nccl, "ncclGroupStart");
+	gend = sym(nccl, "ncclGroupEnd");
+	send = sym(nccl, "ncclSend");
+	recv = sym(nccl, "ncclRecv");
 	cmalloc = sym(cudart, "cudaMalloc");
 	mkstream = sym(cudart, "cudaStreamCreate");
 	sync = sym(cudart, "cudaStreamSynchronize");
 
 	if (exchange(argv[1], rank, &id, get_id) || init(&comm, world, id, rank) != ncclSuccess ||
-	    cmalloc(&buf, bytes) != cudaSuccess || mkstream(&s) != cudaSuccess) {
+	    cmalloc(&buf, bytes) != cudaSuccess || cmalloc(&rbuf, bytes) != cudaSuccess ||
+	    mkstream(&s) != cudaSuccess) {
 		fprintf(stderr, "xla_like: rank %d: setup failed\n", rank);
 		return 1;
 	}
@@ -118,6 +128,14 @@ int main(int argc, char **argv)
 		if (allreduce(buf, buf, bytes / 4, ncclFloat32, ncclSum, comm, s) != ncclSuccess ||
 		    sync(s) != cudaSuccess) {
 			fprintf(stderr, "xla_like: rank %d: call %d failed\n", rank, i);
+			return 1;
+		}
+		if (ring && (gstart() != ncclSuccess ||
+			     send(buf, bytes, ncclInt8, (rank + 1) % world, comm, s) != ncclSuccess ||
+			     recv(rbuf, bytes, ncclInt8, (rank + world - 1) % world, comm, s) !=
+				     ncclSuccess ||
+			     gend() != ncclSuccess || sync(s) != cudaSuccess)) {
+			fprintf(stderr, "xla_like: rank %d: ring %d failed\n", rank, i);
 			return 1;
 		}
 	}

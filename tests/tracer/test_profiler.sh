@@ -49,6 +49,16 @@ assert_eq "$(field "$J" '[(c["op"], c["calls"], c["timed"], c["algo"], c["proto"
 	"[('allreduce', 6, 6, 'RING', 'LL', 1)]" "collectives row"
 assert_eq "$(field "$J" 'len(r["hangs"]) + len(r["algo_mismatches"])')" 0 "no findings"
 
+note "plugin only: sends and receives in a ring, in groups"
+XLA_RING=1 ranks ring 3 3 4096 || { cat "$NG_TMP/ring.err"; fail "run failed"; }
+ng_trace_text "$NG_TMP/ring" "$NG_TMP/ring.txt"
+assert_eq "$(grep -c 'ncclguard:coll_enqueue: .*seq = 0, p2p_seq = [1-6], op = "send"' "$NG_TMP/ring.txt")" 9 "send events"
+assert_eq "$(grep -c 'ncclguard:coll_complete: .*op = "recv"' "$NG_TMP/ring.txt")" 9 "recv completions"
+J="$NG_TMP/ring/report.json"
+assert_eq "$(field "$J" 'sorted((c["op"], c["calls"], c["timed"]) for c in r["collectives"])')" \
+	"[('allreduce', 3, 3), ('send', 9, 9)]" "collectives rows (a matched pair is one send)"
+assert_eq "$(field "$J" 'len(r["hangs"]) + len(r["mismatches"])')" 0 "no findings"
+
 note "plugin only: rank 1 never makes its 4th all-reduce; the others hang"
 ranks hang 3 6 4096 1 4
 assert_grep "rank 1: skipping call 4" "$NG_TMP/hang.err"

@@ -28,7 +28,7 @@ static struct ng_pctx *ctx(int wrapped)
 static void test_complete_any_order(void **state)
 {
 	struct ng_pctx *x = ctx(0);
-	struct ng_pcoll *c = ng_pcoll_start(x, NG_FN_ncclAllReduce, 256, ncclFloat32, -1, INFO(2));
+	struct ng_pcoll *c = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 256, ncclFloat32, -1, INFO(2));
 	struct ng_pch *a, *b;
 
 	(void)state;
@@ -62,10 +62,10 @@ static void test_overdue_once(void **state)
 	uint64_t now;
 
 	(void)state;
-	c1 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 1024, ncclFloat32, -1, INFO(1));
+	c1 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 1024, ncclFloat32, -1, INFO(1));
 	ng_pcoll_host_stop(c1);
 	assert_non_null(ng_pcoll_ch_start(c1, 0, 5));	/* started, never ends */
-	c2 = ng_pcoll_start(x, NG_FN_ncclAllGather, 16, ncclInt8, -1, INFO(1));
+	c2 = ng_pcoll_start(x, NG_FN_ncclAllGather, 0, 16, ncclInt8, -1, INFO(1));
 	ng_pcoll_host_stop(c2);
 	now = c2->enter_ns + 10 * 1000000000ull;
 	assert_int_equal(ng_pcoll_overdue(now, 1000000000ull, &l), 1);
@@ -83,7 +83,7 @@ static void test_overdue_once(void **state)
 static void test_no_kernel_events(void **state)
 {
 	struct ng_pctx *x = ctx(0);
-	struct ng_pcoll *c = ng_pcoll_start(x, NG_FN_ncclBroadcast, 8, ncclInt8, 0, INFO(1));
+	struct ng_pcoll *c = ng_pcoll_start(x, NG_FN_ncclBroadcast, 0, 8, ncclInt8, 0, INFO(1));
 	struct ng_pcoll_late l;
 
 	(void)state;
@@ -96,13 +96,13 @@ static void test_no_kernel_events(void **state)
 static void test_prev_without_kernel_freed(void **state)
 {
 	struct ng_pctx *x = ctx(0);
-	struct ng_pcoll *c1 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 8, ncclInt8, -1, INFO(1));
+	struct ng_pcoll *c1 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
 	struct ng_pcoll *c2;
 	struct ng_pch *ch;
 
 	(void)state;
 	ng_pcoll_host_stop(c1);		/* a captured call: no kernel events */
-	c2 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 8, ncclInt8, -1, INFO(1));
+	c2 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
 	ch = ng_pcoll_ch_start(c2, 0, 1);
 	ng_pcoll_host_stop(c2);
 	ng_pcoll_ch_stop(ch);
@@ -116,7 +116,33 @@ static void test_wrapped_untracked(void **state)
 	struct ng_pctx *x = ctx(1);
 
 	(void)state;
-	assert_null(ng_pcoll_start(x, NG_FN_ncclAllReduce, 8, ncclInt8, -1, INFO(1)));
+	assert_null(ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1)));
+	ng_pctx_end(x);
+}
+
+/* Sends and receives count apart from collectives, in one call order. */
+static void test_p2p(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	struct ng_pcoll *a = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
+	struct ng_pcoll *s = ng_pcoll_start(x, NG_FN_ncclSend, 1, 8, ncclInt8, 3, INFO(1));
+	struct ng_pcoll *r = ng_pcoll_start(x, NG_FN_ncclRecv, 1, 8, ncclInt8, 3, INFO(1));
+	struct ng_pcoll_late l;
+
+	(void)state;
+	assert_int_equal(a->seq, 1);
+	assert_int_equal(s->seq, 1);
+	assert_int_equal(r->seq, 2);
+	assert_true(s->ord > a->ord && r->ord > s->ord);
+	ng_pcoll_host_stop(a);
+	ng_pcoll_ch_stop(ng_pcoll_ch_start(a, 0, 1));
+	ng_pcoll_host_stop(s);
+	ng_pcoll_ch_start(s, 0, 1);	/* the send never ends */
+	assert_int_equal(ng_pcoll_overdue(s->enter_ns + 2000000000ull, 1000000000ull, &l), 1);
+	assert_int_equal(l.p2p, 1);
+	assert_int_equal(l.seq, 1);
+	assert_int_equal(l.peer, 3);
+	assert_int_equal(l.fn, NG_FN_ncclSend);
 	ng_pctx_end(x);
 }
 
@@ -140,6 +166,7 @@ int main(void)
 		cmocka_unit_test(test_no_kernel_events),
 		cmocka_unit_test(test_prev_without_kernel_freed),
 		cmocka_unit_test(test_wrapped_untracked),
+		cmocka_unit_test(test_p2p),
 		cmocka_unit_test(test_names),
 	};
 
