@@ -7,8 +7,9 @@
  * classic cause being settings (NCCL_ALGO, NCCL_PROTO, channel limits,
  * versions, topology) that differ across hosts.
  *
- * Counted per (comm, op, size, process, choice), not per call: a choice
- * is made per size, and a long job's calls would not fit.
+ * The shim writes a coll_algo per comm, op and size and per change, not
+ * per call (NCCL chooses per size); they are kept per (comm, op, size,
+ * process, choice).
  */
 #include <stdlib.h>
 #include <string.h>

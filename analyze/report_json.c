@@ -87,9 +87,9 @@ static void collectives(struct an_state *an, FILE *f)
 	end_list(f, an->nrows);
 }
 
-/* What NCCL chose for the row (its profiler plugin's coll_algo): the most
- * frequent algorithm, protocol and channel count, or nulls; and every
- * choice when there were several. */
+/* What NCCL chose for the row (its profiler plugin's coll_algo, written
+ * once per comm, op, size and change): the choice most processes told,
+ * or nulls; and every choice when there were several. */
 static void choice_json(FILE *f, const struct an_row *r)
 {
 	const struct an_choice *c = an_row_choice(r);
@@ -111,8 +111,7 @@ static void choice_json(FILE *f, const struct an_row *r)
 		ng_json_str(f, r->choice[i].algo);
 		fputs(", \"proto\": ", f);
 		ng_json_str(f, r->choice[i].proto);
-		fprintf(f, ", \"nchannels\": %d, \"calls\": %llu}", r->choice[i].nch,
-			(unsigned long long)r->choice[i].calls);
+		fprintf(f, ", \"nchannels\": %d}", r->choice[i].nch);
 	}
 	fputc(']', f);
 }
@@ -146,8 +145,7 @@ static void algo_mismatches(struct an_state *an, FILE *f)
 			ng_json_str(f, b->algo);
 			fputs(", \"proto\": ", f);
 			ng_json_str(f, b->proto);
-			fprintf(f, ", \"nchannels\": %d, \"calls\": %llu}", b->nch,
-				(unsigned long long)b->calls);
+			fprintf(f, ", \"nchannels\": %d}", b->nch);
 			first = 0;
 		}
 		fputs("}}", f);

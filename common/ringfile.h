@@ -40,10 +40,12 @@
 /* Records of NCCL's profiler plugin (preload/watch/pcoll.c): enter is in
  * ns; exit packs what NCCL chose (ng_pinfo_*), or for a completion the
  * GPU end.  ANNOT: only that, for a call a wrapper recorded; DONE: a
- * coll_complete (enter, exit: GPU start and end). */
+ * coll_complete (enter, exit: GPU start and end); ALGO: the choice is
+ * new for the comm, op and size (a coll_algo is written). */
 #define NG_ENQ_PLUGIN 16
 #define NG_ENQ_ANNOT 32
 #define NG_ENQ_DONE 64
+#define NG_ENQ_ALGO 128		/* a choice new for its comm, op and size */
 struct ng_enq_rec {
 	uint64_t comm_hash, seq, count, stream, enter, exit;
 	int32_t root, nranks;

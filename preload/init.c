@@ -17,7 +17,6 @@
 #include "wrap.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static int saw_nccl_call;
 static int forked_child;
 static int loaded_late;
 
@@ -27,7 +26,7 @@ static void atfork_child(void)
 	 * it calls NCCL itself (no watchdog thread exists in it yet). */
 	pthread_mutex_init(&init_lock, NULL);
 	ng_hot.first_call_done = 0;
-	saw_nccl_call = 0;
+	ng_wrapper_seen = 0;
 	forked_child = 1;
 	ng_timing_reset_after_fork();
 	ng_clock_reset_after_fork();
@@ -72,32 +71,10 @@ out:
 	errno = saved;
 }
 
-int ng_saw_wrapper_call(void)
-{
-	return __atomic_load_n(&saw_nccl_call, __ATOMIC_RELAXED);
-}
-
-int ng_loaded_late(void)
-{
-	return loaded_late;
-}
-
-static void first_call(void);
-
 void ng_first_call(void)
 {
-	if (!__atomic_load_n(&saw_nccl_call, __ATOMIC_RELAXED))
-		__atomic_store_n(&saw_nccl_call, 1, __ATOMIC_RELAXED);
-	first_call();
-}
-
-void ng_first_call_plugin(void)
-{
-	first_call();
-}
-
-static void first_call(void)
-{
+	if (!ng_tls.in_plugin && !__atomic_load_n(&ng_wrapper_seen, __ATOMIC_RELAXED))
+		__atomic_store_n(&ng_wrapper_seen, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&ng_hot.first_call_done, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&init_lock);
@@ -198,7 +175,7 @@ __attribute__((destructor)) static void ng_dtor(void)
 {
 	void *h;
 
-	if (ng_cfg.disabled || saw_nccl_call || forked_child || ng_pctx_any())
+	if (ng_cfg.disabled || ng_wrapper_seen || forked_child || ng_pctx_any())
 		return;
 	h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)

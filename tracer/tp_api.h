@@ -86,10 +86,11 @@ struct ng_ev_coll_complete {
 	int root_or_peer;
 };
 
-/* What NCCL chose for a call, from its profiler plugin.  seq is ours
- * where the plugin alone saw the call (it then also wrote its
- * coll_enqueue), else 0: the analyzer matches it by (comm, op, op_seq),
- * op_seq being NCCL's count of that operation on the comm, from 0. */
+/* What NCCL chose, from its profiler plugin: written for the first call
+ * of each op and size on a comm, and again when the choice changes (NCCL
+ * chooses per size).  seq is ours where the plugin alone saw the call (it
+ * then also wrote its coll_enqueue), else 0; op_seq is NCCL's count of
+ * that operation on the comm, from 0. */
 struct ng_ev_coll_algo {
 	uint64_t comm_hash;
 	uint64_t seq, p2p_seq;

@@ -188,14 +188,10 @@ void ng_init(void);
 /* The first NCCL call of the process: load the tracer, emit process_info,
  * start the watchdog.  Cheap after the first time. */
 void ng_first_call(void);
-/* The same for NCCL's profiler plugin (wrap/profiler.c): it starts the
- * recording, but is no call through a wrapper. */
-void ng_first_call_plugin(void);
-/* Whether any NCCL call went through a wrapper in this process. */
-int ng_saw_wrapper_call(void);
-/* The library was loaded by dlopen (NCCL's plugin loader), not preloaded:
- * too late for the policy, which must act before NCCL and threads start. */
-int ng_loaded_late(void);
+/* Whether any NCCL call went through a wrapper in this process: set by
+ * ng_first_call unless NCCL's profiler plugin (wrap/profiler.c) calls it,
+ * with ng_tls.in_plugin set. */
+extern int ng_wrapper_seen;
 /* ---- hot.c: the thread's state --------------------------------------- */
 /* What a call reads of its thread, in one line and behind one GOT entry
  * (each initial-exec variable of a shared object is one more load). */
@@ -208,6 +204,7 @@ struct ng_tls {
 	struct ng_hostcall *slot;	/* hostcall.c: this thread's host call */
 	struct ng_rf_ring *recbuf;	/* recbuf.c: this thread's ring */
 	int slot_none, recbuf_none;	/* none left for this thread */
+	int in_plugin;			/* NCCL's profiler plugin starts the shim */
 } __attribute__((aligned(64)));
 extern NG_TLS struct ng_tls ng_tls;
 /* Re-entrancy guard: nonzero while this thread is inside the shim. */

@@ -226,7 +226,7 @@ static void trace_plugin(const struct ng_enq_rec *r, uint64_t bytes)
 	ev.redop = -1;
 	ev.enter_ns = r->enter;
 	ng_hot.tp->coll_enqueue(&ev);
-	if (!p2p)
+	if (r->flags & NG_ENQ_ALGO)
 		emit_algo(r, r->seq, bytes, 1);
 }
 

@@ -40,6 +40,7 @@ struct ng_pctx *ng_pctx_new(void)
 		memset(x->slot, 0, sizeof(x->slot));
 		x->hash = x->nccl_hash = x->seq = x->p2p_seq = x->ord = 0;
 		x->nranks = x->rank = x->wrapped = x->kch_seen = 0;
+		memset(x->told, 0, sizeof(x->told));
 		x->next = next;
 	} else {
 		x = calloc(1, sizeof(*x));
@@ -101,6 +102,26 @@ static void fill(struct ng_enq_rec *r, const struct ng_pcoll *c, uint8_t flags)
 	r->flags = NG_ENQ_PLUGIN | (c->p2p ? NG_ENQ_P2P : 0) | flags;
 }
 
+/*
+ * Whether NCCL's choice for this op and size is news for the comm: it
+ * chooses per size, so one coll_algo per choice (and per change) tells the
+ * analyzer all it uses, at a fraction of the records.  The comm's calls
+ * are serialised by NCCL: no lock.
+ */
+static int news(struct ng_pctx *x, int fn, uint64_t bytes, uint64_t info)
+{
+	unsigned i = (unsigned)((bytes * 0x9e3779b97f4a7c15ull) >> 58 ^ (unsigned)fn) &
+		     (NG_PTOLD - 1);
+	uint64_t choice = info & 0xffffffffull;		/* without op_seq */
+
+	if (x->told[i].fn == fn + 1 && x->told[i].bytes == bytes && x->told[i].info == choice)
+		return 0;
+	x->told[i].fn = fn + 1;
+	x->told[i].bytes = bytes;
+	x->told[i].info = choice;
+	return 1;
+}
+
 struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, int p2p, uint64_t count, int dtype,
 				int root, uint64_t info)
 {
@@ -112,11 +133,11 @@ struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, int p2p, uint64_t cou
 	if (x->wrapped) {
 		/* A wrapper records the call: only what NCCL chose, matched
 		 * by the analyzer on (comm, op, op_seq). */
-		if (trace && !p2p) {
+		if (trace && !p2p && news(x, fn, count * ng_dtype_size(dtype), info)) {
 			struct ng_pcoll tmp = { .ctx = x, .fn = fn, .count = count, .dtype = dtype,
 						.root = root, .info = info };
 
-			fill(&r, &tmp, NG_ENQ_ANNOT);
+			fill(&r, &tmp, NG_ENQ_ANNOT | NG_ENQ_ALGO);
 			push(&r);
 		}
 		return NULL;
@@ -152,7 +173,8 @@ struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, int p2p, uint64_t cou
 					.dtype = dtype, .root = root, .info = info,
 					.enter_ns = c ? c->enter_ns : ng_now_ns() };
 
-		fill(&r, &tmp, 0);
+		fill(&r, &tmp, !p2p && news(x, fn, count * ng_dtype_size(dtype), info) ?
+				  NG_ENQ_ALGO : 0);
 		push(&r);
 	}
 	return c;

@@ -200,6 +200,7 @@ enum { NG_PK_GROUP = 1, NG_PK_COLL, NG_PK_CH };
 enum { NG_PS_FREE = 0, NG_PS_LIVE, NG_PS_DONE };
 #define NG_PCOLL_SLOTS 256	/* calls in flight per comm; power of two */
 #define NG_PCH_MAX 64		/* NCCL's MAXCHANNELS */
+#define NG_PTOLD 64		/* choices remembered per comm; power of two */
 
 struct ng_pcoll;
 struct ng_pch {
@@ -225,6 +226,10 @@ struct ng_pctx {
 	int nranks, rank;
 	int wrapped;			/* a wrapper records its calls */
 	uint64_t seq, p2p_seq, ord;
+	struct {			/* the choices told, by op and size */
+		uint64_t bytes, info;
+		int fn;
+	} told[NG_PTOLD];
 	int kch_seen;			/* NCCL reports its kernels' channels */
 	int dead;			/* 0 live, 1 finalized, 2 being made */
 	struct ng_pctx *next;

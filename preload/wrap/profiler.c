@@ -122,7 +122,7 @@ static int wrapped_comm(uint64_t *hash)
 		    (!n++ || s->comm_hash == *hash))
 			*hash = s->comm_hash;
 	}
-	return n || ng_saw_wrapper_call();
+	return n || __atomic_load_n(&ng_wrapper_seen, __ATOMIC_RELAXED);
 }
 
 static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int nranks,
@@ -140,7 +140,9 @@ static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int 
 		return ncclSuccess;
 	}
 	ng_in_shim = 1;		/* what we call of NCCL or CUDA is ours */
-	ng_first_call_plugin();
+	ng_tls.in_plugin = 1;
+	ng_first_call();
+	ng_tls.in_plugin = 0;
 	x = ng_pctx_new();
 	if (!x) {
 		ng_warn_once("profiler plugin: out of memory; a communicator goes unrecorded");
@@ -356,7 +358,8 @@ static int v3_ncomms;
 static ncclResult_t v3_init(void **context, int *mask)
 {
 	*context = &v3_comms;
-	__atomic_or_fetch(&asked, ng_saw_wrapper_call() ? MASK_WRAPPED : MASK_PLUGIN,
+	__atomic_or_fetch(&asked, __atomic_load_n(&ng_wrapper_seen, __ATOMIC_RELAXED) ?
+				  MASK_WRAPPED : MASK_PLUGIN,
 			  __ATOMIC_RELAXED);
 	*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
 	return ncclSuccess;

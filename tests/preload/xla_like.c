@@ -72,11 +72,14 @@ int main(int argc, char **argv)
 	ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 	int ring = getenv("XLA_RING") && !strcmp(getenv("XLA_RING"), "1");
 	cudaError_t (*cmalloc)(void **, size_t);
+	cudaError_t (*cmemset)(void *, int, size_t);
+	cudaError_t (*setdev)(int);
+	cudaError_t (*ndev)(int *);
 	cudaError_t (*mkstream)(cudaStream_t *);
 	cudaError_t (*sync)(cudaStream_t);
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int world = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
-	int iters, skip_rank = -1, skip_call = 0;
+	int iters, skip_rank = -1, skip_call = 0, n = 0;
 	size_t bytes = 4096;
 	void *nccl, *cudart, *buf = NULL, *rbuf = NULL;
 	cudaStream_t s;
@@ -109,16 +112,25 @@ int main(int argc, char **argv)
 	send = sym(nccl, "ncclSend");
 	recv = sym(nccl, "ncclRecv");
 	cmalloc = sym(cudart, "cudaMalloc");
+	cmemset = sym(cudart, "cudaMemset");
+	setdev = sym(cudart, "cudaSetDevice");
+	ndev = sym(cudart, "cudaGetDeviceCount");
 	mkstream = sym(cudart, "cudaStreamCreate");
 	sync = sym(cudart, "cudaStreamSynchronize");
 
+	/* A GPU each, as a launcher would give (on a GPU host too). */
+	if (ndev(&n) == cudaSuccess && n > 0)
+		setdev(rank % n);
 	if (exchange(argv[1], rank, &id, get_id) || init(&comm, world, id, rank) != ncclSuccess ||
 	    cmalloc(&buf, bytes) != cudaSuccess || cmalloc(&rbuf, bytes) != cudaSuccess ||
 	    mkstream(&s) != cudaSuccess) {
 		fprintf(stderr, "xla_like: rank %d: setup failed\n", rank);
 		return 1;
 	}
-	memset(buf, 0, bytes);
+	if (cmemset(buf, 0, bytes) != cudaSuccess) {
+		fprintf(stderr, "xla_like: rank %d: cudaMemset failed\n", rank);
+		return 1;
+	}
 	for (int i = 1; i <= iters; i++) {
 		if (rank == skip_rank && i == skip_call) {
 			fprintf(stderr, "xla_like: rank %d: skipping call %d\n", rank, i);
