@@ -188,6 +188,7 @@ struct an_proc {
 	int host;
 	int64_t vpid;
 	int has_info;
+	int plugin_only;	/* a comm seen only through NCCL's profiler plugin */
 	int64_t rank;		/* -1 until process_info */
 	char *info_host, *nccl_path, *gpu_pci_bus_id, *socket_ifname, *env;
 	char *policy_digest, *rank_source;

@@ -513,6 +513,27 @@ static void note_findings(struct an_state *an)
 		     "Check the transport NCCL chose (NCCL_DEBUG=INFO) and the interfaces "
 		     "it uses (NCCL_SOCKET_IFNAME, NCCL_IB_HCA).");
 	}
+	{
+		int64_t *ranks = an_xcalloc((size_t)an->nprocs + 1, sizeof(*ranks));
+		int n = 0;
+		struct line l = { .n = 0 };
+
+		for (int i = 0; i < an->nprocs; i++)
+			if (an->procs[i].plugin_only)
+				ranks[n++] = an->procs[i].rank;
+		if (n) {
+			qsort(ranks, (size_t)n, sizeof(*ranks), an_cmp_i64);
+			add(&l, "plugin only: ");
+			add_ranks(&l, ranks, n);
+			add(&l, " made NCCL calls no wrapper saw (through dlsym'd pointers, or "
+			    "NCCL linked statically): recorded through NCCL's profiler plugin, "
+			    "without policy, GPU pinning or fault injection");
+			push(an, "plugin_only", AN_SEV_INFO, l.buf, ranks, n,
+			     "Preload the library as well (ncclguard run does) where the policy "
+			     "or injection must apply; JAX/XLA's calls stay out of its reach.");
+		}
+		free(ranks);
+	}
 	if (an->p2p_forgotten) {
 		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
 			 "kept per rank and comm): a hang among them is not reported",

@@ -469,8 +469,16 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 			.rank = IN(rank, -1, AN_NRANKS_MAX - 1, -1),
 			.result = fi(p, c, F_result), .end = c->kind == K_INIT_END,
 		};
-		if (!bad)
-			an_comm_init(rd->an, &src, &r);
+		if (bad)
+			break;
+		an_comm_init(rd->an, &src, &r);
+		/* Made by the shim's profiler plugin: no wrapper saw this comm. */
+		if (r.end && !strcmp(S(kind), "plugin")) {
+			struct an_proc *pr = an_proc_get(rd->an, &src);
+
+			if (pr)
+				pr->plugin_only = 1;
+		}
 		break;
 	}
 	case K_ENQ:

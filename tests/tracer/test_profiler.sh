@@ -49,6 +49,8 @@ assert_eq "$(field "$J" 'len(r["ranks"])')" 3 "ranks in the report"
 assert_eq "$(field "$J" '[(c["op"], c["calls"], c["timed"], c["algo"], c["proto"], c["nchannels"]) for c in r["collectives"]]')" \
 	"[('allreduce', 6, 6, 'RING', 'LL', 1)]" "collectives row"
 assert_eq "$(field "$J" 'len(r["hangs"]) + len(r["algo_mismatches"])')" 0 "no findings"
+assert_eq "$(field "$J" '[(f["kind"], f["ranks"]) for f in r["findings"]]')" "[('plugin_only', [0, 1, 2])]" "the note"
+assert_grep "plugin only: ranks 0,1,2 made NCCL calls no wrapper saw" "$NG_TMP/ok.out"
 
 note "plugin only: sends and receives in a ring, in groups"
 XLA_RING=1 ranks ring 3 3 4096 || { cat "$NG_TMP/ring.err"; fail "run failed"; }
@@ -90,6 +92,7 @@ algo=$(grep -c 'ncclguard:coll_algo: .*seq = 0, .*plugin_only = 0' "$NG_TMP/both
 sizes=$(grep 'ncclguard:coll_enqueue:' "$NG_TMP/both.txt" | sed 's/.*vpid = \([0-9]*\),.* bytes = \([0-9]*\),.*/\1 \2/' | sort -u | wc -l)
 assert_eq "$algo" "$sizes" "one coll_algo per process and size"
 assert_no_grep 'kind = "plugin"' "$NG_TMP/both.txt"
+assert_no_grep "plugin only" "$NG_TMP/both.out"
 J="$NG_TMP/both/report.json"
 assert_eq "$(field "$J" 'sum(c["calls"] for c in r["collectives"]) * 2')" "$enq" "calls counted once"
 assert_eq "$(field "$J" 'sorted(set(c["algo"] for c in r["collectives"]))')" "['RING']" "algo in every row"
