@@ -2,8 +2,9 @@
  * The collectives NCCL's profiler plugin tells us of (wrap/profiler.c is
  * the ABI; this is what it records and what the watchdog watches).
  *
- * Each communicator NCCL initialises gets a context with a fixed table of
- * slots, made at init, never on NCCL's hot path.  A collective takes the
+ * Each communicator NCCL initialises gets a context, and one the plugin
+ * alone sees a fixed table of slots, made at init, never on NCCL's hot
+ * path.  A collective takes the
  * slot of its sequence number; its host event (Coll) and its kernel
  * channel events (KernelCh, from NCCL's proxy thread, with GPU
  * timestamps) count on the slot, and whichever ends last completes it.
@@ -24,7 +25,7 @@ static struct ng_pctx *contexts;	/* pushed at the head, never unlinked */
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t ng_pcoll_dropped;		/* collectives not tracked: table full */
 
-struct ng_pctx *ng_pctx_new(void)
+struct ng_pctx *ng_pctx_new(int track)
 {
 	struct ng_pctx *x;
 
@@ -33,15 +34,11 @@ struct ng_pctx *ng_pctx_new(void)
 		if (__atomic_load_n(&x->dead, __ATOMIC_ACQUIRE) == 1)
 			break;
 	if (x) {
-		struct ng_pctx *next = x->next;
-
-		/* dead stays set while the slots are cleared: the watchdog
-		 * skips the context until it is published again below. */
-		memset(x->slot, 0, sizeof(x->slot));
+		/* dead stays set while it is cleared: the watchdog skips the
+		 * context until it is published again (ng_pctx_live). */
 		x->hash = x->nccl_hash = x->seq = x->p2p_seq = x->ord = 0;
 		x->nranks = x->rank = x->wrapped = x->kch_seen = 0;
 		memset(x->told, 0, sizeof(x->told));
-		x->next = next;
 	} else {
 		x = calloc(1, sizeof(*x));
 		if (!x)
@@ -51,15 +48,26 @@ struct ng_pctx *ng_pctx_new(void)
 		x->next = contexts;
 		__atomic_store_n(&contexts, x, __ATOMIC_RELEASE);
 	}
-	for (int i = 0; i < NG_PCOLL_SLOTS; i++) {
-		x->slot[i].kind = NG_PK_COLL;
-		x->slot[i].ctx = x;
-		for (int c = 0; c < NG_PCH_MAX; c++) {
-			x->slot[i].ch[c].kind = NG_PK_CH;
-			x->slot[i].ch[c].coll = &x->slot[i];
+	x->dead = 2;		/* taken, not yet live: ng_pctx_live */
+	/* The table only for a comm whose calls the plugin tracks: a comm a
+	 * wrapper records costs no more than this context. */
+	if (track && !x->slot && !(x->slot = calloc(NG_PCOLL_SLOTS, sizeof(*x->slot)))) {
+		x->dead = 1;
+		x = NULL;
+		goto out;
+	}
+	if (track) {
+		memset(x->slot, 0, NG_PCOLL_SLOTS * sizeof(*x->slot));
+		for (int i = 0; i < NG_PCOLL_SLOTS; i++) {
+			x->slot[i].kind = NG_PK_COLL;
+			x->slot[i].ctx = x;
+			for (int c = 0; c < NG_PCH_MAX; c++) {
+				x->slot[i].ch[c].kind = NG_PK_CH;
+				x->slot[i].ch[c].coll = &x->slot[i];
+			}
 		}
 	}
-	x->dead = 2;		/* taken, not yet live: ng_pctx_live */
+	x->wrapped = !track;
 out:
 	pthread_mutex_unlock(&ctx_lock);
 	return x;
@@ -299,7 +307,7 @@ int ng_pcoll_overdue(uint64_t now, uint64_t limit_ns, struct ng_pcoll_late *late
 	for (struct ng_pctx *x = __atomic_load_n(&contexts, __ATOMIC_ACQUIRE); x; x = x->next) {
 		struct ng_pcoll *old = NULL;
 
-		if (__atomic_load_n(&x->dead, __ATOMIC_ACQUIRE) ||
+		if (__atomic_load_n(&x->dead, __ATOMIC_ACQUIRE) || x->wrapped ||
 		    !__atomic_load_n(&x->kch_seen, __ATOMIC_RELAXED))
 			continue;
 		/* The comm's oldest call in flight: those behind it wait on it. */

@@ -233,10 +233,12 @@ struct ng_pctx {
 	int kch_seen;			/* NCCL reports its kernels' channels */
 	int dead;			/* 0 live, 1 finalized, 2 being made */
 	struct ng_pctx *next;
-	struct ng_pcoll slot[NG_PCOLL_SLOTS];
+	struct ng_pcoll *slot;		/* NG_PCOLL_SLOTS, where tracked */
 };
 extern uint64_t ng_pcoll_dropped;
-struct ng_pctx *ng_pctx_new(void);	/* NULL: out of memory */
+/* A context; track: the plugin records and watches its calls (else a
+ * wrapper does, and it is `wrapped`).  NULL: out of memory. */
+struct ng_pctx *ng_pctx_new(int track);
 void ng_pctx_live(struct ng_pctx *x);
 void ng_pctx_end(struct ng_pctx *x);
 int ng_pctx_any(void);			/* NCCL loaded the plugin at all */

@@ -130,7 +130,7 @@ static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int 
 {
 	struct ng_pctx *x;
 	uint64_t hash = nccl_hash;
-	int saved = ng_in_shim;
+	int saved = ng_in_shim, wrapped;
 
 	*context = NULL;
 	if (!__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
@@ -143,26 +143,25 @@ static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int 
 	ng_tls.in_plugin = 1;
 	ng_first_call();
 	ng_tls.in_plugin = 0;
-	x = ng_pctx_new();
+	wrapped = wrapped_comm(&hash);
+	x = ng_pctx_new(!wrapped);
 	if (!x) {
 		ng_warn_once("profiler plugin: out of memory; a communicator goes unrecorded");
 		ng_in_shim = saved;
-		*mask = 0;
+		/* The mask is NCCL's for every comm: keep what others asked. */
+		*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
 		return ncclSuccess;
 	}
 	x->nccl_hash = nccl_hash;
 	x->nranks = nranks;
 	x->rank = rank;
-	if (wrapped_comm(&hash)) {
-		x->hash = hash;
-		x->wrapped = 1;
-	} else {
+	x->hash = hash;
+	if (!wrapped) {
 		struct ng_ev_comm_init ev = {
 			.comm_hash = nccl_hash, .nranks = nranks, .rank = rank, .cuda_dev = -1,
 			.result = -1, .kind = "plugin", .comm_index = -1, .blocking = -1,
 		};
 
-		x->hash = nccl_hash;
 		say_plugin_only();
 		ng_rank_from_comm(rank, nranks);
 		ng_process_info_maybe();

@@ -15,12 +15,13 @@
 
 static struct ng_pctx *ctx(int wrapped)
 {
-	struct ng_pctx *x = ng_pctx_new();
+	struct ng_pctx *x = ng_pctx_new(!wrapped);
 
 	assert_non_null(x);
+	assert_int_equal(x->wrapped, wrapped);
+	assert_true(wrapped || x->slot);
 	x->hash = 0x1234;
 	x->nranks = 4;
-	x->wrapped = wrapped;
 	ng_pctx_live(x);
 	return x;
 }
