@@ -74,6 +74,13 @@ struct an_rec_coll {		/* coll_enqueue and coll_complete */
 	int64_t gpu_start_ns, gpu_end_ns, duration_ns;	/* complete */
 };
 
+struct an_rec_algo {		/* coll_algo: what NCCL chose */
+	uint64_t comm_hash, seq, op_seq, bytes;
+	const char *op, *algo, *proto;
+	int64_t nchannels, nranks;
+	int plugin_only;
+};
+
 struct an_rec_misc {		/* timeout, policy, inject, comm_end */
 	uint64_t comm_hash, seq, waited_ns;
 	const char *op, *kind, *action, *what, *detail;
@@ -123,11 +130,34 @@ struct an_qs {
 	uint32_t *hist;		/* past that */
 };
 
+#define AN_ROW_CHOICES 4
+struct an_choice {		/* an algorithm, protocol and channel count */
+	char algo[16], proto[8];
+	int nch;
+	uint64_t calls;
+};
+
 struct an_row {			/* one op, size bucket and comm size */
 	int op, bucket, nranks;
 	uint64_t calls, timed, bytes_sum_timed;
 	double time_sum_ns;	/* of timed calls */
 	struct an_qs qs;	/* collective time, ns */
+	struct an_choice choice[AN_ROW_CHOICES];	/* algo.c: NCCL's choices */
+	int nchoice;
+};
+
+/* algo.c: one choice of one process for one (comm, op, size). */
+struct an_algo_rec {
+	uint64_t comm_hash, bytes, calls;
+	int64_t rank;			/* set by an_algo_finish, for the order */
+	int op, proc, nch;
+	char algo[16], proto[8];
+};
+/* A (comm, op, size) whose processes chose differently: algos[first,
+ * end) once sorted, each process's main choice first among its own. */
+#define AN_ALGO_MISM_MAX 64
+struct an_algo_mism {
+	int first, end, nprocs;
 };
 
 /* uint64 key -> index; open addressing, never shrinks. */
@@ -160,6 +190,7 @@ struct an_proc {
 	int host;
 	int64_t vpid;
 	int has_info;
+	int plugin_only;	/* a comm seen only through NCCL's profiler plugin */
 	int64_t rank;		/* -1 until process_info */
 	char *info_host, *nccl_path, *gpu_pci_bus_id, *socket_ifname, *env;
 	char *policy_digest, *rank_source;
@@ -430,6 +461,14 @@ struct an_state {
 	int ninc;
 	uint64_t inc_more;	/* reasons past AN_INCOMPLETE_MAX */
 
+	/* algo.c: what NCCL chose, from its profiler plugin */
+	struct an_algo_rec *algos;
+	int nalgos;
+	struct an_map algo_map;
+	struct an_algo_mism *algo_mism;
+	int nalgo_mism, algo_done;
+	uint64_t algo_mism_more, algo_no_row;
+
 	/* dumps.c: the hang dumps of the run's hang/ folders, by path */
 	struct an_dump *dumps;
 	int ndumps;
@@ -546,6 +585,12 @@ void an_free(struct an_state *an);
 int an_host_id(struct an_state *an, const char *name);
 int an_op_id(struct an_state *an, const char *op);
 struct an_proc *an_proc_get(struct an_state *an, const struct an_src *src);
+/* algo.c */
+void an_algo(struct an_state *an, const struct an_src *src, const struct an_rec_algo *r);
+void an_algo_finish(struct an_state *an);	/* before the report or the findings */
+void an_algo_free(struct an_state *an);
+/* The row's most frequent choice; NULL: none recorded. */
+const struct an_choice *an_row_choice(const struct an_row *r);
 struct an_proc *an_proc_find(const struct an_state *an, const struct an_src *src);	/* NULL: none */
 struct an_comm *an_comm_get(struct an_state *an, uint64_t hash, int64_t nranks);
 /* The proc's part in a comm, made (and the proc a member) at first sight. */

@@ -274,7 +274,7 @@ static unsigned found_kinds(struct an_state *an)
 
 	if (an->nhangs)
 		k |= NG_FAIL_HANG;
-	if (an->mism_total)
+	if (an->mism_total || an->nalgo_mism)
 		k |= NG_FAIL_MISMATCH;
 	for (int i = 0; i < an->npolicy; i++)
 		if (!strcmp(an->policy[i].action, "violation"))

@@ -416,6 +416,48 @@ static void incomplete_finding(struct an_state *an)
 	     "stream is missing, record again with more disk or buffer space.");
 }
 
+/* Ranks of a comm that ran one op and size with different algorithms or
+ * channel counts (algo.c). */
+static void algo_findings(struct an_state *an)
+{
+	for (int i = 0; i < an->nalgo_mism; i++) {
+		const struct an_algo_mism *m = &an->algo_mism[i];
+		const struct an_algo_rec *a = &an->algos[m->first];
+		struct line l = { .n = 0 };
+		int64_t *ranks = an_xcalloc((size_t)m->nprocs + 1, sizeof(*ranks));
+		int n = 0;
+		char size[32];
+
+		an_fmt_bytes(a->bytes, size, sizeof(size));
+		add(&l, "algorithm mismatch: ranks of comm %016llx ran %s of %s differently:",
+		    (unsigned long long)a->comm_hash, an->ops[a->op], size);
+		for (int k = m->first; k < m->end; k++) {
+			const struct an_algo_rec *b = &an->algos[k];
+			int64_t r = an->procs[b->proc].rank;
+
+			if (k > m->first && b->proc == b[-1].proc)
+				continue;
+			ranks[n++] = r;
+			add(&l, "%s rank %lld %s/%s %d ch", n > 1 ? "," : "", (long long)r, b->algo,
+			    b->proto, b->nch);
+		}
+		push(an, "algo_mismatch", AN_SEV_WARN, l.buf, ranks, n,
+		     "Ranks that run different algorithms or channel counts wait on peers that "
+		     "never come, or crawl: give every rank the same NCCL_ALGO, NCCL_PROTO and "
+		     "NCCL_*_NCHANNELS, NCCL version and topology (see config_mismatches; "
+		     "`ncclguard doctor --compare` across hosts).");
+		free(ranks);
+	}
+	if (an->algo_mism_more) {
+		char buf[160];
+
+		snprintf(buf, sizeof(buf), "algorithm mismatch: %llu more op sizes not listed",
+			 (unsigned long long)an->algo_mism_more);
+		push(an, "algo_mismatch", AN_SEV_WARN, buf, NULL, 0,
+		     "See algo_mismatches in report.json.");
+	}
+}
+
 static void config_findings(struct an_state *an)
 {
 	for (int i = 0; i < an->ncfg; i++) {
@@ -492,6 +534,27 @@ static void note_findings(struct an_state *an)
 		     "Check the transport NCCL chose (NCCL_DEBUG=INFO) and the interfaces "
 		     "it uses (NCCL_SOCKET_IFNAME, NCCL_IB_HCA).");
 	}
+	{
+		int64_t *ranks = an_xcalloc((size_t)an->nprocs + 1, sizeof(*ranks));
+		int n = 0;
+		struct line l = { .n = 0 };
+
+		for (int i = 0; i < an->nprocs; i++)
+			if (an->procs[i].plugin_only)
+				ranks[n++] = an->procs[i].rank;
+		if (n) {
+			qsort(ranks, (size_t)n, sizeof(*ranks), an_cmp_i64);
+			add(&l, "plugin only: ");
+			add_ranks(&l, ranks, n);
+			add(&l, " made NCCL calls no wrapper saw (through dlsym'd pointers, or "
+			    "NCCL linked statically): recorded through NCCL's profiler plugin, "
+			    "without policy, GPU pinning or fault injection");
+			push(an, "plugin_only", AN_SEV_INFO, l.buf, ranks, n,
+			     "Preload the library as well (ncclguard run does) where the policy "
+			     "or injection must apply; JAX/XLA's calls stay out of its reach.");
+		}
+		free(ranks);
+	}
 	if (an->p2p_forgotten) {
 		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
 			 "kept per rank and comm): a hang among them is not reported",
@@ -554,6 +617,7 @@ int an_findings_list(struct an_state *an, const struct an_finding **out)
 		policy_findings(an);
 		incomplete_finding(an);
 		config_findings(an);
+		algo_findings(an);
 		straggler_findings(an);
 		note_findings(an);
 		sort_findings(an->findings, an->nfindings);

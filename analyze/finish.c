@@ -492,5 +492,6 @@ void an_finish(struct an_state *an)
 	}
 	an_sort_rows(an);
 	an_config_mismatches(an);
+	an_algo_finish(an);
 	an_incomplete_scan(an);
 }

@@ -89,6 +89,9 @@ static int feed(struct an_state *an, struct file *f, const struct ng_enq_rec *r,
 	int p2p = r->flags & NG_ENQ_P2P;
 	unsigned size;
 
+	/* A plugin's annotation or completion is no call of its own. */
+	if (r->flags & (NG_ENQ_ANNOT | NG_ENQ_DONE))
+		return 0;
 	if (!r->comm_hash || !r->seq || r->fn >= NG_RF_OPS || !f->ops[r->fn][0] ||
 	    r->nranks < 0 || r->nranks > (1 << 24))
 		return 0;
@@ -109,7 +112,7 @@ static int feed(struct an_state *an, struct file *f, const struct ng_enq_rec *r,
 	c.result = r->result;
 	c.nranks = r->nranks;
 	c.enter_ns = stamp(f, r->enter, (r->flags & NG_ENQ_TICKS) && !(r->flags & NG_ENQ_COARSE));
-	c.exit_ns = stamp(f, r->exit, r->flags & NG_ENQ_TICKS);
+	c.exit_ns = r->flags & NG_ENQ_PLUGIN ? 0 : stamp(f, r->exit, r->flags & NG_ENQ_TICKS);
 	if (!c.enter_ns)
 		c.enter_ns = fallback_ts;
 	c.enter_coarse = 1;

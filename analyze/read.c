@@ -39,7 +39,7 @@ static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 
 enum kind {
 	K_OTHER, K_PROC, K_INIT_BEGIN, K_INIT_END, K_COMM_END, K_ENQ, K_DONE,
-	K_TIMEOUT, K_POLICY, K_INJECT, K_CALLSITE,
+	K_TIMEOUT, K_POLICY, K_INJECT, K_CALLSITE, K_ALGO,
 };
 
 static const char *const kind_names[] = {
@@ -53,6 +53,7 @@ static const char *const kind_names[] = {
 	[K_POLICY] = "ncclguard:policy",
 	[K_INJECT] = "ncclguard:inject",
 	[K_CALLSITE] = "ncclguard:callsite",
+	[K_ALGO] = "ncclguard:coll_algo",
 };
 
 /* Every payload field we read, by its name in tracer/tp_api.h. */
@@ -64,7 +65,8 @@ static const char *const kind_names[] = {
 	X(seq) X(p2p_seq) X(op) X(count) X(datatype) X(bytes) X(root_or_peer) \
 	X(stream) X(enter_ns) X(exit_ns) X(enter_coarse) X(gpu_start_ns) X(gpu_end_ns) \
 	X(duration_ns) X(waited_ns) X(action) X(what) X(key) X(user_value) \
-	X(effective_value) X(detail) X(job) X(job_id)
+	X(effective_value) X(detail) X(job) X(job_id) X(op_seq) X(algo) X(proto) \
+	X(nchannels) X(plugin_only)
 
 #define X(name) F_##name,
 enum field { FIELDS(X) NF };
@@ -467,8 +469,16 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 			.rank = IN(rank, -1, AN_NRANKS_MAX - 1, -1),
 			.result = fi(p, c, F_result), .end = c->kind == K_INIT_END,
 		};
-		if (!bad)
-			an_comm_init(rd->an, &src, &r);
+		if (bad)
+			break;
+		an_comm_init(rd->an, &src, &r);
+		/* Made by the shim's profiler plugin: no wrapper saw this comm. */
+		if (r.end && !strcmp(S(kind), "plugin")) {
+			struct an_proc *pr = an_proc_get(rd->an, &src);
+
+			if (pr)
+				pr->plugin_only = 1;
+		}
 		break;
 	}
 	case K_ENQ:
@@ -500,6 +510,22 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 		} else {
 			an_complete(rd->an, &src, &r);
 		}
+		break;
+	}
+	case K_ALGO: {
+		struct an_rec_algo r = {
+			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
+			.seq = (uint64_t)IN(seq, 0, (int64_t)AN_SEQ_MAX, 0),
+			.op_seq = (uint64_t)fi(p, c, F_op_seq),
+			.bytes = (uint64_t)fi(p, c, F_bytes),
+			.op = S(op), .algo = S(algo), .proto = S(proto),
+			.nchannels = IN(nchannels, 0, 255, 0),
+			.nranks = IN(nranks, 0, AN_NRANKS_MAX, 0),
+			.plugin_only = fi(p, c, F_plugin_only) != 0,
+		};
+		if (bad)
+			break;
+		an_algo(rd->an, &src, &r);
 		break;
 	}
 	case K_COMM_END:

@@ -60,6 +60,8 @@ static void ranks(struct an_state *an, FILE *f, const int *order)
 	end_list(f, !first);
 }
 
+static void choice_json(FILE *f, const struct an_row *r);
+
 static void collectives(struct an_state *an, FILE *f)
 {
 	fputs("  \"collectives\": [", f);
@@ -73,14 +75,82 @@ static void collectives(struct an_state *an, FILE *f)
 		ng_json_str(f, an->ops[r->op]);
 		fprintf(f, ", \"bytes\": %llu, \"nranks\": %d, \"calls\": %llu, \"timed\": %llu, "
 			"\"time_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
-			"\"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, \"below_link\": %s}",
+			"\"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, \"below_link\": %s",
 			r->bucket < 0 ? 0ULL : 1ULL << r->bucket, r->nranks,
 			(unsigned long long)r->calls, (unsigned long long)r->timed,
 			r->qs.sum / n / 1e3, an_qs_quantile(&r->qs, 0.5) / 1e3,
 			an_qs_quantile(&r->qs, 0.99) / 1e3, r->qs.max / 1e3, algbw, busbw,
 			an_row_below_link(an, r) ? "true" : "false");
+		choice_json(f, r);
+		fputc('}', f);
 	}
 	end_list(f, an->nrows);
+}
+
+/* What NCCL chose for the row (its profiler plugin's coll_algo, written
+ * once per comm, op, size and change): the choice most processes told,
+ * or nulls; and every choice when there were several. */
+static void choice_json(FILE *f, const struct an_row *r)
+{
+	const struct an_choice *c = an_row_choice(r);
+
+	if (!c) {
+		fputs(", \"algo\": null, \"proto\": null, \"nchannels\": null", f);
+		return;
+	}
+	fputs(", \"algo\": ", f);
+	ng_json_str(f, c->algo);
+	fputs(", \"proto\": ", f);
+	ng_json_str(f, c->proto);
+	fprintf(f, ", \"nchannels\": %d", c->nch);
+	if (r->nchoice < 2)
+		return;
+	fputs(", \"choices\": [", f);
+	for (int i = 0; i < r->nchoice; i++) {
+		fputs(i ? ", {\"algo\": " : "{\"algo\": ", f);
+		ng_json_str(f, r->choice[i].algo);
+		fputs(", \"proto\": ", f);
+		ng_json_str(f, r->choice[i].proto);
+		fprintf(f, ", \"nchannels\": %d}", r->choice[i].nch);
+	}
+	fputc(']', f);
+}
+
+/* Comms whose ranks chose differently for one op and size. */
+static void algo_mismatches(struct an_state *an, FILE *f)
+{
+	fputs("  \"algo_mismatches\": [", f);
+	for (int i = 0; i < an->nalgo_mism; i++) {
+		const struct an_algo_mism *m = &an->algo_mism[i];
+		const struct an_algo_rec *a = &an->algos[m->first];
+		int first = 1;
+
+		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
+		hash(f, a->comm_hash);
+		fputs(", \"op\": ", f);
+		ng_json_str(f, an->ops[a->op]);
+		fprintf(f, ", \"bytes\": %llu, \"by_rank\": {", (unsigned long long)a->bytes);
+		for (int k = m->first; k < m->end; k++) {
+			const struct an_algo_rec *b = &an->algos[k];
+			const struct an_proc *p = &an->procs[b->proc];
+
+			if (k > m->first && b->proc == b[-1].proc)
+				continue;
+			if (p->rank >= 0)
+				fprintf(f, "%s\"%lld\": {\"algo\": ", first ? "" : ", ",
+					(long long)p->rank);
+			else
+				fprintf(f, "%s\"pid %lld\": {\"algo\": ", first ? "" : ", ",
+					(long long)p->vpid);
+			ng_json_str(f, b->algo);
+			fputs(", \"proto\": ", f);
+			ng_json_str(f, b->proto);
+			fprintf(f, ", \"nchannels\": %d}", b->nch);
+			first = 0;
+		}
+		fputs("}}", f);
+	}
+	end_list(f, an->nalgo_mism);
 }
 
 static void stragglers(struct an_state *an, FILE *f, const int *order)
@@ -358,6 +428,7 @@ int an_report_json(struct an_state *an, FILE *f)
 	hangs(an, f);
 	hang_dumps(an, f);
 	mismatches(an, f);
+	algo_mismatches(an, f);
 	config(an, f);
 	fputs("  \"comm_fraction\": [", f);
 	for (i = 0, first = 1; i < an->nprocs; i++) {

@@ -121,6 +121,7 @@ void an_free(struct an_state *an)
 		free(an->cfg[i].rank);
 	}
 	free(an->cfg);
+	an_algo_free(an);
 	an_map_free(&an->proc_map);
 	an_map_free(&an->comm_map);
 	an_map_free(&an->pc_map);

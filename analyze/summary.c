@@ -41,7 +41,7 @@ void an_summary(struct an_state *an, FILE *f)
 {
 	int *order = an_rank_order(an);
 	char a[32];
-	int nranks = 0;
+	int nranks = 0, chose = 0;
 
 	incomplete(an, f);
 	for (int i = 0; i < an->nprocs; i++)
@@ -58,19 +58,28 @@ void an_summary(struct an_state *an, FILE *f)
 	if (!findings(an, f))
 		fputs("     no hangs, mismatches, policy violations, stragglers or config "
 		      "differences found\n", f);
-
+	/* NCCL's choices, where its profiler plugin told them. */
+	for (int i = 0; i < an->nrows; i++)
+		chose |= an->rows[i].nchoice > 0;
 	fputs("\nCollectives (time is per call; busbw with nccl-tests' factors)\n", f);
-	fprintf(f, "  %-14s %10s %6s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size",
-		"ranks", "calls", "mean", "p50", "p99", "max", "algbw", "busbw");
+	fprintf(f, "  %-14s %10s %6s %8s %10s %10s %10s %10s %9s %9s%s\n", "op", "size",
+		"ranks", "calls", "mean", "p50", "p99", "max", "algbw", "busbw",
+		chose ? "  algo/proto/channels" : "");
 	for (int i = 0; i < an->nrows; i++) {
 		struct an_row *r = &an->rows[i];
 		struct an_row_text t;
 
 		an_row_text(r, &t);
-		fprintf(f, "  %-14s %10s %6d %8llu %10s %10s %10s %10s %9.2f %9.2f%s\n",
+		const struct an_choice *c = an_row_choice(r);
+		char how[48] = "";
+
+		if (chose)
+			snprintf(how, sizeof(how), "  %s/%s/%d%s", c ? c->algo : "-",
+				 c ? c->proto : "-", c ? c->nch : 0, r->nchoice > 1 ? " (mixed)" : "");
+		fprintf(f, "  %-14s %10s %6d %8llu %10s %10s %10s %10s %9.2f %9.2f%s%s\n",
 			an->ops[r->op], t.size, r->nranks, (unsigned long long)r->calls, t.mean,
 			t.p50, t.p99, t.max, t.algbw,
-			t.algbw * an_busbw_factor(an->ops[r->op], r->nranks),
+			t.algbw * an_busbw_factor(an->ops[r->op], r->nranks), how,
 			an_row_below_link(an, r) ? "  << slow" : "");
 	}
 	if (!an->nrows)

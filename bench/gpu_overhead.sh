@@ -33,6 +33,9 @@
 # REV | tar -x -C .ab`; carried like .deps); <variant>@DIR for the same with the
 # shim built from the tree in DIR (an ablation: a copy with a line changed,
 # made by bench/ablation.sh from bench/ablations/NAME.patch);
+# rec_noplugin, rec_plugin, plugin: recorded through the preload only, through
+# NCCL's profiler plugin only (no LD_PRELOAD; rec has both, as `run` sets
+# NCCL_PROFILER_PLUGIN), and the plugin alone without a session;
 # prof, prof_all, prof_MASK (MODE=arpab, no shim): NCCL's profiler plugin
 # interface feeding bench/null_profiler.c, which does nothing, with events
 # 0x200 (collective API), all, or MASK on in the blocks that are not direct.
@@ -214,6 +217,12 @@ run_variant() {
 		case $v in prof) mask=0x200 ;; prof_all) mask=0xfff ;; *) mask=${v#prof_} ;; esac
 		workload env NCCL_PROFILER_PLUGIN="$W/null_profiler.so" NULL_PROF_MASK="$mask" ;;
 	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
+	# NCCL's profiler plugin (`run` sets NCCL_PROFILER_PLUGIN, so rec is
+	# preload and plugin): the preload alone, the plugin alone, and the
+	# plugin alone without a session.
+	rec_noplugin) workload "$ng" run -o "$d" -- env NCCL_PROFILER_PLUGIN=none ;;
+	rec_plugin) workload "$ng" run -o "$d" -- env -u LD_PRELOAD ;;
+	plugin) workload env NCCL_PROFILER_PLUGIN="$shim" NCCLGUARD_TRACE=0 ;;
 	rec_conly)	# a session of coll_complete only: the calls push their records
 		# and the watchdog drains them, but writes no coll_enqueue event
 		lt lttng destroy ngab_conly >/dev/null 2>&1	# a killed run's

@@ -37,6 +37,15 @@
 #define NG_ENQ_P2P 2
 #define NG_ENQ_TICKS 4		/* enter and exit are TSC ticks (ng_stamp) */
 #define NG_ENQ_COARSE 8		/* enter is the published coarse time, in ns */
+/* Records of NCCL's profiler plugin (preload/watch/pcoll.c): enter is in
+ * ns; exit packs what NCCL chose (ng_pinfo_*), or for a completion the
+ * GPU end.  ANNOT: only that, for a call a wrapper recorded; DONE: a
+ * coll_complete (enter, exit: GPU start and end); ALGO: the choice is
+ * new for the comm, op and size (a coll_algo is written). */
+#define NG_ENQ_PLUGIN 16
+#define NG_ENQ_ANNOT 32
+#define NG_ENQ_DONE 64
+#define NG_ENQ_ALGO 128		/* a choice new for its comm, op and size */
 struct ng_enq_rec {
 	uint64_t comm_hash, seq, count, stream, enter, exit;
 	int32_t root, nranks;

@@ -497,8 +497,10 @@ static int launch_step(struct sim_task *t, struct sim_wait *w)
 	if (!l->started) {
 		uint64_t t0 = sim_now_ns();
 
-		for (int i = 0; i < l->nops; i++)
+		for (int i = 0; i < l->nops; i++) {
 			l->ops[i].t_start = t0;
+			sim_prof_kernel_start(&l->ops[i]);
+		}
 		l->started = 1;
 	}
 	for (;;) {
@@ -552,6 +554,8 @@ static int launch_step(struct sim_task *t, struct sim_wait *w)
 		w->until_ns = l->target;
 		return SIM_PENDING;
 	}
+	for (int i = 0; i < l->nops; i++)
+		sim_prof_kernel_end(&l->ops[i]);
 	return SIM_DONE;
 }
 

@@ -6,7 +6,7 @@ $(BUILD)/obj/sim/%.o: MOD_INC := -Isim -Icommon
 SIM_CUDART_OBJS := $(addprefix $(BUILD)/obj/sim/,stream.o cudart.o devices.o sync.o)
 SIM_CUDA_OBJS   := $(addprefix $(BUILD)/obj/sim/,cuda.o devices.o)
 SIM_NCCL_OBJS   := $(addprefix $(BUILD)/obj/sim/,nccl.o nccl_exports.o coll.o reduce.o \
-	cost.o rendezvous.o devices.o sync.o env.o)
+	cost.o rendezvous.o devices.o sync.o env.o profiler.o)
 # -z defs: a line of common/nccl_api.def without a pnccl* here fails the link.
 SIM_LDFLAGS := -shared -Wl,-z,defs -lpthread
 
@@ -31,7 +31,7 @@ $(SIM_DIR)/libnccl.so.2: $(SIM_NCCL_OBJS) sim/libnccl.map $(SIM_DIR)/libcudart.s
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -Wl,-soname,libnccl.so.2 -Wl,--version-script=sim/libnccl.map \
 		-Wl,-rpath,'$$ORIGIN' -o $@ $(SIM_NCCL_OBJS) \
-		-L$(SIM_DIR) -l:libcudart.so.13 -lrt -lm $(SIM_LDFLAGS)
+		-L$(SIM_DIR) -l:libcudart.so.13 -lrt -lm -ldl $(SIM_LDFLAGS)
 $(SIM_DIR)/libnccl.so: $(SIM_DIR)/libnccl.so.2
 	ln -sf libnccl.so.2 $@
 

@@ -108,6 +108,7 @@ void sim_comm_unref(struct ncclComm *c)
 	if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	c->magic = 0;
+	sim_prof_comm_fini(c);
 	rv_detach(c->rv);
 	free(c->send_next);
 	free(c);
@@ -236,6 +237,7 @@ static ncclResult_t join(struct ncclComm *c, const char *name)
 	if (r != ncclSuccess)
 		return fail(c, r, "shared memory %s: cannot map", name);
 	c->hbar = 1;
+	sim_prof_comm_init(c, name);
 	rv_host_arrive(c->rv, c->rank, 1);
 	return ncclSuccess;
 }
@@ -918,7 +920,13 @@ static ncclResult_t enqueue(struct sim_op *op)
 		return ncclSuccess;
 	}
 	sim_op_ticket(op);
-	r = sim_launch(op, 1, op->stream);
+	{
+		void *group = NULL;
+
+		sim_prof_launch_begin(op, 1, &group);
+		r = sim_launch(op, 1, op->stream);
+		sim_prof_launch_end(op, 1, &group);
+	}
 	return r == ncclSuccess ? r : fail(c, r, "%s: launch failed", what);
 }
 
@@ -1078,7 +1086,14 @@ static ncclResult_t group_launch(int simulate, ncclSimInfo_t *info)
 				sim_comm_unref(batch[k].comm);
 			lr = ncclSuccess;
 		} else {
+			void **groups = calloc((size_t)n, sizeof(*groups));
+
+			if (groups)
+				sim_prof_launch_begin(batch, n, groups);
 			lr = sim_launch(batch, n, s);
+			if (groups)
+				sim_prof_launch_end(batch, n, groups);
+			free(groups);
 		}
 		if (r == ncclSuccess)
 			r = lr;

@@ -25,6 +25,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "nccl_profiler.h"
+
 /* ---- env.c ------------------------------------------------------------- */
 /* NCCL's configuration files into the environment, once, as NCCL does at
  * its first parameter read (ncclGetUniqueId, an init). */
@@ -206,6 +208,7 @@ static inline char *rv_slot(struct rv *rv, int rank, uint64_t parity)
 /* ---- communicators (nccl.c) and their operations (coll.c) --------------- */
 
 #define SIM_MAX_PREMUL 64
+#define SIM_PROF_CH 8		/* channels a collective reports at most */
 
 struct ncclComm {
 	uint32_t magic;
@@ -234,6 +237,9 @@ struct ncclComm {
 		unsigned char value[8];
 	} premul[SIM_MAX_PREMUL];
 	char last_error[256];
+	void *prof_ctx;		/* the profiler plugin's context, if loaded */
+	uint64_t prof_hash;	/* NCCL's commHash, as the plugin gets it */
+	uint64_t prof_seq[SIM_NKINDS];	/* NCCL's seqNumber per function */
 };
 
 /* One collective or send/recv, stepped by a group task on a stream. */
@@ -261,6 +267,10 @@ struct sim_op {
 	uint64_t busbytes;
 	unsigned int ticks;	/* bumped on every state change */
 	ncclResult_t result;
+	/* profiler plugin (profiler.c): the Coll event, its channels' */
+	void *prof_coll;
+	void *prof_ch[SIM_PROF_CH];
+	int prof_nch;
 };
 
 /* Take this op's place in its communicator's order: call in call order. */
@@ -274,6 +284,19 @@ int sim_op_step(struct sim_op *op, struct sim_wait *w);
 ncclResult_t sim_launch(const struct sim_op *ops, int nops, cudaStream_t stream);
 /* Cost of ops as one launch, in ns (ncclGroupSimulateEnd). */
 uint64_t sim_launch_cost_ns(const struct sim_op *ops, int nops);
+
+/* ---- profiler.c: NCCL's profiler plugin (NCCL_PROFILER_PLUGIN) --------- */
+/* As a comm joins (name: its shared segment's, the same on every rank)
+ * and as it is freed. */
+void sim_prof_comm_init(struct ncclComm *c, const char *name);
+void sim_prof_comm_fini(struct ncclComm *c);
+/* Around a launch, on the launching thread: the Group and Coll events
+ * (groups: nops slots, filled by begin, read by end). */
+void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups);
+void sim_prof_launch_end(struct sim_op *ops, int nops, void **groups);
+/* On the stream's worker: the kernel's channels start, end. */
+void sim_prof_kernel_start(struct sim_op *op);
+void sim_prof_kernel_end(struct sim_op *op);
 
 /* nccl.c */
 void sim_comm_ref(struct ncclComm *c);

@@ -77,7 +77,8 @@ static const char usage[] =
 	"  -h, --help         this text\n"
 	"\n"
 	"The library is <bindir>/../lib/libncclguard.so, or NCCLGUARD_LIB if set; it\n"
-	"is put first in CMD's LD_PRELOAD.  When no LTTng session daemon answers,\n"
+	"is put first in CMD's LD_PRELOAD, and is NCCL_PROFILER_PLUGIN unless that is\n"
+	"set (\"none\": no plugin).  When no LTTng session daemon answers,\n"
 	"`lttng-sessiond --daemonize` is started (the system daemon as root, your own\n"
 	"otherwise, under LTTNG_HOME or HOME) and left running.\n"
 	"\n"
@@ -1063,6 +1064,9 @@ int ng_cmd_run(int argc, char **argv)
 	}
 	if (lib_path(lib, sizeof(lib)) || build_preload(lib, &preload))
 		return 2;
+	/* The same library as NCCL's profiler plugin: it sees the programs
+	 * that call NCCL past the preload (XLA).  The user's choice stands. */
+	set_default("NCCL_PROFILER_PLUGIN", lib);
 	if (trace_dirs(&r)) {
 		fprintf(stderr, "ncclguard run: bad output directory\n");
 		rc = 2;

@@ -137,6 +137,25 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_complete,
 	)
 )
 
+LTTNG_UST_TRACEPOINT_EVENT(ncclguard, coll_algo,
+	LTTNG_UST_TP_ARGS(const struct ng_ev_coll_algo *, e),
+	LTTNG_UST_TP_FIELDS(
+		NG_TP_JOB
+		lttng_ust_field_integer_hex(uint64_t, comm_hash, e->comm_hash)
+		lttng_ust_field_integer(uint64_t, seq, e->seq)
+		lttng_ust_field_integer(uint64_t, p2p_seq, e->p2p_seq)
+		lttng_ust_field_string(op, NG_TP_STR(e->op))
+		lttng_ust_field_integer(uint64_t, op_seq, e->op_seq)
+		lttng_ust_field_integer(uint64_t, bytes, e->bytes)
+		lttng_ust_field_string(algo, NG_TP_STR(e->algo))
+		lttng_ust_field_string(proto, NG_TP_STR(e->proto))
+		lttng_ust_field_integer(int, nchannels, e->nchannels)
+		lttng_ust_field_integer(int, nwarps, e->nwarps)
+		lttng_ust_field_integer(int, nranks, e->nranks)
+		lttng_ust_field_integer(int, plugin_only, e->plugin_only)
+	)
+)
+
 LTTNG_UST_TRACEPOINT_EVENT(ncclguard, timeout,
 	LTTNG_UST_TP_ARGS(const struct ng_ev_timeout *, e),
 	LTTNG_UST_TP_FIELDS(

@@ -44,6 +44,7 @@ NG_TP_OP(comm_init_end, ng_ev_comm_init)
 NG_TP_OP(comm_end, ng_ev_comm_end)
 NG_TP_OP(coll_enqueue, ng_ev_coll_enqueue)
 NG_TP_OP(coll_complete, ng_ev_coll_complete)
+NG_TP_OP(coll_algo, ng_ev_coll_algo)
 NG_TP_OP(timeout, ng_ev_timeout)
 NG_TP_OP(policy, ng_ev_policy)
 NG_TP_OP(inject, ng_ev_inject)
@@ -68,4 +69,5 @@ const struct ng_tp_ops ncclguard_tp_ops = {
 		&lttng_ust_tracepoint_ncclguard___coll_complete.state,
 	},
 	.set_job = op_set_job,
+	.coll_algo = op_coll_algo,
 };

@@ -19,8 +19,9 @@
 
 #include <stdint.h>
 
-/* 4: set_job, the `job` field of every event, process_info's job_id. */
-#define NG_TP_ABI 4
+/* 4: set_job, the `job` field of every event, process_info's job_id.
+ * 5: coll_algo (NCCL's profiler plugin: algorithm, protocol, channels). */
+#define NG_TP_ABI 5
 
 struct ng_ev_process_info {
 	const char *host;
@@ -85,6 +86,24 @@ struct ng_ev_coll_complete {
 	int root_or_peer;
 };
 
+/* What NCCL chose, from its profiler plugin: written for the first call
+ * of each op and size on a comm, and again when the choice changes (NCCL
+ * chooses per size).  seq is ours where the plugin alone saw the call (it
+ * then also wrote its coll_enqueue), else 0; op_seq is NCCL's count of
+ * that operation on the comm, from 0. */
+struct ng_ev_coll_algo {
+	uint64_t comm_hash;
+	uint64_t seq, p2p_seq;
+	const char *op;
+	uint64_t op_seq;
+	uint64_t bytes;
+	const char *algo;		/* Ring, Tree, NVLS, ...; "" for p2p */
+	const char *proto;		/* LL, LL128, Simple */
+	int nchannels, nwarps;
+	int nranks;
+	int plugin_only;		/* no wrapper saw this comm */
+};
+
 struct ng_ev_timeout {
 	uint64_t comm_hash;
 	uint64_t seq;
@@ -130,6 +149,7 @@ struct ng_tp_ops {
 	 * its forks).  The provider starts with its environment's tag, so
 	 * a loader that never calls this still records its job. */
 	void (*set_job)(uint64_t tag);
+	void (*coll_algo)(const struct ng_ev_coll_algo *);
 };
 
 /* Exported by libncclguard-tp.so. */

@@ -188,6 +188,10 @@ void ng_init(void);
 /* The first NCCL call of the process: load the tracer, emit process_info,
  * start the watchdog.  Cheap after the first time. */
 void ng_first_call(void);
+/* Whether any NCCL call went through a wrapper in this process: set by
+ * ng_first_call unless NCCL's profiler plugin (wrap/profiler.c) calls it,
+ * with ng_tls.in_plugin set. */
+extern int ng_wrapper_seen;
 /* ---- hot.c: the thread's state --------------------------------------- */
 /* What a call reads of its thread, in one line and behind one GOT entry
  * (each initial-exec variable of a shared object is one more load). */
@@ -200,6 +204,7 @@ struct ng_tls {
 	struct ng_hostcall *slot;	/* hostcall.c: this thread's host call */
 	struct ng_rf_ring *recbuf;	/* recbuf.c: this thread's ring */
 	int slot_none, recbuf_none;	/* none left for this thread */
+	int in_plugin;			/* NCCL's profiler plugin starts the shim */
 } __attribute__((aligned(64)));
 extern NG_TLS struct ng_tls ng_tls;
 /* Re-entrancy guard: nonzero while this thread is inside the shim. */
@@ -300,5 +305,21 @@ void ng_trace_policy(const char *key, const char *action,
 		     const char *user_value, const char *effective_value);
 /* The coll_enqueue event of a record. */
 void ng_trace_enqueue(const struct ng_enq_rec *r);
+/* NCCL's profiler plugin records (NG_ENQ_PLUGIN) carry what NCCL chose
+ * in exit; the names are NCCL's (ncclAlgoToString, ncclProtoToString). */
+#define NG_PNAMES 16
+#define NG_PINFO(algo, proto, nch, nwarps, op_seq)                             \
+	((uint64_t)(algo) | (uint64_t)(proto) << 8 | (uint64_t)(nch) << 16 |     \
+	 (uint64_t)(nwarps) << 24 | (uint64_t)(uint32_t)(op_seq) << 32)
+#define NG_PINFO_ALGO(i) ((unsigned)((i) & 0xff))
+#define NG_PINFO_PROTO(i) ((unsigned)((i) >> 8 & 0xff))
+#define NG_PINFO_NCH(i) ((unsigned)((i) >> 16 & 0xff))
+#define NG_PINFO_NWARPS(i) ((unsigned)((i) >> 24 & 0xff))
+#define NG_PINFO_OPSEQ(i) ((uint64_t)((i) >> 32))
+extern const char *const ng_palgo_name[NG_PNAMES];
+extern const char *const ng_pproto_name[NG_PNAMES];
+unsigned ng_palgo_id(const char *s);
+unsigned ng_pproto_id(const char *s);
+
 
 #endif

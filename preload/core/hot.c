@@ -29,3 +29,5 @@ _Static_assert(__builtin_offsetof(struct ng_hotcfg, cfg.sample_bytes) + 8 <= 64,
 struct ng_real_nccl ng_real NG_HOT_DATA;
 
 NG_TLS struct ng_tls ng_tls;
+
+int ng_wrapper_seen;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -127,6 +128,108 @@ void ng_trace_load(void)
 	flush_pending();
 }
 
+/* NCCL's names (ncclAlgoToString, ncclProtoToString): index 0 is unknown. */
+const char *const ng_palgo_name[NG_PNAMES] = {
+	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
+	"other",
+};
+const char *const ng_pproto_name[NG_PNAMES] = { "", "LL", "LL128", "SIMPLE", "other" };
+
+/* A name's index; the strings are NCCL's static ones, so the pointer seen
+ * last for each index is compared first (no strcmp per call). */
+static unsigned name_id(const char *s, const char *const *names, const char **seen)
+{
+	unsigned i, other = 0;
+
+	if (!s || !*s)
+		return 0;
+	for (i = 1; i < NG_PNAMES && names[i]; i++)
+		if (__atomic_load_n(&seen[i], __ATOMIC_RELAXED) == s)
+			return i;
+	for (i = 1; i < NG_PNAMES && names[i]; i++) {
+		if (!strcmp(names[i], "other"))
+			other = i;
+		else if (!strcasecmp(names[i], s)) {
+			__atomic_store_n(&seen[i], s, __ATOMIC_RELAXED);
+			return i;
+		}
+	}
+	return other;
+}
+
+unsigned ng_palgo_id(const char *s)
+{
+	static const char *seen[NG_PNAMES];
+
+	return name_id(s, ng_palgo_name, seen);
+}
+
+unsigned ng_pproto_id(const char *s)
+{
+	static const char *seen[NG_PNAMES];
+
+	return name_id(s, ng_pproto_name, seen);
+}
+
+/* What a plugin record says NCCL chose: coll_algo. */
+static void emit_algo(const struct ng_enq_rec *r, uint64_t seq, uint64_t bytes, int only)
+{
+	struct ng_ev_coll_algo ev = {
+		.comm_hash = r->comm_hash, .seq = seq, .op = ng_fn_op[r->fn],
+		.op_seq = NG_PINFO_OPSEQ(r->exit), .bytes = bytes,
+		.algo = ng_palgo_name[NG_PINFO_ALGO(r->exit) % NG_PNAMES],
+		.proto = ng_pproto_name[NG_PINFO_PROTO(r->exit) % NG_PNAMES],
+		.nchannels = (int)NG_PINFO_NCH(r->exit), .nwarps = (int)NG_PINFO_NWARPS(r->exit),
+		.nranks = r->nranks,
+		.plugin_only = only,
+	};
+
+	if (!ev.algo)
+		ev.algo = "";
+	if (!ev.proto)
+		ev.proto = "";
+	ng_hot.tp->coll_algo(&ev);
+}
+
+/* A plugin record: a call only the plugin saw (coll_enqueue and
+ * coll_algo), an annotation of a wrapper's call, or a completion. */
+static void trace_plugin(const struct ng_enq_rec *r, uint64_t bytes)
+{
+	struct ng_ev_coll_enqueue ev = { 0 };
+	int p2p = r->flags & NG_ENQ_P2P;
+
+	if (r->flags & NG_ENQ_DONE) {
+		struct ng_ev_coll_complete c = {
+			.comm_hash = r->comm_hash, .seq = p2p ? 0 : r->seq,
+			.p2p_seq = p2p ? r->seq : 0, .op = ng_fn_op[r->fn],
+			.bytes = bytes, .gpu_start_ns = r->enter, .gpu_end_ns = r->exit,
+			.duration_ns = r->exit > r->enter ? r->exit - r->enter : 0,
+			.nranks = r->nranks, .root_or_peer = r->root,
+		};
+
+		ng_hot.tp->coll_complete(&c);
+		return;
+	}
+	if (r->flags & NG_ENQ_ANNOT) {
+		emit_algo(r, 0, bytes, 0);
+		return;
+	}
+	ev.comm_hash = r->comm_hash;
+	ev.seq = p2p ? 0 : r->seq;
+	ev.p2p_seq = p2p ? r->seq : 0;
+	ev.op = ng_fn_op[r->fn];
+	ev.count = r->count;
+	ev.datatype = r->dtype;
+	ev.bytes = bytes;
+	ev.root_or_peer = r->root;
+	ev.nranks = r->nranks;
+	ev.redop = -1;
+	ev.enter_ns = r->enter;
+	ng_hot.tp->coll_enqueue(&ev);
+	if (r->flags & NG_ENQ_ALGO)
+		emit_algo(r, r->seq, bytes, 1);
+}
+
 /* The coll_enqueue event of a call, from its ring record: written by the
  * watchdog thread, or by the caller when its thread has no ring. */
 void ng_trace_enqueue(const struct ng_enq_rec *r)
@@ -137,6 +240,11 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 
 	if (!ng_hot.tp)
 		return;
+	if (r->flags & NG_ENQ_PLUGIN) {
+		trace_plugin(r, r->count * ng_dtype_size(r->dtype) *
+				(ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1));
+		return;
+	}
 	ev.comm_hash = r->comm_hash;
 	ev.seq = p2p ? 0 : r->seq;
 	ev.p2p_seq = p2p ? r->seq : 0;

@@ -50,4 +50,20 @@ static inline __attribute__((always_inline)) int ng_recbuf_push(const struct ng_
 	return 0;
 }
 
+/* A record made elsewhere (NCCL's profiler plugin, pcoll.c). */
+static inline int ng_recbuf_push_rec(const struct ng_enq_rec *r)
+{
+	struct ng_rf_ring *b = ng_tls.recbuf;
+	uint64_t t;
+
+	if (!b && !(b = ng_recbuf_claim()))
+		return -1;
+	t = b->tail;
+	if (t - b->head_seen >= NG_RECBUF_SIZE / 2)
+		ng_recbuf_make_room(b, t);
+	b->rec[t & (NG_RECBUF_SIZE - 1)] = *r;
+	__atomic_store_n(&b->tail, t + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 #endif

@@ -195,6 +195,70 @@ void ng_splits_reset_after_fork(void);
 /* Once per process, when a rank is known and a provider is loaded. */
 void ng_process_info_maybe(void);
 
+/* ---- pcoll.c: collectives seen through NCCL's profiler plugin -------- */
+/* Event handles given to NCCL point at one of these; each starts with its
+ * kind, so stopEvent tells them apart. */
+enum { NG_PK_GROUP = 1, NG_PK_COLL, NG_PK_CH };
+enum { NG_PS_FREE = 0, NG_PS_LIVE, NG_PS_DONE };
+#define NG_PCOLL_SLOTS 256	/* calls in flight per comm; power of two */
+#define NG_PCH_MAX 64		/* NCCL's MAXCHANNELS */
+#define NG_PTOLD 64		/* choices remembered per comm; power of two */
+
+struct ng_pcoll;
+struct ng_pch {
+	uint8_t kind;			/* NG_PK_CH */
+	struct ng_pcoll *coll;
+};
+struct ng_pctx;
+struct ng_pcoll {
+	uint8_t kind;			/* NG_PK_COLL */
+	int state;			/* NG_PS_*, atomic */
+	struct ng_pctx *ctx;
+	uint64_t seq, ord, count, enter_ns, info;	/* ord: the comm's call order */
+	int fn, dtype, root, p2p;	/* root: the peer of a send or recv */
+	int host_stopped, ch_started, ch_stopped;	/* atomic */
+	uint64_t gpu_start, gpu_end;	/* NCCL's GPU timer, ns; atomic */
+	int reported;			/* watchdog */
+	struct ng_pch ch[NG_PCH_MAX];
+};
+struct ng_pctx {
+	uint8_t kind;			/* NG_PK_GROUP: the comm's group handle */
+	uint64_t hash;			/* the comm's, as every trace event has it */
+	uint64_t nccl_hash;		/* NCCL's commHash */
+	int nranks, rank;
+	int wrapped;			/* a wrapper records its calls */
+	uint64_t seq, p2p_seq, ord;
+	struct {			/* the choices told, by op and size */
+		uint64_t bytes, info;
+		int fn;
+	} told[NG_PTOLD];
+	int kch_seen;			/* NCCL reports its kernels' channels */
+	int dead;			/* 0 live, 1 finalized, 2 being made */
+	struct ng_pctx *next;
+	struct ng_pcoll *slot;		/* NG_PCOLL_SLOTS, where tracked */
+};
+extern uint64_t ng_pcoll_dropped;
+/* A context; track: the plugin records and watches its calls (else a
+ * wrapper does, and it is `wrapped`).  NULL: out of memory. */
+struct ng_pctx *ng_pctx_new(int track);
+void ng_pctx_live(struct ng_pctx *x);
+void ng_pctx_end(struct ng_pctx *x);
+int ng_pctx_any(void);			/* NCCL loaded the plugin at all */
+/* A collective began on the host; NULL: not tracked (a wrapper records
+ * it, or the table is full). */
+struct ng_pcoll *ng_pcoll_start(struct ng_pctx *x, int fn, int p2p, uint64_t count, int dtype,
+				int root, uint64_t info);
+void ng_pcoll_host_stop(struct ng_pcoll *c);
+struct ng_pch *ng_pcoll_ch_start(struct ng_pcoll *c, unsigned channel, uint64_t gpu_ns);
+void ng_pcoll_ch_time(struct ng_pch *ch, uint64_t gpu_ns);
+void ng_pcoll_ch_stop(struct ng_pch *ch);
+struct ng_pcoll_late {
+	uint64_t hash, seq, bytes, enter_ns, info;
+	int fn, nranks, started, p2p, peer;
+};
+int ng_pcoll_overdue(uint64_t now, uint64_t limit_ns, struct ng_pcoll_late *late);
+void ng_pcoll_reset_after_fork(void);
+
 /* The push of a record, inlined into the wrappers. */
 #include "recbuf.h"
 

@@ -659,6 +659,38 @@ static int poll_flights(void)
 	return npend;
 }
 
+/* Collectives only NCCL's profiler plugin saw (pcoll.c): no handle of
+ * ours to abort, so `abort` can only warn and dump. */
+static void check_plugin(uint64_t now)
+{
+	struct ng_pcoll_late l;
+	char size[32], when[32], peer[32];
+
+	while (ng_pcoll_overdue(now, ng_seconds_ns(ng_cfg.timeout_s), &l)) {
+		fmt_bytes(size, sizeof(size), l.bytes);
+		fmt_when(when, sizeof(when), l.enter_ns);
+		if (l.p2p)
+			snprintf(peer, sizeof(peer), " (peer %d)", l.peer);
+		else
+			peer[0] = 0;
+		ng_warn("%s %s %llu%s on comm %016llx (%d ranks, %s) not complete after "
+			"%.1f s; enqueued at %s; %s (seen through NCCL's profiler plugin); action %s",
+			ng_fn_op[l.fn], l.p2p ? "p2p_seq" : "seq", (unsigned long long)l.seq,
+			peer, (unsigned long long)l.hash,
+			l.nranks, size, (now - l.enter_ns) / 1e9, when,
+			l.started ? "its kernel started and never ended"
+				  : "its kernel never started",
+			ng_action_name(ng_cfg.on_timeout));
+		emit_timeout(l.hash, l.seq, ng_fn_op[l.fn], now - l.enter_ns, "collective");
+		if (ng_cfg.on_timeout == NG_ACT_EXIT)
+			do_exit("collective timeout");
+		if (ng_cfg.on_timeout == NG_ACT_ABORT)
+			ng_warn_once("abort needs the preload (LD_PRELOAD): the plugin holds no "
+				     "communicator handle; warning only");
+		ng_watchdog_dump("collective timeout");
+	}
+}
+
 static void anchor_all(uint64_t now)
 {
 	for (int d = 0; d < NG_MAX_DEVICES; d++) {
@@ -754,6 +786,8 @@ static void *watchdog_main(void *arg)
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
 		check_splits(now);
+		if (ng_pctx_any())
+			check_plugin(now);
 		ng_clock_tick();
 		time_ms = publish_time();	/* last: the tick's work may be long */
 		pthread_mutex_unlock(&tick_lock);

@@ -38,6 +38,7 @@ $(eval $(call ng_unit_test,preload/enforce,test_policy_shim,$(POLICY_OBJS) \
 SIM_LIBS_DEP := $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
 $(eval $(call ng_unit_test,preload/watch,test_ring,,-lpthread))
 $(eval $(call ng_unit_test,preload/watch,test_recbuf,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watch,test_pcoll,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_hostcall,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_inject,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(eval $(call ng_unit_test,preload/watch,test_hang_dump,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
@@ -76,3 +77,10 @@ $(BUILD)/tests/preload/churn: tests/preload/churn.c $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13
 TEST_BINS += $(BUILD)/tests/preload/churn
+
+# Calls NCCL as XLA does (its own handle, RTLD_DEEPBIND, dlsym): linked
+# to neither library.
+$(BUILD)/tests/preload/xla_like: tests/preload/xla_like.c $(SIM_LIBS_DEP)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
+TEST_BINS += $(BUILD)/tests/preload/xla_like

@@ -44,6 +44,7 @@ need timeout 'seq = 1, op = "allgather", waited_ns = 5000000000, action = "warn"
 need policy 'key = "NCCL_SOCKET_IFNAME", action = "enforce", user_value = "eth0", effective_value = "ib0"'
 need inject 'kind = "delay", comm_hash = 0xABCDEF0123456789, seq = 2, op = "allreduce", detail = "ms=50"'
 need callsite 'seq = 3, frames = "train_step+0x12 (train.so);main+0x40 (python3)"'
+need coll_algo 'op = "allreduce", op_seq = [0-9]*, bytes = 4096, algo = "RING", proto = "LL", nchannels = 2, nwarps = 16, nranks = 4, plugin_only = 1'
 
 note "sequence numbers 1..$N in order"
 grep "ncclguard:coll_enqueue: .*vpid = $pid," "$T" | sed 's/.* seq = \([0-9]*\),.*/\1/' >"$NG_TMP/seqs"

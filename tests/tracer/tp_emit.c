@@ -74,6 +74,12 @@ static void emit(const struct ng_tp_ops *ops, int i)
 		.comm_hash = HASH, .seq = u, .frames = "train_step+0x12 (train.so);main+0x40 (python3)",
 	};
 
+	struct ng_ev_coll_algo al = {
+		.comm_hash = HASH, .seq = u, .op = "allreduce", .op_seq = u - 1, .bytes = 4096,
+		.algo = "RING", .proto = "LL", .nchannels = 2, .nwarps = 16, .nranks = 4,
+		.plugin_only = 1,
+	};
+
 	ops->process_info(&pi);
 	ops->comm_init_begin(&ci);
 	ci.result = 0;
@@ -86,6 +92,7 @@ static void emit(const struct ng_tp_ops *ops, int i)
 	ops->policy(&po);
 	ops->inject(&in);
 	ops->callsite(&cs);
+	ops->coll_algo(&al);
 }
 
 static void *worker(void *arg)

@@ -1,0 +1,438 @@
+/*
+ * NCCL's profiler plugin (NCCL_PROFILER_PLUGIN=/path/to/libncclguard.so):
+ * the same library the preload uses, so that both ways in share one
+ * recording path.  NCCL calls it from inside itself, so it sees programs
+ * the preload cannot: those that call NCCL through dlsym'd pointers
+ * (JAX/XLA) or link it statically.
+ *
+ * Per communicator NCCL calls init; a context records the comm's hash as
+ * the trace knows it: ours when the init ran inside our wrapper (the
+ * thread's host-call slot names it), else NCCL's commHash, which every
+ * rank agrees on as well.  A comm a wrapper saw gets only what NCCL chose
+ * (coll_algo); a comm only the plugin sees gets its calls recorded,
+ * timed from NCCL's kernel channel events and watched (watch/pcoll.c).
+ *
+ * Events used: Group (a marker handle), Coll (seqNumber, func, count,
+ * datatype, algo, proto, nChannels), P2p (func, count, datatype, peer),
+ * KernelCh (GPU start and stop).  The rest are not asked for: each proxy
+ * step event costs NCCL's proxy thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wrap.h"
+#include "nccl_profiler.h"
+
+/* Asked of NCCL.  KernelCh makes NCCL add a proxy operation per channel
+ * to every collective: it is what ends a call only the plugin sees.  A
+ * comm a wrapper times needs neither it nor the sends and receives. */
+#define MASK_WRAPPED (ncclProfileGroup | ncclProfileColl)
+#define MASK_PLUGIN (ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh)
+
+static int fn_of(const char *func)
+{
+	static const struct {
+		const char *name;
+		int fn;
+	} t[] = {
+		{ "AllReduce", NG_FN_ncclAllReduce }, { "AllGather", NG_FN_ncclAllGather },
+		{ "ReduceScatter", NG_FN_ncclReduceScatter }, { "Broadcast", NG_FN_ncclBroadcast },
+		{ "Reduce", NG_FN_ncclReduce }, { "AlltoAll", NG_FN_ncclAlltoAll },
+		{ "Gather", NG_FN_ncclGather }, { "Scatter", NG_FN_ncclScatter },
+		{ "Send", NG_FN_ncclSend }, { "Recv", NG_FN_ncclRecv },
+	};
+	static const char *seen[sizeof(t) / sizeof(t[0])];
+
+	if (!func)
+		return -1;
+	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (__atomic_load_n(&seen[i], __ATOMIC_RELAXED) == func)
+			return t[i].fn;
+	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(t[i].name, func)) {
+			__atomic_store_n(&seen[i], func, __ATOMIC_RELAXED);
+			return t[i].fn;
+		}
+	return -1;
+}
+
+/* ncclDatatypeToString's names ("ncclFloat32") to ncclDataType_t. */
+static int dtype_of(const char *s)
+{
+	static const char *const names[] = {
+		[ncclInt8] = "ncclInt8", [ncclUint8] = "ncclUint8", [ncclInt32] = "ncclInt32",
+		[ncclUint32] = "ncclUint32", [ncclInt64] = "ncclInt64",
+		[ncclUint64] = "ncclUint64", [ncclFloat16] = "ncclFloat16",
+		[ncclFloat32] = "ncclFloat32", [ncclFloat64] = "ncclFloat64",
+		[ncclBfloat16] = "ncclBfloat16",
+	};
+	static const char *seen[sizeof(names) / sizeof(names[0])];
+
+	if (!s)
+		return ncclInt8;
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (__atomic_load_n(&seen[i], __ATOMIC_RELAXED) == s)
+			return (int)i;
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i] && !strcmp(names[i], s)) {
+			__atomic_store_n(&seen[i], s, __ATOMIC_RELAXED);
+			return (int)i;
+		}
+	return ncclInt8;	/* unknown: counted as bytes */
+}
+
+static void say_plugin_only(void)
+{
+	ng_warn_once("this process is seen only through NCCL's profiler plugin (no NCCL call "
+		     "went through LD_PRELOAD): its calls, GPU times and hangs are recorded; "
+		     "policy, GPU pinning and fault injection need the preload");
+}
+
+static int asked;		/* the events asked of NCCL so far */
+
+static int is_creation(int fn)
+{
+	return fn == NG_FN_ncclCommInitRank || fn == NG_FN_ncclCommInitRankConfig ||
+	       fn == NG_FN_ncclCommInitAll || fn == NG_FN_ncclCommInitRankScalable ||
+	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink;
+}
+
+/*
+ * Whether a wrapper records this comm, and its hash as the wrapper has it.
+ * NCCL calls init on the creating thread for a lone blocking init, where
+ * our wrapper's host-call slot names the comm; on threads of its own for
+ * several inits in a group or a nonblocking one: then any creation in
+ * progress in a wrapper, or any wrapper call before, says the preload
+ * sees this program's calls, and the hash is the creation's where only
+ * one is in progress (else NCCL's: the annotations then carry NCCL's
+ * hash, which all ranks agree on as well).
+ */
+static int wrapped_comm(uint64_t *hash)
+{
+	struct ng_hostcall *s = ng_tls.slot;
+	int n = 0;
+
+	if (s && __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE) && is_creation(s->fn)) {
+		*hash = s->comm_hash;
+		return 1;
+	}
+	for (int i = 0; i < NG_HOST_SLOTS; i++) {
+		s = &ng_host_slots[i];
+		if (__atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE) && is_creation(s->fn) &&
+		    (!n++ || s->comm_hash == *hash))
+			*hash = s->comm_hash;
+	}
+	return n || __atomic_load_n(&ng_wrapper_seen, __ATOMIC_RELAXED);
+}
+
+static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int nranks,
+			     int rank)
+{
+	struct ng_pctx *x;
+	uint64_t hash = nccl_hash;
+	int saved = ng_in_shim, wrapped;
+
+	*context = NULL;
+	if (!__atomic_load_n(&ng_hot.initialized, __ATOMIC_ACQUIRE))
+		ng_init();
+	if (ng_cfg.disabled) {
+		*mask = 0;
+		return ncclSuccess;
+	}
+	ng_in_shim = 1;		/* what we call of NCCL or CUDA is ours */
+	ng_tls.in_plugin = 1;
+	ng_first_call();
+	ng_tls.in_plugin = 0;
+	wrapped = wrapped_comm(&hash);
+	x = ng_pctx_new(!wrapped);
+	if (!x) {
+		ng_warn_once("profiler plugin: out of memory; a communicator goes unrecorded");
+		ng_in_shim = saved;
+		/* The mask is NCCL's for every comm: keep what others asked. */
+		*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
+		return ncclSuccess;
+	}
+	x->nccl_hash = nccl_hash;
+	x->nranks = nranks;
+	x->rank = rank;
+	x->hash = hash;
+	if (!wrapped) {
+		struct ng_ev_comm_init ev = {
+			.comm_hash = nccl_hash, .nranks = nranks, .rank = rank, .cuda_dev = -1,
+			.result = -1, .kind = "plugin", .comm_index = -1, .blocking = -1,
+		};
+
+		say_plugin_only();
+		ng_rank_from_comm(rank, nranks);
+		ng_process_info_maybe();
+		ng_emit_init(1, &ev);
+		ev.result = 0;
+		ng_emit_init(0, &ev);
+	}
+	ng_pctx_live(x);
+	/* NCCL keeps one mask for all comms, the last init's: never take
+	 * back the kernel events a comm only the plugin sees relies on. */
+	__atomic_or_fetch(&asked, x->wrapped ? MASK_WRAPPED : MASK_PLUGIN, __ATOMIC_RELAXED);
+	*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
+	*context = x;
+	ng_in_shim = saved;
+	return ncclSuccess;
+}
+
+/* A Coll event, whatever the version's layout: the fields are passed in. */
+static void *coll_start(struct ng_pctx *x, uint64_t nccl_seq, const char *func, size_t count,
+			int root, const char *dtype, unsigned nch, unsigned nwarps,
+			const char *algo, const char *proto)
+{
+	int fn = fn_of(func);
+	uint64_t info;
+
+	if (fn < 0)
+		return NULL;
+	info = NG_PINFO(ng_palgo_id(algo), ng_pproto_id(proto), nch > 255 ? 255 : nch,
+			nwarps > 255 ? 255 : nwarps, nccl_seq);
+	return ng_pcoll_start(x, fn, 0, count, dtype_of(dtype), root, info);
+}
+
+/* A P2p event (a send or a receive): no algorithm; NCCL's channels. */
+static void *p2p_start(struct ng_pctx *x, const char *func, size_t count, int peer,
+		       const char *dtype, unsigned nch)
+{
+	int fn = fn_of(func);
+
+	if (fn != NG_FN_ncclSend && fn != NG_FN_ncclRecv)
+		return NULL;
+	return ng_pcoll_start(x, fn, 1, count, dtype_of(dtype), peer,
+			      NG_PINFO(0, 0, nch > 255 ? 255 : nch, 0, 0));
+}
+
+static void *kch_start(void *parent, unsigned channel, uint64_t gpu_ns)
+{
+	if (!parent || *(uint8_t *)parent != NG_PK_COLL)
+		return NULL;
+	return ng_pcoll_ch_start(parent, channel, gpu_ns);
+}
+
+static ncclResult_t stop_event(void *h)
+{
+	if (!h)
+		return ncclSuccess;
+	switch (*(uint8_t *)h) {
+	case NG_PK_COLL:
+		ng_pcoll_host_stop(h);
+		break;
+	case NG_PK_CH:
+		ng_pcoll_ch_stop(h);
+		break;
+	default:
+		break;
+	}
+	return ncclSuccess;
+}
+
+static ncclResult_t finalize(void *context)
+{
+	if (context)
+		ng_pctx_end(context);
+	return ncclSuccess;
+}
+
+/* ---- v5: NCCL 2.28 ------------------------------------------------------ */
+static ncclResult_t v5_init(void **context, uint64_t commId, int *mask, const char *name,
+			    int nnodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+	(void)name;
+	(void)nnodes;
+	(void)logfn;
+	return init_ctx(context, mask, commId, nranks, rank);
+}
+
+static ncclResult_t v5_start(void *context, void **h, ncclProfilerEventDescr_v5_t *d)
+{
+	struct ng_pctx *x = context;
+
+	*h = NULL;
+	if (!x || !d)
+		return ncclSuccess;
+	switch (d->type) {
+	case ncclProfileGroup:
+		*h = x;		/* a marker: NCCL passes it back as the parent */
+		break;
+	case ncclProfileColl:
+		*h = coll_start(x, d->coll.seqNumber, d->coll.func, d->coll.count, d->coll.root,
+				d->coll.datatype, d->coll.nChannels, d->coll.nWarps,
+				d->coll.algo, d->coll.proto);
+		break;
+	case ncclProfileP2p:
+		*h = p2p_start(x, d->p2p.func, d->p2p.count, d->p2p.peer, d->p2p.datatype,
+			       d->p2p.nChannels);
+		break;
+	case ncclProfileKernelCh:
+		*h = kch_start(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
+		break;
+	default:
+		break;
+	}
+	return ncclSuccess;
+}
+
+static ncclResult_t v5_record(void *h, ncclProfilerEventState_t state,
+			      ncclProfilerEventStateArgs_v5_t *a)
+{
+	if (h && a && state == ncclProfilerKernelChStop && *(uint8_t *)h == NG_PK_CH)
+		ng_pcoll_ch_time(h, a->kernelCh.pTimer);
+	return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) ncclProfiler_v5_t ncclProfiler_v5 = {
+	.name = "ncclguard",
+	.init = v5_init,
+	.startEvent = v5_start,
+	.stopEvent = stop_event,
+	.recordEventState = v5_record,
+	.finalize = finalize,
+};
+
+/* ---- v4: NCCL 2.27 ------------------------------------------------------ */
+static ncclResult_t v4_init(void **context, int *mask, const char *name, uint64_t hash,
+			    int nnodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+	(void)name;
+	(void)nnodes;
+	(void)logfn;
+	return init_ctx(context, mask, hash, nranks, rank);
+}
+
+static ncclResult_t v4_start(void *context, void **h, ncclProfilerEventDescr_v4_t *d)
+{
+	struct ng_pctx *x = context;
+
+	*h = NULL;
+	if (!x || !d)
+		return ncclSuccess;
+	switch (d->type) {
+	case ncclProfileGroup:
+		*h = x;
+		break;
+	case ncclProfileColl:
+		*h = coll_start(x, d->coll.seqNumber, d->coll.func, d->coll.count, d->coll.root,
+				d->coll.datatype, d->coll.nChannels, d->coll.nWarps,
+				d->coll.algo, d->coll.proto);
+		break;
+	case ncclProfileP2p:
+		*h = p2p_start(x, d->p2p.func, d->p2p.count, d->p2p.peer, d->p2p.datatype,
+			       d->p2p.nChannels);
+		break;
+	case ncclProfileKernelCh:
+		*h = kch_start(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
+		break;
+	default:
+		break;
+	}
+	return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) ncclProfiler_v4_t ncclProfiler_v4 = {
+	.name = "ncclguard",
+	.init = v4_init,
+	.startEvent = v4_start,
+	.stopEvent = stop_event,
+	.recordEventState = v5_record,	/* v4's state args are v5's */
+	.finalize = finalize,
+};
+
+/*
+ * ---- v3: NCCL 2.26 ------------------------------------------------------
+ * init knows no comm: each Coll names its commHash, and the context of
+ * that hash is made at its first event (on NCCL's calling thread, once
+ * per comm).  No GPU timer: KernelCh still ends a call.
+ */
+#define V3_COMMS 64
+static struct {
+	uint64_t hash;
+	struct ng_pctx *x;
+} v3_comms[V3_COMMS];
+static int v3_ncomms;
+
+static ncclResult_t v3_init(void **context, int *mask)
+{
+	*context = &v3_comms;
+	__atomic_or_fetch(&asked, __atomic_load_n(&ng_wrapper_seen, __ATOMIC_RELAXED) ?
+				  MASK_WRAPPED : MASK_PLUGIN,
+			  __ATOMIC_RELAXED);
+	*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
+	return ncclSuccess;
+}
+
+static struct ng_pctx *v3_ctx(uint64_t hash, int rank)
+{
+	int n = __atomic_load_n(&v3_ncomms, __ATOMIC_ACQUIRE), m = 0;
+	void *x = NULL;
+
+	for (int i = 0; i < n; i++)
+		if (v3_comms[i].hash == hash)
+			return v3_comms[i].x;
+	if (n >= V3_COMMS || init_ctx(&x, &m, hash, 0, rank) != ncclSuccess || !x)
+		return NULL;
+	v3_comms[n].hash = hash;
+	v3_comms[n].x = x;
+	__atomic_store_n(&v3_ncomms, n + 1, __ATOMIC_RELEASE);
+	return x;
+}
+
+static ncclResult_t v3_start(void *context, void **h, ncclProfilerEventDescr_v3_t *d)
+{
+	struct ng_pctx *x;
+
+	(void)context;
+	*h = NULL;
+	if (!d)
+		return ncclSuccess;
+	switch (d->type) {
+	case ncclProfileGroup:
+		*h = &v3_comms;
+		break;
+	case ncclProfileColl:
+		x = v3_ctx(d->coll.commHash, d->rank);
+		if (x)
+			*h = coll_start(x, d->coll.seqNumber, d->coll.func, d->coll.count,
+					d->coll.root, d->coll.datatype, d->coll.nMaxChannels,
+					d->coll.nWarps, d->coll.algo, d->coll.proto);
+		break;
+	case ncclProfileKernelCh:
+		*h = kch_start(d->parentObj, d->kernelCh.channelId, 0);
+		break;
+	default:
+		break;
+	}
+	return ncclSuccess;
+}
+
+static ncclResult_t v3_stop(void *h)
+{
+	return h == (void *)&v3_comms ? ncclSuccess : stop_event(h);
+}
+
+static ncclResult_t v3_record(void *h, ncclProfilerEventState_t state,
+			      ncclProfilerEventStateArgs_v3_t *a)
+{
+	(void)h;
+	(void)state;
+	(void)a;
+	return ncclSuccess;
+}
+
+static ncclResult_t v3_finalize(void *context)
+{
+	(void)context;
+	return ncclSuccess;
+}
+
+__attribute__((visibility("default"))) ncclProfiler_v3_t ncclProfiler_v3 = {
+	.name = "ncclguard",
+	.init = v3_init,
+	.startEvent = v3_start,
+	.stopEvent = v3_stop,
+	.recordEventState = v3_record,
+	.finalize = v3_finalize,
+};

@@ -1,0 +1,299 @@
+/*
+ * NCCL's profiler plugin, called as NCCL 2.28 calls it (src/plugin/
+ * profiler.cc): NCCL_PROFILER_PLUGIN names the library (unset:
+ * libnccl-profiler.so, if there is one; "none": off), which is dlopened
+ * RTLD_NOW|RTLD_LOCAL and looked up as ncclProfiler_v5.  Per comm: init
+ * as it joins, finalize as it is freed.  Per launch, on the launching
+ * thread: a Group event per comm, a Coll event per collective (parent the
+ * group; seqNumber NCCL's count of that function on the comm, from 0;
+ * algorithm, protocol and channels from the tuning model below), a P2p
+ * event per send or receive (one channel), the launch, then the Colls'
+ * and the group's stops.  On the stream's worker,
+ * as NCCL's proxy thread reports a kernel's channels: a KernelCh per
+ * channel when the launch starts (pTimer: the realtime clock, as the
+ * GPU's global timer counts), its KernelChStop state and stop when it
+ * ends.  A collective whose peer never comes never ends: its channels
+ * stay started, as on a GPU.  Proxy ops and steps are not emulated.
+ */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim.h"
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static int loaded;			/* 0 not tried, 1 loaded, -1 none */
+static ncclProfiler_v5_t *prof;
+static int mask;			/* eActivationMask, as NCCL: the last init's */
+
+static const char *const func_names[SIM_NKINDS] = {
+	"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
+	"AlltoAll", "Gather", "Scatter", "Send", "Recv",
+};
+
+static const char *dtype_name(ncclDataType_t t)
+{
+	switch (t) {
+	case ncclInt8: return "ncclInt8";
+	case ncclUint8: return "ncclUint8";
+	case ncclInt32: return "ncclInt32";
+	case ncclUint32: return "ncclUint32";
+	case ncclInt64: return "ncclInt64";
+	case ncclUint64: return "ncclUint64";
+	case ncclFloat16: return "ncclFloat16";
+	case ncclFloat32: return "ncclFloat32";
+	case ncclFloat64: return "ncclFloat64";
+	case ncclBfloat16: return "ncclBfloat16";
+	default: return "Unknown";
+	}
+}
+
+static void load(void)
+{
+	const char *name = getenv("NCCL_PROFILER_PLUGIN");
+	char alt[256];
+	void *h;
+
+	pthread_mutex_lock(&load_lock);
+	if (loaded)
+		goto out;
+	loaded = -1;
+	if (name && !strcasecmp(name, "none"))
+		goto out;
+	h = dlopen(name && *name ? name : "libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h && name && *name) {
+		snprintf(alt, sizeof(alt), "libnccl-profiler-%s.so", name);
+		h = dlopen(alt, RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!h) {
+		if (name && *name)
+			fprintf(stderr, "ncclsim: profiler plugin %s not loaded: %s\n", name,
+				dlerror());
+		goto out;
+	}
+	prof = dlsym(h, "ncclProfiler_v5");
+	if (!prof) {
+		fprintf(stderr, "ncclsim: %s has no ncclProfiler_v5\n", name ? name : "plugin");
+		dlclose(h);
+		goto out;
+	}
+	loaded = 1;
+out:
+	pthread_mutex_unlock(&load_lock);
+}
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+void sim_prof_comm_init(struct ncclComm *c, const char *name)
+{
+	int m = 0;
+
+	if (!loaded)
+		load();
+	if (loaded != 1)
+		return;
+	/* NCCL's commHash hashes the unique id: every rank agrees on it. */
+	c->prof_hash = fnv(name);
+	if (prof->init(&c->prof_ctx, c->prof_hash, &m, NULL, 1, c->nranks, c->rank, NULL) !=
+	    ncclSuccess) {
+		c->prof_ctx = NULL;
+		return;
+	}
+	__atomic_store_n(&mask, m, __ATOMIC_RELAXED);
+}
+
+void sim_prof_comm_fini(struct ncclComm *c)
+{
+	if (prof && c->prof_ctx)
+		prof->finalize(c->prof_ctx);
+	c->prof_ctx = NULL;
+}
+
+/* The tuning model: NCCL_ALGO / NCCL_PROTO name the first choice (as in
+ * "NCCL_ALGO=Tree"); else Ring, and LL below 64 KiB, LL128 below 1 MiB,
+ * Simple above.  Channels: one per MiB from NCCL_MIN_NCHANNELS (1) to
+ * NCCL_MAX_NCHANNELS (4). */
+static void choose(const struct sim_op *op, char *algo, char *proto, int *nch)
+{
+	const char *a = getenv("NCCL_ALGO"), *p = getenv("NCCL_PROTO");
+	const char *lo = getenv("NCCL_MIN_NCHANNELS"), *hi = getenv("NCCL_MAX_NCHANNELS");
+	uint64_t bytes = op->busbytes;
+	int min = lo ? atoi(lo) : 1, max = hi ? atoi(hi) : 4, i;
+
+	if (a && *a && a[0] != '^' && op->kind == SIM_ALLREDUCE) {
+		for (i = 0; a[i] && a[i] != ',' && i < 15; i++)
+			algo[i] = (char)toupper((unsigned char)a[i]);
+		algo[i] = 0;
+	} else {
+		strcpy(algo, "RING");
+	}
+	if (p && *p && p[0] != '^') {
+		for (i = 0; p[i] && p[i] != ',' && i < 15; i++)
+			proto[i] = (char)toupper((unsigned char)p[i]);
+		proto[i] = 0;
+	} else {
+		strcpy(proto, bytes < 65536 ? "LL" : bytes < 1048576 ? "LL128" : "SIMPLE");
+	}
+	max = max < 1 ? 1 : max > SIM_PROF_CH ? SIM_PROF_CH : max;
+	min = min < 1 ? 1 : min > max ? max : min;
+	*nch = (int)(1 + (bytes >> 20));
+	*nch = *nch < min ? min : *nch > max ? max : *nch;
+}
+
+/* NCCL's strings are static: keep ours so for the plugin's sake. */
+static const char *intern(const char *s)
+{
+	static const char *const known[] = {
+		"RING", "TREE", "NVLS", "NVLS_TREE", "COLLNET_DIRECT", "COLLNET_CHAIN", "PAT",
+		"LL", "LL128", "SIMPLE",
+	};
+
+	for (unsigned i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(known[i], s))
+			return known[i];
+	return "UNKNOWN";
+}
+
+void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
+{
+	int m = __atomic_load_n(&mask, __ATOMIC_RELAXED);
+
+	if (!prof)
+		return;
+	for (int i = 0; i < nops; i++) {
+		struct sim_op *op = &ops[i];
+		struct ncclComm *c = op->comm;
+		ncclProfilerEventDescr_v5_t d;
+		char algo[16], proto[16];
+		void *g;
+		int nch;
+
+		groups[i] = NULL;
+		if (!c || !c->prof_ctx)
+			continue;
+		/* A group event per comm of the launch: the first op of each. */
+		for (int k = 0; k < i; k++)
+			if (ops[k].comm == c) {
+				groups[i] = (void *)-1;	/* not this op's to stop */
+				break;
+			}
+		if (!groups[i] && (m & (ncclProfileGroup | ncclProfileColl | ncclProfileP2p |
+					ncclProfileKernelCh))) {
+			memset(&d, 0, sizeof(d));
+			d.type = ncclProfileGroup;
+			d.rank = c->rank;
+			prof->startEvent(c->prof_ctx, &groups[i], &d);
+		}
+		g = groups[i] != (void *)-1 ? groups[i] : NULL;
+		for (int k = 0; k < i && !g; k++)
+			if (ops[k].comm == c && groups[k] != (void *)-1)
+				g = groups[k];
+		if (op->kind == SIM_SEND || op->kind == SIM_RECV) {
+			/* NCCL counts no seqNumber for these. */
+			if (!(m & (ncclProfileP2p | ncclProfileKernelCh)))
+				continue;
+			memset(&d, 0, sizeof(d));
+			d.type = ncclProfileP2p;
+			d.rank = c->rank;
+			d.p2p.func = func_names[op->kind];
+			d.p2p.buff = op->kind == SIM_SEND ? (void *)op->sendbuf : op->recvbuf;
+			d.p2p.datatype = dtype_name(op->type);
+			d.p2p.count = op->count;
+			d.p2p.peer = op->root;
+			d.p2p.nChannels = 1;
+			d.p2p.parentGroup = g;
+			prof->startEvent(c->prof_ctx, &op->prof_coll, &d);
+			op->prof_nch = 1;
+			continue;
+		}
+		if (m & (ncclProfileColl | ncclProfileKernelCh)) {
+			choose(op, algo, proto, &nch);
+			memset(&d, 0, sizeof(d));
+			d.type = ncclProfileColl;
+			d.parentObj = NULL;	/* no CollApi event asked for */
+			d.rank = c->rank;
+			d.coll.seqNumber = c->prof_seq[op->kind];
+			d.coll.func = func_names[op->kind];
+			d.coll.sendBuff = op->sendbuf;
+			d.coll.recvBuff = op->recvbuf;
+			d.coll.count = op->count;
+			d.coll.root = op->root;
+			d.coll.datatype = dtype_name(op->type);
+			d.coll.nChannels = (uint8_t)nch;
+			d.coll.nWarps = 16;
+			d.coll.algo = intern(algo);
+			d.coll.proto = intern(proto);
+			d.coll.parentGroup = g;
+			prof->startEvent(c->prof_ctx, &op->prof_coll, &d);
+			op->prof_nch = nch;
+		}
+		c->prof_seq[op->kind]++;
+	}
+}
+
+void sim_prof_launch_end(struct sim_op *ops, int nops, void **groups)
+{
+	if (!prof)
+		return;
+	for (int i = 0; i < nops; i++)
+		if (ops[i].prof_coll)
+			prof->stopEvent(ops[i].prof_coll);
+	for (int i = 0; i < nops; i++)
+		if (groups[i] && groups[i] != (void *)-1)
+			prof->stopEvent(groups[i]);
+}
+
+static uint64_t gpu_timer(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sim_prof_kernel_start(struct sim_op *op)
+{
+	ncclProfilerEventDescr_v5_t d;
+	uint64_t t = gpu_timer();
+
+	if (!prof || !op->prof_coll || !(__atomic_load_n(&mask, __ATOMIC_RELAXED) &
+					  ncclProfileKernelCh))
+		return;
+	for (int ch = 0; ch < op->prof_nch; ch++) {
+		memset(&d, 0, sizeof(d));
+		d.type = ncclProfileKernelCh;
+		d.parentObj = op->prof_coll;
+		d.rank = op->comm->rank;
+		d.kernelCh.channelId = (uint8_t)ch;
+		d.kernelCh.pTimer = t;
+		prof->startEvent(op->comm->prof_ctx, &op->prof_ch[ch], &d);
+	}
+}
+
+void sim_prof_kernel_end(struct sim_op *op)
+{
+	ncclProfilerEventStateArgs_v5_t a;
+
+	if (!prof)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.kernelCh.pTimer = gpu_timer();
+	for (int ch = 0; ch < op->prof_nch; ch++) {
+		if (!op->prof_ch[ch])
+			continue;
+		prof->recordEventState(op->prof_ch[ch], ncclProfilerKernelChStop, &a);
+		prof->stopEvent(op->prof_ch[ch]);
+		op->prof_ch[ch] = NULL;
+	}
+}
