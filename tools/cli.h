@@ -39,6 +39,10 @@ struct ng_flight_dir {
 	char path[PATH_MAX];	/* "" if none */
 	int lock;		/* -1 if none */
 };
+/* The user's runtime folder, /dev/shm/ncclguard-<uid>, made private if
+ * missing and checked to be ours and private.  0, or -1 with *why (or
+ * errno when *why is NULL). */
+int ng_runtime_dir(char *buf, size_t len, const char **why);
 /* 0, or -1 after a warning: the job then runs without flight rings. */
 int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher);
 /* Its regular files, then itself; the lock let go. */

@@ -235,6 +235,25 @@ static void flight_dirs_sweep(const char *parent)
 	closedir(d);
 }
 
+int ng_runtime_dir(char *buf, size_t len, const char **why)
+{
+	struct stat st;
+	uid_t uid = geteuid();
+
+	*why = NULL;
+	if (snprintf(buf, len, "/dev/shm/ncclguard-%u", (unsigned)uid) >= (int)len) {
+		*why = "path too long";
+		return -1;
+	}
+	if ((mkdir(buf, 0700) && errno != EEXIST) || lstat(buf, &st))
+		return -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
+		*why = "not a private directory of ours";
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * /dev/shm/ncclguard-<uid>/<tag>-<pid>-XXXXXX, mode 0700.  The parent must be
  * a real directory of ours that nobody else may write to; /dev/shm is
@@ -243,17 +262,12 @@ static void flight_dirs_sweep(const char *parent)
 int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher)
 {
 	char parent[64], path[PATH_MAX + 16];
-	struct stat st;
-	uid_t uid = geteuid();
+	const char *why;
 
-	snprintf(parent, sizeof(parent), "/dev/shm/ncclguard-%u", (unsigned)uid);
-	if (mkdir(parent, 0700) && errno != EEXIST)
-		goto fail;
-	if (lstat(parent, &st))
-		goto fail;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
-		fprintf(stderr, "ncclguard: warning: %s is not a private directory of ours; running without flight rings\n",
-			parent);
+	if (ng_runtime_dir(parent, sizeof(parent), &why)) {
+		fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n",
+			parent, why ? why : strerror(errno));
+		f->path[0] = '\0';
 		return -1;
 	}
 	flight_dirs_sweep(parent);
