@@ -9,12 +9,13 @@
 #include "version.h"
 
 static const char usage[] =
-	"usage: ncclguard run [-o DIR] [--policy FILE] [--timeout S] [--on-timeout A]\n"
-	"                     [--inject SPEC] [--stacks] -- CMD...\n"
+	"usage: ncclguard run [-o DIR] [--relay net://HOST[:PORT]] [--policy FILE] [--timeout S]\n"
+	"                     [--on-timeout A] [--inject SPEC] [--stacks] -- CMD...\n"
 	"       ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE] [--link-gbps N]\n"
 	"                         [--fail-on KINDS]\n"
 	"       ncclguard policy check FILE [--local-ranks N] [--sysroot DIR]\n"
 	"       ncclguard doctor\n"
+	"       ncclguard relay -o DIR [--port P]\n"
 	"       ncclguard --version | --help\n"
 	"\n"
 	"  run      record a job: preload libncclguard.so into CMD and trace it with LTTng\n"
@@ -22,6 +23,7 @@ static const char usage[] =
 	"           mismatches (text summary, JSON, HTML, Chrome trace)\n"
 	"  policy   validate a site policy file and show what it does on this host\n"
 	"  doctor   check this host: NCCL and CUDA libraries, LTTng, interfaces, GPUs\n"
+	"  relay    receive the traces of a job's hosts (an lttng-relayd)\n"
 	"\n"
 	"Each subcommand takes --help.\n";
 
@@ -59,7 +61,7 @@ int ng_cli_libdir(char *buf, size_t len)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor)");
+		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor, relay)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, stdout);
 		return 0;
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
 		return ng_cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "doctor"))
 		return ng_cmd_doctor(argc - 1, argv + 1);
-	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor)",
+	if (!strcmp(argv[1], "relay"))
+		return ng_cmd_relay(argc - 1, argv + 1);
+	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor, relay)",
 				  argv[1]);
 }
