@@ -19,10 +19,14 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "ringfile.h"
+
+/* How long a process that is still exiting may hold its ring's lock. */
+#define EXIT_WAIT_MS	2000
 
 /* The calls of a file LTTng never got (-1: not a ring file we can read);
  * *len: the bytes to copy. */
@@ -104,11 +108,18 @@ static long collect_one(int dirfd, const char *name, const char *outdir)
 		close(fd);
 		return 0;
 	}
-	if (flock(fd, LOCK_SH | LOCK_NB)) {
-		fprintf(stderr, "ncclguard: %s: its process is still running; its last calls "
-			"are not in the trace\n", name);
-		close(fd);
-		return 0;
+	/* A process whose main thread is a zombie may still hold the lock
+	 * while its other threads exit: give it a moment. */
+	for (int waited = 0; flock(fd, LOCK_SH | LOCK_NB); waited += 20) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		if (waited >= EXIT_WAIT_MS) {
+			fprintf(stderr, "ncclguard: %s: its process is still running; its last "
+				"calls are not in the trace\n", name);
+			close(fd);
+			return 0;
+		}
+		nanosleep(&ts, NULL);
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);

@@ -554,15 +554,16 @@ int ng_group_leave(struct ng_group *g, const char *status, int exit_status, int 
 		fprintf(stderr, "ncclguard: warning: %s: %s\n", g->path, strerror(errno));
 		return -1;
 	}
-	/* Our launcher left already (we are its guardian). */
-	if (fstat(g->member, &st) || st.st_nlink == 0) {
-		ng_group_unlock(g);
-		return 0;
-	}
-	note_end(g->path, g->pid, status, exit_status);
-	{
+	/*
+	 * Our member file is gone when our launcher left already and we are
+	 * its guardian: the launcher may have died while it finished the
+	 * recording as the last out (a launcher's SIGKILL follows its
+	 * SIGTERM within seconds), so we look for live members all the same.
+	 */
+	if (!fstat(g->member, &st) && st.st_nlink > 0) {
 		char name[32], path[PATH_MAX + 32];
 
+		note_end(g->path, g->pid, status, exit_status);
 		snprintf(name, sizeof(name), "m-%ld", g->pid);
 		if (!path_in(path, sizeof(path), g->path, name))
 			unlink(path);

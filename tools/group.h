@@ -97,8 +97,9 @@ void ng_group_unlock(struct ng_group *g);
  * members.  While none is alive but fewer runs joined than the launcher
  * announced, waits up to grace_ms for the others to join.  Returns 1
  * when we are the last out, with the lock held, *rec and *end filled (call
- * ng_group_close when done); 0 when others remain or we had left already
- * (a guardian after its launcher); -1 on error (warned). */
+ * ng_group_close when done): also a guardian whose launcher left already
+ * but died before it finished; 0 when others remain or all is done; -1
+ * on error (warned). */
 int ng_group_leave(struct ng_group *g, const char *status, int exit_status, int grace_ms,
 		   struct ng_group_rec *rec, struct ng_group_end *end);
 
