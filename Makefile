@@ -7,6 +7,7 @@
 #   make check SANITIZE=address,undefined
 #   make install PREFIX=/usr/local
 #   make deps            install the Debian packages (as root)
+#   make deps-cluster    and those the cluster tests launch with (CI does)
 #   make demo            record and analyze a 4-rank job on the CPU backend
 
 CUDA_HOME ?= /usr/local/cuda
@@ -18,6 +19,11 @@ CC        ?= gcc
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
 	libcmocka-dev libinih-dev libunwind-dev
+# The launchers the cluster tests (tests/tracer/test_run_{mpirun,srun,hosts})
+# start jobs with; without them those tests say SKIP.  Apart from `make
+# deps`: on a host run by systemd, installing munge and Slurm starts their
+# services, which a developer's machine may not want.
+CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge iproute2 util-linux
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE \
@@ -49,7 +55,7 @@ CLI_LIBS      :=
 INSTALL_LIBS  :=
 TEST_BINS     :=
 
-.PHONY: all check demo install deps clean fuzz bench
+.PHONY: all check demo install deps deps-cluster clean fuzz bench
 all: targets
 
 # $(call ng_unit_test,DIR,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME
@@ -105,6 +111,10 @@ deps-check:
 deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEBIAN_PACKAGES)
+
+deps-cluster:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(CLUSTER_PACKAGES)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ncclguard/examples
