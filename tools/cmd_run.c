@@ -798,7 +798,7 @@ static int join_recording(struct run *r, const char *lib)
 	if (ng_group_enter(&r->g)) {
 		fprintf(stderr, "ncclguard: warning: %s: %s; this run records alone\n", r->g.path,
 			strerror(errno));
-		ng_group_release(&r->g);
+		ng_group_drop(&r->g);
 		return create_recording(r, lib);
 	}
 	have = ng_group_read(&r->g, &rec);
@@ -818,12 +818,12 @@ static int join_recording(struct run *r, const char *lib)
 	if (have)
 		ng_group_reset(&r->g);
 	if (create_recording(r, lib)) {
-		ng_group_release(&r->g);
+		ng_group_drop(&r->g);
 		return -1;
 	}
 	if (!r->traced) {
 		/* Nothing to share: each run tries for itself. */
-		ng_group_release(&r->g);
+		ng_group_drop(&r->g);
 		return 0;
 	}
 	memset(&rec, 0, sizeof(rec));
@@ -842,7 +842,7 @@ static int join_recording(struct run *r, const char *lib)
 		/* Later tasks would find no session and make their own. */
 		fprintf(stderr, "ncclguard: warning: %s: cannot write the record: %s; this run "
 			"records alone\n", r->g.path, strerror(errno));
-		ng_group_release(&r->g);
+		ng_group_drop(&r->g);
 		return 0;
 	}
 	ng_group_unlock(&r->g);

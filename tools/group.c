@@ -606,6 +606,26 @@ void ng_group_close(struct ng_group *g)
 	ng_group_release(g);
 }
 
+void ng_group_drop(struct ng_group *g)
+{
+	struct ng_group_rec rec;
+
+	if (g->path[0] && g->locked) {
+		if (g->member >= 0) {
+			char name[32], path[PATH_MAX + 32];
+
+			snprintf(name, sizeof(name), "m-%ld", g->pid);
+			if (!path_in(path, sizeof(path), g->path, name))
+				unlink(path);
+			close(g->member);
+			g->member = -1;
+		}
+		if (!probe(g->path, g->pid, 0) && !rec_read(g->path, &rec))
+			remove_folder(g->path);
+	}
+	ng_group_release(g);
+}
+
 void ng_group_release(struct ng_group *g)
 {
 	if (g->member >= 0) {

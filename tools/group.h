@@ -109,4 +109,8 @@ void ng_group_close(struct ng_group *g);
 /* Lets go of the folder without leaving (a run that never entered). */
 void ng_group_release(struct ng_group *g);
 
+/* With the lock held, a run that will not record with the others: drops
+ * its member file, and the folder if nobody else is in it. */
+void ng_group_drop(struct ng_group *g);
+
 #endif
