@@ -7,7 +7,8 @@
 #   make check SANITIZE=address,undefined
 #   make install PREFIX=/usr/local
 #   make deps            install the Debian packages (as root)
-#   make deps-test       and those some tests use where present (Chromium, mpirun)
+#   make deps-test       and those some tests use where present (Chromium)
+#   make deps-cluster    and those the cluster tests launch with (CI does)
 #   make demo            record and analyze a 4-rank job on the CPU backend
 
 CUDA_HOME ?= /usr/local/cuda
@@ -19,11 +20,15 @@ CC        ?= gcc
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
 	libcmocka-dev libinih-dev libunwind-dev
+# The launchers the cluster tests (tests/tracer/test_run_{mpirun,srun,hosts})
+# start jobs with; without them those tests say SKIP.  Apart from `make
+# deps`: on a host run by systemd, installing munge and Slurm starts their
+# services, which a developer's machine may not want.
+CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge iproute2 util-linux
 
 # Not needed to build or test; tests that use them skip without them.
-# .ci/run installs them (make deps-test): Chromium lays out report.html;
-# mpirun starts the matrix as an MPI job.
-TEST_PACKAGES := chromium openmpi-bin
+# .ci/run installs them (make deps-test): Chromium lays out report.html.
+TEST_PACKAGES := chromium
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE \
@@ -55,7 +60,7 @@ CLI_LIBS      :=
 INSTALL_LIBS  :=
 TEST_BINS     :=
 
-.PHONY: all check demo install deps deps-test clean fuzz bench
+.PHONY: all check demo install deps deps-test deps-cluster clean fuzz bench
 all: targets
 
 # $(call ng_unit_test,DIR,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME
@@ -116,6 +121,10 @@ deps:
 
 deps-test:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES)
+
+deps-cluster:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(CLUSTER_PACKAGES)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ncclguard/examples

@@ -6,10 +6,17 @@
  *   ./allreduce --launch 4 --check                     # forks 4 ranks itself
  *   RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 ./allreduce --id-file /tmp/id &
  *   RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 ./allreduce --id-file /tmp/id
+ *   srun -n 8 ./allreduce --id-file /shared/job-id      # or mpirun -np 8 ...
+ *   mpirun -np 8 --host a:4,b:4 ./allreduce --id-tcp a:29600
  *   LD_LIBRARY_PATH=build/sim build/bin/allreduce_example --launch 4    # CPU backend
  *
- * Rank 0 makes the unique id and hands its 128 bytes to the others through
- * a file (any channel works: a socket, a launcher's key-value store).  It
+ * The rank comes from the launcher: torchrun's RANK, WORLD_SIZE and
+ * LOCAL_RANK, else srun's SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID,
+ * else Open MPI's OMPI_COMM_WORLD_RANK, _SIZE and _LOCAL_RANK, else
+ * PMI_RANK, PMI_SIZE and MPI_LOCALRANKID (MPICH).  Rank 0 makes the unique
+ * id and hands its 128 bytes to the others through a file in a folder
+ * every host sees, or over TCP (rank 0 listens on PORT until every rank
+ * has it; the others connect to HOST:PORT).  It
  * prints a table like nccl-tests: size, time per call, algorithm and bus
  * bandwidth.  Exit status: 0, 1 when --check found wrong results, 2 on a
  * NCCL or CUDA error, or --exit-code N.
@@ -18,6 +25,8 @@
  *   --launch N            fork N ranks (RANK, WORLD_SIZE, LOCAL_RANK set),
  *                         wait for all, exit with the first non-zero status
  *   --id-file PATH        where rank 0 writes the unique id (use a new path)
+ *   --id-tcp HOST:PORT    rank 0 serves the unique id on PORT, the others
+ *                         fetch it from HOST:PORT
  *   --op NAME             allreduce (default), allgather, reducescatter,
  *                         broadcast, reduce, alltoall, gather, scatter, sendrecv
  *   --mixed               every operation above in turn, at every size
@@ -33,11 +42,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -86,7 +99,7 @@ static const char *const redop_names[] = { "sum", "prod", "max", "min", "avg" };
 /* Options and the job, in one place. */
 static struct {
 	int rank, world, local_rank;
-	const char *id_file;
+	const char *id_file, *id_tcp;
 	int op, mixed, type, redop, check, group, split;
 	size_t min_bytes, max_bytes;
 	double step;
@@ -131,7 +144,7 @@ static int launch(int n, int argc, char **argv)
 		}
 		args[nargs++] = argv[i];
 	}
-	if (!g.id_file) {
+	if (!g.id_file && !g.id_tcp) {
 		args[nargs++] = "--id-file";
 		args[nargs++] = idpath;
 	}
@@ -187,6 +200,118 @@ static int launch(int n, int argc, char **argv)
 	return status;
 }
 
+/* ---- the unique id through TCP ------------------------------------------------ */
+
+#define ID_WAIT_S 120
+
+/* "HOST:PORT" split; exits on a malformed one. */
+static void split_hostport(char *host, size_t len, const char **port)
+{
+	const char *colon = strrchr(g.id_tcp, ':');
+
+	if (!colon || colon == g.id_tcp || !colon[1] || (size_t)(colon - g.id_tcp) >= len) {
+		fprintf(stderr, "rank %d: --id-tcp '%s': expected HOST:PORT\n", g.rank, g.id_tcp);
+		exit(2);
+	}
+	memcpy(host, g.id_tcp, (size_t)(colon - g.id_tcp));
+	host[colon - g.id_tcp] = '\0';
+	*port = colon + 1;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Rank 0: hands the id to each of the world-1 others as they connect. */
+static void serve_id(const ncclUniqueId *id, const char *port)
+{
+	struct sockaddr_in a;
+	struct pollfd p;
+	int fd, one = 1, left = g.world - 1;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_ANY);
+	a.sin_port = htons((uint16_t)atoi(port));
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64)) {
+		fprintf(stderr, "rank 0: --id-tcp port %s: %s\n", port, strerror(errno));
+		exit(2);
+	}
+	p.fd = fd;
+	p.events = POLLIN;
+	while (left > 0) {
+		int c, r = poll(&p, 1, ID_WAIT_S * 1000);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr, "rank 0: %d ranks never fetched the unique id\n", left);
+			exit(2);
+		}
+		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		if (!write_all(c, id, sizeof(*id)))
+			left--;
+		close(c);
+	}
+	close(fd);
+}
+
+/* The others: connect (rank 0 may not listen yet) and read 128 bytes. */
+static void fetch_id(ncclUniqueId *id, const char *host, const char *port)
+{
+	struct addrinfo hints, *res = NULL;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	for (int tries = 0; tries < ID_WAIT_S * 10; tries++) {
+		size_t got = 0;
+		int fd = -1;
+
+		if (!res && getaddrinfo(host, port, &hints, &res))
+			res = NULL;
+		if (res)
+			fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+		if (fd >= 0 && !connect(fd, res->ai_addr, res->ai_addrlen)) {
+			while (got < sizeof(*id)) {
+				ssize_t n = read(fd, (char *)id + got, sizeof(*id) - got);
+
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0)
+					break;
+				got += (size_t)n;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+		if (got == sizeof(*id)) {
+			freeaddrinfo(res);
+			return;
+		}
+		usleep(100 * 1000);
+	}
+	fprintf(stderr, "rank %d: no unique id from %s after %d s\n", g.rank, g.id_tcp, ID_WAIT_S);
+	exit(2);
+}
+
 /* ---- the unique id through a file ------------------------------------------- */
 
 static void share_id(ncclUniqueId *id)
@@ -198,8 +323,21 @@ static void share_id(ncclUniqueId *id)
 		NCCLCHECK(ncclGetUniqueId(id));
 		return;
 	}
+	if (g.id_tcp) {
+		const char *port;
+
+		split_hostport(tmp, sizeof(tmp), &port);
+		if (g.rank == 0) {
+			NCCLCHECK(ncclGetUniqueId(id));
+			serve_id(id, port);
+		} else {
+			fetch_id(id, tmp, port);
+		}
+		return;
+	}
 	if (!g.id_file) {
-		fprintf(stderr, "rank %d: several ranks need --id-file (or --launch)\n", g.rank);
+		fprintf(stderr, "rank %d: several ranks need --id-file or --id-tcp (or --launch)\n",
+			g.rank);
 		exit(2);
 	}
 	if (g.rank == 0) {
@@ -484,6 +622,30 @@ static int env_int(const char *name, int def)
 	return v && *v ? atoi(v) : def;
 }
 
+/* The rank from the launcher's variables: torchrun's, srun's, Open MPI's,
+ * MPICH's; a lone process is rank 0 of 1. */
+static void launcher_rank(void)
+{
+	static const char *const vars[][3] = {
+		{ "RANK", "WORLD_SIZE", "LOCAL_RANK" },
+		{ "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" },
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK" },
+		{ "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID" },
+	};
+
+	g.rank = 0;
+	g.world = 1;
+	g.local_rank = 0;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
+		if (env_int(vars[i][0], -1) < 0 || env_int(vars[i][1], -1) < 1)
+			continue;
+		g.rank = env_int(vars[i][0], 0);
+		g.world = env_int(vars[i][1], 1);
+		g.local_rank = env_int(vars[i][2], g.rank);
+		return;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int launch_n = 0, ndev = 0, color = 0, nops;
@@ -506,6 +668,7 @@ int main(int argc, char **argv)
 		else if (!v) { fprintf(stderr, "%s needs a value\n", a); return 2; }
 		else if (!strcmp(a, "--launch")) launch_n = atoi(v);
 		else if (!strcmp(a, "--id-file")) g.id_file = v;
+		else if (!strcmp(a, "--id-tcp")) g.id_tcp = v;
 		else if (!strcmp(a, "--op")) g.op = lookup(op_names, NOPS, v);
 		else if (!strcmp(a, "--redop")) g.redop = lookup(redop_names, 5, v);
 		else if (!strcmp(a, "--dtype")) {
@@ -531,10 +694,7 @@ int main(int argc, char **argv)
 	if (launch_n)
 		return launch(launch_n, argc, argv);
 
-	/* torchrun's variables; a lone process is rank 0 of 1. */
-	g.rank = env_int("RANK", 0);
-	g.world = env_int("WORLD_SIZE", 1);
-	g.local_rank = env_int("LOCAL_RANK", g.rank);
+	launcher_rank();
 
 	CUDACHECK(cudaGetDeviceCount(&ndev));
 	CUDACHECK(cudaSetDevice(g.local_rank % ndev));

@@ -241,7 +241,30 @@ static void domain_init(struct lttng_domain *dom)
 	dom->buf_type = LTTNG_BUFFER_PER_UID;
 }
 
-int ng_session_start(struct ng_session *s, const char *outdir, uint64_t job)
+/* ncclguard-<pid>-<time>-<job>: the pid and time keep names unique on
+ * the daemon; the job lets a relay's reader pick a job's sessions. */
+static void session_name(struct ng_session *s, const char *job_id)
+{
+	size_t n;
+
+	n = (size_t)snprintf(s->name, sizeof(s->name), "ncclguard-%ld-%ld", (long)getpid(),
+			     (long)time(NULL));
+	if (!job_id || !*job_id || n + 2 >= sizeof(s->name))
+		return;
+	s->name[n++] = '-';
+	/* LTTng makes a folder of the name on the relay's side. */
+	for (; *job_id && n + 1 < sizeof(s->name) && n < 128; job_id++) {
+		char c = *job_id;
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+
+		s->name[n++] = ok ? c : '_';
+	}
+	s->name[n] = '\0';
+}
+
+int ng_session_start(struct ng_session *s, const char *outdir, const char *relay,
+		     const char *job_id, uint64_t job)
 {
 	struct lttng_domain dom;
 	struct lttng_handle *h = NULL;
@@ -249,17 +272,22 @@ int ng_session_start(struct ng_session *s, const char *outdir, uint64_t job)
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	snprintf(s->name, sizeof(s->name), "ncclguard-%ld-%ld", (long)getpid(),
-		 (long)time(NULL));
-	if (snprintf(s->outdir, sizeof(s->outdir), "%s", outdir) >= (int)sizeof(s->outdir) ||
-	    snprintf(url, sizeof(url), "file://%s", outdir) >= (int)sizeof(url)) {
-		fprintf(stderr, "ncclguard: output path too long\n");
-		return -1;
+	session_name(s, job_id);
+	if (relay) {
+		/* The daemon connects to the relay here: a relay that does
+		 * not answer fails the creation. */
+		ret = lttng_create_session_live(s->name, relay, NG_SESSION_LIVE_TIMER_US);
+	} else {
+		if (snprintf(s->outdir, sizeof(s->outdir), "%s", outdir) >= (int)sizeof(s->outdir) ||
+		    snprintf(url, sizeof(url), "file://%s", outdir) >= (int)sizeof(url)) {
+			fprintf(stderr, "ncclguard: output path too long\n");
+			return -1;
+		}
+		ret = lttng_create_session(s->name, url);
 	}
-	ret = lttng_create_session(s->name, url);
 	if (ret < 0) {
-		fprintf(stderr, "ncclguard: lttng create session %s: %s\n", s->name,
-			lttng_strerror(ret));
+		fprintf(stderr, "ncclguard: lttng create session %s%s%s: %s\n", s->name,
+			relay ? " to " : "", relay ? relay : "", lttng_strerror(ret));
 		return -1;
 	}
 	s->created = 1;
@@ -279,6 +307,15 @@ out:
 		return -1;
 	}
 	return 0;
+}
+
+void ng_session_adopt(struct ng_session *s, const char *name, const char *outdir)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(s->outdir, sizeof(s->outdir), "%s", outdir ? outdir : "");
+	s->created = 1;
+	s->started = 1;
 }
 
 #define NG_SESSION_COUNT_MAX (1ull << 48)

@@ -14,8 +14,8 @@
 #define NG_SESSION_CHANNEL "ncclguard"
 
 struct ng_session {
-	char name[64];
-	char outdir[PATH_MAX];
+	char name[192];
+	char outdir[PATH_MAX];	/* "" when the trace goes to a relay daemon */
 	int created;		/* exists in the session daemon: destroy it */
 	int started;
 	uint64_t discarded;	/* events dropped because the buffers were full */
@@ -42,11 +42,23 @@ struct ng_trace_check {
  * saying why on stderr. */
 int ng_sessiond_ensure(int *spawned);
 
-/* Creates, configures and starts a session writing into `outdir` (an
- * absolute path) the events of the job whose tag is `job` (common/job.h;
- * 0: of every job).  On failure, whatever was created is destroyed and -1
- * is returned after saying why on stderr. */
-int ng_session_start(struct ng_session *s, const char *outdir, uint64_t job);
+/* Every second a live session hands its buffers to the relay daemon, so
+ * that a live reader (`ncclguard watch`) sees events within that delay. */
+#define NG_SESSION_LIVE_TIMER_US 1000000u
+
+/* Creates, configures and starts a session recording the events of the
+ * job whose tag is `job` (common/job.h; 0: of every job) into `outdir`
+ * (an absolute path), or, when `relay` is not NULL, a live session
+ * streaming them to the lttng-relayd at that URL (net://HOST:CTRL:DATA).
+ * The session is named ncclguard-<pid>-<time>-<job id>, the id cut to
+ * [A-Za-z0-9._-] (`job_id` may be NULL).  On failure, whatever was
+ * created is destroyed and -1 is returned after saying why on stderr. */
+int ng_session_start(struct ng_session *s, const char *outdir, const char *relay,
+		     const char *job_id, uint64_t job);
+
+/* Attaches s to the existing session `name` (another process started it)
+ * so that ng_session_finish can stop and destroy it. */
+void ng_session_adopt(struct ng_session *s, const char *name, const char *outdir);
 
 /* Stops the session (waiting until the consumer has written every buffer),
  * reads the lost-event counts into s, and destroys it.  Safe on a session

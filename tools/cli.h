@@ -11,6 +11,7 @@ int ng_cmd_analyze(int argc, char **argv);	/* tools/cmd_analyze.c */
 int ng_cmd_policy(int argc, char **argv);	/* tools/cmd_policy.c */
 int ng_cmd_doctor(int argc, char **argv);	/* tools/cmd_doctor.c */
 int ng_cmd_matrix(int argc, char **argv);	/* tools/cmd_matrix.c */
+int ng_cmd_relay(int argc, char **argv);	/* tools/cmd_relay.c */
 
 /* A usage error of `ncclguard CMD`: one line on stderr, "ncclguard CMD:
  * what; see `ncclguard CMD --help`" (the whole help buries the problem).
@@ -40,6 +41,10 @@ struct ng_flight_dir {
 	char path[PATH_MAX];	/* "" if none */
 	int lock;		/* -1 if none */
 };
+/* The user's runtime folder, /dev/shm/ncclguard-<uid>, made private if
+ * missing and checked to be ours and private.  0, or -1 with *why (or
+ * errno when *why is NULL). */
+int ng_runtime_dir(char *buf, size_t len, const char **why);
 /* 0, or -1 after a warning: the job then runs without flight rings. */
 int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher);
 /* Its regular files, then itself; the lock let go. */

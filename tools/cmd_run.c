@@ -35,6 +35,7 @@
 #endif
 
 #include "cli.h"
+#include "group.h"
 #include "inject_spec.h"
 #include "job.h"
 #include "json.h"
@@ -58,10 +59,19 @@
 /* After our death the guardian asks the job to stop, then forces it. */
 #define GRACE_MS		5000
 #define KILL_WAIT_MS		3000
+/* How long a run waits to join its job's recording on this host while
+ * another run of the job creates it (a session daemon to start, a relay
+ * to reach). */
+#define JOIN_WAIT_MS		120000
+/* How long the last run out waits for tasks the launcher announced on
+ * this host that never joined: they may start late. */
+#define LATE_TASK_MS		10000
+/* LTTng's relay daemon ports: control, data (and live, +2). */
+#define RELAY_PORT		5342
 
 static const char usage[] =
-	"usage: ncclguard run [-o DIR] [--policy FILE] [--timeout S] [--on-timeout A]\n"
-	"                     [--inject SPEC] [--stacks] -- CMD [ARG]...\n"
+	"usage: ncclguard run [-o DIR] [--relay net://HOST[:PORT]] [--policy FILE] [--timeout S]\n"
+	"                     [--on-timeout A] [--inject SPEC] [--stacks] -- CMD [ARG]...\n"
 	"\n"
 	"Runs CMD with libncclguard.so preloaded and records its NCCL communicators\n"
 	"and collectives (LTTng-UST events ncclguard:*, with vpid, vtid and procname)\n"
@@ -69,6 +79,10 @@ static const char usage[] =
 	"\n"
 	"  -o, --output DIR   where the trace goes (default ncclguard-trace-DATE-TIME);\n"
 	"                     this host's trace is DIR/HOSTNAME, so hosts may share DIR\n"
+	"      --relay URL    stream the trace to the lttng-relayd at net://HOST[:PORT]\n"
+	"                     (PORT its control port, default 5342, data PORT+1) in a\n"
+	"                     live session; DIR/HOSTNAME then keeps run.json, flight/\n"
+	"                     and hang/ (see `ncclguard relay`)\n"
 	"      --policy FILE  site policy file (NCCLGUARD_POLICY)\n"
 	"      --timeout S    collective timeout in seconds (NCCLGUARD_TIMEOUT)\n"
 	"      --on-timeout A warn, abort or exit (NCCLGUARD_ON_TIMEOUT)\n"
@@ -82,9 +96,13 @@ static const char usage[] =
 	"`lttng-sessiond --daemonize` is started (the system daemon as root, your own\n"
 	"otherwise, under LTTNG_HOME or HOME) and left running.\n"
 	"\n"
-	"The job is NCCLGUARD_JOB, else SLURM_JOB_ID, else an id made here (exported\n"
-	"to CMD as NCCLGUARD_JOB); every event carries its tag, and the session keeps\n"
-	"only this job's, so jobs of one user on one host do not mix.\n"
+	"The job is NCCLGUARD_JOB, else SLURM_JOB_ID, else mpirun's job id\n"
+	"(OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE), else an id made here (exported to\n"
+	"CMD as NCCLGUARD_JOB); every event carries its tag, and the session keeps\n"
+	"only this job's, so jobs of one user on one host do not mix.  Runs of one\n"
+	"job on one host (one per task under srun or mpirun) share one session: the\n"
+	"first creates it, the last to end stops it and writes DIR/HOSTNAME/run.json\n"
+	"and the summary, in whatever order they end, killed or not.\n"
 	"A process loads the tracer at its first NCCL call and waits there until the\n"
 	"daemon has set up its buffers, at most LTTNG_UST_REGISTER_TIMEOUT ms (we set\n"
 	"10000 unless you did; 0 would lose the events emitted before registration).\n"
@@ -115,6 +133,7 @@ static const char usage[] =
 
 struct run_opts {
 	const char *outdir, *policy, *timeout, *on_timeout, *inject;
+	char relay[512];		/* net://HOST:CTRL:DATA, "" if local */
 	int stacks;
 	char **cmd;
 };
@@ -125,8 +144,14 @@ struct run {
 	struct ng_session s;
 	char dir[PATH_MAX], hostdir[PATH_MAX], host[256];
 	char job[256];
-	int job_made;			/* job is ours: export NCCLGUARD_JOB */
+	int job_export;			/* the shim cannot find it: NCCLGUARD_JOB */
 	uint64_t tag;
+	struct ng_launch launch;
+	struct ng_group g;		/* the runs of this job on this host */
+	int joined;			/* another run created the session */
+	int last;			/* we were the last out: we stopped it */
+	int tasks;			/* runs that shared it (the last out knows) */
+	long creator;			/* pid of the run that created the session */
 	int traced;
 	int have_dir;			/* hostdir exists: the record goes there */
 	char reserve[PATH_MAX + 32];	/* "" if none */
@@ -214,11 +239,82 @@ static int check_policy(const char *opt, const char *file)
 	return bad ? -1 : 0;
 }
 
+/* A port number of a URL, 1 to 65535 (65534 when the next is needed). */
+static int port_ok(const char *p, size_t len, long max, long *out)
+{
+	char buf[8], *end;
+
+	if (!len || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	*out = strtol(buf, &end, 10);
+	return !*end && *out >= 1 && *out <= max;
+}
+
+/*
+ * net://HOST[:PORT[:DATA]] or net6://[ADDR][:PORT[:DATA]], as LTTng reads
+ * it, with one change: a lone PORT is the relay's control port and its
+ * data port is PORT+1 (LTTng would take 5343), as `ncclguard relay
+ * --port PORT` listens.  Returns 0 and the URL to give LTTng.
+ */
+static int relay_url(const char *in, char *out, size_t len, const char **why)
+{
+	const char *host, *ports, *c2;
+	long ctrl, data;
+	int n;
+
+	if (!strncmp(in, "net://", 6))
+		host = in + 6;
+	else if (!strncmp(in, "net6://", 7))
+		host = in + 7;
+	else {
+		*why = "expected net://HOST[:PORT]";
+		return -1;
+	}
+	if (*host == '[') {
+		ports = strchr(host, ']');
+		if (!ports || ports == host + 1) {
+			*why = "bad [address]";
+			return -1;
+		}
+		ports++;
+	} else {
+		ports = host + strcspn(host, ":/");
+	}
+	if (ports == host || (*ports && *ports != ':')) {
+		*why = "no host, or a path after it";
+		return -1;
+	}
+	if (!*ports) {
+		n = snprintf(out, len, "%s", in);
+	} else if (!(c2 = strchr(ports + 1, ':'))) {
+		if (!port_ok(ports + 1, strlen(ports + 1), 65534, &ctrl)) {
+			*why = "bad port";
+			return -1;
+		}
+		n = snprintf(out, len, "%.*s:%ld:%ld", (int)(ports - in), in, ctrl, ctrl + 1);
+	} else {
+		if (!port_ok(ports + 1, (size_t)(c2 - ports - 1), 65535, &ctrl) ||
+		    !port_ok(c2 + 1, strlen(c2 + 1), 65535, &data)) {
+			*why = "bad port";
+			return -1;
+		}
+		n = snprintf(out, len, "%s", in);
+	}
+	if (n < 0 || (size_t)n >= len) {
+		*why = "too long";
+		return -1;
+	}
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct run_opts *o)
 {
-	enum { OPT_POLICY = 256, OPT_TIMEOUT, OPT_ON_TIMEOUT, OPT_INJECT, OPT_STACKS };
+	enum { OPT_POLICY = 256, OPT_TIMEOUT, OPT_ON_TIMEOUT, OPT_INJECT, OPT_STACKS, OPT_RELAY };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "relay", required_argument, NULL, OPT_RELAY },
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
@@ -245,6 +341,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_POLICY:
 			o->policy = optarg;
+			break;
+		case OPT_RELAY:
+			if (relay_url(optarg, o->relay, sizeof(o->relay), &why)) {
+				ng_cli_usage_error("run", "--relay '%s': %s", optarg, why);
+				return -1;
+			}
 			break;
 		case OPT_TIMEOUT:
 			if (ng_seconds_parse(optarg, &secs, &why)) {
@@ -396,15 +498,19 @@ static int trace_dirs(struct run *r)
 	return n < 0 || (size_t)n >= sizeof(r->hostdir) ? -1 : 0;
 }
 
-/* The job's id (common/job.h), or one made here: host, our pid and start
- * time tell it from every other run, here and on other hosts. */
+/* The job's id: common/job.h's (which the shim finds itself), else the
+ * one mpirun gives all its tasks, else one made here: host, our pid and
+ * start time tell it from every other run, here and on other hosts. */
 static int job_id(struct run *r)
 {
 	const char *env = ng_job_id_env();
 	int n;
 
+	ng_launch_detect(&r->launch);
 	if (env)
 		n = snprintf(r->job, sizeof(r->job), "%s", env);
+	else if (r->launch.job[0])
+		n = snprintf(r->job, sizeof(r->job), "%s", r->launch.job);
 	else
 		n = snprintf(r->job, sizeof(r->job), "%s-%ld-%lld", r->host, (long)r->launcher,
 			     (long long)r->started);
@@ -412,7 +518,12 @@ static int job_id(struct run *r)
 		fprintf(stderr, "ncclguard run: job id too long\n");
 		return -1;
 	}
-	r->job_made = !env;
+	if (!env && !r->launch.job[0] && r->launch.per_task)
+		fprintf(stderr, "ncclguard run: warning: started by %s, one run per task, and no "
+			"job id its tasks share: each task records alone and the analyzer sees "
+			"as many jobs; set NCCLGUARD_JOB to one value for the whole job\n",
+			r->launch.kind);
+	r->job_export = !env;
 	r->tag = ng_job_tag(r->job);
 	return 0;
 }
@@ -529,7 +640,7 @@ static void exec_job(const struct run *r, const char *preload, int take_tty, int
 	    (o->on_timeout && setenv("NCCLGUARD_ON_TIMEOUT", o->on_timeout, 1)) ||
 	    (o->inject && setenv("NCCLGUARD_INJECT", o->inject, 1)) ||
 	    (o->stacks && setenv("NCCLGUARD_STACKS", "1", 1)) ||
-	    (r->job_made && setenv("NCCLGUARD_JOB", r->job, 1)) ||
+	    (r->job_export && setenv("NCCLGUARD_JOB", r->job, 1)) ||
 	    (r->flight.path[0] ? setenv("NCCLGUARD_FLIGHT_DIR", r->flight.path, 1) :
 			    unsetenv("NCCLGUARD_FLIGHT_DIR")) ||
 	    (r->have_dir && !(dump && *dump) && setenv("NCCLGUARD_DUMP_DIR", hang, 1)) ||
@@ -603,7 +714,7 @@ static int start_tracing(struct run *r, const char *lib)
 	if (spawned)
 		fprintf(stderr, "ncclguard: started %s lttng-sessiond; it keeps running\n",
 			geteuid() ? "a per-user" : "the system");
-	if (ng_session_start(&r->s, r->hostdir, r->tag))
+	if (ng_session_start(&r->s, r->hostdir, r->o.relay[0] ? r->o.relay : NULL, r->job, r->tag))
 		return -1;
 	/* The shim opens the provider next to itself. */
 	snprintf(tp, sizeof(tp), "%s", env && *env ? env : lib);
@@ -612,10 +723,157 @@ static int start_tracing(struct run *r, const char *lib)
 		snprintf(slash + 1, sizeof(tp) - (size_t)(slash + 1 - tp), "libncclguard-tp.so");
 	if (access(tp, R_OK))
 		fprintf(stderr, "ncclguard run: warning: %s is missing: the trace will be empty\n", tp);
-	else if (ng_session_prime(&r->s, tp))
+	else if (!r->o.relay[0] && ng_session_prime(&r->s, tp))
 		fprintf(stderr, "ncclguard: warning: the trace's metadata is not on disk yet; a disk that fills early may leave the trace unreadable\n");
-	fprintf(stderr, "ncclguard: recording into %s (job %s)\n", r->dir, r->job);
+	if (r->o.relay[0])
+		fprintf(stderr, "ncclguard: streaming to %s (live session %s), run records into %s "
+			"(job %s)\n", r->o.relay, r->s.name, r->dir, r->job);
+	else
+		fprintf(stderr, "ncclguard: recording into %s (job %s)\n", r->dir, r->job);
 	return 0;
+}
+
+/* Whether DIR/<host> is free for a new recording: empty for a local
+ * trace; for a relayed one (the trace is elsewhere, and a relay's output
+ * folder may be DIR) without a run record. */
+static int hostdir_taken(const struct run *r)
+{
+	char path[PATH_MAX + 16];
+
+	if (!r->o.relay[0])
+		return !dir_is_empty(r->hostdir);
+	snprintf(path, sizeof(path), "%s/run.json", r->hostdir);
+	return !access(path, F_OK);
+}
+
+/* A new recording of the job on this host: its folder and session. */
+static int create_recording(struct run *r, const char *lib)
+{
+	if (hostdir_taken(r)) {
+		fprintf(stderr, "ncclguard run: %s already holds a %s; remove it or choose another -o\n",
+			r->hostdir, r->o.relay[0] ? "run record" : "trace");
+		return -1;
+	}
+	if (mkdir_p(r->hostdir))
+		fprintf(stderr, "ncclguard run: %s: %s\n", r->hostdir, strerror(errno));
+	else
+		r->have_dir = 1;
+	if (r->have_dir)
+		disk_at_start(r);
+	r->traced = !start_tracing(r, lib);
+	return 0;
+}
+
+/* Takes the other run's recording: its folders and relay. */
+static void take_record(struct run *r, const struct ng_group_rec *rec)
+{
+	if (strcmp(rec->hostdir, r->hostdir))
+		fprintf(stderr, "ncclguard: warning: job %s records on this host into %s; this "
+			"task's run uses it too (not %s)\n", r->job, rec->dir, r->dir);
+	snprintf(r->dir, sizeof(r->dir), "%s", rec->dir);
+	snprintf(r->hostdir, sizeof(r->hostdir), "%s", rec->hostdir);
+	snprintf(r->o.relay, sizeof(r->o.relay), "%s", rec->relay);
+	r->creator = rec->creator;
+	r->started = rec->started;
+	r->free_start = rec->free_start;
+}
+
+/*
+ * This run's place in the job's recording on this host (group.h): under
+ * the job's lock, join the session another run of the job created, or
+ * create it.  Returns 0, or -1 when a new recording cannot be made here
+ * (the output folder is taken: a usage error).
+ */
+static int join_recording(struct run *r, const char *lib)
+{
+	struct ng_group_rec rec;
+	struct ng_session probe;
+	int have;
+
+	if (ng_group_open(&r->g, r->tag, r->host, (long)r->launcher, JOIN_WAIT_MS)) {
+		/* Two sessions of one job would record every event twice. */
+		fprintf(stderr, "ncclguard: warning: cannot meet the other runs of job %s on this "
+			"host; this task runs untraced\n", r->job);
+		return 0;
+	}
+	if (ng_group_enter(&r->g)) {
+		fprintf(stderr, "ncclguard: warning: %s: %s; this run records alone\n", r->g.path,
+			strerror(errno));
+		ng_group_drop(&r->g);
+		return create_recording(r, lib);
+	}
+	have = ng_group_read(&r->g, &rec);
+	if (have > 0) {
+		ng_session_adopt(&probe, rec.session, NULL);
+		if (ng_session_exists(&probe) == 1) {
+			take_record(r, &rec);
+			r->joined = r->traced = r->have_dir = 1;
+			fprintf(stderr, "ncclguard: task joins the recording of job %s on this host "
+				"(%d runs so far)\n", r->job, rec.joined);
+			ng_group_unlock(&r->g);
+			return 0;
+		}
+		fprintf(stderr, "ncclguard: the recording of job %s on this host (session %s) is "
+			"gone; starting a new one\n", r->job, rec.session);
+	}
+	if (have)
+		ng_group_reset(&r->g);
+	if (create_recording(r, lib)) {
+		ng_group_drop(&r->g);
+		return -1;
+	}
+	if (!r->traced) {
+		/* Nothing to share: each run tries for itself. */
+		ng_group_drop(&r->g);
+		return 0;
+	}
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.session, sizeof(rec.session), "%s", r->s.name);
+	snprintf(rec.dir, sizeof(rec.dir), "%s", r->dir);
+	snprintf(rec.hostdir, sizeof(rec.hostdir), "%s", r->hostdir);
+	snprintf(rec.relay, sizeof(rec.relay), "%s", r->o.relay);
+	snprintf(rec.job, sizeof(rec.job), "%s", r->job);
+	rec.creator = (long)r->launcher;
+	rec.started = (long long)r->started;
+	rec.free_start = r->free_start;
+	rec.expected = r->launch.local_size > 0 ? r->launch.local_size : 0;
+	rec.joined = 1;
+	r->creator = rec.creator;
+	if (ng_group_write(&r->g, &rec)) {
+		/* Later tasks would find no session and make their own. */
+		fprintf(stderr, "ncclguard: warning: %s: cannot write the record: %s; this run "
+			"records alone\n", r->g.path, strerror(errno));
+		ng_group_drop(&r->g);
+		return 0;
+	}
+	ng_group_unlock(&r->g);
+	return 0;
+}
+
+/* A CTF trace (a folder with `metadata`) under dir: where a relay's
+ * output folder is DIR itself, on a shared filesystem. */
+static int has_trace(const char *dir, int depth)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	int found = 0;
+	DIR *d;
+
+	if (depth > 8 || !(d = opendir(dir)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
+		    lstat(path, &st))
+			continue;
+		if (S_ISREG(st.st_mode) && !strcmp(e->d_name, "metadata") && st.st_size > 0)
+			found = 1;
+		else if (S_ISDIR(st.st_mode))
+			found = has_trace(path, depth + 1);
+	}
+	closedir(d);
+	return found;
 }
 
 /* DIR/<host>/ust exists from the start; the consumer fills it (ust/uid/...)
@@ -748,7 +1006,9 @@ static void write_record(const struct run *r, const struct run_end *e)
 	json_kv_str(f, "schema", "ncclguard-run/1", 0);
 	json_kv_str(f, "job", r->job, 0);
 	json_kv_str(f, "host", r->host, 0);
-	fprintf(f, "  \"pid\": %ld,\n", (long)r->launcher);
+	fprintf(f, "  \"pid\": %ld,\n", r->creator > 0 ? r->creator : (long)r->launcher);
+	fprintf(f, "  \"tasks\": %d,\n", r->tasks > 0 ? r->tasks : 1);
+	json_kv_str(f, "relay", r->o.relay, 0);
 	fprintf(f, "  \"started\": %lld,\n", (long long)r->started);
 	fprintf(f, "  \"ended\": %lld,\n", (long long)time(NULL));
 	json_kv_str(f, "status", e->status, 0);
@@ -825,11 +1085,58 @@ static void disk_at_end(const struct run *r, struct run_end *e)
  * complete), check the disk, collect the flight rings, write the record.
  * The guardian may find the launcher did some of it already.
  */
+static void collect_flight(struct run *r)
+{
+	int n;
+
+	if (!r->flight.path[0])
+		return;
+	n = r->have_dir ? ng_flight_collect(r->flight.path, r->hostdir) : 0;
+	if (n > 0)
+		fprintf(stderr, "ncclguard: %d calls recovered from the flight rings of dead processes\n",
+			n);
+	ng_flight_dir_remove(&r->flight);
+}
+
+/*
+ * Leaves the job's recording on this host.  Returns 1 when we are the
+ * last out: the session, the record and the job's status (of every run
+ * that shared it) are then ours to finish; 0 when other runs go on.
+ */
+static int leave_recording(struct run *r, const char **status, int *exit_status)
+{
+	struct ng_group_rec rec;
+	struct ng_group_end end;
+	int last;
+
+	/* The last out's summary reads them. */
+	collect_flight(r);
+	last = ng_group_leave(&r->g, *status, *exit_status, LATE_TASK_MS, &rec, &end);
+	if (last != 1) {
+		ng_group_release(&r->g);
+		return 0;
+	}
+	take_record(r, &rec);
+	ng_session_adopt(&r->s, rec.session, rec.relay[0] ? NULL : rec.hostdir);
+	r->traced = r->have_dir = 1;
+	r->tasks = end.tasks;
+	/* The creator's reserve, released after the stop below. */
+	snprintf(r->reserve, sizeof(r->reserve), "%s/.ncclguard-reserve", r->hostdir);
+	*status = end.killed ? "launcher_killed" : end.failed ? "failed" : "finished";
+	*exit_status = end.exit_status;
+	return 1;
+}
+
 static void wrap_up(struct run *r, const char *status, int exit_status)
 {
 	struct run_end e;
-	int ok = 1, stopped = 0, n;
+	int ok = 1, stopped = 0, grouped = r->g.path[0] != '\0';
 
+	if (grouped && !leave_recording(r, &status, &exit_status)) {
+		fflush(NULL);
+		return;
+	}
+	r->last = 1;
 	memset(&e, 0, sizeof(e));
 	e.status = status;
 	e.exit_status = exit_status;
@@ -841,23 +1148,19 @@ static void wrap_up(struct run *r, const char *status, int exit_status)
 	}
 	disk_at_end(r, &e);
 	if (stopped)
-		report(&r->s, r->dir, ok, e.disk_full);
+		report(&r->s, r->o.relay[0] ? r->o.relay : r->dir, ok, e.disk_full);
 	/* Room for the rings and the record on a full disk. */
 	if (r->reserve[0]) {
 		unlink(r->reserve);
 		r->reserve[0] = '\0';
 	}
-	if (r->flight.path[0]) {
-		n = r->have_dir ? ng_flight_collect(r->flight.path, r->hostdir) : 0;
-		if (n > 0)
-			fprintf(stderr, "ncclguard: %d calls recovered from the flight rings of dead processes\n",
-				n);
-		ng_flight_dir_remove(&r->flight);
-	}
+	collect_flight(r);
 	/* "finished": CMD ran and its trace is complete. */
 	if ((!ok || !r->traced) && !strcmp(e.status, "finished"))
 		e.status = "failed";
 	write_record(r, &e);
+	if (grouped)
+		ng_group_close(&r->g);
 	fflush(NULL);
 }
 
@@ -1043,6 +1346,7 @@ int ng_cmd_run(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	r.flight.lock = -1;
+	r.g.lock = r.g.member = -1;
 	r.free_start = -1;
 	r.launcher = getpid();
 	r.started = time(NULL);
@@ -1072,25 +1376,17 @@ int ng_cmd_run(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (!dir_is_empty(r.hostdir)) {
-		fprintf(stderr, "ncclguard run: %s already holds a trace; remove it or choose another -o\n",
-			r.hostdir);
-		rc = 2;
-		goto out;
-	}
 	if (job_id(&r)) {
 		rc = 2;
 		goto out;
 	}
 
 	install_handlers();
-	if (mkdir_p(r.hostdir))
-		fprintf(stderr, "ncclguard run: %s: %s\n", r.hostdir, strerror(errno));
-	else
-		r.have_dir = 1;
-	if (r.have_dir)
-		disk_at_start(&r);
-	r.traced = !start_tracing(&r, lib);
+	if (join_recording(&r, lib)) {
+		restore_handlers();
+		rc = 2;
+		goto out;
+	}
 	if (!r.traced)
 		fprintf(stderr, "ncclguard: warning: LTTng is not usable; running %s untraced\n",
 			r.o.cmd[0]);
@@ -1145,7 +1441,15 @@ stop:
 	guardian_end(guard, gpid);
 	/* The trace is safe: ^C may now stop the summary. */
 	restore_handlers();
-	if (r.traced && !recorded(r.hostdir)) {
+	/* Only the last run out of the job's recording sums it up. */
+	if (!r.last)
+		goto out;
+	if (r.o.relay[0] && r.traced && !has_trace(r.dir, 0)) {
+		fprintf(stderr, "ncclguard: the trace is at the relay daemon (%s); run `ncclguard "
+			"analyze` on its output folder%s%s\n", r.o.relay,
+			r.have_dir ? " together with " : "", r.have_dir ? r.dir : "");
+		r.traced = 0;
+	} else if (!r.o.relay[0] && r.traced && !recorded(r.hostdir)) {
 		fprintf(stderr, "ncclguard: nothing was recorded: no process of %s loaded the tracer (did it call NCCL?)\n",
 			r.o.cmd[0]);
 		r.traced = 0;

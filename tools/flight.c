@@ -19,10 +19,14 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "ringfile.h"
+
+/* How long a process that is still exiting may hold its ring's lock. */
+#define EXIT_WAIT_MS	2000
 
 /* The calls of a file LTTng never got (-1: not a ring file we can read);
  * *len: the bytes to copy. */
@@ -104,11 +108,18 @@ static long collect_one(int dirfd, const char *name, const char *outdir)
 		close(fd);
 		return 0;
 	}
-	if (flock(fd, LOCK_SH | LOCK_NB)) {
-		fprintf(stderr, "ncclguard: %s: its process is still running; its last calls "
-			"are not in the trace\n", name);
-		close(fd);
-		return 0;
+	/* A process whose main thread is a zombie may still hold the lock
+	 * while its other threads exit: give it a moment. */
+	for (int waited = 0; flock(fd, LOCK_SH | LOCK_NB); waited += 20) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		if (waited >= EXIT_WAIT_MS) {
+			fprintf(stderr, "ncclguard: %s: its process is still running; its last "
+				"calls are not in the trace\n", name);
+			close(fd);
+			return 0;
+		}
+		nanosleep(&ts, NULL);
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
@@ -235,6 +246,25 @@ static void flight_dirs_sweep(const char *parent)
 	closedir(d);
 }
 
+int ng_runtime_dir(char *buf, size_t len, const char **why)
+{
+	struct stat st;
+	uid_t uid = geteuid();
+
+	*why = NULL;
+	if (snprintf(buf, len, "/dev/shm/ncclguard-%u", (unsigned)uid) >= (int)len) {
+		*why = "path too long";
+		return -1;
+	}
+	if ((mkdir(buf, 0700) && errno != EEXIST) || lstat(buf, &st))
+		return -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
+		*why = "not a private directory of ours";
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * /dev/shm/ncclguard-<uid>/<tag>-<pid>-XXXXXX, mode 0700.  The parent must be
  * a real directory of ours that nobody else may write to; /dev/shm is
@@ -243,17 +273,12 @@ static void flight_dirs_sweep(const char *parent)
 int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher)
 {
 	char parent[64], path[PATH_MAX + 16];
-	struct stat st;
-	uid_t uid = geteuid();
+	const char *why;
 
-	snprintf(parent, sizeof(parent), "/dev/shm/ncclguard-%u", (unsigned)uid);
-	if (mkdir(parent, 0700) && errno != EEXIST)
-		goto fail;
-	if (lstat(parent, &st))
-		goto fail;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
-		fprintf(stderr, "ncclguard: warning: %s is not a private directory of ours; running without flight rings\n",
-			parent);
+	if (ng_runtime_dir(parent, sizeof(parent), &why)) {
+		fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n",
+			parent, why ? why : strerror(errno));
+		f->path[0] = '\0';
 		return -1;
 	}
 	flight_dirs_sweep(parent);

@@ -9,14 +9,15 @@
 #include "version.h"
 
 static const char usage[] =
-	"usage: ncclguard run [-o DIR] [--policy FILE] [--timeout S] [--on-timeout A]\n"
-	"                     [--inject SPEC] [--stacks] -- CMD...\n"
+	"usage: ncclguard run [-o DIR] [--relay net://HOST[:PORT]] [--policy FILE] [--timeout S]\n"
+	"                     [--on-timeout A] [--inject SPEC] [--stacks] -- CMD...\n"
 	"       ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE] [--link-gbps N]\n"
 	"                         [--fail-on KINDS]\n"
 	"       ncclguard policy check FILE [--local-ranks N] [--sysroot DIR]\n"
 	"       ncclguard doctor [--json FILE] [--policy FILE] | --compare FILE|DIR...\n"
 	"       ncclguard matrix [--bytes N] [--iters N] [--timeout S] [--expect-gbps G] [-o DIR]\n"
 	"                        [--local N]\n"
+	"       ncclguard relay -o DIR [--port P]\n"
 	"       ncclguard --version | --help\n"
 	"\n"
 	"  run      record a job: preload libncclguard.so into CMD and trace it with LTTng\n"
@@ -26,6 +27,7 @@ static const char usage[] =
 	"  doctor   check this host before a multi-node job (driver, GPUs, topology, network,\n"
 	"           CUDA, NCCL, clock, LTTng, policy), or compare several hosts' checks\n"
 	"  matrix   measure every pair of ranks (latency, bus bandwidth); name the slow ones\n"
+	"  relay    receive the traces of a job's hosts (an lttng-relayd)\n"
 	"\n"
 	"Each subcommand takes --help.\n";
 
@@ -63,7 +65,8 @@ int ng_cli_libdir(char *buf, size_t len)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor, matrix)");
+		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor, matrix, "
+					  "relay)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, stdout);
 		return 0;
@@ -82,6 +85,8 @@ int main(int argc, char **argv)
 		return ng_cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "matrix"))
 		return ng_cmd_matrix(argc - 1, argv + 1);
-	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor, matrix)",
-				  argv[1]);
+	if (!strcmp(argv[1], "relay"))
+		return ng_cmd_relay(argc - 1, argv + 1);
+	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor, "
+				  "matrix, relay)", argv[1]);
 }

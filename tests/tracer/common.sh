@@ -8,12 +8,30 @@
 # (root without CAP_SYS_ADMIN), tests share the host's daemon: every count
 # is then taken for our own process ids only, and tests that need "no
 # daemon" skip.  NG_LTTNG_SHARED=1 asks for that shared mode.
+#
+# A test that sets NG_NETNS_HOST=NAME first also gets a network and UTS
+# namespace of its own: hostname NAME, resolved (a private /etc/hosts) to
+# 10.250.0.1 on one end of a veth pair (daemons that resolve their own
+# name, such as Slurm's, ask for an address that is not loopback), so its
+# daemons' ports and names meet nobody else's.  Where that fails, the
+# test runs without it and must check `hostname` to skip.
+ng_unshare_extra=${NG_NETNS_HOST:+-n -u}
 if [ -z "${NG_LTTNG_ISOLATED:-}" ] && [ -z "${NG_LTTNG_SHARED:-}" ] && [ "$(id -u)" = 0 ] &&
-   unshare -m true 2>/dev/null; then
-	NG_LTTNG_ISOLATED=root exec unshare -m sh -c '
+   unshare -m $ng_unshare_extra true 2>/dev/null; then
+	NG_NETNS_HOST=${NG_NETNS_HOST:-} NG_LTTNG_ISOLATED=root exec unshare -m $ng_unshare_extra sh -c '
 		mkdir -p /var/run/lttng &&
 		mount -t tmpfs -o mode=0755 ng-lttng /var/run/lttng &&
 		mount -t tmpfs -o mode=1777 ng-shm /dev/shm || exit 1
+		# Without the network (no iproute2, no veth) the hostname
+		# stays, and the test skips.
+		if [ -n "${NG_NETNS_HOST:-}" ] && ip link set lo up 2>/dev/null &&
+		   ip link add ng0 type veth peer name ng1 &&
+		   ip addr add 10.250.0.1/24 dev ng0 && ip link set ng0 up && ip link set ng1 up; then
+			h=$(mktemp) &&
+			printf "127.0.0.1 localhost\n10.250.0.1 %s\n" "$NG_NETNS_HOST" >"$h" &&
+			mount --bind "$h" /etc/hosts && rm -f "$h" &&
+			hostname "$NG_NETNS_HOST" || exit 1
+		fi
 		exec sh "$@"' sh "$0" "$@"
 fi
 [ -n "${NG_LTTNG_ISOLATED:-}" ] || [ "$(id -u)" = 0 ] || NG_LTTNG_ISOLATED=user

@@ -1,0 +1,102 @@
+# Sourced by the cluster tests (test_run_mpirun, test_run_srun,
+# test_run_hosts) after common.sh: jobs of 4 ranks of the example under a
+# real launcher, the sessions LTTng holds while they run, and what
+# analyze makes of their traces.
+
+NG_EXAMPLE="$NG_BUILD/bin/allreduce_example"
+[ -x "$NG_EXAMPLE" ] || fail "$NG_EXAMPLE not built"
+export LD_LIBRARY_PATH="$NG_SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# 10 sizes of 8 B to 4 KiB, 5 + NG_ITERS calls each.
+NG_ITERS=${NG_ITERS:-40}
+NG_CALLS=$((5 + NG_ITERS))
+NG_EX_ARGS="--min-bytes 8 --max-bytes 4096 --iters $NG_ITERS --warmup 5 --check"
+
+# ng_skip REASON: the test cannot run here; said, never a silent pass.
+ng_skip() {
+	echo "SKIP: $*"
+	exit 0
+}
+
+# ng_sessions_watch FILE [CMD-PREFIX...]: in the background, every 0.1 s,
+# the names of the ncclguard sessions `lttng list` shows (through the
+# prefix, e.g. nsenter into a host), appended to FILE; $! is its pid.
+ng_sessions_watch() {
+	_f=$1; shift
+	( while :; do
+		"$@" lttng list 2>/dev/null | sed -n 's/^ *[0-9]*) \(ncclguard-[^ ]*\) .*/\1/p' >>"$_f"
+		sleep 0.1
+	  done ) &
+}
+
+# ng_stop_pid PID: ends a background helper of ours.
+ng_stop_pid() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null || true
+}
+
+# ng_sessions_of FILE JOB: how many distinct sessions of that job were seen.
+ng_sessions_of() {
+	sort -u "$1" | grep -c -- "-$2\$" || true
+}
+
+# ng_job_of DIR: the job id in DIR's run records (one per host, all alike).
+ng_job_of() {
+	sed -n 's/^  "job": "\(.*\)",$/\1/p' "$1"/*/run.json | sort -u
+}
+
+# ng_check_report JSON NRANKS HOSTS: the report holds ranks 0..NRANKS-1
+# once each, on HOSTS hosts, every collective of the example exactly
+# NG_CALLS times, nothing incomplete and no other job.
+ng_check_report() {
+	python3 - "$1" "$2" "$3" "$NG_CALLS" <<'EOF' || fail "report $1"
+import json, sys
+path, n, hosts, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+r = json.load(open(path))
+bad = []
+ranks = sorted(x["rank"] for x in r["ranks"])
+if ranks != list(range(n)):
+    bad.append("ranks %s, expected 0..%d" % (ranks, n - 1))
+if len({x["host"] for x in r["ranks"]}) != hosts:
+    bad.append("hosts %s" % sorted({x["host"] for x in r["ranks"]}))
+if r["incomplete"]:
+    bad.append("incomplete %s" % r["incomplete"])
+if r["other_job_events"]:
+    bad.append("%d events of another job" % r["other_job_events"])
+rows = [(c["op"], c["bytes"], c["calls"]) for c in r["collectives"]]
+if len(rows) != 10 or any(c[2] != calls for c in rows):
+    bad.append("collectives %s, expected 10 sizes of %d calls" % (rows, calls))
+if r["hangs"] or r["mismatches"]:
+    bad.append("hangs %s mismatches %s" % (r["hangs"], r["mismatches"]))
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+EOF
+}
+
+# ng_summary JSON: ranks (rank host) and collectives (op bytes calls), one
+# per line, to compare two recordings of the same job.
+ng_summary() {
+	python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for x in sorted(r["ranks"], key=lambda x: x["rank"]):
+    print("rank", x["rank"], x["host"])
+for c in r["collectives"]:
+    print(c["op"], c["bytes"], c["calls"])
+EOF
+}
+
+# ng_no_job_folders: nothing left in the runtime folder of ours.
+ng_no_job_folders() {
+	_left=$(ls -d /dev/shm/ncclguard-"$(id -u)"/job-* 2>/dev/null || true)
+	[ -z "$_left" ] || fail "job folders left behind: $_left"
+}
+
+# ng_wait_gone PATTERN SECONDS: waits until no process of ours matches.
+ng_wait_gone() {
+	_i=0
+	while pgrep -f "$1" >/dev/null 2>&1 && [ $_i -lt $(($2 * 10)) ]; do
+		sleep 0.1; _i=$((_i + 1))
+	done
+	! pgrep -f "$1" >/dev/null 2>&1 || { pgrep -af "$1"; fail "still running: $1"; }
+}

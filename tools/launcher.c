@@ -1,0 +1,126 @@
+/*
+ * Which launcher started `ncclguard run` (group.h): torchrun or a shell
+ * start one run per host; srun and mpirun one per task, so that several
+ * runs of one job meet on a host and must share its recording.  Read from
+ * the variables each launcher sets for its tasks:
+ *
+ *   srun     SLURM_STEP_ID, SLURM_LOCALID; SLURM_NTASKS_PER_NODE or
+ *            SLURM_STEP_TASKS_PER_NODE ("4(x2),3"); job SLURM_JOB_ID
+ *   Open MPI OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_SIZE;
+ *            job OMPI_MCA_ess_base_jobid (the same in every task of one
+ *            mpirun), else PMIX_NAMESPACE
+ *   PMIx     PMIX_RANK, PMIX_NAMESPACE (prrte, other PMIx launchers)
+ *   MPICH    MPI_LOCALRANKID, MPI_LOCALNRANKS (Hydra; PMI_RANK alone
+ *            says nothing of the host), no job id
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "group.h"
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* A non-negative decimal, else -1. */
+static int env_num(const char *name)
+{
+	const char *v = env(name);
+	char *end;
+	long n;
+
+	if (!v)
+		return -1;
+	n = strtol(v, &end, 10);
+	return *end || n < 0 || n > INT_MAX ? -1 : (int)n;
+}
+
+/* Slurm's compressed counts, "4(x2),3": the count where every node has
+ * the same, else -1 (which node we are in the step's list is not said). */
+static int uniform_tasks(const char *v)
+{
+	int n = -1;
+
+	while (v && *v) {
+		char *end;
+		long k = strtol(v, &end, 10);
+
+		if (end == v || k < 0 || k > INT_MAX || (n >= 0 && k != n))
+			return -1;
+		n = (int)k;
+		v = end;
+		if (*v == '(') {
+			v = strchr(v, ')');
+			if (!v)
+				return -1;
+			v++;
+		}
+		if (*v == ',')
+			v++;
+		else if (*v)
+			return -1;
+	}
+	return n;
+}
+
+static void set_job(struct ng_launch *l, const char *prefix, const char *value,
+		    const char *var)
+{
+	if (snprintf(l->job, sizeof(l->job), "%s%s", prefix, value) >= (int)sizeof(l->job))
+		l->job[0] = '\0';
+	else
+		l->job_var = var;
+}
+
+void ng_launch_detect(struct ng_launch *l)
+{
+	const char *v;
+
+	memset(l, 0, sizeof(*l));
+	l->kind = "none";
+	l->local_rank = -1;
+	l->local_size = -1;
+	if (env("SLURM_STEP_ID") && env_num("SLURM_LOCALID") >= 0) {
+		l->kind = "srun";
+		l->per_task = 1;
+		l->local_rank = env_num("SLURM_LOCALID");
+		l->local_size = env_num("SLURM_NTASKS_PER_NODE");
+		if (l->local_size < 0)
+			l->local_size = uniform_tasks(env("SLURM_STEP_TASKS_PER_NODE"));
+		if (l->local_size < 0)
+			l->local_size = uniform_tasks(env("SLURM_TASKS_PER_NODE"));
+		/* The job id itself is common/job.h's (SLURM_JOB_ID). */
+		return;
+	}
+	if (env_num("OMPI_COMM_WORLD_LOCAL_RANK") >= 0) {
+		l->kind = "mpirun";
+		l->per_task = 1;
+		l->local_rank = env_num("OMPI_COMM_WORLD_LOCAL_RANK");
+		l->local_size = env_num("OMPI_COMM_WORLD_LOCAL_SIZE");
+		v = env("OMPI_MCA_ess_base_jobid");
+		if (v)
+			set_job(l, "mpirun-", v, "OMPI_MCA_ess_base_jobid");
+		else if ((v = env("PMIX_NAMESPACE")))
+			set_job(l, "", v, "PMIX_NAMESPACE");
+		return;
+	}
+	if (env("PMIX_NAMESPACE") && env_num("PMIX_RANK") >= 0) {
+		l->kind = "pmix";
+		l->per_task = 1;
+		l->local_rank = env_num("PMIX_LOCAL_RANK");
+		l->local_size = env_num("PMIX_LOCAL_SIZE");
+		set_job(l, "", env("PMIX_NAMESPACE"), "PMIX_NAMESPACE");
+		return;
+	}
+	if (env_num("MPI_LOCALRANKID") >= 0) {
+		l->kind = "mpiexec";
+		l->per_task = 1;
+		l->local_rank = env_num("MPI_LOCALRANKID");
+		l->local_size = env_num("MPI_LOCALNRANKS");
+	}
+}
