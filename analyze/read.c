@@ -1,6 +1,7 @@
 /*
  * Reading: one src.ctf.fs component per CTF trace found under the DIRs,
- * all into one flt.utils.muxer, into our simple sink.  The sink turns each
+ * their streams ordered by time by merge.c's sink (a heap; babeltrace2's
+ * flt.utils.muxer and a simple sink with NCCLGUARD_ANALYZE_MUXER=1).  The sink turns each
  * ncclguard event into a record and hands it to the matcher; nothing of the
  * trace is kept here beyond per-stream and per-event-class caches.
  *
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "an_priv.h"
+#include "merge.h"
 
 /* What libbabeltrace2 may die of on a corrupt trace. */
 static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
@@ -671,6 +673,47 @@ consume(bt_message_iterator *it, void *data)
 	return ret;
 }
 
+/* merge.c's sink hands each message here, in time order. */
+static int merged(void *ctx, const bt_message *msg)
+{
+	struct reader *rd = ctx;
+
+	if (!handled(rd, msg))
+		return 0;
+	rd->failed = 1;
+	return -1;
+}
+
+/* The trace's streams into one merge.c sink, ordered by a heap: the
+ * muxer's scan of every stream per message is the read's cost at a few
+ * hundred stream files.  NCCLGUARD_ANALYZE_MUXER=1 reads through
+ * babeltrace2's muxer instead, the reference the tests compare with. */
+static int connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,
+			 struct reader *rd, const bt_component_sink **sink)
+{
+	uint64_t nports = 0, k = 0;
+
+	for (int i = 0; i < nsrc; i++)
+		nports += bt_component_source_get_output_port_count(srcs[i]);
+	if (an_merge_add(graph, nports, merged, rd, sink)) {
+		print_bt_error("cannot create the sink");
+		return -1;
+	}
+	for (int i = 0; i < nsrc; i++) {
+		uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
+
+		for (uint64_t p = 0; p < n; p++, k++)
+			if (bt_graph_connect_ports(graph,
+				    bt_component_source_borrow_output_port_by_index_const(srcs[i], p),
+				    bt_component_sink_borrow_input_port_by_index_const(*sink, k),
+				    NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+				print_bt_error("cannot connect the streams to the sink");
+				return -1;
+			}
+	}
+	return 0;
+}
+
 /* ---- graph ------------------------------------------------------------ */
 
 static bt_value *source_params(const char *dir)
@@ -693,8 +736,11 @@ static bt_value *source_params(const char *dir)
 	return params;
 }
 
+/* The trace's source, its streams connected to the muxer where one is
+ * given (else merge.c's sink connects them). */
 static int add_source(bt_graph *graph, const bt_component_class_source *cls,
-		      const char *dir, int i, const bt_component_filter *muxer)
+		      const char *dir, int i, const bt_component_filter *muxer,
+		      const bt_component_source **out_src)
 {
 	bt_value *params = source_params(dir);
 	const bt_component_source *src = NULL;
@@ -713,7 +759,8 @@ static int add_source(bt_graph *graph, const bt_component_class_source *cls,
 		print_bt_error(what);
 		goto out;
 	}
-	nports = bt_component_source_get_output_port_count(src);
+	*out_src = src;
+	nports = muxer ? bt_component_source_get_output_port_count(src) : 0;
 	for (p = 0; p < nports; p++) {
 		const bt_port_output *out =
 			bt_component_source_borrow_output_port_by_index_const(src, p);
@@ -1101,6 +1148,8 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	const bt_component_sink *sink = NULL;
 	struct reader rd = { .an = an, .progress = show_progress };
 	struct input *in = NULL;
+	const bt_component_source **srcs = NULL;
+	const char *mux;
 	bt_graph *graph = NULL;
 	char **traces = NULL;
 	int ntraces = 0, nin = 0, i, ret = -1;
@@ -1173,27 +1222,33 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		goto out;
 	}
 	graph = bt_graph_create(0);
-	if (!graph) {
+	srcs = calloc((size_t)nin, sizeof(*srcs));
+	if (!graph || !srcs) {
 		fputs("ncclguard analyze: out of memory\n", stderr);
 		goto out;
 	}
-	if (bt_graph_add_filter_component(graph, mux_cls, "muxer", NULL, BT_LOGGING_LEVEL_NONE,
+	mux = getenv("NCCLGUARD_ANALYZE_MUXER");
+	if (mux && !strcmp(mux, "1") &&
+	    bt_graph_add_filter_component(graph, mux_cls, "muxer", NULL, BT_LOGGING_LEVEL_NONE,
 					  &muxer) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		print_bt_error("cannot create the muxer");
 		goto out;
 	}
 	for (i = 0; i < nin; i++)
-		if (add_source(graph, fs_cls, in[i].dir, i, muxer))
+		if (add_source(graph, fs_cls, in[i].dir, i, muxer, &srcs[i]))
 			goto out;
-	if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL, &rd,
-					       &sink) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+	if (!muxer) {
+		if (connect_merge(graph, srcs, nin, &rd, &sink))
+			goto out;
+	} else if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL,
+						      &rd, &sink) !=
+		   BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		print_bt_error("cannot create the sink");
 		goto out;
-	}
-	if (bt_graph_connect_ports(graph,
-				   bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
-				   bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
-				   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+	} else if (bt_graph_connect_ports(graph,
+				bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
+				bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
+				NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
 		print_bt_error("cannot connect the muxer to the sink");
 		goto out;
 	}
@@ -1241,6 +1296,7 @@ out:
 	for (i = 0; i < nin; i++)
 		remove_view(in[i].view);
 	free(in);
+	free(srcs);
 	for (i = 0; i < NF; i++)
 		free(rd.strbuf[i]);
 	for (i = 0; i < ntraces; i++)
