@@ -10,21 +10,26 @@
 # page cache: wall seconds, us per event, peak RSS.  Prints a table.
 #
 #   bench/analyze_scale.sh STREAMS [EVENTS]       BASE=/path/to/old/ncclguard
+#   K=4 HOSTS=512 bench/analyze_scale.sh 1024     4,096 ranks, 4 to a file
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${NG_BUILD:-$ROOT/build}
 STREAMS=${1:?streams}
 EVENTS=${2:-2000000}
-ITERS=$((EVENTS / STREAMS / 2))
+K=${K:-1}
+HOSTS=${HOSTS:-1}
+RANKS=$((STREAMS * K))
+ITERS=$((EVENTS / RANKS / 2))
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ngscale.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-"$B/tests/ng_trace_gen" -o "$TMP/trace" --ranks "$STREAMS" --iters "$ITERS" \
+"$B/tests/ng_trace_gen" -o "$TMP/trace" --ranks "$RANKS" --iters "$ITERS" \
+	--hosts "$HOSTS" --ranks-per-stream "$K" \
 	--ops allreduce,allgather,reducescatter,broadcast \
 	--sizes 1024,65536,1048576,16777216 --slow-rank 3 --slow-ms 0.5
 find "$TMP/trace" -type f -exec cat {} + > /dev/null
 size=$(du -sh "$TMP/trace" | cut -f1)
-events=$((ITERS * STREAMS * 2))
+events=$((ITERS * RANKS * 2))
 
 row() {	# NAME CMD...
 	name=$1; shift
@@ -36,7 +41,7 @@ row() {	# NAME CMD...
 		END { printf "%-40s %8.2f %8.2f %8.0f\n", n, s, s * 1e6 / ev, m }' "$TMP/time"
 }
 
-echo "$STREAMS stream files, $events events, $size of CTF; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$STREAMS stream files ($RANKS ranks, $HOSTS hosts), $events events, $size of CTF; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-40s %8s %8s %8s\n" command "wall s" "us/ev" "MiB"
 row "babeltrace2 DIR -o dummy" babeltrace2 "$TMP/trace" -o dummy
 row "analyze DIR (bounded Chrome)" "$B/bin/ncclguard" analyze "$TMP/trace"
