@@ -177,6 +177,8 @@ static void dropped(struct an_csel *s, const struct an_crec *r)
 			s->win[i].complete = 0;
 }
 
+static void thin(struct an_csel *s);
+
 /* A record leaving the ring: into the sample if picked, else freed. */
 static void to_sample(struct an_csel *s, struct an_crec *r)
 {
@@ -193,7 +195,13 @@ static void to_sample(struct an_csel *s, struct an_crec *r)
 	}
 	s->samp[s->nsamp++] = r;
 	s->samp_bytes += r->len;
-	/* Over its share: half the rate, keeping the subset it still picks. */
+	thin(s);
+}
+
+/* Over its share (which shrinks as names and tracks are written): half
+ * the rate, keeping the subset it still picks. */
+static void thin(struct an_csel *s)
+{
 	while (s->samp_bytes > samp_max(s) && s->nsamp) {
 		size_t k = 0;
 
@@ -366,6 +374,7 @@ static void write_list(struct an_csel *s, struct crec_list *l)
 /* Writes what was kept: the windows, the sample, the ring (the end). */
 void an_csel_flush(struct an_csel *s)
 {
+	thin(s);
 	write_list(s, &s->pin);
 	for (size_t i = 0; i < s->nsamp; i++)
 		an_csel_write(s, s->samp[i]->text, s->samp[i]->len);
