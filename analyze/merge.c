@@ -10,7 +10,8 @@
  * (events); other messages (stream and packet bounds, discarded counts)
  * take their port's last key, so they come out in place among that
  * stream's events, as the muxer emits them.  Equal keys come out in port
- * order.  A consume call hands out at most BURST messages so that the
+ * order; a stream whose time goes back is an error, as in the muxer.
+ * A consume call hands out at most BURST messages so that the
  * graph's loop (and its interruption) keeps running.
  */
 #include <stdio.h>
@@ -35,6 +36,7 @@ struct merge {
 	struct mport *ports;
 	uint32_t *heap;		/* port indexes, least key first */
 	uint64_t nheap;
+	int64_t last;		/* the latest key handed out */
 	int started;
 };
 
@@ -175,6 +177,16 @@ merge_consume(bt_self_component_sink *self)
 				sift_down(m, 0);
 			continue;
 		}
+		/* Merged sorted streams only go back when one of them does:
+		 * refused as the muxer refuses it. */
+		if (p->key < m->last) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+				bt_self_component_sink_as_self_component(self),
+				"a stream's time goes backwards: %lld ns after %lld ns",
+				(long long)p->key, (long long)m->last);
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+		}
+		m->last = p->key;
 		msg = p->msgs[p->pos++];
 		failed = m->fn(m->ctx, msg);
 		bt_message_put_ref(msg);
