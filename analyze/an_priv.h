@@ -7,6 +7,8 @@
  *   analyze.c      ng_analyze(): outputs checked, traces found once each,
  *                  run records read, then read, finish, the writers
  *   report_json.c chrome.c summary.c            the writers
+ *   chrome_sel.c   what the Chrome trace keeps under its cap
+ *   numfmt.c       numbers as text without stdio (the Chrome trace)
  *   html.c         report.html; its sections: html_hang.c html_plot.c
  *                  html_heat.c html_table.c, on html_axis.c
  *   findings.c     the findings as sentences (summary, HTML)
@@ -565,6 +567,31 @@ void an_qs_add(struct an_qs *q, double v);
 double an_qs_quantile(struct an_qs *q, double p);
 void an_qs_free(struct an_qs *q);
 
+/* ---- numfmt.c: numbers into a buffer, no stdio (the Chrome trace) ---- */
+
+char *an_put_u64(char *p, uint64_t v);
+char *an_put_i64(char *p, int64_t v);
+char *an_put_milli(char *p, int64_t v);	/* v / 1000, three decimals */
+char *an_put_fix3(char *p, double x);		/* "%.3f" */
+char *an_put_hex(char *p, uint64_t v, int width);
+
+/* ---- chrome_sel.c: which collectives the Chrome trace keeps ---------- */
+
+struct an_csel;
+struct an_csel *an_csel_new(FILE *f, uint64_t cap, int all, int64_t win_ns);
+void an_csel_free(struct an_csel *s);
+/* Text straight to the file (names, tracks, the end's marks). */
+void an_csel_write(struct an_csel *s, const char *text, size_t len);
+uint64_t an_csel_written(const struct an_csel *s);
+/* One collective's events, beginning at ts; key picks it for the sample. */
+void an_csel_put(struct an_csel *s, uint64_t key, int64_t ts, const char *text, size_t len);
+void an_csel_filtered(struct an_csel *s);	/* one left out by --ranks/--chrome-window */
+void an_csel_pin(struct an_csel *s, int64_t ts, const char *why);
+void an_csel_flush(struct an_csel *s);
+int an_csel_failed(const struct an_csel *s);
+void an_csel_other(struct an_csel *s, int64_t t0, int64_t last);
+uint64_t an_csel_left_out(const struct an_csel *s, uint64_t *one_in);
+
 /* ---- fmt.c: names and numbers as text --------------------------------- */
 
 const char *an_dtype_name(int64_t dtype);
@@ -861,7 +888,17 @@ void an_html_injections(struct an_state *an, FILE *f);
 void an_html_policy(struct an_state *an, FILE *f);
 void an_html_ranks(struct an_state *an, FILE *f, const int *order);
 void an_summary(struct an_state *an, FILE *f);
-struct an_chrome *an_chrome_new(FILE *f);
+/* chrome.c: what the Chrome trace holds (analyze.h's chrome_* options). */
+#define AN_CHROME_CAP		(64ULL << 20)	/* bytes, by default */
+#define AN_CHROME_WIN_NS	1000000000LL	/* kept each side of a finding */
+struct an_chrome_opts {
+	uint64_t cap;			/* bytes; 0: AN_CHROME_CAP */
+	int all;			/* every collective, no cap */
+	int64_t win_from_ns, win_to_ns;	/* on the trace's timeline; to < 0: none */
+	const int64_t *ranks;		/* sorted; nranks 0: all */
+	int nranks;
+};
+struct an_chrome *an_chrome_new(FILE *f, const struct an_chrome_opts *o);
 /* an_opts.on_coll: ctx is the struct an_chrome. */
 void an_chrome_coll(void *ctx, const struct an_state *an, const struct an_entry *e);
 /* The hangs and the closing bracket; returns -1 if anything failed. */

@@ -341,7 +341,16 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 		int r;
 
 		if (chrome.path) {
-			ch = an_chrome_new(chrome.f);
+			struct an_chrome_opts co = {
+				.cap = opts->chrome_max, .all = opts->chrome_all,
+				.win_from_ns = (int64_t)(opts->chrome_from_s * 1e9),
+				.win_to_ns = opts->chrome_to_s > opts->chrome_from_s ?
+					(int64_t)(opts->chrome_to_s * 1e9) : -1,
+				.ranks = opts->chrome_ranks,
+				.nranks = opts->chrome_nranks,
+			};
+
+			ch = an_chrome_new(chrome.f, &co);
 			an->opts.on_coll = an_chrome_coll;
 			an->opts.on_coll_ctx = ch;
 		}

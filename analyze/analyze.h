@@ -6,6 +6,7 @@
 #ifndef NCCLGUARD_ANALYZE_H
 #define NCCLGUARD_ANALYZE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct ng_analyze_opts {
@@ -18,6 +19,15 @@ struct ng_analyze_opts {
 	const char *job;	/* the job to report (its id); NULL: the run
 				 * record's, else the one with most processes */
 	unsigned fail_on;	/* NG_FAIL_*: return NG_ANALYZE_FOUND if present */
+	/* The Chrome trace: by default under chrome_max bytes (0: 64 MiB),
+	 * the end, windows around findings and a sample of the rest; with
+	 * chrome_all every collective.  chrome_ranks (sorted) and the window
+	 * (seconds on the trace's timeline; none unless to > from) filter it. */
+	unsigned long long chrome_max;
+	int chrome_all;
+	double chrome_from_s, chrome_to_s;
+	const int64_t *chrome_ranks;
+	int chrome_nranks;
 };
 
 /* Kinds of findings, for fail_on (`--fail-on`), in this order. */

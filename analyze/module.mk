@@ -5,17 +5,17 @@ $(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Icommon
 
 # The analysis on in-memory records, without babeltrace2 (the unit test).
 NG_AN_CORE := util traces incomplete job runrec quantile fmt state stats straggle busy config account \
-	clock p2p match finish findings report_json chrome html html_axis html_plot html_heat \
-	html_hang html_table summary dumps algo
+	clock p2p match finish findings report_json chrome chrome_sel numfmt html html_axis html_plot \
+	html_heat html_hang html_table summary dumps algo
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
-CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read flight) $(NG_AN_OBJS) \
+CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read merge flight) $(NG_AN_OBJS) \
 	$(COMMON_JSON_OBJ)
 CLI_LIBS += $(NG_BT2_LIBS) -lm
 
-$(BUILD)/obj/analyze/read.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
+$(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/merge.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
 
 # The unit test lives with the analyzer's other tests and sees its insides.
 $(BUILD)/obj/tests/analyze/test_analyze_core.o: MOD_INC := -Ianalyze -Icommon

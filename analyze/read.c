@@ -1,6 +1,7 @@
 /*
  * Reading: one src.ctf.fs component per CTF trace found under the DIRs,
- * all into one flt.utils.muxer, into our simple sink.  The sink turns each
+ * their streams ordered by time by merge.c's sink (a heap; babeltrace2's
+ * flt.utils.muxer and a simple sink with NCCLGUARD_ANALYZE_MUXER=1).  The sink turns each
  * ncclguard event into a record and hands it to the matcher; nothing of the
  * trace is kept here beyond per-stream and per-event-class caches.
  *
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "an_priv.h"
+#include "merge.h"
 
 /* What libbabeltrace2 may die of on a corrupt trace. */
 static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
@@ -697,6 +699,47 @@ consume(bt_message_iterator *it, void *data)
 	return ret;
 }
 
+/* merge.c's sink hands each message here, in time order. */
+static int merged(void *ctx, const bt_message *msg)
+{
+	struct reader *rd = ctx;
+
+	if (!handled(rd, msg))
+		return 0;
+	rd->failed = 1;
+	return -1;
+}
+
+/* The trace's streams into one merge.c sink, ordered by a heap: the
+ * muxer's scan of every stream per message is the read's cost at a few
+ * hundred stream files.  NCCLGUARD_ANALYZE_MUXER=1 reads through
+ * babeltrace2's muxer instead, the reference the tests compare with. */
+static int connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,
+			 struct reader *rd, const bt_component_sink **sink)
+{
+	uint64_t nports = 0, k = 0;
+
+	for (int i = 0; i < nsrc; i++)
+		nports += bt_component_source_get_output_port_count(srcs[i]);
+	if (an_merge_add(graph, nports, merged, rd, sink)) {
+		print_bt_error("cannot create the sink");
+		return -1;
+	}
+	for (int i = 0; i < nsrc; i++) {
+		uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
+
+		for (uint64_t p = 0; p < n; p++, k++)
+			if (bt_graph_connect_ports(graph,
+				    bt_component_source_borrow_output_port_by_index_const(srcs[i], p),
+				    bt_component_sink_borrow_input_port_by_index_const(*sink, k),
+				    NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+				print_bt_error("cannot connect the streams to the sink");
+				return -1;
+			}
+	}
+	return 0;
+}
+
 /* ---- graph ------------------------------------------------------------ */
 
 static bt_value *source_params(const char *dir)
@@ -719,8 +762,11 @@ static bt_value *source_params(const char *dir)
 	return params;
 }
 
+/* The trace's source, its streams connected to the muxer where one is
+ * given (else merge.c's sink connects them). */
 static int add_source(bt_graph *graph, const bt_component_class_source *cls,
-		      const char *dir, int i, const bt_component_filter *muxer)
+		      const char *dir, int i, const bt_component_filter *muxer,
+		      const bt_component_source **out_src)
 {
 	bt_value *params = source_params(dir);
 	const bt_component_source *src = NULL;
@@ -739,7 +785,8 @@ static int add_source(bt_graph *graph, const bt_component_class_source *cls,
 		print_bt_error(what);
 		goto out;
 	}
-	nports = bt_component_source_get_output_port_count(src);
+	*out_src = src;
+	nports = muxer ? bt_component_source_get_output_port_count(src) : 0;
 	for (p = 0; p < nports; p++) {
 		const bt_port_output *out =
 			bt_component_source_borrow_output_port_by_index_const(src, p);
@@ -791,35 +838,43 @@ static unsigned deadline_s(uint64_t bytes)
 	return 5 + (unsigned)(bytes >> 25 < 600 ? bytes >> 25 : 600);
 }
 
-/* The child's part of try_open(): 0 if src.ctf.fs takes `dir`. */
-static int open_in_child(const bt_component_class_source *cls, const char *dir, int fd)
+/* The child's part of try_open(): 0 if src.ctf.fs takes every dir. */
+static int open_in_child(const bt_component_class_source *cls, const char *const *dirs, int n,
+			 int fd)
 {
 	bt_graph *graph = bt_graph_create(0);
-	bt_value *params = source_params(dir);
-	const bt_component_source *src = NULL;
-	char buf[1024];
-	int ret = 1;
+	char buf[1024], name[32];
+	int ret = 0;
 
-	if (!graph || !params) {
-		snprintf(buf, sizeof(buf), "out of memory\n");
-	} else if (bt_graph_add_source_component(graph, cls, "src", params,
-						 BT_LOGGING_LEVEL_NONE, &src) ==
-		   BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-		ret = 0;
-		buf[0] = '\0';
-	} else {
-		bt_error_root(buf, sizeof(buf));
+	buf[0] = '\0';
+	for (int i = 0; i < n && !ret; i++) {
+		bt_value *params = source_params(dirs[i]);
+		const bt_component_source *src = NULL;
+
+		snprintf(name, sizeof(name), "src%d", i);
+		if (!graph || !params) {
+			snprintf(buf, sizeof(buf), "out of memory\n");
+			ret = 1;
+		} else if (bt_graph_add_source_component(graph, cls, name, params,
+							 BT_LOGGING_LEVEL_NONE, &src) !=
+			   BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+			bt_error_root(buf, sizeof(buf));
+			ret = 1;
+		}
+		bt_value_put_ref(params);
 	}
 	if (write(fd, buf, strlen(buf)) < 0)
 		ret = 1;
 	return ret;
 }
 
-/* Can src.ctf.fs open `dir` within `secs`?  Asked in a child, which the
- * alarm ends if it spins and whose crash is its own.  0: yes; else why. */
-static int try_open(const bt_component_class_source *cls, const char *dir, unsigned secs,
-		    char *why, size_t len)
+/* Can src.ctf.fs open every dir within `secs`?  Asked in a child, which
+ * the alarm ends if it spins and whose crash is its own.  0: yes; else
+ * why. */
+static int try_open_many(const bt_component_class_source *cls, const char *const *dirs,
+			 int ndirs, unsigned secs, char *why, size_t len)
 {
+	const char *dir = dirs[0];
 	char buf[1024];
 	size_t got = 0;
 	int fds[2], status;
@@ -850,7 +905,7 @@ static int try_open(const bt_component_class_source *cls, const char *dir, unsig
 		sigaddset(&set, SIGALRM);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		alarm(secs);
-		_exit(open_in_child(cls, dir, fds[1]));
+		_exit(open_in_child(cls, dirs, ndirs, fds[1]));
 	}
 	close(fds[1]);
 	while (got < sizeof(buf) - 1) {
@@ -884,6 +939,12 @@ static int try_open(const bt_component_class_source *cls, const char *dir, unsig
 		buf[0] = '\0';
 	snprintf(why, len, "not a readable CTF trace%s%s", *buf ? ": " : "", buf);
 	return -1;
+}
+
+static int try_open(const bt_component_class_source *cls, const char *dir, unsigned secs,
+		    char *why, size_t len)
+{
+	return try_open_many(cls, &dir, 1, secs, why, len);
 }
 
 static void remove_view(char *view)
@@ -976,7 +1037,7 @@ fail:
 /* The trace in `dir` as the graph may read it, what cannot be read left
  * out and said; -1 if nothing of it can be. */
 static int open_trace(struct an_state *an, const bt_component_class_source *cls,
-		      const char *dir, struct input *in)
+		      const char *dir, struct input *in, int opened)
 {
 	char why[1200], *use = NULL, *one = NULL, *view;
 	struct an_tcheck tc;
@@ -1030,6 +1091,11 @@ static int open_trace(struct an_state *an, const bt_component_class_source *cls,
 	}
 	if (in->view)
 		in->dir = in->view;
+	/* Opened already with all the others, as it is: no child of its own. */
+	if (!in->view && opened) {
+		ret = 0;
+		goto out;
+	}
 	if (!try_open(cls, in->dir, secs, why, sizeof(why))) {
 		ret = 0;
 		goto out;
@@ -1127,9 +1193,11 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	const bt_component_sink *sink = NULL;
 	struct reader rd = { .an = an, .progress = show_progress };
 	struct input *in = NULL;
+	const bt_component_source **srcs = NULL;
+	const char *mux;
 	bt_graph *graph = NULL;
 	char **traces = NULL;
-	int ntraces = 0, nin = 0, i, ret = -1;
+	int ntraces = 0, nin = 0, i, ret = -1, opened = 0;
 	bt_graph_run_status rs;
 
 	for (i = 0; i < ndirs; i++) {
@@ -1177,8 +1245,17 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		fputs("ncclguard analyze: out of memory\n", stderr);
 		goto out;
 	}
+	/* A child per trace costs ~6 ms (3 s of a 512-host job's 6.5): one
+	 * child first opens them all; only where that fails does each trace
+	 * get its own, to find the one at fault. */
+	if (ntraces > 1) {
+		char why[1200];
+
+		opened = !try_open_many(fs_cls, (const char *const *)traces, ntraces,
+					5 + (unsigned)ntraces / 16, why, sizeof(why));
+	}
 	for (i = 0; i < ntraces; i++)
-		if (!open_trace(an, fs_cls, traces[i], &in[nin])) {
+		if (!open_trace(an, fs_cls, traces[i], &in[nin], opened)) {
 			char *h = an_metadata_hostname(traces[i]);
 
 			/* hosts numbered in DIR order: the first is the
@@ -1199,27 +1276,33 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		goto out;
 	}
 	graph = bt_graph_create(0);
-	if (!graph) {
+	srcs = calloc((size_t)nin, sizeof(*srcs));
+	if (!graph || !srcs) {
 		fputs("ncclguard analyze: out of memory\n", stderr);
 		goto out;
 	}
-	if (bt_graph_add_filter_component(graph, mux_cls, "muxer", NULL, BT_LOGGING_LEVEL_NONE,
+	mux = getenv("NCCLGUARD_ANALYZE_MUXER");
+	if (mux && !strcmp(mux, "1") &&
+	    bt_graph_add_filter_component(graph, mux_cls, "muxer", NULL, BT_LOGGING_LEVEL_NONE,
 					  &muxer) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		print_bt_error("cannot create the muxer");
 		goto out;
 	}
 	for (i = 0; i < nin; i++)
-		if (add_source(graph, fs_cls, in[i].dir, i, muxer))
+		if (add_source(graph, fs_cls, in[i].dir, i, muxer, &srcs[i]))
 			goto out;
-	if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL, &rd,
-					       &sink) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+	if (!muxer) {
+		if (connect_merge(graph, srcs, nin, &rd, &sink))
+			goto out;
+	} else if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL,
+						      &rd, &sink) !=
+		   BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		print_bt_error("cannot create the sink");
 		goto out;
-	}
-	if (bt_graph_connect_ports(graph,
-				   bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
-				   bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
-				   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+	} else if (bt_graph_connect_ports(graph,
+				bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
+				bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
+				NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
 		print_bt_error("cannot connect the muxer to the sink");
 		goto out;
 	}
@@ -1267,6 +1350,7 @@ out:
 	for (i = 0; i < nin; i++)
 		remove_view(in[i].view);
 	free(in);
+	free(srcs);
 	for (i = 0; i < NF; i++)
 		free(rd.strbuf[i]);
 	for (i = 0; i < ntraces; i++)

@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out = fopen("/dev/null", "w");
 	if (!out)
 		abort();
-	ch = an_chrome_new(out);
+	ch = an_chrome_new(out, &(struct an_chrome_opts){ .all = 1, .win_to_ns = -1 });
 	opts.on_coll = an_chrome_coll;
 	opts.on_coll_ctx = ch;
 	an = an_new(&opts);

@@ -1,6 +1,7 @@
 /*
  * `ncclguard analyze DIR... [--chrome F] [--json F] [--html F] [--link-gbps N]
- *                    [--job ID] [--fail-on KINDS]`
+ *                    [--job ID] [--fail-on KINDS] [--chrome-all | --chrome-max MIB]
+ *                    [--chrome-window T0:T1] [--ranks LIST]`
  *
  * Without an output flag it writes report.json, trace.json (Chrome trace)
  * and report.html into the first DIR; with any, only those asked for.  The
@@ -17,12 +18,21 @@
 static const char usage[] =
 	"usage: ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE]\n"
 	"                         [--link-gbps N] [--job ID] [--fail-on KINDS]\n"
+	"                         [--chrome-all | --chrome-max MIB] [--chrome-window T0:T1]\n"
+	"                         [--ranks LIST]\n"
 	"\n"
 	"Reads the LTTng traces of all ranks under each DIR (one per host is fine)\n"
 	"and prints the findings: stragglers, hangs, mismatched calls and settings,\n"
 	"bus bandwidth per operation and size, time in NCCL per rank.\n"
 	"\n"
-	"  --chrome FILE    Chrome trace-event JSON (open in Perfetto or chrome://tracing)\n"
+	"  --chrome FILE    Chrome trace-event JSON (open in Perfetto or chrome://tracing);\n"
+	"                   kept under 64 MiB: the end of the trace, a window around each\n"
+	"                   finding and a sample of the rest (otherData says what was left out)\n"
+	"  --chrome-all     every collective in the Chrome trace, however large\n"
+	"  --chrome-max MIB the Chrome trace's cap instead of 64 MiB\n"
+	"  --chrome-window T0:T1  only the slices between T0 and T1 (seconds, as the\n"
+	"                   Chrome trace's timeline shows them)\n"
+	"  --ranks LIST     only these ranks in the Chrome trace (0,4,8-15)\n"
 	"  --json FILE      report.json (schema ncclguard-report/1)\n"
 	"  --html FILE      self-contained HTML report with plots\n"
 	"  --link-gbps N    the link's bandwidth in GB/s (bytes, the unit of busbw;\n"
@@ -36,6 +46,13 @@ static const char usage[] =
 	"\n"
 	"Without --chrome, --json or --html, all three are written into the first DIR\n"
 	"as trace.json, report.json and report.html.\n";
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static const char *const fail_kinds[] = {
 	"hang", "mismatch", "policy", "straggler", "config", "incomplete",
@@ -68,10 +85,74 @@ static int parse_fail_on(const char *list, unsigned *mask)
 	return *mask ? 0 : -1;
 }
 
+/* "0,4,8-15" -> sorted ranks (malloc'd); -1 when malformed. */
+static int parse_ranks(const char *list, int64_t **out, int *n)
+{
+	const char *p = list;
+	int64_t *r = NULL;
+	int k = 0, cap = 0;
+
+	while (*p) {
+		char *end;
+		long long a = strtoll(p, &end, 10), b;
+
+		if (end == p || a < 0 || a >= (1 << 20))
+			goto bad;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtoll(p, &end, 10);
+			if (end == p || b < a || b >= (1 << 20))
+				goto bad;
+		}
+		for (long long v = a; v <= b; v++) {
+			if (k == cap) {
+				int64_t *g = realloc(r, (cap ? 2 * cap : 16) * sizeof(*r));
+
+				if (!g)
+					goto bad;
+				r = g;
+				cap = cap ? 2 * cap : 16;
+			}
+			r[k++] = v;
+		}
+		p = end;
+		if (*p == ',' && *++p == '\0')
+			goto bad;
+		if (*p && !(*p >= '0' && *p <= '9'))
+			goto bad;
+	}
+	if (!k)
+		goto bad;
+	qsort(r, k, sizeof(*r), cmp_i64);
+	*out = r;
+	*n = k;
+	return 0;
+bad:
+	free(r);
+	return -1;
+}
+
+/* "T0:T1" in seconds, T0 < T1. */
+static int parse_window(const char *s, double *from, double *to)
+{
+	char *end;
+
+	*from = strtod(s, &end);
+	if (end == s || *end != ':' || *from < 0)
+		return -1;
+	s = end + 1;
+	*to = strtod(s, &end);
+	if (end == s || *end || *to <= *from)
+		return -1;
+	return 0;
+}
+
 int ng_cmd_analyze(int argc, char **argv)
 {
 	struct ng_analyze_opts opts = { .summary = stdout };
 	char *dflt[3] = { NULL, NULL, NULL };
+	int64_t *ranks = NULL;
 	const char **dirs;
 	int ndirs = 0, i, ret = 1;
 
@@ -85,6 +166,42 @@ int ng_cmd_analyze(int argc, char **argv)
 			fputs(usage, stdout);
 			ret = 0;
 			goto out;
+		}
+		if (!strcmp(a, "--chrome-all")) {
+			opts.chrome_all = 1;
+			continue;
+		}
+		if (!strcmp(a, "--chrome-max") || !strcmp(a, "--chrome-window") ||
+		    !strcmp(a, "--ranks")) {
+			const char *v = i + 1 < argc ? argv[++i] : "";
+			char *end;
+
+			if (!strcmp(a, "--ranks")) {
+				free(ranks);
+				ranks = NULL;
+				if (parse_ranks(v, &ranks, &opts.chrome_nranks)) {
+					ret = ng_cli_usage_error("analyze", "--ranks '%s': expected "
+								 "ranks and ranges, e.g. 0,4,8-15", v);
+					goto out;
+				}
+				opts.chrome_ranks = ranks;
+			} else if (!strcmp(a, "--chrome-window")) {
+				if (parse_window(v, &opts.chrome_from_s, &opts.chrome_to_s)) {
+					ret = ng_cli_usage_error("analyze", "--chrome-window '%s': "
+								 "expected T0:T1, seconds, T0 < T1", v);
+					goto out;
+				}
+			} else {
+				double mib = strtod(v, &end);
+
+				if (end == v || *end || mib < 1 || mib > 1048576) {
+					ret = ng_cli_usage_error("analyze", "--chrome-max '%s': expected "
+								 "MiB from 1 to 1048576", v);
+					goto out;
+				}
+				opts.chrome_max = (unsigned long long)(mib * 1048576);
+			}
+			continue;
 		}
 		if (!strcmp(a, "--chrome") || !strcmp(a, "--json") || !strcmp(a, "--html") ||
 		    !strcmp(a, "--link-gbps") || !strcmp(a, "--job") || !strcmp(a, "--fail-on")) {
@@ -147,6 +264,7 @@ int ng_cmd_analyze(int argc, char **argv)
 out:
 	for (i = 0; i < 3; i++)
 		free(dflt[i]);
+	free(ranks);
 	free(dirs);
 	return ret;
 }

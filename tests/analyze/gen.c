@@ -26,6 +26,12 @@
  *       [--head OP:BYTES,...] [--group-late N] [--flush-after-destroy K]
  *       [--init-missing R[:untraced]] [--odd-host] [--warn-timeout SEQ]
  *       [--cut-last] [--job ID] [--vpid-base N] [--comm HEX] [--start-ms MS]
+ *       [--ranks-per-stream K]
+ * --ranks-per-stream: K ranks of a host share one stream file, as LTTng's
+ * per-UID buffers put several processes in one per-CPU file (the vpid
+ * context tells them apart): each rank's events are kept in memory and
+ * each file written at the end in time order.  With it, 4,096 ranks over
+ * 512 hosts (--hosts 512) is a job of 1,024 files at K = 4.
  * --warn-timeout: call SEQ takes 5.5 s, rank 0's watchdog warns at 5 s, and
  * the call completes; --cut-last: the trace stops while the last call runs
  * (entered by all, no completion, no timeout).
@@ -111,6 +117,12 @@ struct stream {
 	uint64_t ts_begin, ts_end, seq_num, discarded;
 	int nev, id, vpid;
 	unsigned char uuid[16];
+	/* --ranks-per-stream: the rank's events in buf (grown), each one's
+	 * time and start; written into its file's stream at the end. */
+	int defer;
+	size_t cap, ndef, capdef;
+	uint64_t *def_ts;
+	size_t *def_off;
 };
 
 static void die(const char *what)
@@ -168,12 +180,29 @@ static void emit(struct stream *s, int id, uint64_t ts, ...)
 	int32_t vpid = s->vpid;
 	va_list ap;
 
-	if (s->len > PKT_MAX - 8192)
-		flush_packet(s);
-	if (!s->nev)
-		s->ts_begin = ts;
-	s->ts_end = ts;
-	s->nev++;
+	if (s->defer) {
+		/* An event is at most a few KiB (strings of this file's). */
+		if (s->len + 16384 > s->cap) {
+			s->cap = 2 * s->cap + 65536;
+			s->buf = realloc(s->buf, s->cap);
+		}
+		if (s->ndef == s->capdef) {
+			s->capdef = 2 * s->capdef + 1024;
+			s->def_ts = realloc(s->def_ts, s->capdef * sizeof(*s->def_ts));
+			s->def_off = realloc(s->def_off, s->capdef * sizeof(*s->def_off));
+		}
+		if (!s->buf || !s->def_ts || !s->def_off)
+			die("realloc");
+		s->def_ts[s->ndef] = ts;
+		s->def_off[s->ndef++] = s->len;
+	} else {
+		if (s->len > PKT_MAX - 8192)
+			flush_packet(s);
+		if (!s->nev)
+			s->ts_begin = ts;
+		s->ts_end = ts;
+		s->nev++;
+	}
 	put(s, &id16, 2);
 	put_u64(s, ts);
 	put(s, &vpid, 4);
@@ -358,6 +387,62 @@ static void open_stream(struct stream *s, const char *dir, int r, const unsigned
 	memcpy(s->uuid, uuid, 16);
 }
 
+/* One event's bytes into a file's stream, in packets. */
+static void put_event(struct stream *s, uint64_t ts, const unsigned char *ev, size_t n)
+{
+	if (s->len + n > PKT_MAX - 8192)
+		flush_packet(s);
+	if (!s->nev)
+		s->ts_begin = ts;
+	s->ts_end = ts;
+	s->nev++;
+	put(s, ev, n);
+}
+
+struct defref {
+	uint64_t ts;
+	int rank;
+	size_t i;
+};
+
+static int cmp_def(const void *a, const void *b)
+{
+	const struct defref *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Ranks [r0, r1)'s deferred events into file f, in time order (stable:
+ * a rank's own order where times are equal). */
+static void write_shared(struct stream *f, struct stream *st, int r0, int r1)
+{
+	struct defref *v;
+	size_t n = 0, k = 0;
+
+	for (int r = r0; r < r1; r++)
+		n += st[r].ndef;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		die("malloc");
+	for (int r = r0; r < r1; r++)
+		for (size_t i = 0; i < st[r].ndef; i++)
+			v[k++] = (struct defref){ .ts = st[r].def_ts[i], .rank = r, .i = i };
+	qsort(v, n, sizeof(*v), cmp_def);
+	for (k = 0; k < n; k++) {
+		struct stream *s = &st[v[k].rank];
+		size_t at = s->def_off[v[k].i];
+		size_t end = v[k].i + 1 < s->ndef ? s->def_off[v[k].i + 1] : s->len;
+
+		put_event(f, v[k].ts, s->buf + at, end - at);
+	}
+	flush_packet(f);
+	free(v);
+}
+
 static int script(const char *out, int ranks, const char *path)
 {
 	const uint64_t T0 = 1735689600000000000ULL;
@@ -465,7 +550,8 @@ int main(int argc, char **argv)
 	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
 	int ranks = 4, iters = 50, slow = -1, skip_last = -1, hosts = 1, lost = 0, sample = 1;
 	int drop_rank = -1, mm_rank = -1, ver_rank = -1, group_late = 0, flush_k = 0;
-	int init_missing = -1, init_untraced = 0, odd_host = 0, cut_last = 0;
+	int init_missing = -1, init_untraced = 0, odd_host = 0, cut_last = 0, per_stream = 1;
+	char (*hostdir)[4096];
 	uint64_t warn_seq = 0;
 	const char *script_path = NULL;
 	const char *head_s = NULL;
@@ -497,6 +583,7 @@ int main(int argc, char **argv)
 		i++;
 		if (!strcmp(a, "-o")) out = v;
 		else if (!strcmp(a, "--ranks")) ranks = atoi(v);
+		else if (!strcmp(a, "--ranks-per-stream")) per_stream = atoi(v);
 		else if (!strcmp(a, "--iters")) iters = atoi(v);
 		else if (!strcmp(a, "--ops")) ops_s = v;
 		else if (!strcmp(a, "--sizes")) sizes_s = v;
@@ -533,7 +620,8 @@ int main(int argc, char **argv)
 	}
 	if (out && script_path && ranks >= 1)
 		return script(out, ranks, script_path);
-	if (!out || ranks < 1 || iters < 1 || hosts < 1 || hosts > ranks || sample < 1) {
+	if (!out || ranks < 1 || iters < 1 || hosts < 1 || hosts > ranks || sample < 1 ||
+	    per_stream < 1) {
 		fprintf(stderr, "usage: ng_trace_gen -o DIR [options] (see the top of gen.c)\n");
 		return 2;
 	}
@@ -549,7 +637,8 @@ int main(int argc, char **argv)
 	t_enter = calloc(ranks, sizeof(*t_enter));
 	t_exit = calloc(ranks, sizeof(*t_exit));
 	t_end = calloc(ranks, sizeof(*t_end));
-	if (!st || !t_enter || !t_exit || !t_end)
+	hostdir = calloc(hosts, sizeof(*hostdir));
+	if (!st || !t_enter || !t_exit || !t_end || !hostdir)
 		die("calloc");
 
 	/* Hosts: each boots at a different time (its monotonic zero), and
@@ -569,16 +658,29 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 16; k++)
 			uuid[k] = (unsigned char)(0x40 + 17 * k + h);
 		write_metadata(dir, host, uuid, declared, h);
-		for (int r = 0; r < ranks; r++)
-			if (r * hosts / ranks == h)
+		snprintf(hostdir[h], sizeof(hostdir[h]), "%s", dir);
+		for (int r = 0; r < ranks; r++) {
+			if (r * hosts / ranks != h)
+				continue;
+			if (per_stream == 1) {
 				open_stream(&st[r], dir, r, uuid);
+				continue;
+			}
+			/* its file is made at the end, with its host's others */
+			st[r].defer = 1;
+			st[r].id = r;
+			st[r].vpid = vpid_base + 7 * r;
+			memcpy(st[r].uuid, uuid, 16);
+		}
 	}
 	/* raw monotonic time of true time t on rank r's host */
 #define RAW(r, t) ((t) - ((int64_t)T0 - 86400000000000LL - \
 			  ((r) * hosts / ranks) * 3700000000000LL))
 	for (int r = 0; r < ranks; r++) {
 		char host[32], env[128], path[64];
-		uint64_t t = T0 + 1000000 + r * 20000;
+		/* Start-ups 20 us apart, closer past 300 ranks: all of them
+		 * before the init ends at 8 ms (times run forward in a file). */
+		uint64_t t = T0 + 1000000 + r * (ranks > 300 ? 6000000 / ranks : 20000);
 		int ver = r == ver_rank ? (int)ver_code : 22105;
 
 		snprintf(host, sizeof(host), "node%d", r * hosts / ranks);
@@ -720,6 +822,30 @@ int main(int argc, char **argv)
 				     l->end - l->s0, ranks, -1);
 			}
 		}
+	if (per_stream > 1) {
+		/* Each host's ranks, K to a file named for its "CPU" there. */
+		for (int r0 = 0, file = 0; r0 < ranks; file++) {
+			int h = r0 * hosts / ranks, r1 = r0;
+			struct stream f = { 0 };
+
+			while (r1 < ranks && r1 - r0 < per_stream && r1 * hosts / ranks == h)
+				r1++;
+			if (r0 && (r0 - 1) * hosts / ranks != h)
+				file = 0;
+			open_stream(&f, hostdir[h], file, st[r0].uuid);
+			write_shared(&f, st, r0, r1);
+			if (fclose(f.f))
+				die("close");
+			free(f.buf);
+			r0 = r1;
+		}
+		for (int r = 0; r < ranks; r++) {
+			free(st[r].buf);
+			free(st[r].def_ts);
+			free(st[r].def_off);
+		}
+		ranks = 0;	/* nothing left to flush below */
+	}
 	for (int r = 0; r < ranks; r++) {
 		if (r == 0)
 			st[r].discarded = 0;
@@ -735,6 +861,7 @@ int main(int argc, char **argv)
 		free(st[r].buf);
 	}
 	free(st);
+	free(hostdir);
 	free(t_enter);
 	free(t_exit);
 	free(t_end);

@@ -366,7 +366,7 @@ static void test_chrome_restart(void **state)
 	(void)state;
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	ch = an_chrome_new(f);
+	ch = an_chrome_new(f, &(struct an_chrome_opts){ .all = 1, .win_to_ns = -1 });
 	o.on_coll_ctx = ch;
 	job_start_opts(&j, 2, 1, &o);
 	for (int r = 0; r < 2; r++)

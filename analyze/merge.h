@@ -1,0 +1,19 @@
+/*
+ * merge.c: a sink that orders the messages of many upstream ports by
+ * time with a heap, in place of babeltrace2's flt.utils.muxer (which
+ * scans every stream for each message).  Only read.c uses it.
+ */
+#ifndef NCCLGUARD_MERGE_H
+#define NCCLGUARD_MERGE_H
+
+#include <babeltrace2/babeltrace.h>
+
+/* Each message in time order; non-zero stops the graph with an error. */
+typedef int (*an_merge_fn)(void *ctx, const bt_message *msg);
+
+/* A merging sink with nports input ports ("in0"...) added to graph;
+ * 0, or -1 with babeltrace2's error set. */
+int an_merge_add(bt_graph *graph, uint64_t nports, an_merge_fn fn, void *ctx,
+		 const bt_component_sink **sink);
+
+#endif

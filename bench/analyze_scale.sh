@@ -1,0 +1,58 @@
+#!/bin/sh
+# The analyzer at scale (issue 27): a trace of about EVENTS events over
+# STREAMS stream files (one rank per file, ng_trace_gen), then on it
+#   babeltrace2 DIR -o dummy                 babeltrace2's decoding alone
+#   ncclguard analyze DIR                    default outputs (Chrome under its cap)
+#   ncclguard analyze DIR --chrome-all       the full Chrome trace
+#   NCCLGUARD_ANALYZE_MUXER=1 ... analyze    through babeltrace2's muxer
+#   $BASE analyze DIR                        another build (before), if BASE is set
+# each with /usr/bin/time -v after one read of the files to warm the
+# page cache: wall seconds, us per event, peak RSS.  Prints a table.
+#
+#   bench/analyze_scale.sh STREAMS [EVENTS]       BASE=/path/to/old/ncclguard
+#   K=4 HOSTS=512 bench/analyze_scale.sh 1024     4,096 ranks, 4 to a file
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${NG_BUILD:-$ROOT/build}
+STREAMS=${1:?streams}
+EVENTS=${2:-2000000}
+K=${K:-1}
+HOSTS=${HOSTS:-1}
+RANKS=$((STREAMS * K))
+ITERS=$((EVENTS / RANKS / 2))
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ngscale.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+"$B/tests/ng_trace_gen" -o "$TMP/trace" --ranks "$RANKS" --iters "$ITERS" \
+	--hosts "$HOSTS" --ranks-per-stream "$K" \
+	--ops allreduce,allgather,reducescatter,broadcast \
+	--sizes 1024,65536,1048576,16777216 --slow-rank 3 --slow-ms 0.5
+find "$TMP/trace" -type f -exec cat {} + > /dev/null
+size=$(du -sh "$TMP/trace" | cut -f1)
+events=$((ITERS * RANKS * 2))
+
+row() {	# NAME CMD...
+	name=$1; shift
+	/usr/bin/time -v "$@" > "$TMP/out" 2> "$TMP/time" || { cat "$TMP/time" >&2; exit 1; }
+	awk -F': ' -v n="$name" -v ev="$events" '
+		/Elapsed \(wall clock\)/ { k = split($2, t, ":");
+			s = (k == 3) ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2] }
+		/Maximum resident set size/ { m = $2 / 1024 }
+		END { printf "%-40s %8.2f %8.2f %8.0f\n", n, s, s * 1e6 / ev, m }' "$TMP/time"
+}
+
+echo "$STREAMS stream files ($RANKS ranks, $HOSTS hosts), $events events, $size of CTF; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-40s %8s %8s %8s\n" command "wall s" "us/ev" "MiB"
+row "babeltrace2 DIR -o dummy" babeltrace2 "$TMP/trace" -o dummy
+row "analyze DIR (bounded Chrome)" "$B/bin/ncclguard" analyze "$TMP/trace"
+ls -l "$TMP/trace/trace.json" | awk '{ printf "  trace.json: %.1f MiB\n", $5 / 1048576 }'
+row "analyze DIR --chrome-all" "$B/bin/ncclguard" analyze "$TMP/trace" --chrome-all
+ls -l "$TMP/trace/trace.json" | awk '{ printf "  trace.json: %.1f MiB\n", $5 / 1048576 }'
+row "analyze DIR --json (no Chrome)" "$B/bin/ncclguard" analyze "$TMP/trace" --json "$TMP/r.json"
+row "MUXER=1 analyze DIR --json" env NCCLGUARD_ANALYZE_MUXER=1 "$B/bin/ncclguard" analyze \
+	"$TMP/trace" --json "$TMP/r.json"
+if [ -n "${BASE:-}" ]; then
+	row "before: analyze DIR" "$BASE" analyze "$TMP/trace"
+	ls -l "$TMP/trace/trace.json" | awk '{ printf "  trace.json: %.1f MiB\n", $5 / 1048576 }'
+	row "before: analyze DIR --json" "$BASE" analyze "$TMP/trace" --json "$TMP/r.json"
+fi
