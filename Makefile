@@ -67,6 +67,7 @@ include preload/module.mk
 include tracer/module.mk
 include session/module.mk
 include sim/module.mk
+include events/module.mk
 include analyze/module.mk
 include fuzz/module.mk
 include tools/module.mk

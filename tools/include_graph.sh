@@ -16,8 +16,8 @@ import os, re, subprocess, sys
 
 root, build = sys.argv[1], sys.argv[2]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
-           "preload/watch", "preload/enforce", "preload/wrap", "preload", "analyze",
-           "tools", "sim"]
+           "preload/watch", "preload/enforce", "preload/wrap", "preload", "events",
+           "analyze", "tools", "sim"]
 allowed = {
     "common": set(),
     "policy": {"common"},
@@ -32,7 +32,8 @@ allowed = {
                      "policy", "common", "tracer"},
     "preload": {"preload/wrap", "preload/watch", "preload/comm", "preload/enforce",
                 "preload/core", "policy", "common", "tracer"},
-    "analyze": {"common"},
+    "events": set(),
+    "analyze": {"events", "common"},
     "tools": {"analyze", "session", "policy", "common"},
     "sim": {"common"},
 }
