@@ -69,6 +69,7 @@ include session/module.mk
 include sim/module.mk
 include events/module.mk
 include analyze/module.mk
+include live/module.mk
 include fuzz/module.mk
 include tools/module.mk
 include examples/module.mk

@@ -10,6 +10,7 @@ int ng_cmd_run(int argc, char **argv);		/* tools/cmd_run.c */
 int ng_cmd_analyze(int argc, char **argv);	/* tools/cmd_analyze.c */
 int ng_cmd_policy(int argc, char **argv);	/* tools/cmd_policy.c */
 int ng_cmd_doctor(int argc, char **argv);	/* tools/cmd_doctor.c */
+int ng_cmd_watch(int argc, char **argv);	/* tools/cmd_watch.c */
 
 /* A usage error of `ncclguard CMD`: one line on stderr, "ncclguard CMD:
  * what; see `ncclguard CMD --help`" (the whole help buries the problem).

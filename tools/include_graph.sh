@@ -17,7 +17,7 @@ import os, re, subprocess, sys
 root, build = sys.argv[1], sys.argv[2]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
            "preload/watch", "preload/enforce", "preload/wrap", "preload", "events",
-           "analyze", "tools", "sim"]
+           "analyze", "live", "tools", "sim"]
 allowed = {
     "common": set(),
     "policy": {"common"},
@@ -34,7 +34,8 @@ allowed = {
                 "preload/core", "policy", "common", "tracer"},
     "events": set(),
     "analyze": {"events", "common"},
-    "tools": {"analyze", "session", "policy", "common"},
+    "live": {"events", "common"},
+    "tools": {"analyze", "live", "session", "policy", "common"},
     "sim": {"common"},
 }
 
@@ -59,7 +60,8 @@ for f in files:
 # A module's private headers: only its own files include them (tests may).
 private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze",
            "timing.h": "preload/watch", "ring.h": "preload/watch",
-           "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap"}
+           "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap",
+           "lv_priv.h": "live"}
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 edges, bad = {}, []

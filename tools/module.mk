@@ -1,11 +1,11 @@
 # tools/: the `ncclguard` command, one cmd_*.c per subcommand.  On top of
-# the layout: it may use analyze, session, policy and common; nothing
+# the layout: it may use analyze, live, session, policy and common; nothing
 # includes tools/.
 CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cmd_run.o cmd_analyze.o cmd_policy.o \
-	cmd_doctor.o flight.o) \
+	cmd_doctor.o cmd_watch.o flight.o) \
 	$(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_INJECT_OBJ)
 CLI_LIBS += $(INIH_LIB)
-$(BUILD)/obj/tools/%.o: MOD_INC := -Itools -Ianalyze -Isession -Ipolicy -Icommon
+$(BUILD)/obj/tools/%.o: MOD_INC := -Itools -Ianalyze -Ilive -Isession -Ipolicy -Icommon
 
 $(BUILD)/bin/ncclguard: $(CLI_OBJS)
 	@mkdir -p $(dir $@)

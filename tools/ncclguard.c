@@ -76,6 +76,8 @@ int main(int argc, char **argv)
 		return ng_cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "doctor"))
 		return ng_cmd_doctor(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "watch"))
+		return ng_cmd_watch(argc - 1, argv + 1);
 	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor)",
 				  argv[1]);
 }
