@@ -29,10 +29,16 @@ NG_HOSTS=""
 NG_RELAYD_PID=""
 
 ng_hosts_down() {
+	# `timeout` signals the script and then its process group: a second
+	# signal must not cut the cleanup short
+	trap '' HUP INT TERM
 	for h in $NG_HOSTS; do
 		k=$(cat "$NG_TMP/host.$h.keeper" 2>/dev/null) || continue
-		ng_on "$h" lttng destroy -a >/dev/null 2>&1
-		p=$(ng_on "$h" cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
+		# a destroy waits for the data to be sent: bounded
+		timeout -k 2 10 nsenter -t "$k" -m -u -- env LTTNG_HOME="$NG_TMP/home.$h" \
+			lttng destroy -a >/dev/null 2>&1
+		# its pid as read when it started: the namespace may be gone
+		p=$(cat "$NG_TMP/host.$h.sessiond.pid" 2>/dev/null)
 		if [ -n "$p" ]; then
 			kill "$p" 2>/dev/null
 			i=0
@@ -106,6 +112,8 @@ ng_host_up() {
 	done
 	ng_on "$1" lttng-sessiond --daemonize --no-kernel >"$NG_TMP/host.$1.sessiond" 2>&1 ||
 		{ cat "$NG_TMP/host.$1.sessiond"; fail "no session daemon on host $1"; }
+	ng_on "$1" cat /var/run/lttng/lttng-sessiond.pid >"$NG_TMP/host.$1.sessiond.pid" ||
+		fail "no pid file of host $1's session daemon"
 }
 
 # The channel the shim's events need, in a session made by the caller.
