@@ -112,9 +112,12 @@ struct an_cfg_key {
 struct an_host {
 	char *name;
 	int64_t first_ts, last_ts;
-	int64_t offset_ns;	/* added to this host's times: its clock error */
-	int nsamples;
-	int64_t *samples;	/* reference end minus this host's end */
+	int64_t offset_ns;	/* added to this host's times: its clock error,
+				 * as of the collective being accounted */
+	int64_t offset_min, offset_max;	/* what it went through */
+	int nsamples;		/* collectives it was estimated from */
+	int64_t *samples;	/* reference end minus this host's end, the
+				 * last AN_CLOCK_SAMPLES (a ring) */
 	int settled;
 	double clk_sum;		/* clock_sample's, for one collective */
 	int clk_n;
@@ -392,7 +395,8 @@ struct an_incomplete {
 #define AN_TS_MAX	EV_TS_MAX		/* ns: times and durations */
 #define AN_WINDOW_MAX	16384			/* collectives in flight per comm */
 
-#define AN_CLOCK_SAMPLES	32		/* per host before offsets settle */
+#define AN_CLOCK_SAMPLES	32		/* per host before offsets settle,
+						 * and in each median after */
 #define AN_HANG_AGE_NS		1000000000LL	/* in flight this long at the end */
 
 /* ---- util.c: allocation that exits on failure, the map ---------------- */
