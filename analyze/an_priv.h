@@ -687,7 +687,8 @@ enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
 
 /* One finding, as every writer shows it.  kind is one of hang, mismatch,
  * policy, incomplete, config, straggler, slow, sends_forgotten, clock,
- * in_flight (the last two are notes, AN_SEV_INFO); ranks sorted, -1 for
+ * in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
+ * clock could not be aligned: a warning); ranks sorted, -1 for
  * a process without process_info; hosts point into an_state. */
 struct an_finding {
 	const char *kind, *next_step;
