@@ -207,10 +207,14 @@ static void enqueue(struct lv_state *st, int pi, const struct ev_rec_coll *r)
 		m->last_seq = r->seq;
 		m->last_enter = r->enter_ns;
 	}
-	if (s->seq != r->seq || r->enter_ns < s->enter) {
-		if (s->seq != r->seq)
-			s->op = (uint8_t)op_id(st, r->op);
+	/* The earliest entry, where times compare: on one host's clock.
+	 * Across hosts the first to reach us stands. */
+	if (s->seq != r->seq) {
+		s->op = (uint8_t)op_id(st, r->op);
 		s->seq = r->seq;
+		s->enter = r->enter_ns;
+		s->proc = pi;
+	} else if (r->enter_ns < s->enter && st->procs[s->proc].sess == p->sess) {
 		s->enter = r->enter_ns;
 		s->proc = pi;
 	}
