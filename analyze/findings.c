@@ -180,8 +180,9 @@ static void hang_states(const struct an_hang *h, struct line *l)
 		[AN_RS_WAITING] = "waiting (entered, no completion)",
 		[AN_RS_HOST] = "stuck inside the host call",
 		[AN_RS_NEVER] = "never entered it",
-		[AN_RS_AHEAD] = "completed its own call of that seq: its calls are out of step "
-				"with the others' (a skipped or extra call)",
+		/* parenthesized: one string, not two elements a comma went missing from */
+		[AN_RS_AHEAD] = ("completed its own call of that seq: its calls are out of step "
+				 "with the others' (a skipped or extra call)"),
 		[AN_RS_EXITED] = "exited (its comm_end came)",
 		[AN_RS_KILLED] = "killed (its flight ring was recovered)",
 	};
