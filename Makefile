@@ -78,9 +78,11 @@ include preload/module.mk
 include tracer/module.mk
 include session/module.mk
 include sim/module.mk
+include events/module.mk
 include analyze/module.mk
 include matrix/module.mk
 include doctor/module.mk
+include live/module.mk
 include fuzz/module.mk
 include tools/module.mk
 include examples/module.mk

@@ -58,7 +58,7 @@ static void row_add(struct an_row *r, const struct an_algo_rec *a)
 	r->choice[i].calls++;
 }
 
-void an_algo(struct an_state *an, const struct an_src *src, const struct an_rec_algo *r)
+void an_algo(struct an_state *an, const struct ev_src *src, const struct ev_rec_algo *r)
 {
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_algo_rec k = { 0 };

@@ -13,7 +13,7 @@
  *                  html_heat.c html_table.c, on html_axis.c
  *   findings.c     the findings as sentences (summary, HTML)
  *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
- *   read.c         babeltrace2 -> records (struct an_rec_*); traces.c: where
+ *   read.c         babeltrace2 -> records (struct ev_rec_*); traces.c: where
  *   job.c          one job per report: other jobs' events dropped in read.c
  *   finish.c       the end of the trace: hangs; the tables put in order
  *   match.c        collectives matched across ranks, a window per comm
@@ -41,54 +41,13 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "events.h"
 #include "json.h"
 
 /* ---- records: reader -> matcher --------------------------------------- */
 
-/* Where an event came from: a process is (host, vpid). */
-struct an_src {
-	int host;		/* an_host_id() id of the trace's env.hostname */
-	int64_t vpid;
-	int64_t ts;		/* event time, ns from the clock origin */
-	uint64_t job;		/* the event's job tag (common/job.h); 0: none or an
-				 * older tracer */
-};
-
-struct an_rec_proc {
-	const char *host, *nccl_path, *gpu_pci_bus_id, *cpu_affinity;
-	const char *socket_ifname, *env, *policy_digest, *rank_source;
-	int64_t pid, rank, local_rank, world_size, nccl_version;
-	int64_t cudart_version, driver_version, numa_node;
-};
-
-struct an_rec_init {
-	uint64_t comm_hash, parent_hash;
-	int64_t nranks, rank, result;
-	int end;		/* comm_init_end (else comm_init_begin) */
-};
-
-struct an_rec_coll {		/* coll_enqueue and coll_complete */
-	uint64_t comm_hash, seq, p2p_seq, count, bytes, stream;
-	const char *op;
-	int64_t datatype, root_or_peer, result, nranks;
-	int64_t enter_ns, exit_ns;			/* enqueue */
-	int enter_coarse;		/* enter_ns is the shim's coarse time (not sampled) */
-	int64_t gpu_start_ns, gpu_end_ns, duration_ns;	/* complete */
-};
-
-struct an_rec_algo {		/* coll_algo: what NCCL chose */
-	uint64_t comm_hash, seq, op_seq, bytes;
-	const char *op, *algo, *proto;
-	int64_t nchannels, nranks;
-	int plugin_only;
-};
-
-struct an_rec_misc {		/* timeout, policy, inject, comm_end */
-	uint64_t comm_hash, seq, waited_ns;
-	const char *op, *kind, *action, *what, *detail;
-	const char *key, *user_value, *effective_value;
-	int64_t result;
-};
+/* struct ev_src and struct ev_rec_*: events/events.h, the decoding shared
+ * with `ncclguard watch`. */
 
 /* ---- the analysis ---------------------------------------------------- */
 
@@ -180,9 +139,12 @@ struct an_cfg_key {
 struct an_host {
 	char *name;
 	int64_t first_ts, last_ts;
-	int64_t offset_ns;	/* added to this host's times: its clock error */
-	int nsamples;
-	int64_t *samples;	/* reference end minus this host's end */
+	int64_t offset_ns;	/* added to this host's times: its clock error,
+				 * as of the collective being accounted */
+	int64_t offset_min, offset_max;	/* what it went through */
+	int nsamples;		/* collectives it was estimated from */
+	int64_t *samples;	/* reference end minus this host's end, the
+				 * last AN_CLOCK_SAMPLES (a ring) */
 	int settled;
 	double clk_sum;		/* clock_sample's, for one collective */
 	int clk_n;
@@ -493,12 +455,13 @@ struct an_incomplete {
 
 /* What a trace may say, past which a value is corrupt (a bit flip, a
  * torn write) and its event or field is dropped and counted. */
-#define AN_NRANKS_MAX	(1 << 20)		/* ranks of a communicator */
-#define AN_SEQ_MAX	(UINT64_C(1) << 48)	/* a call's seq or p2p seq */
-#define AN_TS_MAX	(INT64_C(1) << 62)	/* ns: times and durations */
+#define AN_NRANKS_MAX	EV_NRANKS_MAX		/* ranks of a communicator */
+#define AN_SEQ_MAX	EV_SEQ_MAX		/* a call's seq or p2p seq */
+#define AN_TS_MAX	EV_TS_MAX		/* ns: times and durations */
 #define AN_WINDOW_MAX	16384			/* collectives in flight per comm */
 
-#define AN_CLOCK_SAMPLES	32		/* per host before offsets settle */
+#define AN_CLOCK_SAMPLES	32		/* per host before offsets settle,
+						 * and in each median after */
 #define AN_HANG_AGE_NS		1000000000LL	/* in flight this long at the end */
 
 /* ---- util.c: allocation that exits on failure, the map ---------------- */
@@ -530,7 +493,7 @@ void an_job_want(struct an_state *an, const char *id, uint64_t tag, int how);
 /* read.c, for every event: 1 if it belongs to another job (dropped and
  * counted).  proc_info: the event is a process_info, job_id its job id
  * ("" for an older tracer). */
-int an_job_skip(struct an_state *an, const struct an_src *src, int proc_info,
+int an_job_skip(struct an_state *an, const struct ev_src *src, int proc_info,
 		const char *job_id);
 /* After reading: 0 if the job kept is the one to report; 1 if another
  * should be (its tag in *tag: read again with AN_JOB_MOST); -1 if the
@@ -611,30 +574,30 @@ struct an_state *an_new(const struct an_opts *opts);
 void an_free(struct an_state *an);
 int an_host_id(struct an_state *an, const char *name);
 int an_op_id(struct an_state *an, const char *op);
-struct an_proc *an_proc_get(struct an_state *an, const struct an_src *src);
+struct an_proc *an_proc_get(struct an_state *an, const struct ev_src *src);
 /* algo.c */
-void an_algo(struct an_state *an, const struct an_src *src, const struct an_rec_algo *r);
+void an_algo(struct an_state *an, const struct ev_src *src, const struct ev_rec_algo *r);
 void an_algo_finish(struct an_state *an);	/* before the report or the findings */
 void an_algo_free(struct an_state *an);
 /* The row's most frequent choice; NULL: none recorded. */
 const struct an_choice *an_row_choice(const struct an_row *r);
-struct an_proc *an_proc_find(const struct an_state *an, const struct an_src *src);	/* NULL: none */
+struct an_proc *an_proc_find(const struct an_state *an, const struct ev_src *src);	/* NULL: none */
 struct an_comm *an_comm_get(struct an_state *an, uint64_t hash, int64_t nranks);
 /* The proc's part in a comm, made (and the proc a member) at first sight. */
-struct an_pc *an_pc_for(struct an_state *an, const struct an_src *src,
+struct an_pc *an_pc_for(struct an_state *an, const struct ev_src *src,
 			uint64_t hash, int64_t nranks);
 /* Ranks sorted by rank (procs without process_info last). */
 int *an_rank_order(const struct an_state *an);
-void an_seen(struct an_state *an, const struct an_src *src);
+void an_seen(struct an_state *an, const struct ev_src *src);
 /* The process's, its host's and the trace's time span take in src->ts
  * (an_seen also counts the event). */
-void an_span(struct an_state *an, const struct an_src *src);
-void an_process_info(struct an_state *an, const struct an_src *src,
-		     const struct an_rec_proc *r);
-void an_policy(struct an_state *an, const struct an_src *src,
-	       const struct an_rec_misc *r);
-void an_inject(struct an_state *an, const struct an_src *src,
-	       const struct an_rec_misc *r);
+void an_span(struct an_state *an, const struct ev_src *src);
+void an_process_info(struct an_state *an, const struct ev_src *src,
+		     const struct ev_rec_proc *r);
+void an_policy(struct an_state *an, const struct ev_src *src,
+	       const struct ev_rec_misc *r);
+void an_inject(struct an_state *an, const struct ev_src *src,
+	       const struct ev_rec_misc *r);
 void an_lost(struct an_state *an, uint64_t n);
 
 static inline int an_is_p2p_op(const char *op)
@@ -687,10 +650,10 @@ void an_clock_settle(struct an_state *an);
 
 /* ---- p2p.c ------------------------------------------------------------ */
 
-void an_p2p_enqueue(struct an_state *an, const struct an_src *src,
-		    const struct an_rec_coll *r);
-void an_p2p_complete(struct an_state *an, const struct an_src *src,
-		     const struct an_rec_coll *r);
+void an_p2p_enqueue(struct an_state *an, const struct ev_src *src,
+		    const struct ev_rec_coll *r);
+void an_p2p_complete(struct an_state *an, const struct ev_src *src,
+		     const struct ev_rec_coll *r);
 void an_p2p_settle(struct an_pc *pc);
 /* A timeout named send or recv p2p_seq: the calls before it are done;
  * returns the first collective seq that may not be (0: unknown). */
@@ -700,16 +663,16 @@ void an_p2p_finish(struct an_state *an, struct an_comm *c);
 
 /* ---- match.c ---------------------------------------------------------- */
 
-void an_comm_init(struct an_state *an, const struct an_src *src,
-		  const struct an_rec_init *r);
-void an_comm_end(struct an_state *an, const struct an_src *src,
-		 const struct an_rec_misc *r);
-void an_enqueue(struct an_state *an, const struct an_src *src,
-		const struct an_rec_coll *r);
-void an_complete(struct an_state *an, const struct an_src *src,
-		 const struct an_rec_coll *r);
-void an_timeout(struct an_state *an, const struct an_src *src,
-		const struct an_rec_misc *r);
+void an_comm_init(struct an_state *an, const struct ev_src *src,
+		  const struct ev_rec_init *r);
+void an_comm_end(struct an_state *an, const struct ev_src *src,
+		 const struct ev_rec_misc *r);
+void an_enqueue(struct an_state *an, const struct ev_src *src,
+		const struct ev_rec_coll *r);
+void an_complete(struct an_state *an, const struct ev_src *src,
+		 const struct ev_rec_coll *r);
+void an_timeout(struct an_state *an, const struct ev_src *src,
+		const struct ev_rec_misc *r);
 /* The window's front (finish.c closes what is left of it). */
 struct an_entry **an_ring_at(struct an_comm *c, uint64_t off);
 int an_entry_ready(const struct an_entry *e);
@@ -835,7 +798,8 @@ enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
 
 /* One finding, as every writer shows it.  kind is one of hang, mismatch,
  * policy, incomplete, config, straggler, slow, sends_forgotten, clock,
- * in_flight (the last two are notes, AN_SEV_INFO); ranks sorted, -1 for
+ * in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
+ * clock could not be aligned: a warning); ranks sorted, -1 for
  * a process without process_info; hosts point into an_state. */
 struct an_finding {
 	const char *kind, *next_step;

@@ -701,9 +701,9 @@ static void add_timeout(struct an_state *an, int proc, const struct an_dump *d,
 			const struct an_dump_call *c)
 {
 	const struct an_proc *p = &an->procs[proc];
-	struct an_src src = { .host = p->host, .vpid = p->vpid, .ts = an->last_ts,
+	struct ev_src src = { .host = p->host, .vpid = p->vpid, .ts = an->last_ts,
 			      .job = an->job_keep };
-	struct an_rec_misc r = {
+	struct ev_rec_misc r = {
 		.comm_hash = c->comm_hash,
 		.seq = c->p2p_seq ? c->p2p_seq : c->seq,
 		.waited_ns = c->waited_s > 0 ? (uint64_t)(c->waited_s * 1e9) : 0,

@@ -180,8 +180,9 @@ static void hang_states(const struct an_hang *h, struct line *l)
 		[AN_RS_WAITING] = "waiting (entered, no completion)",
 		[AN_RS_HOST] = "stuck inside the host call",
 		[AN_RS_NEVER] = "never entered it",
-		[AN_RS_AHEAD] = "completed its own call of that seq: its calls are out of step "
-				"with the others' (a skipped or extra call)",
+		/* parenthesized: one string, not two elements a comma went missing from */
+		[AN_RS_AHEAD] = ("completed its own call of that seq: its calls are out of step "
+				 "with the others' (a skipped or extra call)"),
 		[AN_RS_EXITED] = "exited (its comm_end came)",
 		[AN_RS_KILLED] = "killed (its flight ring was recovered)",
 	};
@@ -519,6 +520,7 @@ static void straggler_findings(struct an_state *an)
 static void note_findings(struct an_state *an)
 {
 	char buf[512], a[32], b[32];
+	int n;
 
 	for (int i = 0; i < an->nrows; i++) {
 		const struct an_row *r = &an->rows[i];
@@ -565,13 +567,31 @@ static void note_findings(struct an_state *an)
 	for (int i = 0; i < an->nhosts; i++) {
 		const struct an_host *h = &an->hosts[i];
 
-		if (i == an->ref_host || !h->nsamples)
+		if (i == an->ref_host || h->last_ts < h->first_ts)
 			continue;
-		an_fmt_ns((double)llabs(h->offset_ns), a, sizeof(a));
 		snprintf(b, sizeof(b), "%s", an->hosts[an->ref_host].name);
-		snprintf(buf, sizeof(buf), "clock: host %s's clock is %s %s of %s's (from %d "
-			 "collectives); corrected", h->name, a, h->offset_ns < 0 ? "ahead" : "behind",
-			 b, h->nsamples);
+		/* Its times stay on its own clock: said, not guessed. */
+		if (!h->nsamples) {
+			snprintf(buf, sizeof(buf), "clock: host %s shares no timed collective with "
+				 "%s: its times are not corrected", h->name, b);
+			push(an, "clock", AN_SEV_WARN, buf, NULL, 0,
+			     "Compare its times with the others' with care; record GPU timing "
+			     "(NCCLGUARD_SAMPLE) of a communicator it shares with the first host "
+			     "given.");
+			continue;
+		}
+		an_fmt_ns((double)llabs(h->offset_ns), a, sizeof(a));
+		n = snprintf(buf, sizeof(buf), "clock: host %s's clock is %s %s %s's (from %d "
+			     "collectives", h->name, a, h->offset_ns < 0 ? "ahead of" : "behind",
+			     b, h->nsamples);
+		/* a drift the correction followed: worth knowing, under 0.1 ms not */
+		if (h->offset_max - h->offset_min > 100000 && n > 0 && n < (int)sizeof(buf)) {
+			an_fmt_ns((double)(h->offset_max - h->offset_min), a, sizeof(a));
+			n += snprintf(buf + n, sizeof(buf) - n, "; it moved by %s during the "
+				      "trace", a);
+		}
+		if (n > 0 && n < (int)sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - n, "); corrected");
 		push(an, "clock", AN_SEV_INFO, buf, NULL, 0,
 		     "Nothing: the times are corrected; keep the hosts' clocks in sync (NTP/PTP).");
 	}

@@ -55,7 +55,7 @@ static int64_t stamp(const struct file *f, uint64_t t, int ticks)
 }
 
 /* Whether the trace has this process's call already. */
-static int seen(struct an_state *an, const struct an_src *src, uint64_t hash, int64_t nranks,
+static int seen(struct an_state *an, const struct ev_src *src, uint64_t hash, int64_t nranks,
 		uint64_t seq, int p2p)
 {
 	struct an_pc *pc = an_pc_for(an, src, hash, nranks);
@@ -84,8 +84,8 @@ static int seen(struct an_state *an, const struct an_src *src, uint64_t hash, in
 static int feed(struct an_state *an, struct file *f, const struct ng_enq_rec *r,
 		int64_t fallback_ts)
 {
-	struct an_src src = { .vpid = f->pid };
-	struct an_rec_coll c = { 0 };
+	struct ev_src src = { .vpid = f->pid };
+	struct ev_rec_coll c = { 0 };
 	int p2p = r->flags & NG_ENQ_P2P;
 	unsigned size;
 
@@ -132,7 +132,7 @@ static int feed(struct an_state *an, struct file *f, const struct ng_enq_rec *r,
 static void read_file(struct an_state *an, struct file *f, const char *path)
 {
 	const struct ng_rf_hdr *h = f->h;
-	struct an_src src;
+	struct ev_src src;
 	struct an_proc *proc;
 	uint32_t nrings, s;
 	uint64_t fed = 0, bad = 0;
@@ -159,7 +159,7 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 		if (!strcmp(an->hosts[i].name, host))
 			f->host = i;
 	memcpy(f->hostname, host, sizeof(f->hostname));
-	src = (struct an_src){ .host = f->host < 0 ? 0 : f->host, .vpid = f->pid };
+	src = (struct ev_src){ .host = f->host < 0 ? 0 : f->host, .vpid = f->pid };
 	proc = f->host >= 0 ? an_proc_find(an, &src) : NULL;
 	last = proc && proc->last_ts > INT64_MIN ? proc->last_ts :
 	       an->last_ts > INT64_MIN ? an->last_ts : 0;

@@ -62,7 +62,7 @@ void an_job_want(struct an_state *an, const char *id, uint64_t tag, int how)
 		snprintf(j->id, sizeof(j->id), "%s", id);
 }
 
-int an_job_skip(struct an_state *an, const struct an_src *src, int proc_info,
+int an_job_skip(struct an_state *an, const struct ev_src *src, int proc_info,
 		const char *job_id)
 {
 	struct an_job *j = job_get(an, src->job);

@@ -315,8 +315,8 @@ static void entry_size(struct an_entry *e)
 		e->nranks = e->comm->nranks;
 }
 
-void an_comm_init(struct an_state *an, const struct an_src *src,
-		  const struct an_rec_init *r)
+void an_comm_init(struct an_state *an, const struct ev_src *src,
+		  const struct ev_rec_init *r)
 {
 	struct an_pc *pc;
 
@@ -342,8 +342,8 @@ void an_comm_init(struct an_state *an, const struct an_src *src,
 	}
 }
 
-void an_comm_end(struct an_state *an, const struct an_src *src,
-		 const struct an_rec_misc *r)
+void an_comm_end(struct an_state *an, const struct ev_src *src,
+		 const struct ev_rec_misc *r)
 {
 	struct an_pc *pc;
 
@@ -360,8 +360,8 @@ void an_comm_end(struct an_state *an, const struct an_src *src,
 	}
 }
 
-void an_enqueue(struct an_state *an, const struct an_src *src,
-		const struct an_rec_coll *r)
+void an_enqueue(struct an_state *an, const struct ev_src *src,
+		const struct ev_rec_coll *r)
 {
 	struct an_entry *e, **ep;
 	struct an_slot *s;
@@ -412,8 +412,8 @@ void an_enqueue(struct an_state *an, const struct an_src *src,
 	try_front(an, pc->comm);
 }
 
-void an_complete(struct an_state *an, const struct an_src *src,
-		 const struct an_rec_coll *r)
+void an_complete(struct an_state *an, const struct ev_src *src,
+		 const struct ev_rec_coll *r)
 {
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_entry *e, **ep;
@@ -462,8 +462,8 @@ void an_complete(struct an_state *an, const struct an_src *src,
 	try_front(an, pc->comm);
 }
 
-void an_timeout(struct an_state *an, const struct an_src *src,
-		const struct an_rec_misc *r)
+void an_timeout(struct an_state *an, const struct ev_src *src,
+		const struct ev_rec_misc *r)
 {
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_timeout_row *t;

@@ -1,7 +1,7 @@
 # analyze/: `ncclguard analyze` as one call, ng_analyze() (analyze.h): the
 # libbabeltrace2 reader, matching across ranks, the reports.  It uses only
-# common/; tools/ gives it its command line.
-$(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Icommon
+# events/ (the decoding) and common/; tools/ gives it its command line.
+$(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Ievents -Icommon
 
 # The analysis on in-memory records, without babeltrace2 (the unit test).
 NG_AN_CORE := util traces incomplete job runrec quantile fmt state stats straggle busy config account \
@@ -18,7 +18,7 @@ CLI_LIBS += $(NG_BT2_LIBS) -lm
 $(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/merge.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
 
 # The unit test lives with the analyzer's other tests and sees its insides.
-$(BUILD)/obj/tests/analyze/test_analyze_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/obj/tests/analyze/test_analyze_core.o: MOD_INC := -Ianalyze -Ievents -Icommon
 $(BUILD)/tests/test_analyze_core: $(BUILD)/obj/tests/analyze/test_analyze_core.o \
 		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
 	@mkdir -p $(dir $@)
@@ -38,7 +38,7 @@ $(BUILD)/tests/ng_lttng_job: $(BUILD)/obj/tests/analyze/lttng_job.o
 TEST_BINS += $(BUILD)/tests/ng_lttng_job
 
 # The run record's parser, the job filter and the incomplete[] scan.
-$(BUILD)/obj/tests/analyze/test_incomplete_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/obj/tests/analyze/test_incomplete_core.o: MOD_INC := -Ianalyze -Ievents -Icommon
 $(BUILD)/tests/test_incomplete_core: $(BUILD)/obj/tests/analyze/test_incomplete_core.o \
 		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
 	@mkdir -p $(dir $@)
@@ -46,7 +46,7 @@ $(BUILD)/tests/test_incomplete_core: $(BUILD)/obj/tests/analyze/test_incomplete_
 TEST_BINS += $(BUILD)/tests/test_incomplete_core
 
 # The hang dump reader (dumps.c) on small files.
-$(BUILD)/obj/tests/analyze/test_dumps_core.o: MOD_INC := -Ianalyze -Icommon
+$(BUILD)/obj/tests/analyze/test_dumps_core.o: MOD_INC := -Ianalyze -Ievents -Icommon
 $(BUILD)/tests/test_dumps_core: $(BUILD)/obj/tests/analyze/test_dumps_core.o \
 		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
 	@mkdir -p $(dir $@)

@@ -35,8 +35,8 @@ void an_p2p_settle(struct an_pc *pc)
 
 /* A send or recv as it is posted: pending until known done, and counted
  * per peer. */
-void an_p2p_enqueue(struct an_state *an, const struct an_src *src,
-		    const struct an_rec_coll *r)
+void an_p2p_enqueue(struct an_state *an, const struct ev_src *src,
+		    const struct ev_rec_coll *r)
 {
 	struct an_pc *pc;
 	struct an_p2p_op *o;
@@ -101,8 +101,8 @@ void an_p2p_enqueue(struct an_state *an, const struct an_src *src,
 	o->send = (uint8_t)send;
 }
 
-void an_p2p_complete(struct an_state *an, const struct an_src *src,
-		     const struct an_rec_coll *r)
+void an_p2p_complete(struct an_state *an, const struct ev_src *src,
+		     const struct ev_rec_coll *r)
 {
 	int op = an_op_id(an, r->op);
 

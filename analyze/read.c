@@ -1,12 +1,10 @@
 /*
  * Reading: one src.ctf.fs component per CTF trace found under the DIRs,
  * their streams ordered by time by merge.c's sink (a heap; babeltrace2's
- * flt.utils.muxer and a simple sink with NCCLGUARD_ANALYZE_MUXER=1).  The sink turns each
- * ncclguard event into a record and hands it to the matcher; nothing of the
- * trace is kept here beyond per-stream and per-event-class caches.
- *
- * Field lookup by name costs a string compare per field per event, so each
- * event class is resolved once to member indexes (struct evclass).
+ * flt.utils.muxer and a simple sink with NCCLGUARD_ANALYZE_MUXER=1).  The
+ * sink has each ncclguard event decoded into a record (events/, shared
+ * with `ncclguard watch`) and hands it to the matcher; nothing of the
+ * trace is kept here.
  *
  * babeltrace2 refuses a whole trace for one bad stream file, spins for
  * ever on some cut metadata and may crash on worse.  So each trace is
@@ -15,7 +13,7 @@
  * narrowed to the metadata or the stream files at fault, those are left
  * out (a view: a temporary folder of links to the rest), and what was
  * left out is said in incomplete[].  Every value an event gives is
- * bounded before the matcher sees it (handle_event()).
+ * bounded before the matcher sees it (ev_body()).
  */
 #include <babeltrace2/babeltrace.h>
 #include <dirent.h>
@@ -33,82 +31,20 @@
 #include <unistd.h>
 
 #include "an_priv.h"
+#include "events.h"
 #include "merge.h"
 
 /* What libbabeltrace2 may die of on a corrupt trace. */
 static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 #define NCRASH ((int)(sizeof(crash_sigs) / sizeof(crash_sigs[0])))
 
-enum kind {
-	K_OTHER, K_PROC, K_INIT_BEGIN, K_INIT_END, K_COMM_END, K_ENQ, K_DONE,
-	K_TIMEOUT, K_POLICY, K_INJECT, K_CALLSITE, K_ALGO,
-};
-
-static const char *const kind_names[] = {
-	[K_PROC] = "ncclguard:process_info",
-	[K_INIT_BEGIN] = "ncclguard:comm_init_begin",
-	[K_INIT_END] = "ncclguard:comm_init_end",
-	[K_COMM_END] = "ncclguard:comm_end",
-	[K_ENQ] = "ncclguard:coll_enqueue",
-	[K_DONE] = "ncclguard:coll_complete",
-	[K_TIMEOUT] = "ncclguard:timeout",
-	[K_POLICY] = "ncclguard:policy",
-	[K_INJECT] = "ncclguard:inject",
-	[K_CALLSITE] = "ncclguard:callsite",
-	[K_ALGO] = "ncclguard:coll_algo",
-};
-
-/* Every payload field we read, by its name in tracer/tp_api.h. */
-#define FIELDS(X) \
-	X(host) X(pid) X(rank) X(local_rank) X(world_size) X(nccl_version) \
-	X(nccl_path) X(cudart_version) X(driver_version) X(gpu_pci_bus_id) \
-	X(numa_node) X(cpu_affinity) X(socket_ifname) X(env) X(policy_digest) \
-	X(rank_source) X(comm_hash) X(parent_hash) X(nranks) X(result) X(kind) \
-	X(seq) X(p2p_seq) X(op) X(count) X(datatype) X(bytes) X(root_or_peer) \
-	X(stream) X(enter_ns) X(exit_ns) X(enter_coarse) X(gpu_start_ns) X(gpu_end_ns) \
-	X(duration_ns) X(waited_ns) X(action) X(what) X(key) X(user_value) \
-	X(effective_value) X(detail) X(job) X(job_id) X(op_seq) X(algo) X(proto) \
-	X(nchannels) X(plugin_only)
-
-#define X(name) F_##name,
-enum field { FIELDS(X) NF };
-#undef X
-#define X(name) #name,
-static const char *const field_names[NF] = { FIELDS(X) };
-#undef X
-
-struct evclass {
-	enum kind kind;
-	int idx[NF];		/* payload member index, -1 if absent */
-	int vpid_idx;		/* in the common context, -1 if absent */
-};
-
-struct streaminfo {
-	int host;
-	int64_t offset_ns;	/* clock origin offset: raw monotonic -> trace clock */
-	int64_t env_vpid;	/* per-pid buffers name the process in env */
-	const bt_stream *stream;
-	uint64_t bad;		/* events dropped or clamped: values out of range */
-	char first_bad[64];	/* the first such value */
-};
-
-/* Strings longer than this are cut (the env of process_info is the
- * longest a shim writes, a few KiB). */
-#define STR_MAX		65536
-
 struct reader {
 	struct an_state *an;
+	struct ev_decoder *dec;
 	int progress;		/* a progress line on stderr */
-	struct an_map class_map, stream_map;
-	struct evclass *classes;
-	int nclasses;
-	struct streaminfo *streams;
-	int nstreams;
 	uint64_t nevents;
 	struct timespec last_progress, start;
 	int failed;
-	char *strbuf[NF];	/* cut copies of over-long strings */
-	struct streaminfo *cur;	/* the stream of the event being read */
 };
 
 /* ---- errors ----------------------------------------------------------- */
@@ -175,193 +111,6 @@ static void print_bt_error(const char *what)
 
 /* ---- per event -------------------------------------------------------- */
 
-static int resolve_class(struct reader *rd, const bt_event_class *ec)
-{
-	const char *name = bt_event_class_get_name(ec);
-	const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(ec);
-	const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
-	const bt_field_class *ctx = bt_stream_class_borrow_event_common_context_field_class_const(sc);
-	struct evclass *cls, *grown;
-	uint64_t i, n;
-	int k;
-
-	grown = realloc(rd->classes, (rd->nclasses + 1) * sizeof(*rd->classes));
-	if (!grown)
-		return -1;
-	rd->classes = grown;
-	cls = &rd->classes[rd->nclasses];
-	memset(cls, 0, sizeof(*cls));
-	for (k = 0; k < NF; k++)
-		cls->idx[k] = -1;
-	cls->vpid_idx = -1;
-	cls->kind = K_OTHER;
-	for (k = 1; name && k < (int)(sizeof(kind_names) / sizeof(kind_names[0])); k++)
-		if (!strcmp(name, kind_names[k]))
-			cls->kind = k;
-	if (payload && bt_field_class_get_type(payload) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
-		n = bt_field_class_structure_get_member_count(payload);
-		for (i = 0; i < n; i++) {
-			const char *m = bt_field_class_structure_member_get_name(
-				bt_field_class_structure_borrow_member_by_index_const(payload, i));
-
-			for (k = 0; k < NF; k++)
-				if (!strcmp(m, field_names[k]))
-					cls->idx[k] = (int)i;
-		}
-	}
-	if (ctx && bt_field_class_get_type(ctx) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
-		n = bt_field_class_structure_get_member_count(ctx);
-		for (i = 0; i < n; i++)
-			if (!strcmp(bt_field_class_structure_member_get_name(
-				bt_field_class_structure_borrow_member_by_index_const(ctx, i)), "vpid"))
-				cls->vpid_idx = (int)i;
-	}
-	an_map_put(&rd->class_map, (uint64_t)(uintptr_t)ec, rd->nclasses);
-	return rd->nclasses++;
-}
-
-static int64_t int_of(const bt_field *f)
-{
-	bt_field_class_type t;
-
-	if (!f)
-		return 0;
-	t = bt_field_get_class_type(f);
-	if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
-		return (int64_t)bt_field_integer_unsigned_get_value(f);
-	if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
-		return bt_field_integer_signed_get_value(f);
-	if (t == BT_FIELD_CLASS_TYPE_BOOL)
-		return bt_field_bool_get_value(f);
-	return 0;
-}
-
-static int64_t fi(const bt_field *payload, const struct evclass *c, enum field k)
-{
-	if (c->idx[k] < 0)
-		return 0;
-	return int_of(bt_field_structure_borrow_member_field_by_index_const(payload, c->idx[k]));
-}
-
-/* An event's value out of range: counted against its stream. */
-static void bad_value(struct reader *rd, enum field k, int64_t v)
-{
-	struct streaminfo *si = rd->cur;
-
-	rd->an->bad_values++;
-	if (!si)
-		return;
-	if (!si->bad++)
-		snprintf(si->first_bad, sizeof(si->first_bad), "%s %lld", field_names[k],
-			 (long long)v);
-}
-
-/* Field k if within [lo, hi]; else `dflt`, counted. */
-static int64_t fi_in(struct reader *rd, const bt_field *p, const struct evclass *c,
-		     enum field k, int64_t lo, int64_t hi, int64_t dflt, int *bad)
-{
-	int64_t v = fi(p, c, k);
-
-	if (v >= lo && v <= hi)
-		return v;
-	bad_value(rd, k, v);
-	if (bad)
-		*bad = 1;
-	return dflt;
-}
-
-/* A time field on the trace's clock: 0 when absent; a raw value or a sum
- * past AN_TS_MAX is corrupt and would overflow the differences taken of
- * it later. */
-static int64_t ft(struct reader *rd, const bt_field *p, const struct evclass *c,
-		  enum field k, int *bad)
-{
-	int64_t v = fi(p, c, k), off = rd->cur->offset_ns;
-
-	if (!v)
-		return 0;
-	if (v < 0 || v > AN_TS_MAX || v > AN_TS_MAX - off) {
-		bad_value(rd, k, v);
-		*bad = 1;
-		return 0;
-	}
-	return v + off;
-}
-
-static const char *fs(struct reader *rd, const bt_field *payload, const struct evclass *c,
-		      enum field k)
-{
-	const bt_field *f;
-	const char *v;
-
-	if (c->idx[k] < 0)
-		return "";
-	f = bt_field_structure_borrow_member_field_by_index_const(payload, c->idx[k]);
-	if (bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING)
-		return "";
-	v = bt_field_string_get_value(f);
-	if (!v)
-		return "";
-	if (strnlen(v, STR_MAX + 1) <= STR_MAX)
-		return v;
-	bad_value(rd, k, (int64_t)strlen(v));
-	if (!rd->strbuf[k] && !(rd->strbuf[k] = malloc(STR_MAX + 1)))
-		return "";
-	memcpy(rd->strbuf[k], v, STR_MAX);
-	rd->strbuf[k][STR_MAX] = '\0';
-	return rd->strbuf[k];
-}
-
-static int stream_info(struct reader *rd, const bt_stream *stream)
-{
-	int32_t i = an_map_get(&rd->stream_map, (uint64_t)(uintptr_t)stream);
-	const bt_trace *trace;
-	const bt_value *v;
-	const bt_clock_class *cc;
-	struct streaminfo *si, *grown;
-	const char *host = "unknown";
-
-	if (i >= 0)
-		return i;
-	grown = realloc(rd->streams, (rd->nstreams + 1) * sizeof(*rd->streams));
-	if (!grown)
-		return -1;
-	rd->streams = grown;
-	si = &rd->streams[rd->nstreams];
-	memset(si, 0, sizeof(*si));
-	trace = bt_stream_borrow_trace_const(stream);
-	v = bt_trace_borrow_environment_entry_value_by_name_const(trace, "hostname");
-	if (v && bt_value_get_type(v) == BT_VALUE_TYPE_STRING)
-		host = bt_value_string_get(v);
-	si->host = an_host_id(rd->an, host);
-	v = bt_trace_borrow_environment_entry_value_by_name_const(trace, "vpid");
-	if (v && bt_value_get_type(v) == BT_VALUE_TYPE_SIGNED_INTEGER)
-		si->env_vpid = bt_value_integer_signed_get(v);
-	si->stream = stream;
-	cc = bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
-	if (cc) {
-		int64_t sec;
-		uint64_t cycles, freq = bt_clock_class_get_frequency(cc);
-		double ns;
-
-		bt_clock_class_get_offset(cc, &sec, &cycles);
-		ns = freq ? (double)cycles * 1e9 / (double)freq : 0;
-		/* An offset the trace's times cannot be on (centuries) is
-		 * corrupt metadata: times are taken as they are. */
-		if (sec >= 0 && sec < 4000000000LL && ns < 1e18)
-			si->offset_ns = sec * 1000000000LL +
-				(int64_t)(freq == 1000000000ULL ? cycles : (uint64_t)ns);
-		if (si->offset_ns > AN_TS_MAX / 4 * 3 || !(sec >= 0 && sec < 4000000000LL && ns < 1e18)) {
-			si->offset_ns = 0;
-			si->bad++;
-			snprintf(si->first_bad, sizeof(si->first_bad), "clock offset %lld s",
-				 (long long)sec);
-		}
-	}
-	an_map_put(&rd->stream_map, (uint64_t)(uintptr_t)stream, rd->nstreams);
-	return rd->nstreams++;
-}
-
 static void progress(struct reader *rd, int done)
 {
 	struct timespec now;
@@ -384,183 +133,67 @@ static void progress(struct reader *rd, int done)
 			(double)rd->nevents / 1e6, dt > 0 ? (double)rd->nevents / 1e6 / dt : 0);
 }
 
+
+static int host_id(void *ctx, const char *name)
+{
+	return an_host_id(ctx, name);
+}
+
 static int handle_event(struct reader *rd, const bt_message *msg)
 {
-	const bt_event *ev = bt_message_event_borrow_event_const(msg);
-	const bt_event_class *ec = bt_event_borrow_class_const(ev);
-	int32_t ci = an_map_get(&rd->class_map, (uint64_t)(uintptr_t)ec);
-	const struct evclass *c;
-	const bt_field *p, *ctx;
-	struct streaminfo *si;
-	struct an_src src;
-	int sidx, bad = 0;
+	struct ev_event ev;
+	int ret = ev_head(rd->dec, msg, &ev);
 
-	if (ci < 0 && (ci = resolve_class(rd, ec)) < 0)
-		return -1;
-	c = &rd->classes[ci];
-	if (c->kind == K_OTHER)
-		return 0;
-	sidx = stream_info(rd, bt_event_borrow_stream_const(ev));
-	if (sidx < 0)
-		return -1;
-	si = &rd->streams[sidx];
-	rd->cur = si;
-	src.host = si->host;
-	src.vpid = si->env_vpid;
-	src.ts = 0;
-	ctx = bt_event_borrow_common_context_field_const(ev);
-	if (ctx && c->vpid_idx >= 0)
-		src.vpid = int_of(bt_field_structure_borrow_member_field_by_index_const(ctx, c->vpid_idx));
-	if (bt_message_event_borrow_stream_class_default_clock_class_const(msg)) {
-		int64_t ns;
-
-		if (bt_clock_snapshot_get_ns_from_origin(
-			    bt_message_event_borrow_default_clock_snapshot_const(msg), &ns) ==
-		    BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
-			src.ts = ns;
-	}
-	/* Event times bound every difference the matcher takes. */
-	if (src.ts < 0 || src.ts > AN_TS_MAX) {
-		bad_value(rd, F_enter_ns, src.ts);
-		return 0;
-	}
-	p = bt_event_borrow_payload_field_const(ev);
-	if (!p)
-		return 0;
+	if (ret <= 0)
+		return ret;
 	rd->nevents++;
 	if (!(rd->nevents & 0xffff))
 		progress(rd, 0);
 	/* Another job's events never reach the matcher (job.c). */
-	src.job = (uint64_t)fi(p, c, F_job);
-	if (an_job_skip(rd->an, &src, c->kind == K_PROC, fs(rd, p, c, F_job_id)))
+	if (an_job_skip(rd->an, &ev.src, ev.kind == EV_PROC, ev.job_id))
 		return 0;
-	an_seen(rd->an, &src);
-
-	/* Every value that sizes, indexes or is subtracted is bounded here:
-	 * an event with one out of range is dropped (and counted against
-	 * its stream), one merely printed is clamped. */
-#define IN(f, lo, hi, dflt) fi_in(rd, p, c, F_##f, lo, hi, dflt, &bad)
-#define KEEP(f, lo, hi, dflt) fi_in(rd, p, c, F_##f, lo, hi, dflt, NULL)
-#define S(f) fs(rd, p, c, F_##f)
-	switch (c->kind) {
-	case K_PROC: {
-		struct an_rec_proc r = {
-			.host = S(host), .nccl_path = S(nccl_path),
-			.gpu_pci_bus_id = S(gpu_pci_bus_id), .cpu_affinity = S(cpu_affinity),
-			.socket_ifname = S(socket_ifname), .env = S(env),
-			.policy_digest = S(policy_digest), .rank_source = S(rank_source),
-			.pid = KEEP(pid, 0, INT32_MAX, 0),
-			.rank = KEEP(rank, -1, AN_NRANKS_MAX - 1, -1),
-			.local_rank = KEEP(local_rank, -1, AN_NRANKS_MAX - 1, -1),
-			.world_size = KEEP(world_size, 0, AN_NRANKS_MAX, 0),
-			.nccl_version = KEEP(nccl_version, 0, INT32_MAX, 0),
-			.cudart_version = KEEP(cudart_version, 0, INT32_MAX, 0),
-			.driver_version = KEEP(driver_version, 0, INT32_MAX, 0),
-			.numa_node = c->idx[F_numa_node] >= 0 ?
-				KEEP(numa_node, -1, INT32_MAX, -1) : -1,
-		};
-		an_process_info(rd->an, &src, &r);
+	an_seen(rd->an, &ev.src);
+	if (!ev_body(rd->dec, &ev))
+		return 0;
+	switch (ev.kind) {
+	case EV_PROC:
+		an_process_info(rd->an, &ev.src, &ev.r.proc);
 		break;
-	}
-	case K_INIT_BEGIN:
-	case K_INIT_END: {
-		struct an_rec_init r = {
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.parent_hash = (uint64_t)fi(p, c, F_parent_hash),
-			.nranks = IN(nranks, 0, AN_NRANKS_MAX, 0),
-			.rank = IN(rank, -1, AN_NRANKS_MAX - 1, -1),
-			.result = fi(p, c, F_result), .end = c->kind == K_INIT_END,
-		};
-		if (bad)
-			break;
-		an_comm_init(rd->an, &src, &r);
+	case EV_INIT_BEGIN:
+	case EV_INIT_END:
+		an_comm_init(rd->an, &ev.src, &ev.r.init);
 		/* Made by the shim's profiler plugin: no wrapper saw this comm. */
-		if (r.end && !strcmp(S(kind), "plugin")) {
-			struct an_proc *pr = an_proc_get(rd->an, &src);
+		if (ev.r.init.end && ev.r.init.plugin) {
+			struct an_proc *pr = an_proc_get(rd->an, &ev.src);
 
 			if (pr)
 				pr->plugin_only = 1;
 		}
 		break;
-	}
-	case K_ENQ:
-	case K_DONE: {
-		struct an_rec_coll r = {
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)IN(seq, 0, (int64_t)AN_SEQ_MAX, 0),
-			.p2p_seq = (uint64_t)IN(p2p_seq, 0, (int64_t)AN_SEQ_MAX, 0),
-			.count = (uint64_t)fi(p, c, F_count), .bytes = (uint64_t)fi(p, c, F_bytes),
-			.stream = (uint64_t)fi(p, c, F_stream), .op = S(op),
-			.datatype = KEEP(datatype, -1, INT32_MAX, -1),
-			.root_or_peer = c->idx[F_root_or_peer] >= 0 ?
-				IN(root_or_peer, -1, AN_NRANKS_MAX - 1, -1) : -1,
-			.result = fi(p, c, F_result),
-			.nranks = IN(nranks, 0, AN_NRANKS_MAX, 0),
-			.enter_ns = ft(rd, p, c, F_enter_ns, &bad),
-			.exit_ns = ft(rd, p, c, F_exit_ns, &bad),
-			.enter_coarse = fi(p, c, F_enter_coarse) != 0,
-			.gpu_start_ns = ft(rd, p, c, F_gpu_start_ns, &bad),
-			.gpu_end_ns = ft(rd, p, c, F_gpu_end_ns, &bad),
-			.duration_ns = IN(duration_ns, 0, AN_TS_MAX, 0),
-		};
-		if (bad)
-			break;
-		if (c->kind == K_ENQ) {
-			if (!r.enter_ns)
-				r.enter_ns = src.ts;
-			an_enqueue(rd->an, &src, &r);
-		} else {
-			an_complete(rd->an, &src, &r);
-		}
+	case EV_ENQ:
+		an_enqueue(rd->an, &ev.src, &ev.r.coll);
 		break;
-	}
-	case K_ALGO: {
-		struct an_rec_algo r = {
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)IN(seq, 0, (int64_t)AN_SEQ_MAX, 0),
-			.op_seq = (uint64_t)fi(p, c, F_op_seq),
-			.bytes = (uint64_t)fi(p, c, F_bytes),
-			.op = S(op), .algo = S(algo), .proto = S(proto),
-			.nchannels = IN(nchannels, 0, 255, 0),
-			.nranks = IN(nranks, 0, AN_NRANKS_MAX, 0),
-			.plugin_only = fi(p, c, F_plugin_only) != 0,
-		};
-		if (bad)
-			break;
-		an_algo(rd->an, &src, &r);
+	case EV_ALGO:
+		an_algo(rd->an, &ev.src, &ev.r.algo);
 		break;
-	}
-	case K_COMM_END:
-	case K_TIMEOUT:
-	case K_POLICY:
-	case K_INJECT: {
-		struct an_rec_misc r = {
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)IN(seq, 0, (int64_t)AN_SEQ_MAX, 0),
-			.waited_ns = (uint64_t)KEEP(waited_ns, 0, AN_TS_MAX, 0),
-			.op = S(op), .kind = S(kind), .action = S(action),
-			.what = S(what), .detail = S(detail), .key = S(key),
-			.user_value = S(user_value), .effective_value = S(effective_value),
-			.result = fi(p, c, F_result),
-		};
-		if (bad)
-			break;
-		if (c->kind == K_COMM_END)
-			an_comm_end(rd->an, &src, &r);
-		else if (c->kind == K_TIMEOUT)
-			an_timeout(rd->an, &src, &r);
-		else if (c->kind == K_POLICY)
-			an_policy(rd->an, &src, &r);
-		else
-			an_inject(rd->an, &src, &r);
+	case EV_DONE:
+		an_complete(rd->an, &ev.src, &ev.r.coll);
 		break;
-	}
+	case EV_COMM_END:
+		an_comm_end(rd->an, &ev.src, &ev.r.misc);
+		break;
+	case EV_TIMEOUT:
+		an_timeout(rd->an, &ev.src, &ev.r.misc);
+		break;
+	case EV_POLICY:
+		an_policy(rd->an, &ev.src, &ev.r.misc);
+		break;
+	case EV_INJECT:
+		an_inject(rd->an, &ev.src, &ev.r.misc);
+		break;
 	default:
 		break;
 	}
-#undef IN
-#undef KEEP
-#undef S
 	return 0;
 }
 
@@ -589,8 +222,7 @@ static int handle(struct reader *rd, const bt_message *msg)
 		return 0;
 	}
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
-		return stream_info(rd, bt_message_stream_beginning_borrow_stream_const(msg)) < 0 ?
-			-1 : 0;
+		return ev_stream(rd->dec, bt_message_stream_beginning_borrow_stream_const(msg));
 	default:
 		return 0;
 	}
@@ -1146,29 +778,35 @@ out:
 	return ret;
 }
 
+/* A stream with values out of range, said once the graph is done. */
+struct counted {
+	struct an_state *an;
+	uint64_t n;
+};
+
+static void say_stream(void *ctx, const char *name, uint64_t n, const char *first)
+{
+	struct counted *c = ctx;
+
+	c->n += n;
+	dropped(c->an, 1, "stream_unreadable", "%s: %llu value%s out of range (the first: "
+		"%s): %s", name ? name : "a stream", (unsigned long long)n, n == 1 ? "" : "s",
+		first, "their events dropped or the values cleared");
+}
+
 /* What the read left out or forced, once the graph is done. */
 static void say_counted(struct reader *rd)
 {
 	struct an_state *an = rd->an;
-	uint64_t counted = 0;
+	struct counted c = { .an = an };
 
-	for (int i = 0; i < rd->nstreams; i++) {
-		const struct streaminfo *si = &rd->streams[i];
-		const char *name = bt_stream_get_name(si->stream);
-
-		if (!si->bad)
-			continue;
-		counted += si->bad;
-		dropped(an, 1, "stream_unreadable", "%s: %llu value%s out of range (the first: "
-			"%s): %s", name ? name : "a stream", (unsigned long long)si->bad,
-			si->bad == 1 ? "" : "s", si->first_bad,
-			"their events dropped or the values cleared");
-	}
-	if (an->bad_values > counted)
+	an->bad_values += ev_bad_values(rd->dec);
+	ev_bad_streams(rd->dec, say_stream, &c);
+	if (an->bad_values > c.n)
 		dropped(an, 1, "stream_unreadable", "%llu event%s named a size, rank, peer or "
 			"seq its communicator cannot have: ignored",
-			(unsigned long long)(an->bad_values - counted),
-			an->bad_values - counted == 1 ? "" : "s");
+			(unsigned long long)(an->bad_values - c.n),
+			an->bad_values - c.n == 1 ? "" : "s");
 	for (int i = 0; i < an->ncomms; i++)
 		if (an->comms[i]->forced)
 			an_incomplete(an, "window_exceeded", "comm %016llx: %llu collectives "
@@ -1241,7 +879,8 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		goto out;
 	}
 	in = calloc((size_t)ntraces + 1, sizeof(*in));
-	if (!in) {
+	rd.dec = ev_decoder_new(host_id, an);
+	if (!in || !rd.dec) {
 		fputs("ncclguard analyze: out of memory\n", stderr);
 		goto out;
 	}
@@ -1351,14 +990,9 @@ out:
 		remove_view(in[i].view);
 	free(in);
 	free(srcs);
-	for (i = 0; i < NF; i++)
-		free(rd.strbuf[i]);
 	for (i = 0; i < ntraces; i++)
 		free(traces[i]);
 	free(traces);
-	free(rd.classes);
-	free(rd.streams);
-	an_map_free(&rd.class_map);
-	an_map_free(&rd.stream_map);
+	ev_decoder_free(rd.dec);
 	return ret;
 }

@@ -184,19 +184,19 @@ int an_host_id(struct an_state *an, const char *name)
 	return i;
 }
 
-static uint64_t proc_key(const struct an_src *src)
+static uint64_t proc_key(const struct ev_src *src)
 {
 	return ((uint64_t)src->host << 40) ^ (uint64_t)(src->vpid & 0xffffffffffLL);
 }
 
-struct an_proc *an_proc_find(const struct an_state *an, const struct an_src *src)
+struct an_proc *an_proc_find(const struct an_state *an, const struct ev_src *src)
 {
 	int32_t i = an_map_get(&an->proc_map, proc_key(src));
 
 	return i >= 0 ? &an->procs[i] : NULL;
 }
 
-struct an_proc *an_proc_get(struct an_state *an, const struct an_src *src)
+struct an_proc *an_proc_get(struct an_state *an, const struct ev_src *src)
 {
 	uint64_t key = proc_key(src);
 	int32_t i = an_map_get(&an->proc_map, key);
@@ -279,7 +279,7 @@ static struct an_pc *pc_get(struct an_state *an, int proc, struct an_comm *c, in
 	return &an->pcs[an->npcs++];
 }
 
-struct an_pc *an_pc_for(struct an_state *an, const struct an_src *src,
+struct an_pc *an_pc_for(struct an_state *an, const struct ev_src *src,
 			uint64_t hash, int64_t nranks)
 {
 	struct an_proc *p = an_proc_get(an, src);
@@ -317,13 +317,13 @@ int *an_rank_order(const struct an_state *an)
 
 /* ---- records that fill tables ------------------------------------------ */
 
-void an_seen(struct an_state *an, const struct an_src *src)
+void an_seen(struct an_state *an, const struct ev_src *src)
 {
 	an->events++;
 	an_span(an, src);
 }
 
-void an_span(struct an_state *an, const struct an_src *src)
+void an_span(struct an_state *an, const struct ev_src *src)
 {
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_host *h = &an->hosts[src->host];
@@ -344,8 +344,8 @@ void an_span(struct an_state *an, const struct an_src *src)
 
 #define SETSTR(field, v) do { free(p->field); p->field = an_xstrdup(v); } while (0)
 
-void an_process_info(struct an_state *an, const struct an_src *src,
-		     const struct an_rec_proc *r)
+void an_process_info(struct an_state *an, const struct ev_src *src,
+		     const struct ev_rec_proc *r)
 {
 	struct an_proc *p = an_proc_get(an, src);
 
@@ -367,8 +367,8 @@ void an_process_info(struct an_state *an, const struct an_src *src,
 	SETSTR(rank_source, r->rank_source);
 }
 
-void an_policy(struct an_state *an, const struct an_src *src,
-	       const struct an_rec_misc *r)
+void an_policy(struct an_state *an, const struct ev_src *src,
+	       const struct ev_rec_misc *r)
 {
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_policy_row *row = NULL;
@@ -403,8 +403,8 @@ void an_policy(struct an_state *an, const struct an_src *src,
 	row->ranks[row->nranks++] = pid;
 }
 
-void an_inject(struct an_state *an, const struct an_src *src,
-	       const struct an_rec_misc *r)
+void an_inject(struct an_state *an, const struct ev_src *src,
+	       const struct ev_rec_misc *r)
 {
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_inject_row *in;

@@ -9,5 +9,6 @@ include tests/preload/module.mk
 include tests/sim/module.mk
 include tests/matrix/module.mk
 include tests/tracer/module.mk
+include tests/live/module.mk
 $(BUILD)/obj/tests/analyze/%.o: MOD_INC := -Itracer
 $(BUILD)/obj/examples/%.o: MOD_INC :=

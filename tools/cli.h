@@ -12,6 +12,7 @@ int ng_cmd_policy(int argc, char **argv);	/* tools/cmd_policy.c */
 int ng_cmd_doctor(int argc, char **argv);	/* tools/cmd_doctor.c */
 int ng_cmd_matrix(int argc, char **argv);	/* tools/cmd_matrix.c */
 int ng_cmd_relay(int argc, char **argv);	/* tools/cmd_relay.c */
+int ng_cmd_watch(int argc, char **argv);	/* tools/cmd_watch.c */
 
 /* A usage error of `ncclguard CMD`: one line on stderr, "ncclguard CMD:
  * what; see `ncclguard CMD --help`" (the whole help buries the problem).

@@ -16,8 +16,8 @@ import os, re, subprocess, sys
 
 root, build = sys.argv[1], sys.argv[2]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
-           "preload/watch", "preload/enforce", "preload/wrap", "preload", "analyze",
-           "matrix", "doctor", "tools", "sim"]
+           "preload/watch", "preload/enforce", "preload/wrap", "preload", "events",
+           "analyze", "live", "matrix", "doctor", "tools", "sim"]
 allowed = {
     "common": set(),
     "policy": {"common"},
@@ -32,10 +32,12 @@ allowed = {
                      "policy", "common", "tracer"},
     "preload": {"preload/wrap", "preload/watch", "preload/comm", "preload/enforce",
                 "preload/core", "policy", "common", "tracer"},
-    "analyze": {"common"},
+    "events": set(),
+    "analyze": {"events", "common"},
+    "live": {"events", "common"},
     "matrix": {"common"},
     "doctor": {"policy", "common"},
-    "tools": {"analyze", "doctor", "session", "policy", "matrix", "common"},
+    "tools": {"analyze", "live", "doctor", "session", "policy", "matrix", "common"},
     "sim": {"common"},
 }
 
@@ -63,7 +65,7 @@ for f in files:
 private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze", "mx_priv.h": "matrix",
            "timing.h": "preload/watch", "ring.h": "preload/watch",
            "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap",
-           "dr_priv.h": "doctor"}
+           "dr_priv.h": "doctor", "lv_priv.h": "live"}
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 edges, bad = {}, []

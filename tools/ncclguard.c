@@ -18,6 +18,7 @@ static const char usage[] =
 	"       ncclguard matrix [--bytes N] [--iters N] [--timeout S] [--expect-gbps G] [-o DIR]\n"
 	"                        [--local N]\n"
 	"       ncclguard relay -o DIR [--port P]\n"
+	"       ncclguard watch net://HOST[:PORT] [--stuck S] [--json]\n"
 	"       ncclguard --version | --help\n"
 	"\n"
 	"  run      record a job: preload libncclguard.so into CMD and trace it with LTTng\n"
@@ -28,6 +29,7 @@ static const char usage[] =
 	"           CUDA, NCCL, clock, LTTng, policy), or compare several hosts' checks\n"
 	"  matrix   measure every pair of ranks (latency, bus bandwidth); name the slow ones\n"
 	"  relay    receive the traces of a job's hosts (an lttng-relayd)\n"
+	"  watch    live progress of a job's ranks, and hangs, from an lttng-relayd\n"
 	"\n"
 	"Each subcommand takes --help.\n";
 
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return ng_cli_usage_error(NULL, "no command (run, analyze, policy, doctor, matrix, "
-					  "relay)");
+					  "relay, watch)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, stdout);
 		return 0;
@@ -87,6 +89,8 @@ int main(int argc, char **argv)
 		return ng_cmd_matrix(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "relay"))
 		return ng_cmd_relay(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "watch"))
+		return ng_cmd_watch(argc - 1, argv + 1);
 	return ng_cli_usage_error(NULL, "unknown command '%s' (run, analyze, policy, doctor, "
-				  "matrix, relay)", argv[1]);
+				  "matrix, relay, watch)", argv[1]);
 }

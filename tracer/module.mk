@@ -11,7 +11,7 @@ $(BUILD)/lib/libncclguard-tp.so: $(TP_OBJS) tracer/tp.map
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libncclguard-tp.so \
 		-Wl,--version-script=tracer/tp.map -Wl,-z,nodelete \
-		-o $@ $(TP_OBJS) -llttng-ust -ldl
+		-o $@ $(TP_OBJS) -llttng-ust -llttng-ust-common -ldl
 
 TARGETS += $(BUILD)/lib/libncclguard-tp.so
 INSTALL_LIBS += $(BUILD)/lib/libncclguard-tp.so

@@ -10,11 +10,21 @@
  * first event.  Never dlclose this library (linked -z nodelete): LTTng-UST
  * does not support unloading a provider.  Only `ncclguard_tp_ops` is
  * exported (tp.map).
+ *
+ * The shim's times are CLOCK_MONOTONIC, LTTng's own clock.  A site may
+ * replace LTTng's clock with a plugin (LTTNG_UST_CLOCK_PLUGIN: a PTP or
+ * hardware clock): events are then stamped with the plugin's clock, and
+ * the times they carry are moved onto it here (clock_shift()), so that
+ * the analyzer maps both with the trace's one clock offset.
  */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "ncclguard_tp.h"
 #include "job.h"
+
+#include <lttng/ust-clock.h>
+#include <stdlib.h>
+#include <time.h>
 
 /* The `job` field of every event.  A fork keeps it, as it keeps its job. */
 uint64_t ncclguard_tp_job;
@@ -25,6 +35,46 @@ __attribute__((constructor))
 static void job_from_env(void)
 {
 	__atomic_store_n(&ncclguard_tp_job, ng_job_tag(ng_job_id_env()), __ATOMIC_RELAXED);
+}
+
+/* LTTng's clock where a plugin replaces it; NULL: CLOCK_MONOTONIC. */
+static lttng_ust_clock_read64_function trace_clock;
+static uint64_t trace_clock_hz;
+
+/* liblttng-ust's constructor, which loads the plugin, has run: it is a
+ * dependency of this library. */
+__attribute__((constructor))
+static void clock_from_env(void)
+{
+	const char *plugin = getenv("LTTNG_UST_CLOCK_PLUGIN");
+	lttng_ust_clock_read64_function read64;
+	lttng_ust_clock_freq_function freq;
+
+	if (!plugin || !*plugin || lttng_ust_trace_clock_get_read64_cb(&read64) ||
+	    lttng_ust_trace_clock_get_freq_cb(&freq))
+		return;
+	trace_clock_hz = freq();
+	if (trace_clock_hz)
+		trace_clock = read64;
+}
+
+/* LTTng's clock minus CLOCK_MONOTONIC now, in ns.  Taken per event, not
+ * once: a plugin's clock may be steered (PTP) while monotonic is not. */
+static int64_t clock_shift(void)
+{
+	uint64_t c = trace_clock(), ns;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = trace_clock_hz == 1000000000ULL ? c :
+		(uint64_t)((long double)c * 1e9L / (long double)trace_clock_hz);
+	return (int64_t)ns - ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
+/* A time on LTTng's clock; 0 stays "not measured". */
+static uint64_t shifted(uint64_t t, int64_t d)
+{
+	return t ? (uint64_t)((int64_t)t + d) : 0;
 }
 
 static void op_set_job(uint64_t tag)
@@ -42,8 +92,36 @@ NG_TP_OP(process_info, ng_ev_process_info)
 NG_TP_OP(comm_init_begin, ng_ev_comm_init)
 NG_TP_OP(comm_init_end, ng_ev_comm_init)
 NG_TP_OP(comm_end, ng_ev_comm_end)
-NG_TP_OP(coll_enqueue, ng_ev_coll_enqueue)
-NG_TP_OP(coll_complete, ng_ev_coll_complete)
+
+static void op_coll_enqueue(const struct ng_ev_coll_enqueue *e)
+{
+	struct ng_ev_coll_enqueue moved;
+
+	if (trace_clock) {
+		int64_t d = clock_shift();
+
+		moved = *e;
+		moved.enter_ns = shifted(e->enter_ns, d);
+		moved.exit_ns = shifted(e->exit_ns, d);
+		e = &moved;
+	}
+	lttng_ust_tracepoint(ncclguard, coll_enqueue, e);
+}
+
+static void op_coll_complete(const struct ng_ev_coll_complete *e)
+{
+	struct ng_ev_coll_complete moved;
+
+	if (trace_clock) {
+		int64_t d = clock_shift();
+
+		moved = *e;
+		moved.gpu_start_ns = shifted(e->gpu_start_ns, d);
+		moved.gpu_end_ns = shifted(e->gpu_end_ns, d);
+		e = &moved;
+	}
+	lttng_ust_tracepoint(ncclguard, coll_complete, e);
+}
 NG_TP_OP(coll_algo, ng_ev_coll_algo)
 NG_TP_OP(timeout, ng_ev_timeout)
 NG_TP_OP(policy, ng_ev_policy)

@@ -7,7 +7,8 @@
  *
  * All *_ns times are CLOCK_MONOTONIC nanoseconds, the clock LTTng-UST
  * stamps events with, so the analyzer maps them to the trace clock by the
- * same offset it applies to event timestamps.
+ * same offset it applies to event timestamps.  Where a clock plugin
+ * replaces LTTng's clock, the provider moves them onto it (tp.c).
  *
  * Every event also carries `job`, the tag of the process's job id
  * (common/job.h, 0: none): it is no member of the structs below but one

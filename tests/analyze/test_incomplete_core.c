@@ -194,15 +194,15 @@ static void test_record_notes(void **state)
 	an_free(an);
 }
 
-static struct an_src src_of(int64_t vpid, const char *job, int64_t ts)
+static struct ev_src src_of(int64_t vpid, const char *job, int64_t ts)
 {
-	return (struct an_src){ .host = 0, .vpid = vpid, .ts = ts, .job = ng_job_tag(job) };
+	return (struct ev_src){ .host = 0, .vpid = vpid, .ts = ts, .job = ng_job_tag(job) };
 }
 
 static void test_job_most_processes(void **state)
 {
 	struct an_state *an = an_new(NULL);
-	struct an_src s;
+	struct ev_src s;
 	uint64_t tag = 0;
 
 	(void)state;
@@ -275,10 +275,10 @@ static void test_rank_without_events(void **state)
 	(void)state;
 	an_host_id(an, "node0");
 	for (int r = 0; r < 4; r++) {
-		struct an_src s = { .host = 0, .vpid = 100 + r, .ts = 1000 };
-		struct an_rec_proc p = { .host = "node0", .pid = 100 + r, .rank = r,
+		struct ev_src s = { .host = 0, .vpid = 100 + r, .ts = 1000 };
+		struct ev_rec_proc p = { .host = "node0", .pid = 100 + r, .rank = r,
 					 .world_size = 4 };
-		struct an_rec_init in = { .comm_hash = 0x77, .nranks = 4, .rank = r };
+		struct ev_rec_init in = { .comm_hash = 0x77, .nranks = 4, .rank = r };
 
 		if (r == 2)
 			continue;

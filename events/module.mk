@@ -1,0 +1,7 @@
+# events/: ncclguard's events in a babeltrace2 message stream, decoded into
+# records (events.h); the analyzer (analyze/read.c) and `ncclguard watch`
+# (live/) read through it.  It uses nothing of ours.
+$(BUILD)/obj/events/%.o: MOD_INC := -Ievents
+$(BUILD)/obj/events/%.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
+EVENTS_OBJS := $(BUILD)/obj/events/decode.o
+CLI_OBJS += $(EVENTS_OBJS)

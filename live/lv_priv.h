@@ -1,0 +1,217 @@
+/*
+ * The insides of `ncclguard watch`, shared by its files only (the module's
+ * public header is live.h).  From the top; each calls only files below it:
+ *
+ *   watch.c     ng_watch(): the loop: sessions found and attached, each
+ *               read in turn, reports on time, the end
+ *   print.c     a progress report and the hang findings, text or JSON
+ *   sessions.c  the relayd's live sessions (the `sessions` query)
+ *   source.c    one session: a graph src.ctf.lttng-live -> our sink,
+ *               events decoded (events/) into the tracker
+ *   track.c     the progress tracker: processes, communicators, each
+ *               member's last collective, the hangs
+ *   util.c      allocation and the map
+ *
+ * The tracker keeps per communicator member only the last collective it
+ * entered and completed, and per communicator a ring of the first entry
+ * time of the collectives in flight, so memory grows with ranks and
+ * communicators, not with the job's length, and an event costs two map
+ * lookups.
+ */
+#ifndef NCCLGUARD_LV_PRIV_H
+#define NCCLGUARD_LV_PRIV_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "events.h"
+#include "live.h"
+
+/* ---- util.c ----------------------------------------------------------- */
+
+/* Out of memory ends the command (what it holds is all it could show). */
+void *lv_xcalloc(size_t n, size_t sz);
+void *lv_xrealloc(void *p, size_t sz);
+char *lv_xstrdup(const char *s);
+int64_t lv_mono_ns(void);		/* CLOCK_MONOTONIC */
+int64_t lv_real_ns(void);		/* CLOCK_REALTIME */
+
+/* uint64 key -> index; open addressing, never shrinks. */
+struct lv_map {
+	uint64_t *keys;
+	int32_t *vals;		/* -1: empty */
+	uint32_t cap, n;
+};
+int32_t lv_map_get(const struct lv_map *m, uint64_t key);
+void lv_map_put(struct lv_map *m, uint64_t key, int32_t val);
+void lv_map_free(struct lv_map *m);
+uint64_t lv_mix(uint64_t a, uint64_t b);	/* two keys as one */
+
+/* ---- track.c ---------------------------------------------------------- */
+
+#define LV_JOBS_MAX	16
+#define LV_OPS_MAX	32
+#define LV_RING		4096	/* collectives in flight remembered per comm */
+
+struct lv_job {
+	uint64_t tag;
+	char id[64];		/* process_info's job_id; "" if none came */
+	int nproc;		/* processes seen in it */
+	int64_t world_size;	/* the largest process_info says */
+};
+
+struct lv_host {
+	char *name;
+};
+
+struct lv_proc {
+	int host, sess;		/* sess: whose clock its times are on */
+	int job;		/* index in jobs[], -1: past LV_JOBS_MAX */
+	int64_t vpid, pid, rank;	/* rank -1 until process_info */
+	int has_info;
+};
+
+struct lv_member {		/* a process on a communicator */
+	int proc;
+	int64_t comm_rank;	/* -1 until its init */
+	uint64_t last_seq;	/* last collective entered */
+	int64_t last_enter;	/* its entry, on its host's trace clock */
+	uint64_t done_seq;	/* last collective it saw complete (sampled) */
+	int64_t init_begin, init_end;	/* its comm_init_begin, _end (0: none) */
+	int ended;		/* comm_end came */
+};
+
+struct lv_slot {		/* the first entry into one seq */
+	uint64_t seq;
+	int64_t enter;
+	int proc;
+	uint8_t op;
+};
+
+struct lv_comm {
+	uint64_t hash;
+	int job;
+	int64_t nranks;
+	struct lv_member *m;
+	int nm, cap;
+	struct lv_map member_of;	/* proc -> index in m */
+	struct lv_slot *ring;		/* LV_RING, by seq */
+	uint64_t hang_seq;		/* the hang reported (0: none;
+					 * UINT64_MAX: its init) */
+	uint64_t resolved_seq;		/* a hang gone since the last report */
+	int64_t pending_seen;		/* when the watch first saw the
+					 * current pending seq (monotonic) */
+	uint64_t pending_seq;
+};
+
+/* A session's clock: its latest trace time (events and the relayd's
+ * inactivity beacons) and our monotonic time then, so its current time
+ * is known on its own clock, whatever the offset between hosts. */
+struct lv_clock {
+	int64_t ts, mono;
+	int64_t last_event_ts;	/* the latest event's time */
+};
+
+/* A hang as found at a report: the pending seq of one comm. */
+struct lv_hang {
+	const struct lv_comm *comm;
+	uint64_t seq;
+	const char *op;
+	double waited_s;
+	int *wait, *miss;	/* proc indexes */
+	int nwait, nmiss;
+	int64_t unseen;		/* comm ranks of no process seen */
+	int is_new;
+};
+
+/* A watchdog's timeout, printed at the next report. */
+struct lv_timeout {
+	int proc;
+	uint64_t comm, seq, waited_ns;
+	char op[24], action[12], what[16];
+};
+
+struct lv_state {
+	struct ng_watch_opts opts;
+	uint64_t want_tag;	/* --job's tag */
+	int want_job;		/* --job given */
+	struct lv_job jobs[LV_JOBS_MAX];
+	int njobs;
+	struct lv_host *hosts;
+	int nhosts;
+	struct lv_proc *procs;
+	int nprocs;
+	struct lv_comm **comms;
+	int ncomms;
+	struct lv_map proc_map, comm_map, host_map;
+	char *ops[LV_OPS_MAX];
+	int nops;
+	struct lv_clock *clocks;	/* one per session */
+	int nclocks;
+	struct lv_timeout *timeouts;
+	int ntimeouts;
+	uint64_t events, dropped;	/* events read; dropped: another job's */
+	uint64_t timeouts_more;
+	int hangs_reported;
+	uint64_t events_at_report;	/* at the previous report */
+	int64_t mono_at_report, mono_start;
+};
+
+void lv_state_init(struct lv_state *st, const struct ng_watch_opts *opts);
+void lv_state_free(struct lv_state *st);
+int lv_host_id(struct lv_state *st, const char *name);
+/* One decoded event of session sess; ev_body() already taken. */
+void lv_event(struct lv_state *st, int sess, const struct ev_event *ev);
+/* Session sess's clock read ts (an event or a beacon) at monotonic mono. */
+void lv_clock_at(struct lv_state *st, int sess, int64_t ts, int64_t mono, int event);
+/* The job to show (index in jobs[], -1: none yet). */
+int lv_shown_job(const struct lv_state *st);
+/* The hangs of job j now (at monotonic time mono); lv_hangs_free. */
+int lv_hangs(struct lv_state *st, int j, int64_t mono, struct lv_hang **out);
+void lv_hangs_free(struct lv_hang *h, int n);
+/* Session sess's current time on its own clock; 0: unknown. */
+int64_t lv_sess_now(const struct lv_state *st, int sess, int64_t mono);
+const char *lv_op_name(const struct lv_state *st, int op);
+
+/* ---- source.c: one session ------------------------------------------- */
+
+struct lv_session;
+/* A graph on `url` (net://R:P/host/H/NAME) for session number sess; NULL
+ * after saying why on stderr. */
+struct lv_session *lv_session_open(struct lv_state *st, int sess, const char *url);
+/* Reads what is there, at most `budget` batches: 1 something came, 0
+ * nothing yet, -1 the session ended (or failed: said on stderr). */
+int lv_session_step(struct lv_session *s, int budget);
+void lv_session_close(struct lv_session *s);
+
+/* ---- sessions.c ------------------------------------------------------- */
+
+/* babeltrace2's src.ctf.lttng-live (its plugin loaded once); NULL with
+ * why in err. */
+struct bt_component_class_source;
+const struct bt_component_class_source *lv_live_class(char *err, size_t errlen);
+/* The root cause of babeltrace2's current error, taken ("" if none). */
+void lv_bt_error(char *buf, size_t len);
+
+struct lv_listed {
+	char *url, *host, *name;
+	uint64_t clients;	/* viewers already attached */
+};
+/* The relayd's live sessions: 0 and *out (lv_listed_free), or -1 with
+ * why in err. */
+int lv_list_sessions(const char *relay_url, struct lv_listed **out, int *n, char *err,
+		     size_t errlen);
+void lv_listed_free(struct lv_listed *l, int n);
+/* "net://HOST[:PORT]" alone (0), a session's URL (1), or neither (-1). */
+int lv_url_kind(const char *url);
+
+/* ---- print.c ---------------------------------------------------------- */
+
+/* A progress report of the job shown, its hangs and the timeouts since
+ * the last one; final: the last report. */
+void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int final);
+/* A line about the watch itself ("attached to ..."): text, or JSON
+ * {"type": "note", "note": ...}. */
+void lv_note(struct lv_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

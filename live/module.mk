@@ -1,0 +1,8 @@
+# live/: `ncclguard watch` as one call, ng_watch() (live.h): an
+# lttng-relayd's live sessions read through babeltrace2's
+# src.ctf.lttng-live, the events decoded by events/, the job's progress
+# and hangs.  It uses events/ and common/; tools/ gives it its command line.
+$(BUILD)/obj/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
+$(BUILD)/obj/live/%.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
+LIVE_OBJS := $(patsubst %,$(BUILD)/obj/live/%.o,watch print sessions source track util)
+CLI_OBJS += $(LIVE_OBJS)

@@ -1,0 +1,14 @@
+# tests/live: `ncclguard watch` and clocks across hosts.  libng_clock_skew.so
+# is an LTTng-UST clock plugin whose clock runs ahead (a skewed host).
+$(BUILD)/tests/libng_clock_skew.so: tests/live/clock_skew.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -o $@ $< -llttng-ust-common
+TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
+
+# The progress tracker on records (no relayd, no babeltrace2).
+$(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
+$(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o \
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/util.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
+TEST_BINS += $(BUILD)/tests/test_live_track

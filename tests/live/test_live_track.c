@@ -1,0 +1,221 @@
+/*
+ * The watch's progress tracker (live/track.c) on records, without a
+ * relayd: the pending collective and who waits or is missing, waits
+ * measured on each host's own clock whatever the offset between hosts,
+ * a hung init and the rank that never joined it, a hang resolved, and
+ * the --job filter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "job.h"
+#include "lv_priv.h"
+
+#define MS	1000000LL
+#define S	1000000000LL
+#define COMM	0xc0ffee0000000001ull
+
+/* Ranks 0-1 on host 0 (session 0), 2-3 on host 1 (session 1), whose
+ * clock reads skew ahead. */
+struct fixture {
+	struct lv_state st;
+	int64_t skew;
+	uint64_t job;
+};
+
+static int sess_of(int r)
+{
+	return r < 2 ? 0 : 1;
+}
+
+static void start(struct fixture *f, int64_t skew, const char *want)
+{
+	struct ng_watch_opts o = { .url = "net://x", .stuck_s = 60, .every_s = 5, .job = want };
+
+	memset(f, 0, sizeof(*f));
+	lv_state_init(&f->st, &o);
+	lv_host_id(&f->st, "hosta");
+	lv_host_id(&f->st, "hostb");
+	f->skew = skew;
+	f->job = ng_job_tag("j1");
+}
+
+static struct ev_event ev_of(struct fixture *f, enum ev_kind k, int r, int64_t t)
+{
+	struct ev_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = k;
+	e.src.host = sess_of(r);
+	e.src.vpid = 100 + r;
+	e.src.ts = t + (sess_of(r) ? f->skew : 0);
+	e.src.job = f->job;
+	e.job_id = "";
+	return e;
+}
+
+static void proc(struct fixture *f, int r, int world)
+{
+	struct ev_event e = ev_of(f, EV_PROC, r, 1 * S);
+
+	e.r.proc.rank = r;
+	e.r.proc.pid = 100 + r;
+	e.r.proc.world_size = world;
+	e.job_id = "j1";
+	lv_event(&f->st, sess_of(r), &e);
+}
+
+static void init(struct fixture *f, int r, int end, int64_t t)
+{
+	struct ev_event e = ev_of(f, end ? EV_INIT_END : EV_INIT_BEGIN, r, t);
+
+	e.r.init.comm_hash = COMM;
+	e.r.init.nranks = 4;
+	e.r.init.rank = r;
+	e.r.init.end = end;
+	lv_event(&f->st, sess_of(r), &e);
+}
+
+static void enq(struct fixture *f, int r, uint64_t seq, int64_t t)
+{
+	struct ev_event e = ev_of(f, EV_ENQ, r, t);
+
+	e.r.coll.comm_hash = COMM;
+	e.r.coll.seq = seq;
+	e.r.coll.op = "allreduce";
+	e.r.coll.nranks = 4;
+	e.r.coll.enter_ns = e.src.ts;
+	lv_event(&f->st, sess_of(r), &e);
+}
+
+/* Both sessions' clocks read t (plus the skew) at monotonic time mono. */
+static void clocks(struct fixture *f, int64_t t, int64_t mono)
+{
+	lv_clock_at(&f->st, 0, t, mono, 0);
+	lv_clock_at(&f->st, 1, t + f->skew, mono, 0);
+}
+
+static int hangs(struct fixture *f, int64_t mono, struct lv_hang **h)
+{
+	return lv_hangs(&f->st, lv_shown_job(&f->st), mono, h);
+}
+
+static int64_t rank_of(struct fixture *f, int proc)
+{
+	return f->st.procs[proc].rank;
+}
+
+static void test_collective(void **state)
+{
+	struct fixture f;
+	struct lv_hang *h;
+	int n;
+
+	(void)state;
+	start(&f, 250 * MS, NULL);
+	for (int r = 0; r < 4; r++) {
+		proc(&f, r, 4);
+		init(&f, r, 0, 2 * S);
+		init(&f, r, 1, 2 * S + 10 * MS);
+	}
+	for (uint64_t s = 1; s <= 5; s++)
+		for (int r = 0; r < 4; r++)
+			if (r != 3 || s < 5)
+				/* rank 2 (hostb) is the first into seq 5 */
+				enq(&f, r, s, 10 * S + (int64_t)s * MS + (r == 2 ? 0 : 100000));
+	/* 30 s later on both hosts: pending, not yet a hang */
+	clocks(&f, 40 * S, 1000 * S);
+	n = hangs(&f, 1000 * S, &h);
+	assert_int_equal(n, 0);
+	lv_hangs_free(h, n);
+	/* 61 s after the first entry, on its host's clock, whatever the skew */
+	n = hangs(&f, 1031 * S, &h);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].seq, 5);
+	assert_string_equal(h[0].op, "allreduce");
+	assert_true(h[0].waited_s > 60.9 && h[0].waited_s < 61.1);
+	assert_int_equal(h[0].nwait, 3);
+	assert_int_equal(h[0].nmiss, 1);
+	assert_int_equal(rank_of(&f, h[0].miss[0]), 3);
+	assert_int_equal(h[0].unseen, 0);
+	assert_true(h[0].is_new);
+	lv_hangs_free(h, n);
+	/* still there: not new */
+	n = hangs(&f, 1032 * S, &h);
+	assert_int_equal(n, 1);
+	assert_false(h[0].is_new);
+	lv_hangs_free(h, n);
+	/* rank 3 arrives: resolved */
+	enq(&f, 3, 5, 75 * S);
+	n = hangs(&f, 1033 * S, &h);
+	assert_int_equal(n, 0);
+	assert_int_equal(f.st.comms[0]->resolved_seq, 5);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+static void test_init(void **state)
+{
+	struct fixture f;
+	struct lv_hang *h;
+	int n;
+
+	(void)state;
+	start(&f, -40 * MS, NULL);
+	for (int r = 0; r < 4; r++)
+		proc(&f, r, 4);
+	/* rank 3 never begins the init of the world's comm */
+	for (int r = 0; r < 3; r++)
+		init(&f, r, 0, 2 * S);
+	clocks(&f, 50 * S, 500 * S);
+	n = hangs(&f, 500 * S, &h);
+	assert_int_equal(n, 0);
+	lv_hangs_free(h, n);
+	n = hangs(&f, 513 * S, &h);
+	assert_int_equal(n, 1);
+	assert_string_equal(h[0].op, "init");
+	assert_int_equal(h[0].nwait, 3);
+	assert_int_equal(h[0].nmiss, 1);
+	assert_int_equal(rank_of(&f, h[0].miss[0]), 3);
+	assert_true(lv_map_get(&h[0].comm->member_of, (uint64_t)h[0].miss[0]) < 0);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+static void test_job_filter(void **state)
+{
+	struct fixture f;
+	struct lv_hang *h;
+	int n;
+
+	(void)state;
+	start(&f, 0, "j2");
+	for (int r = 0; r < 4; r++)
+		proc(&f, r, 4);
+	for (int r = 0; r < 3; r++)
+		enq(&f, r, 1, 2 * S);
+	assert_int_equal(f.st.dropped, 7);
+	assert_int_equal(f.st.nprocs, 0);
+	assert_int_equal(lv_shown_job(&f.st), -1);
+	clocks(&f, 100 * S, 100 * S);
+	n = hangs(&f, 200 * S, &h);
+	assert_int_equal(n, 0);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_collective),
+		cmocka_unit_test(test_init),
+		cmocka_unit_test(test_job_filter),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

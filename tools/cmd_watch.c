@@ -1,0 +1,88 @@
+/*
+ * `ncclguard watch net://HOST[:PORT] [--stuck S] [--json] [--job ID] [--every S]`
+ *
+ * The command line of ng_watch() (live/live.h).  Exit status: 0 the job's
+ * sessions ended (or a signal) without a hang, 5 a hang was reported, 1
+ * the relayd could not be read, 2 usage.
+ */
+#include <string.h>
+
+#include "cli.h"
+#include "live.h"
+#include "seconds.h"
+
+static const char usage[] =
+	"usage: ncclguard watch net://HOST[:PORT] [--stuck S] [--json] [--job ID] [--every S]\n"
+	"\n"
+	"Attaches to the live sessions of an lttng-relayd (`ncclguard run --relay`, or\n"
+	"sessions created with `lttng create --live`) and, while the job runs, prints\n"
+	"each host's and rank's progress (the last collective each rank entered on\n"
+	"each communicator) and the hangs: a collective some ranks entered and others\n"
+	"did not, or an init some ranks began, waiting longer than --stuck, with the\n"
+	"ranks waiting, the ranks missing and their hosts.  It ends when the job's\n"
+	"sessions end, or on Ctrl-C.\n"
+	"\n"
+	"  --stuck S   a collective waiting this long is a hang (default 60)\n"
+	"  --json      one JSON object per line (type: progress, hang, hang_resolved,\n"
+	"              timeout, note, end)\n"
+	"  --job ID    follow job ID (\"none\": events without a job id); default: the\n"
+	"              job with the most processes\n"
+	"  --every S   a progress report every S seconds (default 5)\n"
+	"  HOST[:PORT] the relayd's live port (default 5344); a session's own URL,\n"
+	"              net://HOST[:PORT]/host/H/NAME, follows that session alone\n"
+	"\n"
+	"Exit status: 0 the sessions ended without a hang, 5 a hang was reported,\n"
+	"1 the relayd could not be read, 2 usage.\n";
+
+static int seconds_opt(const char *opt, const char *val, int never_ok, double *out)
+{
+	const char *why;
+
+	if (ng_seconds_parse(val, out, &why))
+		return ng_cli_usage_error("watch", "%s '%s': %s", opt, val, why);
+	if (!never_ok && ng_seconds_never(*out))
+		return ng_cli_usage_error("watch", "%s '%s': expected a number of seconds",
+					  opt, val);
+	return 0;
+}
+
+int ng_cmd_watch(int argc, char **argv)
+{
+	struct ng_watch_opts opts = { .stuck_s = 60, .every_s = 5, .out = stdout };
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--json")) {
+			opts.json = 1;
+			continue;
+		}
+		if (!strcmp(a, "--stuck") || !strcmp(a, "--job") || !strcmp(a, "--every")) {
+			if (i + 1 >= argc || !*argv[i + 1])
+				return ng_cli_usage_error("watch", "%s needs a value", a);
+			if (!strcmp(a, "--job"))
+				opts.job = argv[++i];
+			else if ((r = seconds_opt(a, argv[i + 1], !strcmp(a, "--stuck"),
+						  !strcmp(a, "--stuck") ? &opts.stuck_s :
+						  &opts.every_s)))
+				return r;
+			else
+				i++;
+			continue;
+		}
+		if (a[0] == '-' && a[1])
+			return ng_cli_usage_error("watch", "unknown option '%s'", a);
+		if (opts.url)
+			return ng_cli_usage_error("watch", "one relayd URL only ('%s', '%s')",
+						  opts.url, a);
+		opts.url = a;
+	}
+	if (!opts.url)
+		return ng_cli_usage_error("watch", "no relayd URL given (net://HOST[:PORT])");
+	return ng_watch(&opts);
+}
