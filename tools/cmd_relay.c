@@ -2,7 +2,8 @@
  * `ncclguard relay`: an lttng-relayd for a job (DESIGN.md section 10), in
  * the foreground.  It listens on LTTng's three ports, control P, data P+1
  * and live P+2 (LTTng's defaults 5342, 5343, 5344 follow the same rule),
- * so that one HOST:P names it for `run --relay` and `watch`, and writes
+ * so that one HOST:P names it for `run --relay` (and HOST:P+2, its live
+ * port, as babeltrace2 names a live relay, for `watch`), and writes
  * each host's sessions under DIR/<host>/<session>-<date>-<time>/, which
  * `ncclguard analyze DIR` reads.  We exec the daemon: its pid is ours, and
  * ^C or SIGTERM stops it.
@@ -125,7 +126,7 @@ int ng_cmd_relay(int argc, char **argv)
 		"  follow: ncclguard watch net://%s:%ld\n"
 		"  read:   ncclguard analyze %s [DIR]\n"
 		"  stop:   ^C, or kill %ld\n",
-		(long)getpid(), dir, host, port, host, port, dir, (long)getpid());
+		(long)getpid(), dir, host, port, host, port + 2, dir, (long)getpid());
 	fflush(NULL);
 	execlp("lttng-relayd", "lttng-relayd", "-o", dir, "-C", ctrl, "-D", data, "-L", live,
 	       (char *)NULL);
