@@ -8,7 +8,7 @@
 
 cd "$NG_TMP" || fail "no $NG_TMP"
 rc=0
-LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=quiet NCCLGUARD_INJECT="delay:ms=50,rank=2,op=allreduce" \
+LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=quiet NCCLGUARD_INJECT="delay:ms=200,rank=2,op=allreduce" \
 	timeout -k 5 120 "$NG_BIN" matrix --local 6 $SMALL --timeout 10 >out 2>err || rc=$?
 cat out err
 assert_eq "$rc" 0 "exit status"
