@@ -78,8 +78,15 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 	}
 	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&via[kind], 1, __ATOMIC_RELAXED);
-	if (ab_switch_mask)
+	if (ab_switch_mask) {
+		/* A plugin may add events after its init (ours adds the kernel's
+		 * when it alone sees a comm): keep what it has asked for so far. */
+		int cur = __atomic_load_n(ab_switch_mask, __ATOMIC_RELAXED);
+
+		if (cur & ~ab_switch_mask_on)
+			__atomic_or_fetch(&ab_switch_mask_on, cur, __ATOMIC_RELAXED);
 		__atomic_store_n(ab_switch_mask, kind ? ab_switch_mask_on : 0, __ATOMIC_RELAXED);
+	}
 	return path[kind](sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
 

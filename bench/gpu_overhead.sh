@@ -36,6 +36,9 @@
 # rec_noplugin, rec_plugin, plugin: recorded through the preload only, through
 # NCCL's profiler plugin only (no LD_PRELOAD; rec has both, as `run` sets
 # NCCL_PROFILER_PLUGIN), and the plugin alone without a session;
+# recab, recab_plugin (MODE=arpab): preload and plugin, and the plugin alone,
+# with the plugin's events on only in the blocks that are not direct
+# (bench/ab_prof.c), so that its own cost is measured too;
 # prof, prof_all, prof_MASK (MODE=arpab, no shim): NCCL's profiler plugin
 # interface feeding bench/null_profiler.c, which does nothing, with events
 # 0x200 (collective API), all, or MASK on in the blocks that are not direct.
@@ -90,6 +93,7 @@ elif [ "$MODE" = arpab ]; then
 	gcc -O2 -shared -fPIC -o "$W/ab_switch.so" bench/ab_switch.c -I"$NCCL_HOME/include" \
 		-I"$CUDA_HOME/include" -ldl || exit 1
 	gcc -O2 -shared -fPIC -o "$W/null_profiler.so" bench/null_profiler.c -ldl || exit 1
+	gcc -O2 -shared -fPIC -o "$W/ab_prof.so" bench/ab_prof.c -ldl || exit 1
 	AB_ITERS=${AB_ITERS:-2000}; AB_WARM=${AB_WARM:-2000}
 	# ab_switch.so goes ahead of whatever the variant preloads (ncclguard run
 	# puts the shim first in the LD_PRELOAD it is given).  Lines go direct,
@@ -221,6 +225,14 @@ run_variant() {
 	# preload and plugin): the preload alone, the plugin alone, and the
 	# plugin alone without a session.
 	rec_noplugin) workload "$ng" run -o "$d" -- env NCCL_PROFILER_PLUGIN=none ;;
+	# MODE=arpab: the plugin's events switched with the blocks (bench/ab_prof.c),
+	# so its cost is on the shim's side of each pair: preload and plugin
+	# (what `run` records with), and the plugin alone.
+	recab | recab_plugin)
+		[ "$MODE" = arpab ] || { echo "$v: MODE=arpab only (bench/ab_switch.c toggles)" >&2; return 1; }
+		local unset=; [ "$v" = recab_plugin ] && unset="-u LD_PRELOAD"
+		workload "$ng" run -o "$d" -- env $unset NCCL_PROFILER_PLUGIN="$W/ab_prof.so" \
+			AB_PROF_INNER="$shim" ;;
 	rec_plugin) workload "$ng" run -o "$d" -- env -u LD_PRELOAD ;;
 	plugin) workload env NCCL_PROFILER_PLUGIN="$shim" NCCLGUARD_TRACE=0 ;;
 	rec_conly)	# a session of coll_complete only: the calls push their records

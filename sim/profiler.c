@@ -28,7 +28,7 @@
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;			/* 0 not tried, 1 loaded, -1 none */
 static ncclProfiler_v5_t *prof;
-static int mask;			/* eActivationMask, as NCCL: the last init's */
+static int mask;			/* eActivationMask: NCCL's ncclProfilerEventMask */
 
 static const char *const func_names[SIM_NKINDS] = {
 	"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
@@ -97,20 +97,17 @@ static uint64_t fnv(const char *s)
 
 void sim_prof_comm_init(struct ncclComm *c, const char *name)
 {
-	int m = 0;
-
 	if (!loaded)
 		load();
 	if (loaded != 1)
 		return;
 	/* NCCL's commHash hashes the unique id: every rank agrees on it. */
 	c->prof_hash = fnv(name);
-	if (prof->init(&c->prof_ctx, c->prof_hash, &m, NULL, 1, c->nranks, c->rank, NULL) !=
-	    ncclSuccess) {
+	/* NCCL hands every plugin init its one global mask, which a plugin
+	 * may keep and change later. */
+	if (prof->init(&c->prof_ctx, c->prof_hash, &mask, NULL, 1, c->nranks, c->rank, NULL) !=
+	    ncclSuccess)
 		c->prof_ctx = NULL;
-		return;
-	}
-	__atomic_store_n(&mask, m, __ATOMIC_RELAXED);
 }
 
 void sim_prof_comm_fini(struct ncclComm *c)
@@ -180,6 +177,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 		int nch;
 
 		groups[i] = NULL;
+		op->prof_mask = m;	/* NCCL reads it once per task, at enqueue */
 		if (!c || !c->prof_ctx)
 			continue;
 		/* A group event per comm of the launch: the first op of each. */
@@ -267,8 +265,7 @@ void sim_prof_kernel_start(struct sim_op *op)
 	ncclProfilerEventDescr_v5_t d;
 	uint64_t t = gpu_timer();
 
-	if (!prof || !op->prof_coll || !(__atomic_load_n(&mask, __ATOMIC_RELAXED) &
-					  ncclProfileKernelCh))
+	if (!prof || !op->prof_coll || !(op->prof_mask & ncclProfileKernelCh))
 		return;
 	for (int ch = 0; ch < op->prof_nch; ch++) {
 		memset(&d, 0, sizeof(d));

@@ -271,6 +271,7 @@ struct sim_op {
 	void *prof_coll;
 	void *prof_ch[SIM_PROF_CH];
 	int prof_nch;
+	int prof_mask;		/* NCCL's mask when the op was launched */
 };
 
 /* Take this op's place in its communicator's order: call in call order. */
