@@ -23,6 +23,9 @@
 #  15  `ncclguard matrix` on real NCCL: one rank; NP>=2: every pair of NP
 #      ranks (--local and torchrun --no-python); one GPU: two ranks on it,
 #      which NCCL refuses, a failed pair and no hang
+#  17  NCCL's profiler plugin: nccl-tests and the DDP example recorded
+#      through the plugin only (no LD_PRELOAD) and through both; each call
+#      once, NCCL's choices, the same losses
 # STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
@@ -31,7 +34,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 17"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -283,6 +286,34 @@ if want 15; then
 		st $NG matrix --local 2 --timeout 20 -o "$OUT/mx2" >"$OUT/mx2.log" 2>&1
 		row "15 matrix, 2 ranks on 1 GPU: exit (1) / reason" "$? / $(grep -m1 -o '0-1  .*' "$OUT/mx2.log" | cut -c1-150)"
 	fi
+fi
+if want 17; then
+	stage 17
+	# nccl-tests, as gpu_overhead.sh builds it (a clone in .nccl-tests).
+	NT=/tmp/nccltests; mkdir -p /tmp/ncclhome/lib
+	ln -sf "$NCCL_HOME/include" /tmp/ncclhome/include
+	ln -sf "$NCCL_LIBDIR/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so
+	[ -x $NT/all_reduce_perf ] || make -j16 -C .nccl-tests NCCL_HOME=/tmp/ncclhome CUDA_HOME="$CUDA_HOME" \
+		BUILDDIR=$NT NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$OUT/nccltests.log" 2>&1
+	ARP="$NT/all_reduce_perf -b 8 -e 64M -f 8 -g 1 -n 20 -w 5 -c 1"
+	colls() { python3 -c "
+import json, sys; r = json.load(open(sys.argv[1]))
+print(sum(c['calls'] for c in r['collectives']), sorted({(c['algo'], c['proto']) for c in r['collectives']}),
+      [f['kind'] for f in r['findings']])" "$1" 2>&1; }
+	for how in plugin both; do
+		un=; [ $how = plugin ] && un="-u LD_PRELOAD"
+		st $NG run -o "$OUT/p17_nt_$how" -- env $un $ARP >"$OUT/p17_nt_$how.log" 2>&1
+		row "17 nccl-tests, $how: exit / wrong" "$? / $(awk '/Out of bounds values/ {print $NF}' "$OUT/p17_nt_$how.log")"
+		$NG analyze "$OUT/p17_nt_$how" --json "$OUT/p17_nt_$how.json" >"$OUT/p17_nt_${how}_analyze.txt" 2>&1
+		row "17 nccl-tests, $how: analyze exit / calls, algo, findings" "$? / $(colls "$OUT/p17_nt_$how.json")"
+		st $NG run -o "$OUT/p17_ddp_$how" -- env $un torchrun --standalone --nproc_per_node=$NP \
+			examples/train_ddp.py --steps 30 >"$OUT/p17_ddp_$how.log" 2>&1
+		row "17 ddp, $how: exit / losses (md5)" "$? / $(losses "$OUT/p17_ddp_$how.log")"
+		$NG analyze "$OUT/p17_ddp_$how" --json "$OUT/p17_ddp_$how.json" >"$OUT/p17_ddp_${how}_analyze.txt" 2>&1
+		row "17 ddp, $how: analyze exit / calls, algo, findings" "$? / $(colls "$OUT/p17_ddp_$how.json")"
+	done
+	st torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/p17_ddp_plain.log" 2>&1
+	row "17 ddp, no ncclguard: losses (md5)" "$(losses "$OUT/p17_ddp_plain.log")"
 fi
 if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
