@@ -168,6 +168,14 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 
 			if (pr)
 				pr->plugin_only = 1;
+			/* NCCL runs a 1-rank comm's collectives as local copies
+			 * and tells a plugin nothing of them. */
+			if (ev.r.init.nranks == 1)
+				an_incomplete(rd->an, "plugin_one_rank",
+					      "a 1-rank communicator seen only through NCCL's "
+					      "profiler plugin: NCCL reports none of its collectives "
+					      "to a plugin, so its calls are not in this report "
+					      "(the preload records them)");
 		}
 		break;
 	case EV_ENQ:

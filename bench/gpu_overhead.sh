@@ -38,7 +38,8 @@
 # NCCL_PROFILER_PLUGIN), and the plugin alone without a session;
 # recab, recab_plugin (MODE=arpab): preload and plugin, and the plugin alone,
 # with the plugin's events on only in the blocks that are not direct
-# (bench/ab_prof.c), so that its own cost is measured too;
+# (bench/ab_prof.c), so that its own cost is measured too; NP=2 or more:
+# NCCL calls no plugin for a 1-rank comm's collectives;
 # prof, prof_all, prof_MASK (MODE=arpab, no shim): NCCL's profiler plugin
 # interface feeding bench/null_profiler.c, which does nothing, with events
 # 0x200 (collective API), all, or MASK on in the blocks that are not direct.

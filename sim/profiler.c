@@ -180,6 +180,10 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 		op->prof_mask = m;	/* NCCL reads it once per task, at enqueue */
 		if (!c || !c->prof_ctx)
 			continue;
+		/* NCCL runs a collective of a 1-rank comm as a local copy, with
+		 * no kernel plan: a plugin hears nothing of it (taskAppend()). */
+		if (c->nranks == 1 && op->kind != SIM_SEND && op->kind != SIM_RECV)
+			continue;
 		/* A group event per comm of the launch: the first op of each. */
 		for (int k = 0; k < i; k++)
 			if (ops[k].comm == c) {

@@ -163,6 +163,10 @@ static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int 
 		};
 
 		say_plugin_only();
+		if (nranks == 1)
+			ng_warn_once("a 1-rank communicator seen only through NCCL's profiler "
+				     "plugin: NCCL reports none of its collectives to a plugin, so "
+				     "they go unrecorded (preload libncclguard.so to record them)");
 		ng_rank_from_comm(rank, nranks);
 		ng_process_info_maybe();
 		ng_emit_init(1, &ev);

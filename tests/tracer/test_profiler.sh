@@ -97,6 +97,14 @@ J="$NG_TMP/both/report.json"
 assert_eq "$(field "$J" 'sum(c["calls"] for c in r["collectives"]) * 2')" "$enq" "calls counted once"
 assert_eq "$(field "$J" 'sorted(set(c["algo"] for c in r["collectives"]))')" "['RING']" "algo in every row"
 
+note "plugin only, one rank: NCCL tells a plugin nothing; said, not a silent empty report"
+ranks one 1 4 4096 || { cat "$NG_TMP/one.err"; fail "run failed"; }
+assert_eq "$(grep -c '4 calls done' "$NG_TMP/one.out")" 1 "the rank is done"
+assert_grep "a 1-rank communicator seen only through NCCL's profiler plugin" "$NG_TMP/one.err"
+J="$NG_TMP/one/report.json"
+assert_eq "$(field "$J" '[i["what"] for i in r["incomplete"]]')" "['plugin_one_rank']" "incomplete[]"
+assert_eq "$(field "$J" 'len(r["collectives"])')" 0 "no call pretended"
+
 note "NCCL_PROFILER_PLUGIN=none is the user's choice"
 NCCL_PROFILER_PLUGIN=none ranks none 2 2 4096 || { cat "$NG_TMP/none.err"; fail "run failed"; }
 assert_no_grep "seen only through" "$NG_TMP/none.err"
