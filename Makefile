@@ -10,6 +10,8 @@
 #   make deps-test       and those some tests use where present (Chromium)
 #   make deps-cluster    and those the cluster tests launch with (CI does)
 #   make demo            record and analyze a 4-rank job on the CPU backend
+#   make demo-cluster    three hosts (namespaces, as root), a relay, watch
+#                        naming a rank that never joins, analyze afterwards
 
 CUDA_HOME ?= /usr/local/cuda
 NCCL_HOME ?= $(CUDA_HOME)
@@ -60,7 +62,7 @@ CLI_LIBS      :=
 INSTALL_LIBS  :=
 TEST_BINS     :=
 
-.PHONY: all check demo install deps deps-test deps-cluster clean fuzz bench
+.PHONY: all check demo demo-cluster install deps deps-test deps-cluster clean fuzz bench
 all: targets
 
 # $(call ng_unit_test,DIR,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME
@@ -113,6 +115,9 @@ check: deps-check all $(TEST_BINS)
 
 demo: deps-check all
 	@tools/demo.sh $(BUILD)
+
+demo-cluster: deps-check all
+	@tools/demo_cluster.sh $(BUILD)
 
 deps-check:
 	@tools/check_deps.sh $(DEBIAN_PACKAGES)

@@ -23,6 +23,11 @@
 #  15  `ncclguard matrix` on real NCCL: one rank; NP>=2: every pair of NP
 #      ranks (--local and torchrun --no-python); one GPU: two ranks on it,
 #      which NCCL refuses, a failed pair and no hang
+#  16  the live path: `ncclguard relay` on this machine, the DDP example
+#      under `ncclguard run --relay`, `ncclguard watch --json` attached
+#      first (tests/gpu/live16.sh): its collectives seen live, 0 lost in
+#      analyze; one rank stalled (one GPU: its watchdog's timeout, no peer
+#      to wait); an init rank 1 never joins: watch's hang line, exit 5
 #  17  NCCL's profiler plugin: nccl-tests and the DDP example recorded
 #      through the plugin only (no LD_PRELOAD) and through both; each call
 #      once, NCCL's choices, the same losses
@@ -34,7 +39,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 17"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"}
 NP=${NP:-1}
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
@@ -286,6 +291,21 @@ if want 15; then
 		st $NG matrix --local 2 --timeout 20 -o "$OUT/mx2" >"$OUT/mx2.log" 2>&1
 		row "15 matrix, 2 ranks on 1 GPU: exit (1) / reason" "$? / $(grep -m1 -o '0-1  .*' "$OUT/mx2.log" | cut -c1-150)"
 	fi
+fi
+if want 16; then
+	stage 16
+	# Everything on 127.0.0.1, one host: what it shows is the relay, live
+	# sessions and watch on real NCCL and PyTorch.  With one GPU the job
+	# has one rank: a stalled rank has no peer waiting for it, so watch
+	# shows its watchdog's timeout, not a hang line; the hang between
+	# ranks is the init that rank 1 never joins.  The sim runs the same
+	# steps: tests/live/test_gpu_stage16.sh.
+	. tests/gpu/live16.sh
+	rm -f /tmp/s16init.id
+	S16_STUCK=5 S16_TIMEOUT=20 s16_stage \
+		"torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30" \
+		"stall:rank=$((NP - 1)),op=allreduce,seq=10" \
+		"env RANK=0 WORLD_SIZE=2 NCCLGUARD_INIT_TIMEOUT=20 $PWD/build/gpu/job /tmp/s16init.id 1"
 fi
 if want 17; then
 	stage 17
