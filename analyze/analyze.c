@@ -149,6 +149,31 @@ static void traces_free(struct trace_list *t)
  * twice and double every count.  A trace is known by its folder's device
  * and inode.  used[i]: DIR i brought a trace of its own.
  */
+/* What `ncclguard run -o DIR` leaves beside a trace, in DIR or a host's
+ * folder under it: its run record, hang dumps, flight rings. */
+static int run_material(const char *dir)
+{
+	static const char *const names[] = { "run.json", "hang", "flight" };
+	struct dirent **ents = NULL;
+	char p[4096];
+	struct stat st;
+	int n, found = 0;
+
+	for (unsigned k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (snprintf(p, sizeof(p), "%s/%s", dir, names[k]) < (int)sizeof(p) && !lstat(p, &st))
+			return 1;
+	n = scandir(dir, &ents, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		for (unsigned k = 0; !found && ents[i]->d_name[0] != '.' &&
+				     k < sizeof(names) / sizeof(names[0]); k++)
+			found = snprintf(p, sizeof(p), "%s/%s/%s", dir, ents[i]->d_name, names[k]) <
+					(int)sizeof(p) && !lstat(p, &st);
+		free(ents[i]);
+	}
+	free(ents);
+	return found;
+}
+
 static int collect(struct an_state *an, const char *const *dirs, int ndirs,
 		   struct trace_list *t, int *used)
 {
@@ -167,6 +192,12 @@ static int collect(struct an_state *an, const char *const *dirs, int ndirs,
 			goto out;
 		}
 		if (!nfound) {
+			/* `run --relay -o DIR`: the trace went to the relay,
+			 * DIR keeps the run records, rings and dumps. */
+			if (run_material(dirs[i])) {
+				used[i] = 1;
+				continue;
+			}
 			fprintf(stderr, "ncclguard analyze: %s: no trace found (no CTF `metadata` "
 				"file under it): was the job recorded with `ncclguard run -o %s`?\n",
 				dirs[i], dirs[i]);
@@ -210,6 +241,12 @@ static int collect(struct an_state *an, const char *const *dirs, int ndirs,
 			an_incomplete(an, "folder_twice", "%s: %d of its %d traces were reached "
 				      "twice (through another DIR or a link); each read once",
 				      dirs[i], dup, nfound);
+	}
+	if (!t->n) {
+		fprintf(stderr, "ncclguard analyze: no trace found under %s%s (only run records): "
+			"give the folder the trace went to as well (the relay's -o)\n", dirs[0],
+			ndirs > 1 ? " or the other DIRs" : "");
+		goto out;
 	}
 	ret = 0;
 out:

@@ -25,6 +25,12 @@ mkdir -p "$NG_TMP/empty"
 expect_fail "empty dir" "no trace found" "$NG_TMP/empty"
 [ -z "$(ls "$NG_TMP/empty")" ] || fail "empty dir: files were left behind: $(ls "$NG_TMP/empty")"
 
+# `run --relay -o DIR`: DIR has the run record, the trace is elsewhere.
+mkdir -p "$NG_TMP/runonly/hostx"
+echo '{"schema": "ncclguard-run/1"}' > "$NG_TMP/runonly/hostx/run.json"
+expect_fail "run records only" "no trace found under .*only run records" "$NG_TMP/runonly"
+expect_fail "run records beside an empty dir" "no trace found" "$NG_TMP/runonly" "$NG_TMP/empty"
+
 touch "$NG_TMP/plainfile"
 expect_fail "a file, not a dir" "not a directory" "$NG_TMP/plainfile"
 

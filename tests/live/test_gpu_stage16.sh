@@ -38,7 +38,7 @@ assert_eq "$(field '16 relay on 127.0.0.1:7442: listening')" yes "relay"
 assert_eq "$(field '16 ok: run exit (0) \/ watch exit (0)')" "0 / 0" "healthy job"
 field '16 ok: watch while it ran' | grep -q '^live reports [1-9][0-9]*, max seq 100, ranks \[0, 1\]; timeouts 0; hangs 0; end sessions_ended$' ||
 	{ cat "$T"; fail "watch on the healthy job"; }
-assert_grep '^16 ok: analyze RDIR.*: exit  *0$' "$T"
+assert_grep '^16 ok: analyze RDIR DIR: exit  *0$' "$T"
 assert_grep '^16 ok: calls / matched line / lost / hangs / incomplete  *100 / 2 ranks on 1 host, 100 collectives matched, [0-9]* events, 0 lost / 0 / 0 / \[\]$' "$T"
 assert_grep '^16 stall .*: run exit (not 0) / watch exit  *4 / 5 ' "$T"
 assert_grep '^16 stall: watch while it ran .*hangs 1 (allreduce seq 30 waited [0-9.]* s: waiting \[0\] missing \[.1 s16host not_entered.\] unseen 0)' "$T"
