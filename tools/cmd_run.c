@@ -97,7 +97,9 @@ static const char usage[] =
 	"otherwise, under LTTNG_HOME or HOME) and left running.\n"
 	"\n"
 	"The job is NCCLGUARD_JOB, else SLURM_JOB_ID, else mpirun's job id\n"
-	"(OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE), else an id made here (exported to\n"
+	"(OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE), else a multi-node torchrun's\n"
+	"rendezvous (--rdzv-endpoint or --master-addr:--master-port, --rdzv-id),\n"
+	"else an id made here (exported to\n"
 	"CMD as NCCLGUARD_JOB); every event carries its tag, and the session keeps\n"
 	"only this job's, so jobs of one user on one host do not mix.  Runs of one\n"
 	"job on one host (one per task under srun or mpirun) share one session: the\n"
@@ -511,6 +513,10 @@ static int job_id(struct run *r)
 		n = snprintf(r->job, sizeof(r->job), "%s", env);
 	else if (r->launch.job[0])
 		n = snprintf(r->job, sizeof(r->job), "%s", r->launch.job);
+	else if (ng_launch_torchrun(r->o.cmd, r->job, sizeof(r->job)))
+		/* Each host runs its own torchrun: its arguments are what the
+		 * hosts share; an id made here would split the job by host. */
+		n = (int)strlen(r->job);
 	else
 		n = snprintf(r->job, sizeof(r->job), "%s-%ld-%lld", r->host, (long)r->launcher,
 			     (long long)r->started);

@@ -37,6 +37,10 @@ struct ng_launch {
 };
 
 void ng_launch_detect(struct ng_launch *l);
+/* A multi-node torchrun command (torchrun or python -m torch.distributed.run
+ * with --nnodes other than 1 and a rendezvous or master address): a job id
+ * every host's command spells alike, into job; 0 if none. */
+int ng_launch_torchrun(char **cmd, char *job, size_t len);
 
 /* The shared record. */
 struct ng_group_rec {

@@ -124,3 +124,77 @@ void ng_launch_detect(struct ng_launch *l)
 		l->local_size = env_num("MPI_LOCALNRANKS");
 	}
 }
+
+/* The value of a torchrun option in any of its spellings (--a-b V,
+ * --a-b=V, --a_b V, --a_b=V); NULL if absent.  The script's own
+ * arguments (after the first *.py) are not torchrun's. */
+static const char *torchrun_opt(char **cmd, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int i = 1; cmd[i]; i++) {
+		const char *a = cmd[i];
+		size_t l = strlen(a), k;
+
+		if (a[0] != '-' && l > 3 && !strcmp(a + l - 3, ".py"))
+			break;
+		if (strncmp(a, "--", 2))
+			continue;
+		a += 2;
+		for (k = 0; k < n && a[k]; k++)
+			if (a[k] != name[k] && !(name[k] == '-' && a[k] == '_'))
+				break;
+		if (k < n)
+			continue;
+		if (a[n] == '=')
+			return a + n + 1;
+		if (!a[n])
+			return cmd[i + 1];
+	}
+	return NULL;
+}
+
+static int is_torchrun(char **cmd)
+{
+	const char *b = strrchr(cmd[0], '/');
+
+	b = b ? b + 1 : cmd[0];
+	if (!strcmp(b, "torchrun"))
+		return 1;
+	if (strncmp(b, "python", 6))
+		return 0;
+	for (int i = 1; cmd[i] && cmd[i + 1]; i++)
+		if (!strcmp(cmd[i], "-m"))
+			return !strcmp(cmd[i + 1], "torch.distributed.run") ||
+			       !strcmp(cmd[i + 1], "torch.distributed.launch");
+	return 0;
+}
+
+int ng_launch_torchrun(char **cmd, char *job, size_t len)
+{
+	const char *nnodes, *ep, *port, *id;
+	int n;
+
+	if (!cmd || !cmd[0] || !is_torchrun(cmd))
+		return 0;
+	nnodes = torchrun_opt(cmd, "nnodes");
+	if (!nnodes || !strcmp(nnodes, "1") || !strcmp(nnodes, "1:1"))
+		return 0;
+	ep = torchrun_opt(cmd, "rdzv-endpoint");
+	port = NULL;
+	if (!ep) {
+		ep = torchrun_opt(cmd, "master-addr");
+		port = torchrun_opt(cmd, "master-port");
+	}
+	if (!ep)
+		return 0;
+	id = torchrun_opt(cmd, "rdzv-id");
+	n = snprintf(job, len, "torchrun-%s%s%s-%s", ep, port ? ":" : "", port ? port : "",
+		     id ? id : "none");
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	for (char *p = job; *p; p++)
+		if (*p <= ' ' || *p == '/' || *p == '"' || *p == '\\' || *p > '~')
+			*p = '_';
+	return 1;
+}
