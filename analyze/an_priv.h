@@ -454,6 +454,7 @@ struct an_state {
 };
 
 #define AN_INCOMPLETE_MAX	256
+#define AN_SUMMARY_LIST	16	/* rows of one kind the text summary shows */
 
 /* One thing the report could not see.  `what` is one of a fixed set,
  * stable for report.json readers: stream_missing, stream_truncated,
@@ -853,6 +854,8 @@ struct an_finding {
 	int nranks, nhosts;
 	int64_t *ranks;
 	const char **hosts;
+	int64_t weight;		/* which to show first where the summary cuts a
+				 * long list of one kind (a clock's offset) */
 };
 /* The findings, worst first, built on the first call (after an_finish)
  * and kept until an_free; returns how many, *out the array. */

@@ -100,4 +100,13 @@ for d in "$NG_ROOT"/tests/analyze/traces/*/; do
 	assert_no_grep "not what the whole trace shows" "g-$name.err"
 done
 note "$said early hangs on the golden traces, each in its report"
+note "the summary at scale: 16 of a kind, the rest in report.json"
+"$GEN" -o W --ranks 64 --hosts 32 --iters 20 --clock-error-ms 3 || fail "gen wide"
+an wide W || fail "wide: exit $rc"
+assert_eq "$(grep -c '^     clock: host' wide.txt)" 16 "clock lines in the summary"
+assert_grep "and 15 more clock findings (see findings\[\] in report.json)" wide.txt
+assert_grep "clock: host node31's clock is 93.0 ms" wide.txt
+assert_eq "$(python3 -c "import json; print(sum(f['kind'] == 'clock' for f in json.load(open('wide.json'))['findings']))")" 31 "clock findings in report.json"
+assert_grep "and 48 more ranks (see comm_fraction\[\] in report.json)" wide.txt
+assert_eq "$(grep -c '^  rank ' wide.txt)" 16 "rank lines in the summary"
 echo "early: ok"
