@@ -15,6 +15,7 @@
  *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
  *   read.c         babeltrace2 -> records (struct ev_rec_*); traces.c: where
  *   job.c          one job per report: other jobs' events dropped in read.c
+ *   early.c        hangs and timeouts said while reading, before the end
  *   finish.c       the end of the trace: hangs; the tables put in order
  *   match.c        collectives matched across ranks, a window per comm
  *   p2p.c          sends and recvs: pending per rank, the hung ones at the end
@@ -148,6 +149,7 @@ struct an_host {
 	int settled;
 	double clk_sum;		/* clock_sample's, for one collective */
 	int clk_n;
+	uint64_t streams, streams_ended;	/* early.c: the reader's streams of it */
 };
 
 struct an_proc {
@@ -228,6 +230,10 @@ struct an_comm {
 	uint64_t strag_seq;
 	int64_t strag_start;
 	int strag_known;
+	/* early.c: the seq of the hang said while reading (0: none), and
+	 * whether its first timeout was said */
+	uint64_t early_seq;
+	int early_timeout;
 };
 
 #define AN_P2P_PENDING_MAX 65536	/* sends/recvs kept pending per rank and comm */
@@ -438,9 +444,17 @@ struct an_state {
 	int ndumps;
 	uint64_t dumps_more;	/* past AN_DUMPS_MAX */
 	uint64_t dumps_other_job;	/* of another job: not kept */
+
+	/* early.c: findings said while reading (NULL: none); early_clear:
+	 * over a progress line */
+	FILE *early_out;
+	int early_clear, early_armed;
+	uint64_t early_next;		/* an->events of the next scan */
+	int early_ntimeouts;		/* timeout rows looked at */
 };
 
 #define AN_INCOMPLETE_MAX	256
+#define AN_SUMMARY_LIST	16	/* rows of one kind the text summary shows */
 
 /* One thing the report could not see.  `what` is one of a fixed set,
  * stable for report.json readers: stream_missing, stream_truncated,
@@ -678,6 +692,38 @@ struct an_entry **an_ring_at(struct an_comm *c, uint64_t off);
 int an_entry_ready(const struct an_entry *e);
 void an_pop_front(struct an_state *an, struct an_comm *c, int forced);
 
+/* ---- early.c: findings said while reading ----------------------------- */
+
+/* The reader's part, in the order it reads (the matcher's time order):
+ * before any event, how many streams each host's traces hold; when a
+ * stream's last event has been handed over, that it ended; and after each
+ * event, an_early_tick().  A reader that cannot tell a stream's end says
+ * nothing: no early hang is then said. */
+void an_streams_expect(struct an_state *an, int host, uint64_t n);
+void an_stream_ended(struct an_state *an, int host);
+void an_early_scan(struct an_state *an);
+static inline void an_early_tick(struct an_state *an)
+{
+	if (an->early_out && (an->early_ntimeouts != an->ntimeouts ||
+			      (an->early_armed && an->events >= an->early_next)))
+		an_early_scan(an);
+}
+/* The test itself, for any tracker of the matcher's state: 1 if comm c's
+ * oldest unfinished collective can no longer complete, every member having
+ * entered it or said all it will (ended(ctx, proc)) behind it, with the
+ * global ranks of each side in out's wait and miss (room for c->nmembers
+ * each), its seq and op. */
+struct an_early_hang {
+	uint64_t seq;
+	int op, nwait, nmiss;
+	int64_t *wait, *miss;
+};
+int an_early_hang(struct an_state *an, struct an_comm *c, int (*ended)(void *ctx, int proc),
+		  void *ctx, struct an_early_hang *out);
+/* After an_finish: each hang said early is among those found, or is
+ * said not to be. */
+void an_early_confirm(struct an_state *an);
+
 /* ---- finish.c --------------------------------------------------------- */
 
 /* End of trace: hangs found, the tables in the order they are printed. */
@@ -808,6 +854,8 @@ struct an_finding {
 	int nranks, nhosts;
 	int64_t *ranks;
 	const char **hosts;
+	int64_t weight;		/* which to show first where the summary cuts a
+				 * long list of one kind (a clock's offset) */
 };
 /* The findings, worst first, built on the first call (after an_finish)
  * and kept until an_free; returns how many, *out the array. */

@@ -304,6 +304,13 @@ static void run_records(struct an_state *an, const char *const *dirs, int ndirs,
 	}
 }
 
+/* Findings said on stderr while reading, over the progress line. */
+static void early_on(struct an_state *an, const struct ng_analyze_opts *opts)
+{
+	an->early_out = opts->early ? stderr : NULL;
+	an->early_clear = opts->progress;
+}
+
 /* The kinds of findings present, as NG_FAIL_* bits. */
 static unsigned found_kinds(struct an_state *an)
 {
@@ -365,6 +372,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 		if (outs[i]->path && out_open(outs[i]))
 			goto out;
 	an = an_new(&aopts);
+	early_on(an, opts);
 	used = an_xcalloc(ndirs, sizeof(*used));
 	if (collect(an, dirs, ndirs, &traces, used))
 		goto out;
@@ -404,6 +412,8 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 		{
 			struct an_state *next = an_new(&aopts);
 
+			early_on(next, opts);
+
 			for (i = 0; i < an->ninc; i++)
 				an_incomplete(next, an->inc[i].what, "%s", an->inc[i].detail);
 			an_job_want(next, NULL, tag, AN_JOB_MOST);
@@ -420,6 +430,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 	an_dumps_check(an);
 	an_job_note(an);
 	an_finish(an);
+	an_early_confirm(an);
 	ok = !ch || !an_chrome_end(ch, an);
 	if (out_close(&chrome, ok)) {
 		fprintf(stderr, "ncclguard analyze: cannot write %s\n", chrome.path);

@@ -594,6 +594,7 @@ static void note_findings(struct an_state *an)
 			snprintf(buf + n, sizeof(buf) - n, "); corrected");
 		push(an, "clock", AN_SEV_INFO, buf, NULL, 0,
 		     "Nothing: the times are corrected; keep the hosts' clocks in sync (NTP/PTP).");
+		an->findings[an->nfindings - 1].weight = llabs(h->offset_ns);
 	}
 	if (an->inflight_end && !an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives had not completed when the "

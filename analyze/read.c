@@ -202,7 +202,18 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	default:
 		break;
 	}
+	an_early_tick(rd->an);
 	return 0;
+}
+
+/* The reader's id of a stream's host, as the decoder names it. */
+static int stream_host(struct reader *rd, const bt_stream *st)
+{
+	const bt_value *v = bt_trace_borrow_environment_entry_value_by_name_const(
+		bt_stream_borrow_trace_const(st), "hostname");
+
+	return an_host_id(rd->an, v && bt_value_get_type(v) == BT_VALUE_TYPE_STRING ?
+			  bt_value_string_get(v) : "unknown");
 }
 
 static int handle(struct reader *rd, const bt_message *msg)
@@ -231,6 +242,10 @@ static int handle(struct reader *rd, const bt_message *msg)
 	}
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
 		return ev_stream(rd->dec, bt_message_stream_beginning_borrow_stream_const(msg));
+	case BT_MESSAGE_TYPE_STREAM_END:
+		/* In time order: the stream's last event went before it. */
+		an_stream_ended(rd->an, stream_host(rd, bt_message_stream_end_borrow_stream_const(msg)));
+		return 0;
 	default:
 		return 0;
 	}
@@ -844,6 +859,7 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	bt_graph *graph = NULL;
 	char **traces = NULL;
 	int ntraces = 0, nin = 0, i, ret = -1, opened = 0;
+	int *in_host = NULL;
 	bt_graph_run_status rs;
 
 	for (i = 0; i < ndirs; i++) {
@@ -887,8 +903,9 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		goto out;
 	}
 	in = calloc((size_t)ntraces + 1, sizeof(*in));
+	in_host = calloc((size_t)ntraces + 1, sizeof(*in_host));
 	rd.dec = ev_decoder_new(host_id, an);
-	if (!in || !rd.dec) {
+	if (!in || !in_host || !rd.dec) {
 		fputs("ncclguard analyze: out of memory\n", stderr);
 		goto out;
 	}
@@ -907,8 +924,9 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 
 			/* hosts numbered in DIR order: the first is the
 			 * clock reference */
-			if (h)
-				an_host_id(an, h);
+			/* (-1: its streams' ends are not counted, and no
+			 * early hang is said of its ranks) */
+			in_host[nin] = h ? an_host_id(an, h) : -1;
 			free(h);
 			nin++;
 		}
@@ -935,9 +953,12 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		print_bt_error("cannot create the muxer");
 		goto out;
 	}
-	for (i = 0; i < nin; i++)
+	for (i = 0; i < nin; i++) {
 		if (add_source(graph, fs_cls, in[i].dir, i, muxer, &srcs[i]))
 			goto out;
+		an_streams_expect(an, in_host[i],
+				  bt_component_source_get_output_port_count(srcs[i]));
+	}
 	if (!muxer) {
 		if (connect_merge(graph, srcs, nin, &rd, &sink))
 			goto out;
@@ -997,6 +1018,7 @@ out:
 	for (i = 0; i < nin; i++)
 		remove_view(in[i].view);
 	free(in);
+	free(in_host);
 	free(srcs);
 	for (i = 0; i < ntraces; i++)
 		free(traces[i]);

@@ -3,23 +3,80 @@
  * words (worst first, each with its next step), then the bandwidth table in nccl-tests' layout and the time in NCCL per rank.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "an_priv.h"
+
+static const struct an_finding *by_weight_fd;
+
+static int cmp_weight(const void *a, const void *b)
+{
+	const struct an_finding *x = &by_weight_fd[*(const int *)a];
+	const struct an_finding *y = &by_weight_fd[*(const int *)b];
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Which findings the summary shows: all of a kind when few, else the
+ * AN_SUMMARY_LIST of most weight (a clock line per host is 512 lines at
+ * 512 hosts); report.json keeps every one.  more[i]: how many of its
+ * kind were left out, on the last one shown. */
+static void pick(const struct an_finding *fd, int n, char *show, int *more)
+{
+	int *idx = an_xcalloc((size_t)n + 1, sizeof(*idx));
+
+	for (int i = 0; i < n; i++) {
+		int k = 0, last = -1;
+
+		if (show[i] || more[i] < 0)
+			continue;
+		for (int j = i; j < n; j++)
+			if (!strcmp(fd[j].kind, fd[i].kind))
+				idx[k++] = j;
+		if (k > AN_SUMMARY_LIST) {
+			by_weight_fd = fd;
+			qsort(idx, (size_t)k, sizeof(*idx), cmp_weight);
+		}
+		for (int j = 0; j < k; j++) {
+			if (j < AN_SUMMARY_LIST) {
+				show[idx[j]] = 1;
+				if (idx[j] > last)
+					last = idx[j];
+			} else {
+				more[idx[j]] = -1;	/* looked at, not shown */
+			}
+		}
+		if (k > AN_SUMMARY_LIST)
+			more[last] = k - AN_SUMMARY_LIST;
+	}
+	free(idx);
+}
 
 /* Each finding, then what to do about it; notes need no step. */
 static int findings(struct an_state *an, FILE *f)
 {
 	const struct an_finding *fd;
 	int n = an_findings_list(an, &fd), real = 0;
+	char *show = an_xcalloc((size_t)n + 1, 1);
+	int *more = an_xcalloc((size_t)n + 1, sizeof(*more));
 
+	pick(fd, n, show, more);
 	for (int i = 0; i < n; i++) {
+		real += fd[i].severity != AN_SEV_INFO;
+		if (!show[i])
+			continue;
 		fprintf(f, "  %s %s\n", fd[i].severity == AN_SEV_BAD ? "!!" :
 			fd[i].severity == AN_SEV_WARN ? " !" : "  ", fd[i].summary);
-		if (fd[i].severity != AN_SEV_INFO) {
+		if (fd[i].severity != AN_SEV_INFO)
 			fprintf(f, "     next: %s\n", fd[i].next_step);
-			real++;
-		}
+		if (more[i] > 0)
+			fprintf(f, "     ... and %d more %s findings (see findings[] in report.json)\n",
+				more[i], fd[i].kind);
 	}
+	free(show);
+	free(more);
 	return real;
 }
 
@@ -30,17 +87,67 @@ static void incomplete(const struct an_state *an, FILE *f)
 	if (!an->ninc)
 		return;
 	fputs("INCOMPLETE: this report could not see everything\n", f);
-	for (int i = 0; i < an->ninc; i++)
+	for (int i = 0; i < an->ninc && i < AN_SUMMARY_LIST; i++)
 		fprintf(f, "   ! %s: %s\n", an->inc[i].what, an->inc[i].detail);
-	if (an->inc_more)
-		fprintf(f, "   ! and %llu more\n", (unsigned long long)an->inc_more);
+	if (an->inc_more || an->ninc > AN_SUMMARY_LIST)
+		fprintf(f, "   ! and %llu more (see incomplete[] in report.json)\n",
+			(unsigned long long)an->inc_more +
+			(an->ninc > AN_SUMMARY_LIST ? an->ninc - AN_SUMMARY_LIST : 0));
 	fputc('\n', f);
+}
+
+static const struct an_state *by_frac_an;
+
+static int cmp_frac(const void *a, const void *b)
+{
+	double x = an_comm_fraction(&by_frac_an->procs[*(const int *)a]);
+	double y = an_comm_fraction(&by_frac_an->procs[*(const int *)b]);
+
+	return x < y ? -1 : x > y;
+}
+
+static void busy_rank(const struct an_state *an, FILE *f, const struct an_proc *p)
+{
+	char a[32];
+
+	an_fmt_ns((double)p->busy_ns, a, sizeof(a));
+	fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s)\n", (long long)p->rank,
+		p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
+		100 * an_comm_fraction(p), a);
+}
+
+/* Every rank while few; past AN_SUMMARY_LIST the least and the most busy
+ * half each, in that order (comm_fraction[] of report.json has them all). */
+static void busy_ranks(const struct an_state *an, FILE *f, const int *order)
+{
+	int *r = an_xcalloc((size_t)an->nprocs + 1, sizeof(*r));
+	int n = 0, half = AN_SUMMARY_LIST / 2;
+
+	for (int k = 0; k < an->nprocs; k++)
+		if (an->procs[order[k]].rank >= 0)
+			r[n++] = order[k];
+	if (n <= AN_SUMMARY_LIST) {
+		for (int k = 0; k < n; k++)
+			busy_rank(an, f, &an->procs[r[k]]);
+		free(r);
+		return;
+	}
+	by_frac_an = an;
+	qsort(r, (size_t)n, sizeof(*r), cmp_frac);
+	fprintf(f, "  %d ranks: the %d least and the %d most (median %.1f%%):\n", n, half, half,
+		100 * an_comm_fraction(&an->procs[r[n / 2]]));
+	for (int k = 0; k < half; k++)
+		busy_rank(an, f, &an->procs[r[k]]);
+	fputs("  ...\n", f);
+	for (int k = n - half; k < n; k++)
+		busy_rank(an, f, &an->procs[r[k]]);
+	fprintf(f, "  ... and %d more ranks (see comm_fraction[] in report.json)\n", n - 2 * half);
+	free(r);
 }
 
 void an_summary(struct an_state *an, FILE *f)
 {
 	int *order = an_rank_order(an);
-	char a[32];
 	int nranks = 0, chose = 0;
 
 	incomplete(an, f);
@@ -99,15 +206,6 @@ void an_summary(struct an_state *an, FILE *f)
 				"(NCCLGUARD_SAMPLE=1 times every call)\n",
 				(unsigned long long)timed, (unsigned long long)calls);
 	}
-	for (int k = 0; k < an->nprocs; k++) {
-		const struct an_proc *p = &an->procs[order[k]];
-
-		if (p->rank < 0)
-			continue;
-		an_fmt_ns((double)p->busy_ns, a, sizeof(a));
-		fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s)\n", (long long)p->rank,
-			p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
-			100 * an_comm_fraction(p), a);
-	}
+	busy_ranks(an, f, order);
 	free(order);
 }

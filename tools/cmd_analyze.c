@@ -1,11 +1,13 @@
 /*
  * `ncclguard analyze DIR... [--chrome F] [--json F] [--html F] [--link-gbps N]
  *                    [--job ID] [--fail-on KINDS] [--chrome-all | --chrome-max MIB]
- *                    [--chrome-window T0:T1] [--ranks LIST]`
+ *                    [--chrome-window T0:T1] [--ranks LIST] [--early | --quiet]`
  *
  * Without an output flag it writes report.json, trace.json (Chrome trace)
  * and report.html into the first DIR; with any, only those asked for.  The
- * summary goes to stdout.  Exit status: 0 analysed, 1 unreadable trace or
+ * summary goes to stdout; on a terminal, stderr has a progress line and
+ * the hangs found while reading (--early without a terminal, --quiet
+ * neither).  Exit status: 0 analysed, 1 unreadable trace or
  * output, 2 usage, 5 a finding of a --fail-on kind.
  */
 #include <stdlib.h>
@@ -19,7 +21,7 @@ static const char usage[] =
 	"usage: ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE]\n"
 	"                         [--link-gbps N] [--job ID] [--fail-on KINDS]\n"
 	"                         [--chrome-all | --chrome-max MIB] [--chrome-window T0:T1]\n"
-	"                         [--ranks LIST]\n"
+	"                         [--ranks LIST] [--early | --quiet]\n"
 	"\n"
 	"Reads the LTTng traces of all ranks under each DIR (one per host is fine)\n"
 	"and prints the findings: stragglers, hangs, mismatched calls and settings,\n"
@@ -40,6 +42,10 @@ static const char usage[] =
 	"  --job ID         report job ID when the trace holds several (\"none\": events\n"
 	"                   without a job id); default: the job run.json names, else\n"
 	"                   the one with the most processes\n"
+	"  --early          say a hang (and a watchdog's timeout) on stderr as soon as\n"
+	"                   the rest of the trace cannot change it, even when stderr is\n"
+	"                   not a terminal (on a terminal it is the default)\n"
+	"  --quiet          neither the progress line nor the early findings\n"
 	"  --fail-on KINDS  exit 5 when a finding of these kinds is present, comma-\n"
 	"                   separated: hang, mismatch, policy, straggler, config,\n"
 	"                   incomplete (the report could not see everything), or any\n"
@@ -154,7 +160,7 @@ int ng_cmd_analyze(int argc, char **argv)
 	char *dflt[3] = { NULL, NULL, NULL };
 	int64_t *ranks = NULL;
 	const char **dirs;
-	int ndirs = 0, i, ret = 1;
+	int ndirs = 0, i, ret = 1, early = 0, quiet = 0;
 
 	dirs = calloc(argc > 0 ? argc : 1, sizeof(*dirs));
 	if (!dirs)
@@ -166,6 +172,10 @@ int ng_cmd_analyze(int argc, char **argv)
 			fputs(usage, stdout);
 			ret = 0;
 			goto out;
+		}
+		if (!strcmp(a, "--early") || !strcmp(a, "--quiet")) {
+			*(a[2] == 'e' ? &early : &quiet) = 1;
+			continue;
 		}
 		if (!strcmp(a, "--chrome-all")) {
 			opts.chrome_all = 1;
@@ -259,7 +269,12 @@ int ng_cmd_analyze(int argc, char **argv)
 		opts.chrome = dflt[1];
 		opts.html = dflt[2];
 	}
-	opts.progress = isatty(STDERR_FILENO);
+	if (early && quiet) {
+		ret = ng_cli_usage_error("analyze", "--early and --quiet: give one");
+		goto out;
+	}
+	opts.progress = !quiet && isatty(STDERR_FILENO);
+	opts.early = early || opts.progress;
 	ret = ng_analyze(dirs, ndirs, &opts);
 out:
 	for (i = 0; i < 3; i++)

@@ -40,7 +40,7 @@
  * and --start-ms give a second job written beside the first its own
  * processes, communicator and start.
  *
- *   ng_trace_gen -o DIR --ranks N --script FILE
+ *   ng_trace_gen -o DIR --ranks N --script FILE [--host NAME]
  * writes exactly the events FILE lists, one per line, "RANK US EVENT ARGS"
  * (US: microseconds from the trace's start, in order within a rank; COMM
  * in hex; # starts a comment):
@@ -56,7 +56,8 @@
  *   timeout COMM SEQ OP WHAT               a watchdog's warning
  *   inject KIND COMM SEQ OP
  * for the cases a job's regular calls do not make (send/recv hangs, the
- * watchdog's confirmations across call kinds).
+ * watchdog's confirmations across call kinds).  --host: the trace's
+ * hostname (node0).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -443,7 +444,7 @@ static void write_shared(struct stream *f, struct stream *st, int r0, int r1)
 	free(v);
 }
 
-static int script(const char *out, int ranks, const char *path)
+static int script(const char *out, int ranks, const char *path, const char *hostname)
 {
 	const uint64_t T0 = 1735689600000000000ULL;
 	const int64_t boot = (int64_t)T0 - 86400000000000LL;
@@ -459,7 +460,7 @@ static int script(const char *out, int ranks, const char *path)
 	mkdirs(dir);
 	for (int k = 0; k < 16; k++)
 		uuid[k] = (unsigned char)(0x40 + 17 * k);
-	write_metadata(dir, "node0", uuid, boot, 0);
+	write_metadata(dir, hostname, uuid, boot, 0);
 	for (int r = 0; r < ranks; r++)
 		open_stream(&st[r], dir, r, uuid);
 #define RAWT(us) ((uint64_t)(T0 + (uint64_t)((us) * 1000.0)) - (uint64_t)boot)
@@ -480,7 +481,7 @@ static int script(const char *out, int ranks, const char *path)
 		if (!strcmp(ev, "proc")) {
 			ok = sscanf(line + off, "%d %d", &a, &b) == 2;
 			if (ok)
-				emit(&st[r], E_PROC, ts, "node0", st[r].vpid, a, a, b, 22105, "/x",
+				emit(&st[r], E_PROC, ts, hostname, st[r].vpid, a, a, b, 22105, "/x",
 				     12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", "", "", "",
 				     "torchrun");
 		} else if (!strcmp(ev, "initb") || !strcmp(ev, "inite") || !strcmp(ev, "initp")) {
@@ -553,7 +554,7 @@ int main(int argc, char **argv)
 	int init_missing = -1, init_untraced = 0, odd_host = 0, cut_last = 0, per_stream = 1;
 	char (*hostdir)[4096];
 	uint64_t warn_seq = 0;
-	const char *script_path = NULL;
+	const char *script_path = NULL, *script_host = "node0";
 	const char *head_s = NULL;
 	char head[64][32];
 	int nhead = 0;
@@ -605,6 +606,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--flush-after-destroy")) flush_k = atoi(v);
 		else if (!strcmp(a, "--warn-timeout")) warn_seq = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--script")) script_path = v;
+		else if (!strcmp(a, "--host")) script_host = v;
 		else if (!strcmp(a, "--job")) job_id = v, job_tag = tag_of(v);
 		else if (!strcmp(a, "--vpid-base")) vpid_base = atoi(v);
 		else if (!strcmp(a, "--comm")) comm = strtoull(v, NULL, 16);
@@ -619,7 +621,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (out && script_path && ranks >= 1)
-		return script(out, ranks, script_path);
+		return script(out, ranks, script_path, script_host);
 	if (!out || ranks < 1 || iters < 1 || hosts < 1 || hosts > ranks || sample < 1 ||
 	    per_stream < 1) {
 		fprintf(stderr, "usage: ng_trace_gen -o DIR [options] (see the top of gen.c)\n");
