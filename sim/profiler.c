@@ -14,6 +14,12 @@
  * GPU's global timer counts), its KernelChStop state and stop when it
  * ends.  A collective whose peer never comes never ends: its channels
  * stay started, as on a GPU.  Proxy ops and steps are not emulated.
+ *
+ * NCCLSIM_PROFILER_VERSION=4 or 3 calls the plugin as NCCL 2.27 or 2.26
+ * would: through ncclProfiler_v4 (no parentGroup) or ncclProfiler_v3
+ * (init knows no comm, each Coll and P2p names its commHash; no GPU
+ * timer, no KernelChStop state).  The events are made as v5's and
+ * narrowed to the older layout at the call.
  */
 #include <ctype.h>
 #include <dlfcn.h>
@@ -27,7 +33,13 @@
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;			/* 0 not tried, 1 loaded, -1 none */
-static ncclProfiler_v5_t *prof;
+static int abi;				/* 5, 4 or 3: which ncclProfiler_vN */
+static union {
+	void *any;
+	ncclProfiler_v5_t *v5;
+	ncclProfiler_v4_t *v4;
+	ncclProfiler_v3_t *v3;
+} prof;
 static int mask;			/* eActivationMask: NCCL's ncclProfilerEventMask */
 
 static const char *const func_names[SIM_NKINDS] = {
@@ -55,7 +67,8 @@ static const char *dtype_name(ncclDataType_t t)
 static void load(void)
 {
 	const char *name = getenv("NCCL_PROFILER_PLUGIN");
-	char alt[256];
+	const char *v = getenv("NCCLSIM_PROFILER_VERSION");
+	char alt[256], sym[32];
 	void *h;
 
 	pthread_mutex_lock(&load_lock);
@@ -64,6 +77,11 @@ static void load(void)
 	loaded = -1;
 	if (name && !strcasecmp(name, "none"))
 		goto out;
+	abi = v && *v ? atoi(v) : 5;
+	if (abi < 3 || abi > 5) {
+		fprintf(stderr, "ncclsim: NCCLSIM_PROFILER_VERSION=%s: not 3, 4 or 5\n", v);
+		goto out;
+	}
 	h = dlopen(name && *name ? name : "libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
 	if (!h && name && *name) {
 		snprintf(alt, sizeof(alt), "libnccl-profiler-%s.so", name);
@@ -75,9 +93,10 @@ static void load(void)
 				dlerror());
 		goto out;
 	}
-	prof = dlsym(h, "ncclProfiler_v5");
-	if (!prof) {
-		fprintf(stderr, "ncclsim: %s has no ncclProfiler_v5\n", name ? name : "plugin");
+	snprintf(sym, sizeof(sym), "ncclProfiler_v%d", abi);
+	prof.any = dlsym(h, sym);
+	if (!prof.any) {
+		fprintf(stderr, "ncclsim: %s has no %s\n", name ? name : "plugin", sym);
 		dlclose(h);
 		goto out;
 	}
@@ -95,6 +114,109 @@ static uint64_t fnv(const char *s)
 	return h;
 }
 
+/* The plugin's entry points, as the ABI asked for takes them. */
+static ncclResult_t p_init(struct ncclComm *c, int *m)
+{
+	switch (abi) {
+	case 5:
+		return prof.v5->init(&c->prof_ctx, c->prof_hash, m, NULL, 1, c->nranks, c->rank,
+				     NULL);
+	case 4:
+		return prof.v4->init(&c->prof_ctx, m, NULL, c->prof_hash, 1, c->nranks, c->rank,
+				     NULL);
+	default:
+		return prof.v3->init(&c->prof_ctx, m);
+	}
+}
+
+/* The Coll and P2p fields v4 and v3 share with v5, by name. */
+#define NARROW_COLL(o, i)                                                  \
+	do {                                                               \
+		(o).seqNumber = (i).seqNumber;                             \
+		(o).func = (i).func;                                       \
+		(o).sendBuff = (i).sendBuff;                               \
+		(o).recvBuff = (i).recvBuff;                               \
+		(o).count = (i).count;                                     \
+		(o).root = (i).root;                                       \
+		(o).datatype = (i).datatype;                               \
+		(o).nWarps = (i).nWarps;                                   \
+		(o).algo = (i).algo;                                       \
+		(o).proto = (i).proto;                                     \
+	} while (0)
+#define NARROW_P2P(o, i)                                                   \
+	do {                                                               \
+		(o).func = (i).func;                                       \
+		(o).buff = (i).buff;                                       \
+		(o).datatype = (i).datatype;                               \
+		(o).count = (i).count;                                     \
+		(o).peer = (i).peer;                                       \
+	} while (0)
+
+/* A v5 event, narrowed to the older layouts (c: its comm). */
+static void p_start(struct ncclComm *c, void **h, ncclProfilerEventDescr_v5_t *d)
+{
+	ncclProfilerEventDescr_v4_t d4;
+	ncclProfilerEventDescr_v3_t d3;
+
+	if (abi == 5) {
+		prof.v5->startEvent(c->prof_ctx, h, d);
+		return;
+	}
+	if (abi == 4) {
+		memset(&d4, 0, sizeof(d4));
+		d4.type = (uint8_t)d->type;
+		d4.parentObj = d->parentObj;
+		d4.rank = d->rank;
+		if (d->type == ncclProfileColl) {
+			NARROW_COLL(d4.coll, d->coll);
+			d4.coll.nChannels = d->coll.nChannels;
+		} else if (d->type == ncclProfileP2p) {
+			NARROW_P2P(d4.p2p, d->p2p);
+			d4.p2p.nChannels = d->p2p.nChannels;
+		} else if (d->type == ncclProfileKernelCh) {
+			d4.kernelCh.channelId = d->kernelCh.channelId;
+			d4.kernelCh.pTimer = d->kernelCh.pTimer;
+		}
+		prof.v4->startEvent(c->prof_ctx, h, &d4);
+		return;
+	}
+	memset(&d3, 0, sizeof(d3));
+	d3.type = (uint8_t)d->type;
+	d3.parentObj = d->parentObj;
+	d3.rank = d->rank;
+	if (d->type == ncclProfileColl) {
+		NARROW_COLL(d3.coll, d->coll);
+		d3.coll.commHash = c->prof_hash;
+		d3.coll.nMaxChannels = d->coll.nChannels;
+	} else if (d->type == ncclProfileP2p) {
+		NARROW_P2P(d3.p2p, d->p2p);
+		d3.p2p.commHash = c->prof_hash;
+	} else if (d->type == ncclProfileKernelCh) {
+		d3.kernelCh.channelId = d->kernelCh.channelId;
+	}
+	prof.v3->startEvent(c->prof_ctx, h, &d3);
+}
+
+static void p_stop(void *h)
+{
+	if (abi == 5)
+		prof.v5->stopEvent(h);
+	else if (abi == 4)
+		prof.v4->stopEvent(h);
+	else
+		prof.v3->stopEvent(h);
+}
+
+static void p_finalize(void *ctx)
+{
+	if (abi == 5)
+		prof.v5->finalize(ctx);
+	else if (abi == 4)
+		prof.v4->finalize(ctx);
+	else
+		prof.v3->finalize(ctx);
+}
+
 void sim_prof_comm_init(struct ncclComm *c, const char *name)
 {
 	if (!loaded)
@@ -105,15 +227,14 @@ void sim_prof_comm_init(struct ncclComm *c, const char *name)
 	c->prof_hash = fnv(name);
 	/* NCCL hands every plugin init its one global mask, which a plugin
 	 * may keep and change later. */
-	if (prof->init(&c->prof_ctx, c->prof_hash, &mask, NULL, 1, c->nranks, c->rank, NULL) !=
-	    ncclSuccess)
+	if (p_init(c, &mask) != ncclSuccess)
 		c->prof_ctx = NULL;
 }
 
 void sim_prof_comm_fini(struct ncclComm *c)
 {
-	if (prof && c->prof_ctx)
-		prof->finalize(c->prof_ctx);
+	if (prof.any && c->prof_ctx)
+		p_finalize(c->prof_ctx);
 	c->prof_ctx = NULL;
 }
 
@@ -166,7 +287,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 {
 	int m = __atomic_load_n(&mask, __ATOMIC_RELAXED);
 
-	if (!prof)
+	if (!prof.any)
 		return;
 	for (int i = 0; i < nops; i++) {
 		struct sim_op *op = &ops[i];
@@ -195,7 +316,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			memset(&d, 0, sizeof(d));
 			d.type = ncclProfileGroup;
 			d.rank = c->rank;
-			prof->startEvent(c->prof_ctx, &groups[i], &d);
+			p_start(c, &groups[i], &d);
 		}
 		g = groups[i] != (void *)-1 ? groups[i] : NULL;
 		for (int k = 0; k < i && !g; k++)
@@ -215,7 +336,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			d.p2p.peer = op->root;
 			d.p2p.nChannels = 1;
 			d.p2p.parentGroup = g;
-			prof->startEvent(c->prof_ctx, &op->prof_coll, &d);
+			p_start(c, &op->prof_coll, &d);
 			op->prof_nch = 1;
 			continue;
 		}
@@ -237,7 +358,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			d.coll.algo = intern(algo);
 			d.coll.proto = intern(proto);
 			d.coll.parentGroup = g;
-			prof->startEvent(c->prof_ctx, &op->prof_coll, &d);
+			p_start(c, &op->prof_coll, &d);
 			op->prof_nch = nch;
 		}
 		c->prof_seq[op->kind]++;
@@ -246,14 +367,14 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 
 void sim_prof_launch_end(struct sim_op *ops, int nops, void **groups)
 {
-	if (!prof)
+	if (!prof.any)
 		return;
 	for (int i = 0; i < nops; i++)
 		if (ops[i].prof_coll)
-			prof->stopEvent(ops[i].prof_coll);
+			p_stop(ops[i].prof_coll);
 	for (int i = 0; i < nops; i++)
 		if (groups[i] && groups[i] != (void *)-1)
-			prof->stopEvent(groups[i]);
+			p_stop(groups[i]);
 }
 
 static uint64_t gpu_timer(void)
@@ -269,7 +390,7 @@ void sim_prof_kernel_start(struct sim_op *op)
 	ncclProfilerEventDescr_v5_t d;
 	uint64_t t = gpu_timer();
 
-	if (!prof || !op->prof_coll || !(op->prof_mask & ncclProfileKernelCh))
+	if (!prof.any || !op->prof_coll || !(op->prof_mask & ncclProfileKernelCh))
 		return;
 	for (int ch = 0; ch < op->prof_nch; ch++) {
 		memset(&d, 0, sizeof(d));
@@ -278,7 +399,7 @@ void sim_prof_kernel_start(struct sim_op *op)
 		d.rank = op->comm->rank;
 		d.kernelCh.channelId = (uint8_t)ch;
 		d.kernelCh.pTimer = t;
-		prof->startEvent(op->comm->prof_ctx, &op->prof_ch[ch], &d);
+		p_start(op->comm, &op->prof_ch[ch], &d);
 	}
 }
 
@@ -286,15 +407,19 @@ void sim_prof_kernel_end(struct sim_op *op)
 {
 	ncclProfilerEventStateArgs_v5_t a;
 
-	if (!prof)
+	if (!prof.any)
 		return;
 	memset(&a, 0, sizeof(a));
 	a.kernelCh.pTimer = gpu_timer();
 	for (int ch = 0; ch < op->prof_nch; ch++) {
 		if (!op->prof_ch[ch])
 			continue;
-		prof->recordEventState(op->prof_ch[ch], ncclProfilerKernelChStop, &a);
-		prof->stopEvent(op->prof_ch[ch]);
+		/* v4's state args are v5's; v3 has no KernelChStop state. */
+		if (abi == 5)
+			prof.v5->recordEventState(op->prof_ch[ch], ncclProfilerKernelChStop, &a);
+		else if (abi == 4)
+			prof.v4->recordEventState(op->prof_ch[ch], ncclProfilerKernelChStop, &a);
+		p_stop(op->prof_ch[ch]);
 		op->prof_ch[ch] = NULL;
 	}
 }

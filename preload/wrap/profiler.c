@@ -241,6 +241,95 @@ static ncclResult_t finalize(void *context)
 	return ncclSuccess;
 }
 
+/*
+ * ---- v3: NCCL 2.26 ------------------------------------------------------
+ * init knows no comm: each Coll names its commHash, and the context of
+ * that hash is made at its first event (on NCCL's calling thread, once
+ * per comm).  No GPU timer: KernelCh still ends a call.  The context NCCL
+ * gets back is the table itself, a marker as v4's and v5's are.
+ */
+#define V3_COMMS 64
+static struct {
+	uint64_t hash;
+	struct ng_pctx *x;
+} v3_comms[V3_COMMS];
+static int v3_ncomms;
+
+static struct ng_pctx *v3_ctx(uint64_t hash, int rank)
+{
+	int n = __atomic_load_n(&v3_ncomms, __ATOMIC_ACQUIRE), m = 0;
+	void *x = NULL;
+
+	for (int i = 0; i < n; i++)
+		if (v3_comms[i].hash == hash)
+			return v3_comms[i].x;
+	if (n >= V3_COMMS || init_ctx(&x, &m, hash, 0, rank) != ncclSuccess || !x)
+		return NULL;
+	v3_comms[n].hash = hash;
+	v3_comms[n].x = x;
+	__atomic_store_n(&v3_ncomms, n + 1, __ATOMIC_RELEASE);
+	return x;
+}
+
+/*
+ * startEvent, once per layout.  The three name the fields read here
+ * alike, but for what the _vN macros say: where a Coll's comm comes from
+ * (v3: its commHash), the name of its channel count, whether a P2p is
+ * recorded (v3's carries no channel count: not) and the KernelCh's GPU
+ * timer (v3: none).  The Group handle is the context, a marker: NCCL
+ * passes it back as the parent and stops it.
+ */
+#define COMM_v5(context, d) ((struct ng_pctx *)(context))
+#define COMM_v4 COMM_v5
+#define COMM_v3(context, d) v3_ctx((d)->coll.commHash, (d)->rank)
+#define NCH_v5 nChannels
+#define NCH_v4 nChannels
+#define NCH_v3 nMaxChannels
+#define P2P_v5(context, d)                                                               \
+	p2p_start(context, (d)->p2p.func, (d)->p2p.count, (d)->p2p.peer, (d)->p2p.datatype, \
+		  (d)->p2p.nChannels)
+#define P2P_v4 P2P_v5
+#define P2P_v3(context, d) NULL
+#define PTIMER_v5(d) ((d)->kernelCh.pTimer)
+#define PTIMER_v4 PTIMER_v5
+#define PTIMER_v3(d) 0
+
+#define DEFINE_START(V)                                                                    \
+	static ncclResult_t v##V##_start(void *context, void **h,                          \
+					 ncclProfilerEventDescr_v##V##_t *d)                \
+	{                                                                                  \
+		struct ng_pctx *x;                                                         \
+                                                                                           \
+		*h = NULL;                                                                 \
+		if (!context || !d)                                                        \
+			return ncclSuccess;                                                \
+		switch (d->type) {                                                         \
+		case ncclProfileGroup:                                                     \
+			*h = context;                                                      \
+			break;                                                             \
+		case ncclProfileColl:                                                      \
+			x = COMM_v##V(context, d);                                         \
+			if (x)                                                             \
+				*h = coll_start(x, d->coll.seqNumber, d->coll.func,        \
+						d->coll.count, d->coll.root,               \
+						d->coll.datatype, d->coll.NCH_v##V,        \
+						d->coll.nWarps, d->coll.algo, d->coll.proto); \
+			break;                                                             \
+		case ncclProfileP2p:                                                       \
+			*h = P2P_v##V(context, d);                                         \
+			break;                                                             \
+		case ncclProfileKernelCh:                                                  \
+			*h = kch_start(d->parentObj, d->kernelCh.channelId, PTIMER_v##V(d)); \
+			break;                                                             \
+		default:                                                                   \
+			break;                                                             \
+		}                                                                          \
+		return ncclSuccess;                                                        \
+	}
+DEFINE_START(5)
+DEFINE_START(4)
+DEFINE_START(3)
+
 /* ---- v5: NCCL 2.28 ------------------------------------------------------ */
 static ncclResult_t v5_init(void **context, uint64_t commId, int *mask, const char *name,
 			    int nnodes, int nranks, int rank, ncclDebugLogger_t logfn)
@@ -249,35 +338,6 @@ static ncclResult_t v5_init(void **context, uint64_t commId, int *mask, const ch
 	(void)nnodes;
 	(void)logfn;
 	return init_ctx(context, mask, commId, nranks, rank);
-}
-
-static ncclResult_t v5_start(void *context, void **h, ncclProfilerEventDescr_v5_t *d)
-{
-	struct ng_pctx *x = context;
-
-	*h = NULL;
-	if (!x || !d)
-		return ncclSuccess;
-	switch (d->type) {
-	case ncclProfileGroup:
-		*h = x;		/* a marker: NCCL passes it back as the parent */
-		break;
-	case ncclProfileColl:
-		*h = coll_start(x, d->coll.seqNumber, d->coll.func, d->coll.count, d->coll.root,
-				d->coll.datatype, d->coll.nChannels, d->coll.nWarps,
-				d->coll.algo, d->coll.proto);
-		break;
-	case ncclProfileP2p:
-		*h = p2p_start(x, d->p2p.func, d->p2p.count, d->p2p.peer, d->p2p.datatype,
-			       d->p2p.nChannels);
-		break;
-	case ncclProfileKernelCh:
-		*h = kch_start(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
-		break;
-	default:
-		break;
-	}
-	return ncclSuccess;
 }
 
 static ncclResult_t v5_record(void *h, ncclProfilerEventState_t state,
@@ -307,35 +367,6 @@ static ncclResult_t v4_init(void **context, int *mask, const char *name, uint64_
 	return init_ctx(context, mask, hash, nranks, rank);
 }
 
-static ncclResult_t v4_start(void *context, void **h, ncclProfilerEventDescr_v4_t *d)
-{
-	struct ng_pctx *x = context;
-
-	*h = NULL;
-	if (!x || !d)
-		return ncclSuccess;
-	switch (d->type) {
-	case ncclProfileGroup:
-		*h = x;
-		break;
-	case ncclProfileColl:
-		*h = coll_start(x, d->coll.seqNumber, d->coll.func, d->coll.count, d->coll.root,
-				d->coll.datatype, d->coll.nChannels, d->coll.nWarps,
-				d->coll.algo, d->coll.proto);
-		break;
-	case ncclProfileP2p:
-		*h = p2p_start(x, d->p2p.func, d->p2p.count, d->p2p.peer, d->p2p.datatype,
-			       d->p2p.nChannels);
-		break;
-	case ncclProfileKernelCh:
-		*h = kch_start(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
-		break;
-	default:
-		break;
-	}
-	return ncclSuccess;
-}
-
 __attribute__((visibility("default"))) ncclProfiler_v4_t ncclProfiler_v4 = {
 	.name = "ncclguard",
 	.init = v4_init,
@@ -345,19 +376,7 @@ __attribute__((visibility("default"))) ncclProfiler_v4_t ncclProfiler_v4 = {
 	.finalize = finalize,
 };
 
-/*
- * ---- v3: NCCL 2.26 ------------------------------------------------------
- * init knows no comm: each Coll names its commHash, and the context of
- * that hash is made at its first event (on NCCL's calling thread, once
- * per comm).  No GPU timer: KernelCh still ends a call.
- */
-#define V3_COMMS 64
-static struct {
-	uint64_t hash;
-	struct ng_pctx *x;
-} v3_comms[V3_COMMS];
-static int v3_ncomms;
-
+/* ---- v3: NCCL 2.26 ------------------------------------------------------ */
 static ncclResult_t v3_init(void **context, int *mask)
 {
 	*context = &v3_comms;
@@ -365,50 +384,6 @@ static ncclResult_t v3_init(void **context, int *mask)
 				  MASK_WRAPPED : MASK_PLUGIN,
 			  __ATOMIC_RELAXED);
 	*mask = __atomic_load_n(&asked, __ATOMIC_RELAXED);
-	return ncclSuccess;
-}
-
-static struct ng_pctx *v3_ctx(uint64_t hash, int rank)
-{
-	int n = __atomic_load_n(&v3_ncomms, __ATOMIC_ACQUIRE), m = 0;
-	void *x = NULL;
-
-	for (int i = 0; i < n; i++)
-		if (v3_comms[i].hash == hash)
-			return v3_comms[i].x;
-	if (n >= V3_COMMS || init_ctx(&x, &m, hash, 0, rank) != ncclSuccess || !x)
-		return NULL;
-	v3_comms[n].hash = hash;
-	v3_comms[n].x = x;
-	__atomic_store_n(&v3_ncomms, n + 1, __ATOMIC_RELEASE);
-	return x;
-}
-
-static ncclResult_t v3_start(void *context, void **h, ncclProfilerEventDescr_v3_t *d)
-{
-	struct ng_pctx *x;
-
-	(void)context;
-	*h = NULL;
-	if (!d)
-		return ncclSuccess;
-	switch (d->type) {
-	case ncclProfileGroup:
-		*h = &v3_comms;
-		break;
-	case ncclProfileColl:
-		x = v3_ctx(d->coll.commHash, d->rank);
-		if (x)
-			*h = coll_start(x, d->coll.seqNumber, d->coll.func, d->coll.count,
-					d->coll.root, d->coll.datatype, d->coll.nMaxChannels,
-					d->coll.nWarps, d->coll.algo, d->coll.proto);
-		break;
-	case ncclProfileKernelCh:
-		*h = kch_start(d->parentObj, d->kernelCh.channelId, 0);
-		break;
-	default:
-		break;
-	}
 	return ncclSuccess;
 }
 

@@ -19,7 +19,7 @@ int ext_run(const char *idfile, int iters)
 	float *buf, host[256];
 	int bad = 0;
 
-	if (get_id(idfile, rank, &id) || cudaSetDevice(0) || cudaStreamCreate(&s) ||
+	if (get_id(idfile, rank, ncclGetUniqueId, &id) || cudaSetDevice(0) || cudaStreamCreate(&s) ||
 	    cudaMalloc((void **)&buf, sizeof(host)))
 		return 10;
 	if (ncclCommInitRank(&comm, n, id, rank) != ncclSuccess)

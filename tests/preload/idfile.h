@@ -1,6 +1,8 @@
 /* The unique id from rank 0 to the others through a file, as the shim
  * tests' programs hand it over (rank 0 writes it atomically; the others
- * poll for up to 20 s). */
+ * poll for up to 20 s).  Rank 0 makes the id with the getter it is given:
+ * ncclGetUniqueId for a program linked to NCCL, a dlsym'd pointer for one
+ * that opens NCCL itself. */
 #ifndef NG_TEST_IDFILE_H
 #define NG_TEST_IDFILE_H
 
@@ -8,13 +10,15 @@
 #include <unistd.h>
 #include <nccl.h>
 
-static int get_id(const char *path, int rank, ncclUniqueId *id)
+typedef ncclResult_t (*idfile_getter)(ncclUniqueId *);
+
+static int get_id(const char *path, int rank, idfile_getter get, ncclUniqueId *id)
 {
 	char tmp[4096];
 	FILE *f;
 
 	if (rank == 0) {
-		if (ncclGetUniqueId(id) != ncclSuccess)
+		if (get(id) != ncclSuccess)
 			return -1;
 		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 		f = fopen(tmp, "wb");

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	if (!count)
 		count = 1;
 	host = malloc(count * sizeof(float));
-	if (!host || get_id(argv[1], rank, &id) || cudaSetDevice(0) ||
+	if (!host || get_id(argv[1], rank, ncclGetUniqueId, &id) || cudaSetDevice(0) ||
 	    cudaStreamCreate(&s) || cudaMalloc((void **)&buf, count * sizeof(float))) {
 		fprintf(stderr, "job: setup failed\n");
 		return 3;

@@ -80,7 +80,7 @@ TEST_BINS += $(BUILD)/tests/preload/churn
 
 # Calls NCCL as XLA does (its own handle, RTLD_DEEPBIND, dlsym): linked
 # to neither library.
-$(BUILD)/tests/preload/xla_like: tests/preload/xla_like.c $(SIM_LIBS_DEP)
+$(BUILD)/tests/preload/xla_like: tests/preload/xla_like.c tests/preload/idfile.h $(SIM_LIBS_DEP)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c,$^) -ldl
 TEST_BINS += $(BUILD)/tests/preload/xla_like

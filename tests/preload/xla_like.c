@@ -20,6 +20,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "idfile.h"
+
 static void *sym(void *h, const char *name)
 {
 	void *p = dlsym(h, name);
@@ -31,38 +33,9 @@ static void *sym(void *h, const char *name)
 	return p;
 }
 
-static int exchange(const char *path, int rank, ncclUniqueId *id,
-		    ncclResult_t (*get)(ncclUniqueId *))
-{
-	char tmp[4096];
-	FILE *f;
-
-	if (rank == 0) {
-		if (get(id) != ncclSuccess)
-			return -1;
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-		f = fopen(tmp, "wb");
-		if (!f || fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f))
-			return -1;
-		return rename(tmp, path);
-	}
-	for (int i = 0; i < 4000; i++) {
-		f = fopen(path, "rb");
-		if (f) {
-			size_t n = fread(id, sizeof(*id), 1, f);
-
-			fclose(f);
-			if (n == 1)
-				return 0;
-		}
-		usleep(5000);
-	}
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
-	ncclResult_t (*get_id)(ncclUniqueId *);
+	idfile_getter unique_id;
 	ncclResult_t (*init)(ncclComm_t *, int, ncclUniqueId, int);
 	ncclResult_t (*allreduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
 				  ncclComm_t, cudaStream_t);
@@ -103,7 +76,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xla_like: %s\n", dlerror());
 		return 2;
 	}
-	get_id = sym(nccl, "ncclGetUniqueId");
+	unique_id = sym(nccl, "ncclGetUniqueId");
 	init = sym(nccl, "ncclCommInitRank");
 	allreduce = sym(nccl, "ncclAllReduce");
 	destroy = sym(nccl, "ncclCommDestroy");
@@ -121,7 +94,7 @@ int main(int argc, char **argv)
 	/* A GPU each, as a launcher would give (on a GPU host too). */
 	if (ndev(&n) == cudaSuccess && n > 0)
 		setdev(rank % n);
-	if (exchange(argv[1], rank, &id, get_id) || init(&comm, world, id, rank) != ncclSuccess ||
+	if (get_id(argv[1], rank, unique_id, &id) || init(&comm, world, id, rank) != ncclSuccess ||
 	    cmalloc(&buf, bytes) != cudaSuccess || cmalloc(&rbuf, bytes) != cudaSuccess ||
 	    mkstream(&s) != cudaSuccess) {
 		fprintf(stderr, "xla_like: rank %d: setup failed\n", rank);

@@ -1,7 +1,7 @@
 # Sourced by the cluster tests (test_run_mpirun, test_run_srun,
 # test_run_hosts) after common.sh: jobs of 4 ranks of the example under a
-# real launcher, the sessions LTTng holds while they run, and what
-# analyze makes of their traces.
+# real launcher, the sessions LTTng holds while they run, what analyze
+# makes of their traces, and what is left when one task's run is killed.
 
 NG_EXAMPLE="$NG_BUILD/bin/allreduce_example"
 [ -x "$NG_EXAMPLE" ] || fail "$NG_EXAMPLE not built"
@@ -99,4 +99,71 @@ ng_wait_gone() {
 		sleep 0.1; _i=$((_i + 1))
 	done
 	! pgrep -f "$1" >/dev/null 2>&1 || { pgrep -af "$1"; fail "still running: $1"; }
+}
+
+# ng_job NAME LAUNCHER [EXAMPLE-ARGS...]: in the background, LAUNCHER (a
+# command line, split at blanks, that starts 4 tasks) runs
+# `ncclguard run -o $NG_TMP/NAME -- example`; $NAME.out, .err, .rc.
+ng_job() {
+	_n=$1; _l=$2; shift 2
+	( rc=0
+	  # shellcheck disable=SC2086
+	  timeout 240 $_l "$NG_BIN" run -o "$NG_TMP/$_n" -- "$NG_EXAMPLE" \
+		--id-file "$NG_TMP/$_n.id" $NG_EX_ARGS "$@" >"$NG_TMP/$_n.out" 2>"$NG_TMP/$_n.err" || rc=$?
+	  echo $rc >"$NG_TMP/$_n.rc" ) &
+}
+
+# ng_wait_job NAME: until ng_job NAME has ended (at most 250 s).
+ng_wait_job() {
+	_i=0
+	while [ ! -f "$NG_TMP/$1.rc" ] && [ $_i -lt 2500 ]; do sleep 0.1; _i=$((_i + 1)); done
+	[ -f "$NG_TMP/$1.rc" ] || fail "job $1 did not end"
+}
+
+# ng_check_task_kill LAUNCHER: job k of LAUNCHER, long enough to be
+# caught mid-run; once its 4 tasks have joined, one task's `ncclguard run`
+# is SIGKILLed.  The launcher must fail, the one session of the job be
+# gone, the run record say launcher_killed, and the trace still read with
+# every rank and nothing of another job.
+ng_check_task_kill() {
+	: >"$NG_TMP/sessions.k"
+	ng_sessions_watch "$NG_TMP/sessions.k"
+	_w=$!
+	ng_job k "$1" --iters 100000
+	_i=0
+	while [ "$(grep -c 'joins the recording' "$NG_TMP/k.err" 2>/dev/null)" != 3 ] &&
+	      [ $_i -lt 600 ]; do
+		sleep 0.1; _i=$((_i + 1))
+	done
+	sleep 1
+	_victim=""
+	for _p in $(pgrep -f "run -o $NG_TMP/k -- " | sort -n); do
+		# A launcher, not a guardian (which renames itself).
+		[ "$(cat /proc/"$_p"/comm 2>/dev/null)" = ncclguard ] && { _victim=$_p; break; }
+	done
+	[ -n "$_victim" ] || { cat "$NG_TMP/k.err"; fail "no ncclguard run of job k"; }
+	kill -KILL "$_victim"
+	ng_wait_job k
+	# Only job k's processes: the launcher's daemons may hold $NG_TMP too.
+	ng_wait_gone "$NG_TMP/k[. ]" 60
+	ng_stop_pid $_w
+	[ "$(cat "$NG_TMP/k.rc")" != 0 ] || fail "${1%% *} exited 0 after a task was killed"
+	_jk=$(ng_job_of "$NG_TMP/k")
+	assert_eq "$(ng_sessions_of "$NG_TMP/sessions.k" "$_jk")" 1 "sessions of job k seen"
+	assert_eq "$(lttng list 2>/dev/null | grep -c 'ncclguard-')" 0 "sessions left after the kill"
+	ng_no_job_folders
+	assert_eq "$(ng_run_field "$NG_TMP/k" status)" '"launcher_killed"' "run.json status of job k"
+	assert_eq "$(ng_run_field "$NG_TMP/k" tasks)" 4 "run.json tasks of job k"
+	_rc=0
+	"$NG_BIN" analyze "$NG_TMP/k" --json "$NG_TMP/k.json" >"$NG_TMP/k.an" 2>&1 || _rc=$?
+	[ $_rc = 0 ] || { cat "$NG_TMP/k.an"; fail "analyze job k: exit $_rc"; }
+	python3 - "$NG_TMP/k.json" <<'EOF' || fail "report of job k"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ranks = sorted(x["rank"] for x in r["ranks"])
+kinds = [i["what"] for i in r["incomplete"]]
+assert ranks == [0, 1, 2, 3], ranks
+assert "launcher_killed" in kinds, kinds
+assert not r["other_job_events"], r["other_job_events"]
+EOF
 }

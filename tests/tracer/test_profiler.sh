@@ -81,6 +81,30 @@ assert_grep "algorithm mismatch: ranks of comm .* ran allreduce of 4 KiB differe
 "$NG_BIN" analyze "$NG_TMP/algo" --json "$NG_TMP/algo2.json" --fail-on mismatch >/dev/null 2>&1
 assert_eq "$?" 5 "--fail-on mismatch"
 
+note "plugin only, as NCCL 2.27 calls it: ncclProfiler_v4"
+NCCLSIM_PROFILER_VERSION=4 ranks v4 3 6 4096 || { cat "$NG_TMP/v4.err"; fail "run failed"; }
+J="$NG_TMP/v4/report.json"
+assert_eq "$(field "$J" '[(c["op"], c["calls"], c["timed"], c["algo"], c["proto"], c["nchannels"]) for c in r["collectives"]]')" \
+	"[('allreduce', 6, 6, 'RING', 'LL', 1)]" "v4 collectives row"
+assert_eq "$(field "$J" '[(f["kind"], f["ranks"]) for f in r["findings"]]')" "[('plugin_only', [0, 1, 2])]" "v4 note"
+XLA_RING=1 NCCLSIM_PROFILER_VERSION=4 ranks v4ring 3 3 4096 || { cat "$NG_TMP/v4ring.err"; fail "run failed"; }
+assert_eq "$(field "$NG_TMP/v4ring/report.json" 'sorted((c["op"], c["calls"], c["timed"]) for c in r["collectives"])')" \
+	"[('allreduce', 3, 3), ('send', 9, 9)]" "v4 ring rows"
+
+note "plugin only, as NCCL 2.26 calls it: ncclProfiler_v3 (comm per event, no GPU timer)"
+NCCLSIM_PROFILER_VERSION=3 ranks v3 3 6 4096 || { cat "$NG_TMP/v3.err"; fail "run failed"; }
+ng_trace_text "$NG_TMP/v3" "$NG_TMP/v3.txt"
+assert_eq "$(grep -c 'ncclguard:coll_enqueue:' "$NG_TMP/v3.txt")" 18 "v3 coll_enqueue events"
+assert_eq "$(grep -c 'ncclguard:coll_complete:' "$NG_TMP/v3.txt")" 18 "v3 coll_complete events"
+J="$NG_TMP/v3/report.json"
+assert_eq "$(field "$J" '[(c["op"], c["calls"]) for c in r["collectives"]]')" "[('allreduce', 6)]" "v3 collectives row"
+assert_eq "$(field "$J" '[(f["kind"], f["ranks"]) for f in r["findings"]]')" "[('plugin_only', [0, 1, 2])]" "v3 note"
+assert_eq "$(field "$J" 'len(r["hangs"])')" 0 "v3 hangs"
+
+note "an ABI the backend does not know is said"
+NCCLSIM_PROFILER_VERSION=7 ranks badabi 2 2 4096
+assert_grep "NCCLSIM_PROFILER_VERSION=7: not 3, 4 or 5" "$NG_TMP/badabi.err"
+
 note "preload and plugin: each call once, with NCCL's choice"
 "$NG_BIN" run -o "$NG_TMP/both" -- "$EX" --launch 2 --iters 3 --warmup 0 --max-bytes 64K \
 	>"$NG_TMP/both.out" 2>"$NG_TMP/both.err" || { cat "$NG_TMP/both.err"; fail "run failed"; }

@@ -81,30 +81,11 @@ while [ "$(sinfo -h -o %T 2>/dev/null)" != idle ] && [ $i -lt 300 ]; do sleep 0.
 [ "$(sinfo -h -o %T 2>/dev/null)" = idle ] ||
 	ng_skip "the Slurm node does not come up: $(sinfo -h 2>&1; tail -n 3 "$S/log/slurmctld.log" "$S/log/slurmd.log")"
 
-# job NAME [SRUN-ARGS...] -- [EXAMPLE-ARGS...]: srun -n 4 ncclguard run.
-job() {
-	_n=$1; shift
-	_sargs=""
-	while [ $# -gt 0 ] && [ "$1" != "--" ]; do _sargs="$_sargs $1"; shift; done
-	[ "${1:-}" = "--" ] && shift
-	( rc=0
-	  # shellcheck disable=SC2086
-	  timeout 240 srun -n 4 $_sargs "$NG_BIN" run -o "$NG_TMP/$_n" -- "$NG_EXAMPLE" \
-		--id-file "$NG_TMP/$_n.id" $NG_EX_ARGS "$@" >"$NG_TMP/$_n.out" 2>"$NG_TMP/$_n.err" || rc=$?
-	  echo $rc >"$NG_TMP/$_n.rc" ) &
-}
-
-wait_job() {
-	_i=0
-	while [ ! -f "$NG_TMP/$1.rc" ] && [ $_i -lt 2500 ]; do sleep 0.1; _i=$((_i + 1)); done
-	[ -f "$NG_TMP/$1.rc" ] || fail "job $1 did not end"
-}
-
 note "srun -n 4: 4 tasks, each wrapped by ncclguard run"
 ng_sessions_watch "$NG_TMP/sessions"
 watcher=$!
-job s
-wait_job s
+ng_job s "srun -n 4"
+ng_wait_job s
 ng_wait_gone "$NG_TMP/s[. ]" 30
 ng_stop_pid $watcher
 [ "$(cat "$NG_TMP/s.rc")" = 0 ] || { cat "$NG_TMP/s.err"; fail "srun: exit $(cat "$NG_TMP/s.rc")"; }
@@ -122,41 +103,6 @@ assert_eq "$(ng_run_field "$NG_TMP/s" status)" '"finished"' "run.json status"
 ng_check_report "$NG_TMP/s.json" 4 1
 
 note "SIGKILL of one task's ncclguard run mid-run (srun -K ends the step)"
-: >"$NG_TMP/sessions.k"
-ng_sessions_watch "$NG_TMP/sessions.k"
-watcher=$!
-job k -K -- --iters 100000
-i=0
-while [ "$(grep -c 'joins the recording' "$NG_TMP/k.err" 2>/dev/null)" != 3 ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
-sleep 1
-victim=""
-for p in $(pgrep -f "run -o $NG_TMP/k -- " | sort -n); do
-	[ "$(cat /proc/"$p"/comm 2>/dev/null)" = ncclguard ] && { victim=$p; break; }
-done
-[ -n "$victim" ] || { cat "$NG_TMP/k.err"; fail "no ncclguard run of job k"; }
-kill -KILL "$victim"
-wait_job k
-ng_wait_gone "$NG_TMP/k[. ]" 60
-ng_stop_pid $watcher
-[ "$(cat "$NG_TMP/k.rc")" != 0 ] || fail "srun exited 0 after a task was killed"
-jk=$(ng_job_of "$NG_TMP/k")
-assert_eq "$(ng_sessions_of "$NG_TMP/sessions.k" "$jk")" 1 "sessions of job k seen"
-assert_eq "$(lttng list 2>/dev/null | grep -c 'ncclguard-')" 0 "sessions left after the kill"
-ng_no_job_folders
-assert_eq "$(ng_run_field "$NG_TMP/k" status)" '"launcher_killed"' "run.json status of job k"
-assert_eq "$(ng_run_field "$NG_TMP/k" tasks)" 4 "run.json tasks of job k"
-rc=0
-"$NG_BIN" analyze "$NG_TMP/k" --json "$NG_TMP/k.json" >"$NG_TMP/k.an" 2>&1 || rc=$?
-[ $rc = 0 ] || { cat "$NG_TMP/k.an"; fail "analyze job k: exit $rc"; }
-python3 - "$NG_TMP/k.json" <<'EOF' || fail "report of job k"
-import json, sys
-r = json.load(open(sys.argv[1]))
-ranks = sorted(x["rank"] for x in r["ranks"])
-kinds = [i["what"] for i in r["incomplete"]]
-assert ranks == [0, 1, 2, 3], ranks
-assert "launcher_killed" in kinds, kinds
-EOF
+ng_check_task_kill "srun -n 4 -K"
 
 echo "ok"
