@@ -16,6 +16,7 @@ struct ng_analyze_opts {
 	double link_gbps;	/* the link's GB/s, to flag slow sizes; 0: none */
 	FILE *summary;		/* the text summary and what was written; NULL: none */
 	int progress;		/* a progress line on stderr while reading */
+	int jobs;		/* processes decoding the traces; 0 or 1: one graph */
 	const char *job;	/* the job to report (its id); NULL: the run
 				 * record's, else the one with most processes */
 	unsigned fail_on;	/* NG_FAIL_*: return NG_ANALYZE_FOUND if present */
