@@ -34,9 +34,27 @@ find "$TMP/trace" -type f -exec cat {} + > /dev/null
 size=$(du -sh "$TMP/trace" | cut -f1)
 events=$((ITERS * RANKS * 2))
 
+# GNU time's two lines that row() reads; python3 where it is missing (the
+# GPU machine's image).
+timev() {
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -v "$@"
+		return
+	fi
+	python3 -c '
+import resource, subprocess, sys, time
+t = time.time()
+rc = subprocess.call(sys.argv[1:])
+s = time.time() - t
+m = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print("\tElapsed (wall clock) time (h:mm:ss or m:ss): %d:%05.2f" % (s // 60, s % 60), file=sys.stderr)
+print("\tMaximum resident set size (kbytes): %d" % m, file=sys.stderr)
+sys.exit(rc)' "$@"
+}
+
 row() {	# NAME CMD...
 	name=$1; shift
-	/usr/bin/time -v "$@" > "$TMP/out" 2> "$TMP/time" || { cat "$TMP/time" >&2; exit 1; }
+	timev "$@" > "$TMP/out" 2> "$TMP/time" || { cat "$TMP/time" >&2; exit 1; }
 	awk -F': ' -v n="$name" -v ev="$events" '
 		/Elapsed \(wall clock\)/ { k = split($2, t, ":");
 			s = (k == 3) ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2] }
