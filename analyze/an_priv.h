@@ -731,10 +731,11 @@ void an_finish(struct an_state *an);
 
 /* ---- read.c, traces.c ------------------------------------------------- */
 
-/* Finds the CTF traces under each dir and feeds their events to `an`.
+/* Finds the CTF traces under each dir and feeds their events to `an`,
+ * decoded by `jobs` processes where more than one (read.c).
  * Returns 0, or -1 after printing why on stderr. */
 int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
-		   int show_progress);
+		   int show_progress, int jobs);
 /* Collects directories holding a CTF `metadata` file under `dir`. */
 int an_find_traces(const char *dir, char ***out, int *n);
 /* The files `want` accepts in each dir's <sub>/ folder and its host

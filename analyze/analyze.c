@@ -400,7 +400,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 			an->opts.on_coll_ctx = ch;
 		}
 		if (an_read_traces((const char *const *)traces.path, traces.n, an,
-				   opts->progress))
+				   opts->progress, opts->jobs))
 			goto out;
 		r = an_job_settle(an, &tag);
 		if (r < 0)

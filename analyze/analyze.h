@@ -18,6 +18,7 @@ struct ng_analyze_opts {
 	int progress;		/* a progress line on stderr while reading */
 	int early;		/* hangs and timeouts on stderr while reading, as
 				 * soon as the rest of the trace cannot change them */
+	int jobs;		/* processes decoding the traces; 0 or 1: one graph */
 	const char *job;	/* the job to report (its id); NULL: the run
 				 * record's, else the one with most processes */
 	unsigned fail_on;	/* NG_FAIL_*: return NG_ANALYZE_FOUND if present */

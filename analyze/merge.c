@@ -188,7 +188,7 @@ merge_consume(bt_self_component_sink *self)
 		}
 		m->last = p->key;
 		msg = p->msgs[p->pos++];
-		failed = m->fn(m->ctx, msg);
+		failed = m->fn(m->ctx, msg, p->key);
 		bt_message_put_ref(msg);
 		if (failed)
 			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;

@@ -8,8 +8,9 @@
 
 #include <babeltrace2/babeltrace.h>
 
-/* Each message in time order; non-zero stops the graph with an error. */
-typedef int (*an_merge_fn)(void *ctx, const bt_message *msg);
+/* Each message in time order with its key (its time, or its stream's
+ * last); non-zero stops the graph with an error. */
+typedef int (*an_merge_fn)(void *ctx, const bt_message *msg, int64_t key);
 
 /* A merging sink with nports input ports ("in0"...) added to graph;
  * 0, or -1 with babeltrace2's error set. */

@@ -11,7 +11,7 @@ NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
-CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read merge flight) $(NG_AN_OBJS) \
+CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read merge recs flight) $(NG_AN_OBJS) \
 	$(COMMON_JSON_OBJ)
 CLI_LIBS += $(NG_BT2_LIBS) -lm
 

@@ -33,6 +33,7 @@
 #include "an_priv.h"
 #include "events.h"
 #include "merge.h"
+#include "recs.h"
 
 /* What libbabeltrace2 may die of on a corrupt trace. */
 static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
@@ -139,6 +140,58 @@ static int host_id(void *ctx, const char *name)
 	return an_host_id(ctx, name);
 }
 
+/* A decoded event to the matcher. */
+static void apply(struct an_state *an, struct ev_event *ev)
+{
+	switch (ev->kind) {
+	case EV_PROC:
+		an_process_info(an, &ev->src, &ev->r.proc);
+		break;
+	case EV_INIT_BEGIN:
+	case EV_INIT_END:
+		an_comm_init(an, &ev->src, &ev->r.init);
+		/* Made by the shim's profiler plugin: no wrapper saw this comm. */
+		if (ev->r.init.end && ev->r.init.plugin) {
+			struct an_proc *pr = an_proc_get(an, &ev->src);
+
+			if (pr)
+				pr->plugin_only = 1;
+			/* NCCL runs a 1-rank comm's collectives as local copies
+			 * and tells a plugin nothing of them. */
+			if (ev->r.init.nranks == 1)
+				an_incomplete(an, "plugin_one_rank",
+					      "a 1-rank communicator seen only through NCCL's "
+					      "profiler plugin: NCCL reports none of its collectives "
+					      "to a plugin, so its calls are not in this report "
+					      "(the preload records them)");
+		}
+		break;
+	case EV_ENQ:
+		an_enqueue(an, &ev->src, &ev->r.coll);
+		break;
+	case EV_ALGO:
+		an_algo(an, &ev->src, &ev->r.algo);
+		break;
+	case EV_DONE:
+		an_complete(an, &ev->src, &ev->r.coll);
+		break;
+	case EV_COMM_END:
+		an_comm_end(an, &ev->src, &ev->r.misc);
+		break;
+	case EV_TIMEOUT:
+		an_timeout(an, &ev->src, &ev->r.misc);
+		break;
+	case EV_POLICY:
+		an_policy(an, &ev->src, &ev->r.misc);
+		break;
+	case EV_INJECT:
+		an_inject(an, &ev->src, &ev->r.misc);
+		break;
+	default:
+		break;
+	}
+}
+
 static int handle_event(struct reader *rd, const bt_message *msg)
 {
 	struct ev_event ev;
@@ -155,53 +208,7 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	an_seen(rd->an, &ev.src);
 	if (!ev_body(rd->dec, &ev))
 		return 0;
-	switch (ev.kind) {
-	case EV_PROC:
-		an_process_info(rd->an, &ev.src, &ev.r.proc);
-		break;
-	case EV_INIT_BEGIN:
-	case EV_INIT_END:
-		an_comm_init(rd->an, &ev.src, &ev.r.init);
-		/* Made by the shim's profiler plugin: no wrapper saw this comm. */
-		if (ev.r.init.end && ev.r.init.plugin) {
-			struct an_proc *pr = an_proc_get(rd->an, &ev.src);
-
-			if (pr)
-				pr->plugin_only = 1;
-			/* NCCL runs a 1-rank comm's collectives as local copies
-			 * and tells a plugin nothing of them. */
-			if (ev.r.init.nranks == 1)
-				an_incomplete(rd->an, "plugin_one_rank",
-					      "a 1-rank communicator seen only through NCCL's "
-					      "profiler plugin: NCCL reports none of its collectives "
-					      "to a plugin, so its calls are not in this report "
-					      "(the preload records them)");
-		}
-		break;
-	case EV_ENQ:
-		an_enqueue(rd->an, &ev.src, &ev.r.coll);
-		break;
-	case EV_ALGO:
-		an_algo(rd->an, &ev.src, &ev.r.algo);
-		break;
-	case EV_DONE:
-		an_complete(rd->an, &ev.src, &ev.r.coll);
-		break;
-	case EV_COMM_END:
-		an_comm_end(rd->an, &ev.src, &ev.r.misc);
-		break;
-	case EV_TIMEOUT:
-		an_timeout(rd->an, &ev.src, &ev.r.misc);
-		break;
-	case EV_POLICY:
-		an_policy(rd->an, &ev.src, &ev.r.misc);
-		break;
-	case EV_INJECT:
-		an_inject(rd->an, &ev.src, &ev.r.misc);
-		break;
-	default:
-		break;
-	}
+	apply(rd->an, &ev);
 	an_early_tick(rd->an);
 	return 0;
 }
@@ -355,10 +362,11 @@ consume(bt_message_iterator *it, void *data)
 }
 
 /* merge.c's sink hands each message here, in time order. */
-static int merged(void *ctx, const bt_message *msg)
+static int merged(void *ctx, const bt_message *msg, int64_t key)
 {
 	struct reader *rd = ctx;
 
+	(void)key;
 	if (!handled(rd, msg))
 		return 0;
 	rd->failed = 1;
@@ -370,13 +378,13 @@ static int merged(void *ctx, const bt_message *msg)
  * hundred stream files.  NCCLGUARD_ANALYZE_MUXER=1 reads through
  * babeltrace2's muxer instead, the reference the tests compare with. */
 static int connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,
-			 struct reader *rd, const bt_component_sink **sink)
+			 an_merge_fn fn, void *ctx, const bt_component_sink **sink)
 {
 	uint64_t nports = 0, k = 0;
 
 	for (int i = 0; i < nsrc; i++)
 		nports += bt_component_source_get_output_port_count(srcs[i]);
-	if (an_merge_add(graph, nports, merged, rd, sink)) {
+	if (an_merge_add(graph, nports, fn, ctx, sink)) {
 		print_bt_error("cannot create the sink");
 		return -1;
 	}
@@ -468,6 +476,9 @@ out:
 struct input {
 	const char *dir;	/* what src.ctf.fs reads */
 	char *view;		/* a temporary folder to remove, or NULL */
+	const char *orig;	/* the trace's folder, where dir is a part of it */
+	uint64_t bytes;
+	int host;		/* the matcher's id of its host, -1 if unnamed */
 };
 
 /* Said in incomplete[] and, where something was left out, on stderr. */
@@ -700,7 +711,9 @@ static int open_trace(struct an_state *an, const bt_component_class_source *cls,
 	unsigned secs;
 
 	in->dir = dir;
+	in->orig = dir;
 	in->view = NULL;
+	in->bytes = 0;
 	if (an_trace_check(dir, &tc)) {
 		dropped(an, 1, "stream_unreadable", "%s: cannot list it: %s; skipped", dir,
 			strerror(errno));
@@ -712,6 +725,7 @@ static int open_trace(struct an_state *an, const bt_component_class_source *cls,
 		goto out;
 	}
 	secs = deadline_s(tc.bytes);
+	in->bytes = tc.bytes;
 	use = calloc((size_t)tc.nf + 1, 1);
 	one = calloc((size_t)tc.nf + 1, 1);
 	if (!use || !one) {
@@ -817,19 +831,15 @@ static void say_stream(void *ctx, const char *name, uint64_t n, const char *firs
 		first, "their events dropped or the values cleared");
 }
 
-/* What the read left out or forced, once the graph is done. */
-static void say_counted(struct reader *rd)
+/* What the read left out or forced, once the graph is done, after the
+ * streams with values out of range were said (c). */
+static void say_rest(struct an_state *an, const struct counted *c)
 {
-	struct an_state *an = rd->an;
-	struct counted c = { .an = an };
-
-	an->bad_values += ev_bad_values(rd->dec);
-	ev_bad_streams(rd->dec, say_stream, &c);
-	if (an->bad_values > c.n)
+	if (an->bad_values > c->n)
 		dropped(an, 1, "stream_unreadable", "%llu event%s named a size, rank, peer or "
 			"seq its communicator cannot have: ignored",
-			(unsigned long long)(an->bad_values - c.n),
-			an->bad_values - c.n == 1 ? "" : "s");
+			(unsigned long long)(an->bad_values - c->n),
+			an->bad_values - c->n == 1 ? "" : "s");
 	for (int i = 0; i < an->ncomms; i++)
 		if (an->comms[i]->forced)
 			an_incomplete(an, "window_exceeded", "comm %016llx: %llu collectives "
@@ -842,8 +852,767 @@ static void say_counted(struct reader *rd)
 			      (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
 }
 
+static void say_counted(struct reader *rd)
+{
+	struct counted c = { .an = rd->an };
+
+	rd->an->bad_values += ev_bad_values(rd->dec);
+	ev_bad_streams(rd->dec, say_stream, &c);
+	say_rest(rd->an, &c);
+}
+
+
+/* ---- the parallel reader: workers, each a graph over its part ---------- */
+
+/*
+ * With -j N, the streams are read by N worker processes, each with a
+ * graph and merge.c's heap over a contiguous part of them (whole traces,
+ * or a large trace's stream files in ranges by name, through views), so
+ * that the order of the ports is the single graph's.  A worker decodes
+ * each event (events/) into a record and writes the records in time order
+ * to a pipe; this process merges the pipes by time, ties to the lower
+ * worker, which gives the single graph's order, and runs the matcher on
+ * them as the single graph's sink would.
+ *
+ * Processes, not threads: libbabeltrace2 does not say that two graphs
+ * may run in two threads, and a crash in one is then its worker's alone.
+ * The job to keep, where the first event names it, is agreed on before
+ * any record is written: each worker sends its first event's time and
+ * job (hello) and waits, so that it leaves out the bodies of another
+ * job's events as the matcher will.
+ */
+
+struct worker {
+	struct rec_out *out;
+	struct ev_decoder *dec;
+	const struct input *parts;
+	int nparts;
+	int hello_fd, ctl_fd;
+	int keep_known;
+	uint64_t keep;
+	int64_t key;		/* of the message being handled */
+	char **hosts;
+	int nhosts;
+	int failed;
+};
+
+struct hello {
+	int64_t key;
+	uint64_t job;
+	int32_t has;		/* an event: key and job are its */
+};
+
+static int wput(struct worker *w, struct rec *r)
+{
+	r->key = w->key;
+	if (rec_put(w->out, r))
+		w->failed = 1;
+	return w->failed ? -1 : 0;
+}
+
+/* A host name to the worker's number, sent the first time. */
+static int worker_host(void *ctx, const char *name)
+{
+	struct worker *w = ctx;
+	struct rec r = { .type = REC_HOST, .str = name };
+	char **grown;
+
+	for (int i = 0; i < w->nhosts; i++)
+		if (!strcmp(w->hosts[i], name))
+			return i;
+	grown = realloc(w->hosts, (size_t)(w->nhosts + 1) * sizeof(*grown));
+	if (!grown || !(grown[w->nhosts] = strdup(name))) {
+		if (grown)
+			w->hosts = grown;
+		w->failed = 1;
+		return 0;
+	}
+	w->hosts = grown;
+	r.id = w->nhosts;
+	wput(w, &r);
+	return w->nhosts++;
+}
+
+/* The first event (or none): said, then the job to keep awaited. */
+static int say_hello(struct worker *w, int has, uint64_t job)
+{
+	struct hello h = { .key = w->key, .job = job, .has = has };
+	ssize_t n;
+
+	if (w->keep_known)
+		return 0;
+	w->keep_known = 1;
+	if (write(w->hello_fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
+		return -1;
+	if (has) {
+		do
+			n = read(w->ctl_fd, &w->keep, sizeof(w->keep));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(w->keep))
+			return -1;
+	}
+	rec_hold(w->out, 0);
+	return 0;
+}
+
+/* A stream's name as the trace's folder gives it, not its view's. */
+static const char *real_name(const struct worker *w, const char *name, char *buf, size_t len)
+{
+	if (!name)
+		return "a stream";
+	for (int i = 0; i < w->nparts; i++) {
+		const struct input *p = &w->parts[i];
+		size_t n = strlen(p->dir);
+
+		if (p->orig != p->dir && !strncmp(name, p->dir, n) && name[n] == '/') {
+			snprintf(buf, len, "%s%s", p->orig, name + n);
+			return buf;
+		}
+	}
+	return name;
+}
+
+static int worker_msg(struct worker *w, const bt_message *msg)
+{
+	struct rec r = { .type = REC_EVENT };
+	char buf[PATH_MAX + 256];
+	uint64_t n;
+	int ret;
+
+	switch (bt_message_get_type(msg)) {
+	case BT_MESSAGE_TYPE_EVENT:
+		ret = ev_head(w->dec, msg, &r.ev);
+		if (ret <= 0)
+			return ret;
+		if (say_hello(w, 1, r.ev.src.job))
+			return -1;
+		r.skip = r.ev.src.job != w->keep;
+		r.ok = !r.skip && ev_body(w->dec, &r.ev);
+		return wput(w, &r);
+	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+		if (bt_message_discarded_events_get_count(msg, &n) !=
+		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+			return 0;
+		r = (struct rec){ .type = REC_LOST, .n = n };
+		return wput(w, &r);
+	case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
+		const bt_stream *st = bt_message_discarded_packets_borrow_stream_const(msg);
+
+		if (bt_message_discarded_packets_get_count(msg, &n) !=
+		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+			n = 0;
+		r = (struct rec){ .type = REC_PKTS, .n = n,
+			.str = real_name(w, bt_stream_get_name(st), buf, sizeof(buf)) };
+		return wput(w, &r);
+	}
+	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
+		if (ev_stream(w->dec, bt_message_stream_beginning_borrow_stream_const(msg)))
+			return -1;
+		return w->failed ? -1 : 0;
+	case BT_MESSAGE_TYPE_STREAM_END: {
+		/* In time order: the stream's last event went before it. */
+		const bt_value *v = bt_trace_borrow_environment_entry_value_by_name_const(
+			bt_stream_borrow_trace_const(bt_message_stream_end_borrow_stream_const(msg)),
+			"hostname");
+
+		r = (struct rec){ .type = REC_SEND,
+			.str = v && bt_value_get_type(v) == BT_VALUE_TYPE_STRING ?
+				bt_value_string_get(v) : "unknown" };
+		return wput(w, &r);
+	}
+	default:
+		return 0;
+	}
+}
+
+static int worker_merged(void *ctx, const bt_message *msg, int64_t key)
+{
+	struct worker *w = ctx;
+	int ret;
+
+	w->key = key;
+	in_sink = 1;
+	ret = worker_msg(w, msg);
+	in_sink = 0;
+	if (ret)
+		w->failed = 1;
+	return ret ? -1 : 0;
+}
+
+static void worker_bad(void *ctx, const char *name, uint64_t n, const char *first)
+{
+	struct worker *w = ctx;
+	char buf[PATH_MAX + 256];
+	struct rec r = { .type = REC_BAD, .n = n, .str2 = first };
+
+	r.str = name ? real_name(w, name, buf, sizeof(buf)) : NULL;
+	r.id = !name;
+	wput(w, &r);
+}
+
+/* The worker's end on a failure: what the matcher's process prints. */
+static int worker_fail(struct worker *w, int code, int status, const char *what)
+{
+	char causes[2048];
+	struct rec r = { .type = REC_FAIL, .code = code, .status = status, .str = what,
+			 .str2 = causes };
+
+	causes[0] = '\0';
+	if (code != REC_FAIL_CRASH)
+		bt_error_text(causes, sizeof(causes));
+	say_hello(w, 0, 0);
+	w->failed = 0;
+	wput(w, &r);
+	return rec_flush(w->out) ? 1 : 0;
+}
+
+/* The worker's life: a graph over its parts, its records to data_fd. */
+static int worker_run(struct worker *w, const bt_component_class_source *cls, int data_fd,
+		      const struct input *trace0)
+{
+	const bt_component_source **srcs = calloc((size_t)w->nparts, sizeof(*srcs));
+	const bt_component_sink *sink = NULL;
+	bt_graph *graph = bt_graph_create(0);
+	bt_graph_run_status rs;
+	char what[4200];
+	struct rec r;
+
+	w->out = rec_out_new(data_fd);
+	w->dec = ev_decoder_new(worker_host, w);
+	if (!w->out)
+		return 1;
+	/* Held until the job to keep is known: this process must not block
+	 * on its pipe while the matcher's waits for its hello. */
+	rec_hold(w->out, !w->keep_known);
+	if (!srcs || !graph || !w->dec)
+		return worker_fail(w, REC_FAIL_SETUP, 0, "out of memory");
+	for (int i = 0; i < w->nparts; i++) {
+		bt_value *params = source_params(w->parts[i].dir);
+		char name[32];
+
+		snprintf(name, sizeof(name), "src%d", i);
+		if (!params || bt_graph_add_source_component(graph, cls, name, params,
+							     BT_LOGGING_LEVEL_NONE, &srcs[i]) !=
+		    BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+			bt_value_put_ref(params);
+			snprintf(what, sizeof(what), "%s: not a readable CTF trace",
+				 w->parts[i].orig);
+			return worker_fail(w, REC_FAIL_SETUP, 0, what);
+		}
+		bt_value_put_ref(params);
+	}
+	/* Each part's streams, ahead of every event (the least key): the
+	 * matcher counts a host's streams before any of them ends. */
+	w->key = INT64_MIN;
+	for (int i = 0; i < w->nparts; i++)
+		if (w->parts[i].host >= 0) {
+			r = (struct rec){ .type = REC_EXPECT, .id = w->parts[i].host,
+				.n = bt_component_source_get_output_port_count(srcs[i]) };
+			if (wput(w, &r))
+				return 1;
+		}
+	if (connect_merge(graph, srcs, w->nparts, worker_merged, w, &sink))
+		return worker_fail(w, REC_FAIL_SETUP, 0, "cannot connect the streams to the sink");
+	if (run_graph(graph, &rs))
+		return worker_fail(w, REC_FAIL_CRASH, crash_sig, "");
+	switch (rs) {
+	case BT_GRAPH_RUN_STATUS_OK:
+		break;
+	case BT_GRAPH_RUN_STATUS_MEMORY_ERROR:
+		return worker_fail(w, REC_FAIL_GRAPH, 0, w->failed ? "out of memory" :
+				   "out of memory reading the trace");
+	default:
+		if (trace0)
+			snprintf(what, sizeof(what), "%s: corrupt trace", trace0->orig);
+		else
+			snprintf(what, sizeof(what), "corrupt trace");
+		return worker_fail(w, REC_FAIL_GRAPH, 0, what);
+	}
+	if (say_hello(w, 0, 0))
+		return 1;
+	ev_bad_streams(w->dec, worker_bad, w);
+	r = (struct rec){ .type = REC_BADSUM, .n = ev_bad_values(w->dec) };
+	wput(w, &r);
+	r = (struct rec){ .type = REC_END };
+	wput(w, &r);
+	if (w->failed || rec_flush(w->out))
+		return 1;
+	return 0;
+}
+
+/* ---- the matcher's side ------------------------------------------------ */
+
+/* A large trace whose files are all whole, named CHANNEL_CPU (one stream
+ * each: no rotated chunks to keep together), into k views of contiguous
+ * ranges of its files by name; 0, or -1 to read it whole. */
+static int split_trace(const struct input *in, int k, struct input *out, int *nout)
+{
+	struct an_tcheck tc;
+	uint64_t total = 0, cum = 0, from = 0;
+	char *use = NULL;
+	int i, p = 0, first = 0, made = 0, ret = -1;
+
+	if (an_trace_check(in->dir, &tc))
+		return -1;
+	for (i = 0; i < tc.nf; i++) {
+		if (tc.f[i].state != AN_SF_OK || tc.f[i].cpu < 0)
+			goto out;
+		total += (uint64_t)tc.f[i].size;
+	}
+	if (!tc.meta_ok || tc.nf < 2 || !total)
+		goto out;
+	if (k > tc.nf)
+		k = tc.nf;
+	use = calloc((size_t)tc.nf, 1);
+	if (!use)
+		goto out;
+	for (i = 0; i < tc.nf; i++) {
+		cum += (uint64_t)tc.f[i].size;
+		/* a range ends at its share of the bytes, leaving a file for
+		 * each range after it */
+		if (i + 1 < tc.nf && tc.nf - i - 1 > k - p - 1 &&
+		    cum * (uint64_t)k < total * (uint64_t)(p + 1))
+			continue;
+		memset(use, 0, (size_t)tc.nf);
+		memset(use + first, 1, (size_t)(i + 1 - first));
+		out[made] = *in;
+		out[made].view = make_view(in->dir, &tc, use);
+		if (!out[made].view)
+			goto out;
+		out[made].dir = out[made].view;
+		out[made].orig = in->dir;
+		out[made].bytes = cum - from;
+		from = cum;
+		made++;
+		p++;
+		first = i + 1;
+		if (p == k && i + 1 < tc.nf)
+			break;
+	}
+	if (first != tc.nf)
+		goto out;
+	*nout = made;
+	ret = 0;
+out:
+	if (ret)
+		for (i = 0; i < made; i++)
+			remove_view(out[i].view);
+	free(use);
+	an_tcheck_free(&tc);
+	return ret;
+}
+
+/* The parts the workers read, in the single graph's order of ports: the
+ * inputs, those larger than a worker's share split. */
+static struct input *make_parts(const struct input *in, int nin, int jobs, int *nparts)
+{
+	struct input *parts;
+	uint64_t total = 0;
+	int n = 0;
+
+	for (int i = 0; i < nin; i++)
+		total += in[i].bytes;
+	parts = calloc((size_t)nin + (size_t)jobs * 2 + 1, sizeof(*parts));
+	if (!parts)
+		return NULL;
+	for (int i = 0; i < nin; i++) {
+		/* this trace's share of the workers, rounded */
+		uint64_t want = total ? (in[i].bytes * (uint64_t)jobs * 2 + total) / (total * 2) : 1;
+		int got;
+
+		if (want >= 2 && !in[i].view && n + (int)want <= nin + jobs * 2 &&
+		    !split_trace(&in[i], (int)want, &parts[n], &got)) {
+			n += got;
+			continue;
+		}
+		parts[n] = in[i];
+		parts[n].view = NULL;	/* in[i]'s to remove */
+		n++;
+	}
+	*nparts = n;
+	return parts;
+}
+
+struct badrec {
+	char *name, *first;
+	uint64_t n;
+};
+
+struct pool {
+	int nw;
+	pid_t *pid;
+	int *data, *hello, *ctl;
+	int *done;		/* sent REC_END or REC_FAIL */
+	int **hmap, *nh;	/* each worker's host numbers -> an_host_id() */
+	struct badrec **bad;
+	int *nbad;
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The job to keep where the first event names it (job.c): the first of
+ * the workers' first events, ties to the lower worker, as the single
+ * graph meets it. */
+static void agree_job(struct pool *pl)
+{
+	struct hello h, best = { .has = 0 };
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+
+	for (int w = 0; w < pl->nw; w++) {
+		ssize_t n;
+
+		do
+			n = read(pl->hello[w], &h, sizeof(h));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(h))
+			continue;	/* it died: the merge says so */
+		if (h.has && (!best.has || h.key < best.key))
+			best = h;
+	}
+	/* a worker that died since must not kill this process */
+	sigaction(SIGPIPE, &ign, &old);
+	for (int w = 0; w < pl->nw; w++)
+		if (write(pl->ctl[w], &best.job, sizeof(best.job)) < 0)
+			continue;
+	sigaction(SIGPIPE, &old, NULL);
+}
+
+static int start_workers(struct pool *pl, const bt_component_class_source *cls,
+			 struct input *parts, const int *first, const int *count,
+			 const struct input *trace0, const struct an_state *an)
+{
+	for (int w = 0; w < pl->nw; w++) {
+		int d[2], h[2], c[2];
+
+		if (pipe2(d, O_CLOEXEC) || pipe2(h, O_CLOEXEC) || pipe2(c, O_CLOEXEC)) {
+			fprintf(stderr, "ncclguard analyze: cannot start the readers: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		/* fewer switches between the matcher and the workers */
+		fcntl(d[0], F_SETPIPE_SZ, 1 << 20);
+		fflush(NULL);
+		pl->pid[w] = fork();
+		if (pl->pid[w] < 0) {
+			fprintf(stderr, "ncclguard analyze: cannot start the readers: %s\n",
+				strerror(errno));
+			close(d[0]), close(d[1]), close(h[0]), close(h[1]), close(c[0]),
+				close(c[1]);
+			return -1;
+		}
+		if (!pl->pid[w]) {
+			struct worker wk = {
+				.parts = &parts[first[w]], .nparts = count[w],
+				.hello_fd = h[1], .ctl_fd = c[0],
+				.keep_known = an->job_how != AN_JOB_NONE, .keep = an->job_keep,
+			};
+
+			for (int k = 0; k < w; k++) {
+				close(pl->data[k]);
+				close(pl->hello[k]);
+				close(pl->ctl[k]);
+			}
+			close(d[0]);
+			close(h[0]);
+			close(c[1]);
+			signal(SIGPIPE, SIG_DFL);
+			_exit(worker_run(&wk, cls, d[1], trace0));
+		}
+		close(d[1]);
+		close(h[1]);
+		close(c[0]);
+		pl->data[w] = d[0];
+		pl->hello[w] = h[0];
+		pl->ctl[w] = c[1];
+	}
+	return 0;
+}
+
+static int is_crash(int sig)
+{
+	for (int i = 0; i < NCRASH; i++)
+		if (crash_sigs[i] == sig)
+			return 1;
+	return 0;
+}
+
+/* Records in time order to the matcher; 0, or -1 with why said. */
+static int merge_workers(struct reader *rd, struct pool *pl, int nin)
+{
+	struct an_state *an = rd->an;
+	struct rec_in *m = rec_in_new(pl->data, pl->nw);
+	struct rec r;
+	int w, got, ret = -1;
+
+	if (!m) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		return -1;
+	}
+	while ((got = rec_next(m, &r, &w)) > 0) {
+		switch (r.type) {
+		case REC_EVENT:
+			if (r.ev.src.host < 0 || r.ev.src.host >= pl->nh[w])
+				goto broken;
+			r.ev.src.host = pl->hmap[w][r.ev.src.host];
+			rd->nevents++;
+			if (!(rd->nevents & 0xffff))
+				progress(rd, 0);
+			if (an_job_skip(an, &r.ev.src, r.ev.kind == EV_PROC, r.ev.job_id))
+				break;
+			an_seen(an, &r.ev.src);
+			if (r.ok) {
+				apply(an, &r.ev);
+				an_early_tick(an);
+			}
+			break;
+		case REC_EXPECT:
+			an_streams_expect(an, r.id, r.n);
+			break;
+		case REC_SEND:
+			an_stream_ended(an, an_host_id(an, r.str));
+			break;
+		case REC_HOST: {
+			int *g = realloc(pl->hmap[w], (size_t)(pl->nh[w] + 1) * sizeof(*g));
+
+			if (!g || r.id != pl->nh[w]) {
+				if (g)
+					pl->hmap[w] = g;
+				goto broken;
+			}
+			pl->hmap[w] = g;
+			g[pl->nh[w]++] = an_host_id(an, r.str);
+			break;
+		}
+		case REC_LOST:
+			an_lost(an, r.n);
+			break;
+		case REC_PKTS:
+			an_incomplete(an, "events_lost", "%s: packets missing (%llu)", r.str,
+				      (unsigned long long)r.n);
+			break;
+		case REC_BAD: {
+			struct badrec *b = realloc(pl->bad[w], (size_t)(pl->nbad[w] + 1) *
+						   sizeof(*b));
+
+			if (!b)
+				goto broken;
+			pl->bad[w] = b;
+			b[pl->nbad[w]++] = (struct badrec){
+				.name = r.id ? NULL : an_xstrdup(r.str),
+				.first = an_xstrdup(r.str2), .n = r.n };
+			break;
+		}
+		case REC_BADSUM:
+			an->bad_values += r.n;
+			break;
+		case REC_END:
+			pl->done[w] = 1;
+			break;
+		case REC_FAIL:
+			pl->done[w] = 1;
+			progress(rd, 1);
+			if (r.code == REC_FAIL_CRASH)
+				fprintf(stderr, "ncclguard analyze: babeltrace2 crashed (signal %d) "
+					"reading the trace%s after %llu events: corrupt trace\n",
+					r.status, nin == 1 ? "" : "s",
+					(unsigned long long)rd->nevents);
+			else
+				fprintf(stderr, "ncclguard analyze: %s\n%s", r.str, r.str2);
+			goto out;
+		default:
+			goto broken;
+		}
+	}
+	if (!got) {
+		ret = 0;
+		goto out;
+	}
+	/* Its pipe ended before its end: the worker died. */
+	{
+		int status = 0;
+
+		progress(rd, 1);
+		while (waitpid(pl->pid[w], &status, 0) < 0 && errno == EINTR)
+			;
+		pl->pid[w] = -1;
+		if (WIFSIGNALED(status) && is_crash(WTERMSIG(status)))
+			fprintf(stderr, "ncclguard analyze: babeltrace2 crashed (signal %d) "
+				"reading the trace%s after %llu events: corrupt trace\n",
+				WTERMSIG(status), nin == 1 ? "" : "s",
+				(unsigned long long)rd->nevents);
+		else if (WIFSIGNALED(status))
+			fprintf(stderr, "ncclguard analyze: a reader was killed (signal %d) "
+				"after %llu events\n", WTERMSIG(status),
+				(unsigned long long)rd->nevents);
+		else
+			fprintf(stderr, "ncclguard analyze: a reader ended (status %d) after "
+				"%llu events without its records\n", WEXITSTATUS(status),
+				(unsigned long long)rd->nevents);
+	}
+	goto out;
+broken:
+	progress(rd, 1);
+	fprintf(stderr, "ncclguard analyze: a reader's records do not parse (out of "
+		"memory?)\n");
+out:
+	rec_in_free(m);
+	return ret;
+}
+
+/* Reads the inputs with `jobs` workers: 0, -1 (why said), or 1 where
+ * they make one part only (the single graph reads them). */
+static int read_parallel(struct reader *rd, const bt_component_class_source *cls,
+			 struct input *in, int nin, int jobs, int ntraces)
+{
+	struct input *parts;
+	struct pool pl = { 0 };
+	struct counted c = { .an = rd->an };
+	int nparts = 0, *first = NULL, *count = NULL, ret = -1, w;
+	uint64_t total = 0, cum = 0;
+
+	parts = make_parts(in, nin, jobs, &nparts);
+	if (!parts) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		return -1;
+	}
+	if (nparts < 2) {
+		ret = 1;
+		goto out;
+	}
+	pl.nw = jobs < nparts ? jobs : nparts;
+	first = calloc((size_t)pl.nw, sizeof(*first));
+	count = calloc((size_t)pl.nw, sizeof(*count));
+	pl.pid = calloc((size_t)pl.nw, sizeof(*pl.pid));
+	pl.data = calloc((size_t)pl.nw, sizeof(*pl.data));
+	pl.hello = calloc((size_t)pl.nw, sizeof(*pl.hello));
+	pl.ctl = calloc((size_t)pl.nw, sizeof(*pl.ctl));
+	pl.done = calloc((size_t)pl.nw, sizeof(*pl.done));
+	pl.hmap = calloc((size_t)pl.nw, sizeof(*pl.hmap));
+	pl.nh = calloc((size_t)pl.nw, sizeof(*pl.nh));
+	pl.bad = calloc((size_t)pl.nw, sizeof(*pl.bad));
+	pl.nbad = calloc((size_t)pl.nw, sizeof(*pl.nbad));
+	if (!first || !count || !pl.pid || !pl.data || !pl.hello || !pl.ctl || !pl.done ||
+	    !pl.hmap || !pl.nh || !pl.bad || !pl.nbad) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		goto out;
+	}
+	for (w = 0; w < pl.nw; w++) {
+		pl.pid[w] = -1;
+		pl.data[w] = pl.hello[w] = pl.ctl[w] = -1;
+	}
+	/* Contiguous parts to each worker, about its share of the bytes. */
+	for (int i = 0; i < nparts; i++)
+		total += parts[i].bytes;
+	w = 0;
+	for (int i = 0; i < nparts; i++) {
+		if (count[w] && w + 1 < pl.nw &&
+		    (cum * (uint64_t)pl.nw >= total * (uint64_t)(w + 1) ||
+		     nparts - i <= pl.nw - w - 1)) {
+			w++;
+			first[w] = i;
+		}
+		count[w]++;
+		cum += parts[i].bytes;
+	}
+	pl.nw = w + 1;
+	if (getenv("NCCLGUARD_ANALYZE_VERBOSE"))
+		fprintf(stderr, "ncclguard analyze: %d readers over %d parts of %d trace%s\n",
+			pl.nw, nparts, nin, nin == 1 ? "" : "s");
+	if (start_workers(&pl, cls, parts, first, count, ntraces == 1 ? &in[0] : NULL, rd->an))
+		goto out;
+	if (rd->an->job_how == AN_JOB_NONE)
+		agree_job(&pl);
+	if (merge_workers(rd, &pl, nin))
+		goto out;
+	for (w = 0; w < pl.nw; w++)
+		for (int i = 0; i < pl.nbad[w]; i++)
+			say_stream(&c, pl.bad[w][i].name, pl.bad[w][i].n, pl.bad[w][i].first);
+	say_rest(rd->an, &c);
+	ret = 0;
+out:
+	for (w = 0; pl.pid && w < pl.nw; w++) {
+		int status;
+
+		close_fd(&pl.data[w]);
+		close_fd(&pl.hello[w]);
+		close_fd(&pl.ctl[w]);
+		if (pl.pid[w] <= 0)
+			continue;
+		/* one that has not ended is stopped: its read no longer counts */
+		if (!pl.done[w] || ret)
+			kill(pl.pid[w], SIGKILL);
+		while (waitpid(pl.pid[w], &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	for (w = 0; pl.bad && w < pl.nw; w++) {
+		for (int i = 0; i < pl.nbad[w]; i++) {
+			free(pl.bad[w][i].name);
+			free(pl.bad[w][i].first);
+		}
+		free(pl.bad[w]);
+		free(pl.hmap[w]);
+	}
+	for (int i = 0; i < nparts; i++)
+		remove_view(parts[i].view);
+	free(parts);
+	free(first);
+	free(count);
+	free(pl.pid);
+	free(pl.data);
+	free(pl.hello);
+	free(pl.ctl);
+	free(pl.done);
+	free(pl.hmap);
+	free(pl.nh);
+	free(pl.bad);
+	free(pl.nbad);
+	return ret;
+}
+
+/* The traces checked by `groups` children at once, each opening a
+ * contiguous group of them (a child per trace costs ~6 ms, and one for
+ * all of them is the read's longest serial step): ok[i] where trace i's
+ * group opened. */
+static void check_groups(const bt_component_class_source *cls, char **traces, int n,
+			 int groups, char *ok)
+{
+	pid_t *pid = calloc((size_t)groups, sizeof(*pid));
+
+	if (!pid)
+		return;
+	fflush(NULL);
+	for (int g = 0; g < groups; g++) {
+		int lo = (int)((long long)n * g / groups), hi = (int)((long long)n * (g + 1) / groups);
+
+		pid[g] = fork();
+		if (!pid[g]) {
+			char why[1200];
+
+			_exit(try_open_many(cls, (const char *const *)traces + lo, hi - lo,
+					    5 + (unsigned)(hi - lo) / 16, why, sizeof(why)) ? 1 : 0);
+		}
+	}
+	for (int g = 0; g < groups; g++) {
+		int lo = (int)((long long)n * g / groups), hi = (int)((long long)n * (g + 1) / groups);
+		int status = -1;
+
+		if (pid[g] < 0)
+			continue;
+		while (waitpid(pid[g], &status, 0) < 0 && errno == EINTR)
+			;
+		if (WIFEXITED(status) && !WEXITSTATUS(status))
+			memset(ok + lo, 1, (size_t)(hi - lo));
+	}
+	free(pid);
+}
+
 int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
-		   int show_progress)
+		   int show_progress, int jobs)
 {
 	/* Loaded once a process: finding them loads every plugin, which
 	 * costs more than reading a small trace (the fuzzer reads many). */
@@ -858,7 +1627,8 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	const char *mux;
 	bt_graph *graph = NULL;
 	char **traces = NULL;
-	int ntraces = 0, nin = 0, i, ret = -1, opened = 0;
+	int ntraces = 0, nin = 0, i, ret = -1, muxed;
+	char *opened = NULL;
 	int *in_host = NULL;
 	bt_graph_run_status rs;
 
@@ -902,6 +1672,8 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		      stderr);
 		goto out;
 	}
+	mux = getenv("NCCLGUARD_ANALYZE_MUXER");
+	muxed = mux && !strcmp(mux, "1");
 	in = calloc((size_t)ntraces + 1, sizeof(*in));
 	in_host = calloc((size_t)ntraces + 1, sizeof(*in_host));
 	rd.dec = ev_decoder_new(host_id, an);
@@ -910,16 +1682,25 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		goto out;
 	}
 	/* A child per trace costs ~6 ms (3 s of a 512-host job's 6.5): one
-	 * child first opens them all; only where that fails does each trace
-	 * get its own, to find the one at fault. */
-	if (ntraces > 1) {
+	 * child first opens them all (with -j, one per group of them at
+	 * once); only where that fails does each trace get its own, to find
+	 * the one at fault. */
+	opened = calloc((size_t)ntraces + 1, 1);
+	if (!opened) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		goto out;
+	}
+	if (ntraces > 1 && jobs > 1 && !muxed)
+		check_groups(fs_cls, traces, ntraces, jobs < ntraces ? jobs : ntraces, opened);
+	else if (ntraces > 1) {
 		char why[1200];
 
-		opened = !try_open_many(fs_cls, (const char *const *)traces, ntraces,
-					5 + (unsigned)ntraces / 16, why, sizeof(why));
+		memset(opened, !try_open_many(fs_cls, (const char *const *)traces, ntraces,
+					      5 + (unsigned)ntraces / 16, why, sizeof(why)),
+		       (size_t)ntraces);
 	}
 	for (i = 0; i < ntraces; i++)
-		if (!open_trace(an, fs_cls, traces[i], &in[nin], opened)) {
+		if (!open_trace(an, fs_cls, traces[i], &in[nin], opened[i])) {
 			char *h = an_metadata_hostname(traces[i]);
 
 			/* hosts numbered in DIR order: the first is the
@@ -927,6 +1708,7 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 			/* (-1: its streams' ends are not counted, and no
 			 * early hang is said of its ranks) */
 			in_host[nin] = h ? an_host_id(an, h) : -1;
+			in[nin].host = in_host[nin];
 			free(h);
 			nin++;
 		}
@@ -940,14 +1722,27 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		fputs("\n", stderr);
 		goto out;
 	}
+	/* The muxer is the reference: always the single graph. */
+	if (jobs > 1 && !muxed) {
+		int r;
+
+		clock_gettime(CLOCK_MONOTONIC, &rd.start);
+		rd.last_progress = rd.start;
+		r = read_parallel(&rd, fs_cls, in, nin, jobs, ntraces);
+		if (r < 0)
+			goto out;
+		if (!r) {
+			progress(&rd, 1);
+			goto read;
+		}
+	}
 	graph = bt_graph_create(0);
 	srcs = calloc((size_t)nin, sizeof(*srcs));
 	if (!graph || !srcs) {
 		fputs("ncclguard analyze: out of memory\n", stderr);
 		goto out;
 	}
-	mux = getenv("NCCLGUARD_ANALYZE_MUXER");
-	if (mux && !strcmp(mux, "1") &&
+	if (muxed &&
 	    bt_graph_add_filter_component(graph, mux_cls, "muxer", NULL, BT_LOGGING_LEVEL_NONE,
 					  &muxer) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		print_bt_error("cannot create the muxer");
@@ -960,7 +1755,7 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 				  bt_component_source_get_output_port_count(srcs[i]));
 	}
 	if (!muxer) {
-		if (connect_merge(graph, srcs, nin, &rd, &sink))
+		if (connect_merge(graph, srcs, nin, merged, &rd, &sink))
 			goto out;
 	} else if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL,
 						      &rd, &sink) !=
@@ -1004,6 +1799,7 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		goto out;
 	}
 	say_counted(&rd);
+read:
 	if (!rd.nevents) {
 		fprintf(stderr, "ncclguard analyze: no ncclguard events in %d trace%s under",
 			ntraces, ntraces == 1 ? "" : "s");
@@ -1019,6 +1815,7 @@ out:
 		remove_view(in[i].view);
 	free(in);
 	free(in_host);
+	free(opened);
 	free(srcs);
 	for (i = 0; i < ntraces; i++)
 		free(traces[i]);

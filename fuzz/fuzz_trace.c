@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.on_coll = an_chrome_coll;
 	opts.on_coll_ctx = ch;
 	an = an_new(&opts);
-	if (!an_read_traces(dirs, 1, an, 0)) {
+	if (!an_read_traces(dirs, 1, an, 0, 1)) {
 		an_finish(an);
 		if (an_chrome_end(ch, an) || an_report_json(an, out) || an_report_html(an, out))
 			abort();

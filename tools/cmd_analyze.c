@@ -1,7 +1,8 @@
 /*
  * `ncclguard analyze DIR... [--chrome F] [--json F] [--html F] [--link-gbps N]
  *                    [--job ID] [--fail-on KINDS] [--chrome-all | --chrome-max MIB]
- *                    [--chrome-window T0:T1] [--ranks LIST] [--early | --quiet]`
+ *                    [--chrome-window T0:T1] [--ranks LIST] [-j N]
+ *                    [--early | --quiet]`
  *
  * Without an output flag it writes report.json, trace.json (Chrome trace)
  * and report.html into the first DIR; with any, only those asked for.  The
@@ -10,6 +11,7 @@
  * neither).  Exit status: 0 analysed, 1 unreadable trace or
  * output, 2 usage, 5 a finding of a --fail-on kind.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,7 +23,7 @@ static const char usage[] =
 	"usage: ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE]\n"
 	"                         [--link-gbps N] [--job ID] [--fail-on KINDS]\n"
 	"                         [--chrome-all | --chrome-max MIB] [--chrome-window T0:T1]\n"
-	"                         [--ranks LIST] [--early | --quiet]\n"
+	"                         [--ranks LIST] [-j N] [--early | --quiet]\n"
 	"\n"
 	"Reads the LTTng traces of all ranks under each DIR (one per host is fine)\n"
 	"and prints the findings: stragglers, hangs, mismatched calls and settings,\n"
@@ -49,6 +51,8 @@ static const char usage[] =
 	"  --fail-on KINDS  exit 5 when a finding of these kinds is present, comma-\n"
 	"                   separated: hang, mismatch, policy, straggler, config,\n"
 	"                   incomplete (the report could not see everything), or any\n"
+	"  -j, --jobs N     decode the traces in N processes (default: the CPUs this\n"
+	"                   process may run on); -j 1 reads them in one graph\n"
 	"\n"
 	"Without --chrome, --json or --html, all three are written into the first DIR\n"
 	"as trace.json, report.json and report.html.\n";
@@ -154,6 +158,18 @@ static int parse_window(const char *s, double *from, double *to)
 	return 0;
 }
 
+/* The CPUs this process may run on: the default -j. */
+static int cpus_available(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? n : 1;
+}
+
 int ng_cmd_analyze(int argc, char **argv)
 {
 	struct ng_analyze_opts opts = { .summary = stdout };
@@ -247,6 +263,22 @@ int ng_cmd_analyze(int argc, char **argv)
 			}
 			continue;
 		}
+		if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strncmp(a, "--jobs=", 7) ||
+		    (!strncmp(a, "-j", 2) && a[2])) {
+			const char *v = !strncmp(a, "--jobs=", 7) ? a + 7 :
+				strcmp(a, "-j") && strcmp(a, "--jobs") ? a + 2 :
+				i + 1 < argc ? argv[++i] : "";
+			char *end;
+			long n = strtol(v, &end, 10);
+
+			if (end == v || *end || n < 1 || n > 4096) {
+				ret = ng_cli_usage_error("analyze", "-j '%s': expected a number of "
+							 "processes from 1 to 4096", v);
+				goto out;
+			}
+			opts.jobs = (int)n;
+			continue;
+		}
 		if (a[0] == '-' && a[1]) {
 			ret = ng_cli_usage_error("analyze", "unknown option '%s'", a);
 			goto out;
@@ -275,6 +307,8 @@ int ng_cmd_analyze(int argc, char **argv)
 	}
 	opts.progress = !quiet && isatty(STDERR_FILENO);
 	opts.early = early || opts.progress;
+	if (!opts.jobs)
+		opts.jobs = cpus_available();
 	ret = ng_analyze(dirs, ndirs, &opts);
 out:
 	for (i = 0; i < 3; i++)
