@@ -100,6 +100,9 @@ assert re.search(r">ranks \d+-\d+<", heat), labels
 size = os.path.getsize(sys.argv[1])
 assert size < 300_000, "report.html is %d bytes" % size
 PY
+# The ranks' table past 512 ranks: a row per host's run of ranks.
+assert_grep '<tr><td>600-607</td><td>node75</td><td>8</td>' "$NG_TMP/wide.html"
+assert_grep 'pid and GPU: ranks\[\] in report.json' "$NG_TMP/wide.html"
 # Below 512 ranks a rank to a row, as before.
 assert_no_grep "Rows grouped" "$NG_TMP/big.html"
 
