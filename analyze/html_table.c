@@ -332,6 +332,61 @@ static void clocks(struct an_state *an, FILE *f)
 	fputs("</table>\n", f);
 }
 
+#define RANK_ROWS	512	/* rows of the ranks' table at most */
+
+/* Whether rank q goes on p's row of a grouped table: same host, NCCL,
+ * NUMA node and interface, the next rank. */
+static int same_row(const struct an_state *an, const struct an_proc *p,
+		    const struct an_proc *q, const struct an_proc *last)
+{
+	return q->rank == last->rank + 1 && !strcmp(an_html_host(an, p), an_html_host(an, q)) &&
+	       p->nccl_version == q->nccl_version && p->numa_node == q->numa_node &&
+	       same(p->socket_ifname, q->socket_ifname);
+}
+
+/* Past RANK_ROWS ranks a row per run of neighbouring ranks alike. */
+static void rank_groups(struct an_state *an, FILE *f, const int *order, int n)
+{
+	int rows = 0, k = 0;
+	char ver[32];
+
+	while (k < an->nprocs && rows < RANK_ROWS) {
+		const struct an_proc *p = &an->procs[order[k]], *last = p;
+		int e = k + 1, m = 1;
+
+		if (!p->has_info) {
+			k++;
+			continue;
+		}
+		for (; e < an->nprocs && an->procs[order[e]].has_info &&
+		       same_row(an, p, &an->procs[order[e]], last); e++, m++)
+			last = &an->procs[order[e]];
+		an_version_str(p->nccl_version, ver, sizeof(ver));
+		if (m == 1)
+			fprintf(f, "<tr><td>%lld</td><td>", (long long)p->rank);
+		else
+			fprintf(f, "<tr><td>%lld-%lld</td><td>", (long long)p->rank,
+				(long long)last->rank);
+		an_html_esc(f, an_html_host(an, p));
+		if (m == 1) {
+			fprintf(f, "</td><td>%lld</td><td>%s</td><td>", (long long)p->pid, ver);
+			an_html_esc(f, p->gpu_pci_bus_id);
+		} else {
+			fprintf(f, "</td><td>%d</td><td>%s</td><td>%d GPUs", m, ver, m);
+		}
+		fprintf(f, "</td><td>%lld</td><td>", (long long)p->numa_node);
+		an_html_esc(f, p->socket_ifname);
+		fputs("</td></tr>\n", f);
+		rows++;
+		k = e;
+	}
+	fputs("</table>\n", f);
+	fprintf(f, "<p class=\"note\">%d ranks: a row per run of neighbouring ranks on one "
+		"host with the same NCCL, NUMA node and interface (pids: how many)%s. Each "
+		"rank's own pid and GPU: ranks[] in report.json.</p>\n", n,
+		k < an->nprocs ? ", the first 512 rows" : "");
+}
+
 void an_html_ranks(struct an_state *an, FILE *f, const int *order)
 {
 	int n = 0;
@@ -347,6 +402,11 @@ void an_html_ranks(struct an_state *an, FILE *f, const int *order)
 		"<tr><th>rank</th><th>host</th><th>pid</th><th>NCCL</th><th>GPU</th><th>NUMA</th>"
 		"<th>interface</th></tr>\n", n <= 16 ? " open" : "", n, n == 1 ? "" : "s",
 		an->nhosts, an->nhosts == 1 ? "" : "s");
+	if (n > RANK_ROWS) {
+		rank_groups(an, f, order, n);
+		fputs("</details>\n", f);
+		goto clocks;
+	}
 	for (int k = 0; k < an->nprocs; k++) {
 		const struct an_proc *p = &an->procs[order[k]];
 
@@ -362,6 +422,7 @@ void an_html_ranks(struct an_state *an, FILE *f, const int *order)
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table></details>\n", f);
+clocks:
 	if (an->nhosts > 1)
 		clocks(an, f);
 }

@@ -77,6 +77,35 @@ report rows "$NG_TMP/rows" --link-gbps 50
 check rows --max-rows 20 --text "4 GiB"
 [ "$(grep -c '<details class="op"' "$NG_TMP/rows.html")" = 8 ] || fail "rows: not one block per op"
 
+# 640 ranks over 80 hosts, rank 601 late: past 512 ranks the heat map
+# groups neighbouring ranks, rank 601 keeps a row (and its name) of its
+# own, the page says so and stays small.
+"$GEN" -o "$NG_TMP/t640" --ranks 640 --iters 30 --hosts 80 --ranks-per-stream 4 \
+	--slow-rank 601 --slow-ms 2 > /dev/null || fail "gen t640"
+report wide "$NG_TMP/t640"
+check wide --verdict "straggler: rank 601" --text "rank 601" --text "ranks 0-"
+python3 - "$NG_TMP/wide.html" <<'PY' || fail "wide: heat map not grouped"
+import os, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+heat = page[page.index('<section id="stragglers">'):]
+heat = heat[:heat.index("</section>")]
+labels = re.findall(r'class="hl[^"]*" text-anchor="end">([^<]*)</text>', heat)
+rows = {int(y) for y in re.findall(r'<rect x="130\.0" y="(\d+)"', heat)}
+assert "rank 601" in labels, labels
+assert 'class="hl st" text-anchor="end">rank 601<' in heat, "rank 601 not marked"
+assert re.search(r"ranks 600-600|ranks 59\d-600", heat) is None, "rank 601 merged"
+assert "Rows grouped: 640 ranks on" in heat and "report.json" in heat
+assert 1 < len(rows) <= 512, len(rows)
+assert re.search(r">ranks \d+-\d+<", heat), labels
+size = os.path.getsize(sys.argv[1])
+assert size < 300_000, "report.html is %d bytes" % size
+PY
+# The ranks' table past 512 ranks: a row per host's run of ranks.
+assert_grep '<tr><td>600-607</td><td>node75</td><td>8</td>' "$NG_TMP/wide.html"
+assert_grep 'pid and GPU: ranks\[\] in report.json' "$NG_TMP/wide.html"
+# Below 512 ranks a rank to a row, as before.
+assert_no_grep "Rows grouped" "$NG_TMP/big.html"
+
 # The check fails on a broken report: two axis labels on one spot, and a
 # caption running out of its plot.
 note "a broken report fails the check"
@@ -94,4 +123,4 @@ python3 "$CHECK" "$NG_TMP/broken.html" > "$NG_TMP/broken.out" 2>&1
 assert_eq "$?" 1 "the check on a broken report"
 assert_grep "overlapping text" "$NG_TMP/broken.out"
 assert_grep "text outside its SVG" "$NG_TMP/broken.out"
-echo "html: 7 reports laid out in Chromium"
+echo "html: 8 reports laid out in Chromium"
