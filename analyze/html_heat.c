@@ -24,6 +24,8 @@
 #define HEAT_ROWS	512	/* rows at most: more ranks share rows */
 #define HEAT_CELLS	16384	/* cells at most once ranks share rows */
 #define HEAT_KEEP	(HEAT_ROWS / 4)	/* ranks kept on rows of their own, at most */
+#define HEAT_KEEP_S	"128"		/* HEAT_KEEP, said on the page */
+_Static_assert(HEAT_KEEP == 128, "HEAT_KEEP_S says HEAT_KEEP");
 
 /* A row of the map: rows[first .. first+n-1], in rank order; imp 2: a
  * flagged straggler, 1: a rank a finding names (both alone on a row). */
@@ -268,26 +270,36 @@ static int find_rank(const struct an_state *an, const int *rows, int n, int64_t 
 }
 
 /* Marks in imp[] the ranks kept alone: the flagged stragglers, then the
- * ranks the findings name, worst finding first, HEAT_KEEP at most. */
-static void keep_ranks(struct an_state *an, const int *rows, int n, char *imp)
+ * ranks the findings name, worst finding first, HEAT_KEEP at most.
+ * Returns non-zero if some were left in their groups. */
+static int keep_ranks(struct an_state *an, const int *rows, int n, char *imp)
 {
 	const struct an_finding *fd;
-	int nf = an_findings_list(an, &fd), kept = 0;
+	int nf = an_findings_list(an, &fd), kept = 0, over = 0;
 
-	for (int r = 0; r < n && kept < HEAT_KEEP; r++)
+	for (int r = 0; r < n; r++)
 		if (an_straggler_flagged(an, &an->procs[rows[r]])) {
+			if (kept == HEAT_KEEP) {
+				over++;
+				continue;
+			}
 			imp[r] = 2;
 			kept++;
 		}
 	for (int i = 0; i < nf; i++)
-		for (int j = 0; j < fd[i].nranks && kept < HEAT_KEEP; j++) {
+		for (int j = 0; j < fd[i].nranks; j++) {
 			int r = find_rank(an, rows, n, fd[i].ranks[j]);
 
-			if (r >= 0 && !imp[r]) {
-				imp[r] = 1;
-				kept++;
+			if (r < 0 || imp[r] || an_straggler_flagged(an, &an->procs[rows[r]]))
+				continue;
+			if (kept == HEAT_KEEP) {
+				over++;
+				continue;
 			}
+			imp[r] = 1;
+			kept++;
 		}
+	return over;
 }
 
 /* The rows for groups of per ranks (whole multiples of per in rank
@@ -313,7 +325,7 @@ static int group(const char *imp, int n, int per, struct hrow *out)
 
 void an_html_heat(struct an_state *an, FILE *f, const int *order)
 {
-	int used = 0, nrows = 0, nr, ch, W, H, title, flagged = 0, g, cols, per = 1;
+	int used = 0, nrows = 0, nr, ch, W, H, title, flagged = 0, g, cols, per = 1, over = 0;
 	int *rows = an_xcalloc((size_t)an->nprocs + 1, sizeof(*rows));
 	char *lab = an_xcalloc((size_t)an->nprocs + 1, 1), worst[32], who[48];
 	char *imp = an_xcalloc((size_t)an->nprocs + 1, 1);
@@ -341,7 +353,7 @@ void an_html_heat(struct an_state *an, FILE *f, const int *order)
 	g = bins_per_col(an, rows, nrows, used);
 	cols = (used + g - 1) / g;
 	if (nrows > HEAT_ROWS) {
-		keep_ranks(an, rows, nrows, imp);
+		over = keep_ranks(an, rows, nrows, imp);
 		for (per = 2; per < nrows; per *= 2) {
 			int n = group(imp, nrows, per, NULL);
 
@@ -401,10 +413,12 @@ void an_html_heat(struct an_state *an, FILE *f, const int *order)
 		"darkest is %s late.", worst);
 	if (per > 1)
 		fprintf(f, " <span class=\"grouped\">Rows grouped: %d ranks on %d rows, up to %d "
-			"neighbouring ranks to a row, each cell the latest of them; every straggler "
-			"and every rank a finding names keeps a row of its own. Each rank's own "
-			"figures: stragglers[], comm_fraction[] and ranks[] in report.json.</span>",
-			nrows, nr, per);
+			"neighbouring ranks to a row, each cell the latest of them; %s keeps a row "
+			"of its own%s. Each rank's own figures: stragglers[], comm_fraction[] and "
+			"ranks[] in report.json.</span>", nrows, nr, per,
+			over ? "the first " HEAT_KEEP_S " stragglers and ranks findings name: each" :
+			"every straggler and every rank a finding names",
+			over ? ", the others are in their groups" : "");
 	else if (ch < HEAT_LABEL_H)
 		fputs(" Not every rank is named: the rows are too thin.", f);
 	if (flagged)
