@@ -79,7 +79,7 @@ void an_algo(struct an_state *an, const struct ev_src *src, const struct ev_rec_
 	else
 		an->algo_no_row++;
 	for (key = key_of(&k);; key++) {
-		i = an_map_get(&an->algo_map, key);
+		i = ng_u64map_get(&an->algo_map, key);
 		if (i < 0)
 			break;
 		if (same(&an->algos[i], &k)) {
@@ -177,5 +177,5 @@ void an_algo_free(struct an_state *an)
 {
 	free(an->algos);
 	free(an->algo_mism);
-	an_map_free(&an->algo_map);
+	ng_u64map_free(&an->algo_map);
 }

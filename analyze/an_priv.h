@@ -44,6 +44,7 @@
 
 #include "events.h"
 #include "json.h"
+#include "u64map.h"
 
 /* ---- records: reader -> matcher --------------------------------------- */
 
@@ -120,13 +121,6 @@ struct an_algo_rec {
 #define AN_ALGO_MISM_MAX 64
 struct an_algo_mism {
 	int first, end, nprocs;
-};
-
-/* uint64 key -> index; open addressing, never shrinks. */
-struct an_map {
-	uint64_t *keys;
-	int32_t *vals;		/* -1: empty */
-	uint32_t cap, n;
 };
 
 /* One process_info field that differs across ranks. */
@@ -378,7 +372,7 @@ struct an_state {
 	int nhosts;
 	struct an_proc *procs;
 	int nprocs;
-	struct an_map proc_map, comm_map, pc_map;
+	struct ng_u64map proc_map, comm_map, pc_map;
 
 	int ncomms;
 	struct an_comm **comms;
@@ -434,7 +428,7 @@ struct an_state {
 	/* algo.c: what NCCL chose, from its profiler plugin */
 	struct an_algo_rec *algos;
 	int nalgos;
-	struct an_map algo_map;
+	struct ng_u64map algo_map;
 	struct an_algo_mism *algo_mism;
 	int nalgo_mism, algo_done;
 	uint64_t algo_mism_more, algo_no_row;
@@ -484,9 +478,8 @@ void *an_xcalloc(size_t n, size_t sz);
 void *an_xrealloc(void *p, size_t sz);
 char *an_xstrdup(const char *s);	/* NULL gives "" */
 int an_cmp_i64(const void *a, const void *b);
-int32_t an_map_get(const struct an_map *m, uint64_t key);
-void an_map_put(struct an_map *m, uint64_t key, int32_t val);
-void an_map_free(struct an_map *m);
+/* ng_u64map_put that ends the command when out of memory. */
+void an_map_put(struct ng_u64map *m, uint64_t key, int32_t val);
 
 /* ---- incomplete.c ----------------------------------------------------- */
 

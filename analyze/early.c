@@ -191,7 +191,7 @@ out:
 /* The first timeout of a comm: a row of the report's timeouts[]. */
 static void early_timeout(struct an_state *an, const struct an_timeout_row *t)
 {
-	int32_t k = t->comm_hash ? an_map_get(&an->comm_map, t->comm_hash) : -1;
+	int32_t k = t->comm_hash ? ng_u64map_get(&an->comm_map, t->comm_hash) : -1;
 	char line[512], when[32], waited[32];
 	struct an_comm *c;
 

@@ -168,7 +168,7 @@ static void no_events_note(struct line *l, const struct an_comm *c)
 
 static const struct an_comm *comm_of(const struct an_state *an, uint64_t hash)
 {
-	int32_t i = an_map_get(&an->comm_map, hash);
+	int32_t i = ng_u64map_get(&an->comm_map, hash);
 
 	return i >= 0 ? an->comms[i] : NULL;
 }

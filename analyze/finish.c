@@ -153,9 +153,9 @@ static int rank_state(const struct an_state *an, const struct an_comm *c, int i,
 static struct an_pc *member_pc(struct an_state *an, struct an_comm *c, int i)
 {
 	uint64_t key = ((uint64_t)c->members[i] << 32) ^
-		(uint64_t)an_map_get(&an->comm_map, c->hash);
+		(uint64_t)ng_u64map_get(&an->comm_map, c->hash);
 
-	return &an->pcs[an_map_get(&an->pc_map, key)];
+	return &an->pcs[ng_u64map_get(&an->pc_map, key)];
 }
 
 static int cmp_call(const void *a, const void *b)
@@ -323,8 +323,8 @@ static void timeout_hang(struct an_state *an, struct an_comm *c)
 	 * flushes out is no sign that the call ran. */
 	for (i = 0; i < an->ntimeouts; i++) {
 		const struct an_timeout_row *t = &an->timeouts[i];
-		int32_t k = an_map_get(&an->pc_map, ((uint64_t)t->rank << 32) ^
-				       (uint64_t)an_map_get(&an->comm_map, c->hash));
+		int32_t k = ng_u64map_get(&an->pc_map, ((uint64_t)t->rank << 32) ^
+					  (uint64_t)ng_u64map_get(&an->comm_map, c->hash));
 
 		if (t->comm_hash == c->hash && t->seq == first->seq && k >= 0)
 			open += an->pcs[k].own_done_seq < first->seq ||
@@ -427,7 +427,7 @@ static void finish_inits(struct an_state *an)
 
 		for (int i = 0; i < c->nmembers; i++) {
 			uint64_t key = ((uint64_t)c->members[i] << 32) ^ (uint64_t)ci;
-			struct an_pc *pc = &an->pcs[an_map_get(&an->pc_map, key)];
+			struct an_pc *pc = &an->pcs[ng_u64map_get(&an->pc_map, key)];
 
 			if (in_init(pc)) {
 				waiting++;

@@ -12,7 +12,7 @@ NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
 CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read merge recs flight) $(NG_AN_OBJS) \
-	$(COMMON_JSON_OBJ)
+	$(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
 CLI_LIBS += $(NG_BT2_LIBS) -lm
 
 $(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/merge.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
@@ -20,7 +20,7 @@ $(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/merge.o: ALL_CFLAGS += $(NG_BT2
 # The unit test lives with the analyzer's other tests and sees its insides.
 $(BUILD)/obj/tests/analyze/test_analyze_core.o: MOD_INC := -Ianalyze -Ievents -Icommon
 $(BUILD)/tests/test_analyze_core: $(BUILD)/obj/tests/analyze/test_analyze_core.o \
-		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_analyze_core
@@ -40,7 +40,7 @@ TEST_BINS += $(BUILD)/tests/ng_lttng_job
 # The run record's parser, the job filter and the incomplete[] scan.
 $(BUILD)/obj/tests/analyze/test_incomplete_core.o: MOD_INC := -Ianalyze -Ievents -Icommon
 $(BUILD)/tests/test_incomplete_core: $(BUILD)/obj/tests/analyze/test_incomplete_core.o \
-		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_incomplete_core
@@ -48,7 +48,7 @@ TEST_BINS += $(BUILD)/tests/test_incomplete_core
 # The hang dump reader (dumps.c) on small files.
 $(BUILD)/obj/tests/analyze/test_dumps_core.o: MOD_INC := -Ianalyze -Ievents -Icommon
 $(BUILD)/tests/test_dumps_core: $(BUILD)/obj/tests/analyze/test_dumps_core.o \
-		$(NG_AN_OBJS) $(COMMON_JSON_OBJ)
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_dumps_core

@@ -122,9 +122,9 @@ void an_free(struct an_state *an)
 	}
 	free(an->cfg);
 	an_algo_free(an);
-	an_map_free(&an->proc_map);
-	an_map_free(&an->comm_map);
-	an_map_free(&an->pc_map);
+	ng_u64map_free(&an->proc_map);
+	ng_u64map_free(&an->comm_map);
+	ng_u64map_free(&an->pc_map);
 	for (i = 0; i < an->npcs; i++) {
 		free(an->pcs[i].p2p);
 		free(an->pcs[i].sent);
@@ -191,7 +191,7 @@ static uint64_t proc_key(const struct ev_src *src)
 
 struct an_proc *an_proc_find(const struct an_state *an, const struct ev_src *src)
 {
-	int32_t i = an_map_get(&an->proc_map, proc_key(src));
+	int32_t i = ng_u64map_get(&an->proc_map, proc_key(src));
 
 	return i >= 0 ? &an->procs[i] : NULL;
 }
@@ -199,7 +199,7 @@ struct an_proc *an_proc_find(const struct an_state *an, const struct ev_src *src
 struct an_proc *an_proc_get(struct an_state *an, const struct ev_src *src)
 {
 	uint64_t key = proc_key(src);
-	int32_t i = an_map_get(&an->proc_map, key);
+	int32_t i = ng_u64map_get(&an->proc_map, key);
 	struct an_proc *p;
 
 	if (i >= 0)
@@ -223,7 +223,7 @@ struct an_proc *an_proc_get(struct an_state *an, const struct ev_src *src)
 
 struct an_comm *an_comm_get(struct an_state *an, uint64_t hash, int64_t nranks)
 {
-	int32_t i = an_map_get(&an->comm_map, hash);
+	int32_t i = ng_u64map_get(&an->comm_map, hash);
 	struct an_comm *c;
 
 	/* read.c refused sizes past AN_NRANKS_MAX; a comm has one size, the
@@ -254,7 +254,7 @@ struct an_comm *an_comm_get(struct an_state *an, uint64_t hash, int64_t nranks)
 static struct an_pc *pc_get(struct an_state *an, int proc, struct an_comm *c, int comm_idx)
 {
 	uint64_t key = ((uint64_t)proc << 32) ^ (uint64_t)comm_idx;
-	int32_t i = an_map_get(&an->pc_map, key);
+	int32_t i = ng_u64map_get(&an->pc_map, key);
 	struct an_pc *pc;
 
 	if (i >= 0)
@@ -285,7 +285,7 @@ struct an_pc *an_pc_for(struct an_state *an, const struct ev_src *src,
 	struct an_proc *p = an_proc_get(an, src);
 	struct an_comm *c = an_comm_get(an, hash, nranks);
 
-	return pc_get(an, (int)(p - an->procs), c, an_map_get(&an->comm_map, hash));
+	return pc_get(an, (int)(p - an->procs), c, ng_u64map_get(&an->comm_map, hash));
 }
 
 static const struct an_state *order_an;

@@ -1,7 +1,9 @@
 # common/: what every module may use and which uses nothing of ours: the
 # NCCL API table (nccl_api.def), the NCCL configuration-file line splitter,
-# the version, JSON strings and a strict JSON reader, fault injection specs.
+# the version, JSON strings and a strict JSON reader, fault injection specs,
+# a uint64 -> index map (u64map.h).
 $(BUILD)/obj/common/%.o: MOD_INC := -Icommon
 COMMON_JSON_OBJ := $(BUILD)/obj/common/json.o
 COMMON_INJECT_OBJ := $(BUILD)/obj/common/inject_spec.o
 COMMON_JSON_READ_OBJ := $(BUILD)/obj/common/json_read.o
+COMMON_U64MAP_OBJ := $(BUILD)/obj/common/u64map.o

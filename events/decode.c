@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "u64map.h"
 
 static const char *const kind_names[] = {
 	[EV_PROC] = "ncclguard:process_info",
@@ -65,18 +66,11 @@ struct streaminfo {
  * longest a shim writes, a few KiB). */
 #define STR_MAX		65536
 
-/* A pointer -> index table, open addressing, never shrinks: classes and
- * streams are few, looked up once per event. */
-struct ptrmap {
-	const void **keys;
-	int *vals;
-	size_t cap, n;
-};
-
 struct ev_decoder {
 	int (*host_id)(void *ctx, const char *hostname);
 	void *ctx;
-	struct ptrmap class_map, stream_map;
+	/* An event class's, a stream's address -> its index below. */
+	struct ng_u64map class_map, stream_map;
 	struct evclass *classes;
 	int nclasses;
 	struct streaminfo *streams;
@@ -85,65 +79,6 @@ struct ev_decoder {
 	uint64_t bad_values;
 	char *strbuf[NF];	/* cut copies of over-long strings */
 };
-
-/* ---- the pointer map -------------------------------------------------- */
-
-static size_t ptr_hash(const void *p, size_t cap)
-{
-	uint64_t x = (uint64_t)(uintptr_t)p;
-
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	return (size_t)x & (cap - 1);
-}
-
-static int ptrmap_get(const struct ptrmap *m, const void *key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return -1;
-	for (i = ptr_hash(key, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return -1;
-}
-
-static int ptrmap_put(struct ptrmap *m, const void *key, int val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct ptrmap g = { .cap = m->cap ? m->cap * 2 : 64 };
-
-		g.keys = calloc(g.cap, sizeof(*g.keys));
-		g.vals = calloc(g.cap, sizeof(*g.vals));
-		if (!g.keys || !g.vals) {
-			free(g.keys);
-			free(g.vals);
-			return -1;
-		}
-		for (i = 0; i < m->cap; i++)
-			if (m->keys[i])
-				ptrmap_put(&g, m->keys[i], m->vals[i]);
-		free(m->keys);
-		free(m->vals);
-		*m = g;
-	}
-	for (i = ptr_hash(key, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
-	return 0;
-}
-
-static void ptrmap_free(struct ptrmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
 
 /* ---- classes and streams ---------------------------------------------- */
 
@@ -189,14 +124,14 @@ static int resolve_class(struct ev_decoder *d, const bt_event_class *ec)
 				bt_field_class_structure_borrow_member_by_index_const(ctx, i)), "vpid"))
 				cls->vpid_idx = (int)i;
 	}
-	if (ptrmap_put(&d->class_map, ec, d->nclasses))
+	if (ng_u64map_put(&d->class_map, (uintptr_t)ec, d->nclasses))
 		return -1;
 	return d->nclasses++;
 }
 
 static int stream_index(struct ev_decoder *d, const bt_stream *stream)
 {
-	int i = ptrmap_get(&d->stream_map, stream);
+	int i = ng_u64map_get(&d->stream_map, (uintptr_t)stream);
 	const bt_trace *trace;
 	const bt_value *v;
 	const bt_clock_class *cc;
@@ -240,7 +175,7 @@ static int stream_index(struct ev_decoder *d, const bt_stream *stream)
 				 (long long)sec);
 		}
 	}
-	if (ptrmap_put(&d->stream_map, stream, d->nstreams))
+	if (ng_u64map_put(&d->stream_map, (uintptr_t)stream, d->nstreams))
 		return -1;
 	return d->nstreams++;
 }
@@ -352,7 +287,7 @@ int ev_head(struct ev_decoder *d, const struct bt_message *m, struct ev_event *e
 	const bt_message *msg = m;
 	const bt_event *e = bt_message_event_borrow_event_const(msg);
 	const bt_event_class *ec = bt_event_borrow_class_const(e);
-	int ci = ptrmap_get(&d->class_map, ec);
+	int ci = ng_u64map_get(&d->class_map, (uintptr_t)ec);
 	const struct evclass *c;
 	const bt_field *p, *ctx;
 	int sidx;
@@ -517,8 +452,8 @@ void ev_decoder_free(struct ev_decoder *d)
 		free(d->strbuf[i]);
 	free(d->classes);
 	free(d->streams);
-	ptrmap_free(&d->class_map);
-	ptrmap_free(&d->stream_map);
+	ng_u64map_free(&d->class_map);
+	ng_u64map_free(&d->stream_map);
 	free(d);
 }
 

@@ -1,7 +1,8 @@
 # events/: ncclguard's events in a babeltrace2 message stream, decoded into
 # records (events.h); the analyzer (analyze/read.c) and `ncclguard watch`
-# (live/) read through it.  It uses nothing of ours.
-$(BUILD)/obj/events/%.o: MOD_INC := -Ievents
+# (live/) read through it.  It uses common/ (u64map.h) and nothing else
+# of ours.
+$(BUILD)/obj/events/%.o: MOD_INC := -Ievents -Icommon
 $(BUILD)/obj/events/%.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
 EVENTS_OBJS := $(BUILD)/obj/events/decode.o
-CLI_OBJS += $(EVENTS_OBJS)
+CLI_OBJS += $(EVENTS_OBJS) $(COMMON_U64MAP_OBJ)

@@ -26,6 +26,7 @@
 
 #include "events.h"
 #include "live.h"
+#include "u64map.h"
 
 /* ---- util.c ----------------------------------------------------------- */
 
@@ -36,15 +37,8 @@ char *lv_xstrdup(const char *s);
 int64_t lv_mono_ns(void);		/* CLOCK_MONOTONIC */
 int64_t lv_real_ns(void);		/* CLOCK_REALTIME */
 
-/* uint64 key -> index; open addressing, never shrinks. */
-struct lv_map {
-	uint64_t *keys;
-	int32_t *vals;		/* -1: empty */
-	uint32_t cap, n;
-};
-int32_t lv_map_get(const struct lv_map *m, uint64_t key);
-void lv_map_put(struct lv_map *m, uint64_t key, int32_t val);
-void lv_map_free(struct lv_map *m);
+/* ng_u64map_put that ends the command when out of memory. */
+void lv_map_put(struct ng_u64map *m, uint64_t key, int32_t val);
 uint64_t lv_mix(uint64_t a, uint64_t b);	/* two keys as one */
 
 /* ---- track.c ---------------------------------------------------------- */
@@ -94,7 +88,7 @@ struct lv_comm {
 	int64_t nranks;
 	struct lv_member *m;
 	int nm, cap;
-	struct lv_map member_of;	/* proc -> index in m */
+	struct ng_u64map member_of;	/* proc -> index in m */
 	struct lv_slot *ring;		/* LV_RING, by seq */
 	uint64_t hang_seq;		/* the hang reported (0: none;
 					 * UINT64_MAX: its init) */
@@ -143,7 +137,7 @@ struct lv_state {
 	int nprocs;
 	struct lv_comm **comms;
 	int ncomms;
-	struct lv_map proc_map, comm_map, host_map;
+	struct ng_u64map proc_map, comm_map, host_map;
 	char *ops[LV_OPS_MAX];
 	int nops;
 	struct lv_clock *clocks;	/* one per session */

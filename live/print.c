@@ -184,7 +184,7 @@ static void json_ranks(FILE *f, const struct lv_state *st, const int *v, int n)
  * has not entered the call, or it never joined the communicator. */
 static const char *miss_state(const struct lv_hang *h, int proc)
 {
-	int32_t m = lv_map_get(&h->comm->member_of, (uint64_t)proc);
+	int32_t m = ng_u64map_get(&h->comm->member_of, (uint64_t)proc);
 
 	if (m < 0)
 		return "not_joined";
@@ -242,7 +242,7 @@ static void json_progress(struct lv_state *st, int j, const int *v, int n, doubl
 		fputs(", \"comms\": [", f);
 		for (int k = 0; k < st->ncomms; k++) {
 			const struct lv_comm *c = st->comms[k];
-			int32_t m = c->job == j ? lv_map_get(&c->member_of, (uint64_t)v[i]) : -1;
+			int32_t m = c->job == j ? ng_u64map_get(&c->member_of, (uint64_t)v[i]) : -1;
 
 			if (m < 0)
 				continue;
@@ -271,7 +271,7 @@ static void text_host_comm(FILE *f, const struct lv_state *st, const struct lv_c
 	int shown = 0;
 
 	for (int i = 0; i < n;) {
-		int32_t m = lv_map_get(&c->member_of, (uint64_t)v[i]);
+		int32_t m = ng_u64map_get(&c->member_of, (uint64_t)v[i]);
 		uint64_t seq, done;
 		int j = i + 1;
 
@@ -282,7 +282,7 @@ static void text_host_comm(FILE *f, const struct lv_state *st, const struct lv_c
 		seq = c->m[m].last_seq;
 		done = c->m[m].done_seq;
 		while (j < n && st->procs[v[j]].host == host) {
-			int32_t mj = lv_map_get(&c->member_of, (uint64_t)v[j]);
+			int32_t mj = ng_u64map_get(&c->member_of, (uint64_t)v[j]);
 
 			if (mj < 0 || c->m[mj].last_seq != seq)
 				break;

@@ -44,7 +44,7 @@ void lv_state_free(struct lv_state *st)
 
 		free(c->m);
 		free(c->ring);
-		lv_map_free(&c->member_of);
+		ng_u64map_free(&c->member_of);
 		free(c);
 	}
 	free(st->comms);
@@ -53,9 +53,9 @@ void lv_state_free(struct lv_state *st)
 	free(st->timeouts);
 	for (int i = 0; i < st->nops; i++)
 		free(st->ops[i]);
-	lv_map_free(&st->proc_map);
-	lv_map_free(&st->comm_map);
-	lv_map_free(&st->host_map);
+	ng_u64map_free(&st->proc_map);
+	ng_u64map_free(&st->comm_map);
+	ng_u64map_free(&st->host_map);
 }
 
 /* Hosts are few (one per session): a list. */
@@ -115,7 +115,7 @@ int lv_shown_job(const struct lv_state *st)
 static struct lv_proc *proc_get(struct lv_state *st, int sess, const struct ev_src *src)
 {
 	uint64_t key = lv_mix((uint64_t)src->host, (uint64_t)src->vpid);
-	int32_t i = lv_map_get(&st->proc_map, key);
+	int32_t i = ng_u64map_get(&st->proc_map, key);
 	struct lv_proc *p;
 
 	if (i >= 0)
@@ -138,7 +138,7 @@ static struct lv_proc *proc_get(struct lv_state *st, int sess, const struct ev_s
 static struct lv_comm *comm_get(struct lv_state *st, int job, uint64_t hash, int64_t nranks)
 {
 	uint64_t key = lv_mix(hash, (uint64_t)job);
-	int32_t i = lv_map_get(&st->comm_map, key);
+	int32_t i = ng_u64map_get(&st->comm_map, key);
 	struct lv_comm *c;
 
 	if (i >= 0) {
@@ -160,7 +160,7 @@ static struct lv_comm *comm_get(struct lv_state *st, int job, uint64_t hash, int
 
 static struct lv_member *member_get(struct lv_comm *c, int proc)
 {
-	int32_t i = lv_map_get(&c->member_of, (uint64_t)proc);
+	int32_t i = ng_u64map_get(&c->member_of, (uint64_t)proc);
 	struct lv_member *m;
 
 	if (i >= 0)
@@ -340,7 +340,7 @@ static void absent_procs(const struct lv_state *st, const struct lv_comm *c, str
 		const struct lv_proc *p = &st->procs[i];
 
 		if (p->job != c->job || !p->has_info || p->rank < 0 ||
-		    lv_map_get(&c->member_of, (uint64_t)i) >= 0)
+		    ng_u64map_get(&c->member_of, (uint64_t)i) >= 0)
 			continue;
 		h->miss[h->nmiss++] = i;
 	}

@@ -1,4 +1,4 @@
-/* Allocation that ends the command on failure, clocks, the map. */
+/* Allocation that ends the command on failure, clocks, the map's put. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,52 +66,8 @@ uint64_t lv_mix(uint64_t a, uint64_t b)
 	return x ^ (x >> 29);
 }
 
-static uint32_t slot_of(uint64_t key, uint32_t cap)
+void lv_map_put(struct ng_u64map *m, uint64_t key, int32_t val)
 {
-	return (uint32_t)(lv_mix(key, 0) & (cap - 1));
-}
-
-int32_t lv_map_get(const struct lv_map *m, uint64_t key)
-{
-	uint32_t i;
-
-	if (!m->cap)
-		return -1;
-	for (i = slot_of(key, m->cap); m->vals[i] >= 0; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return -1;
-}
-
-void lv_map_put(struct lv_map *m, uint64_t key, int32_t val)
-{
-	uint32_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct lv_map g = { .cap = m->cap ? m->cap * 2 : 64 };
-
-		g.keys = lv_xcalloc(g.cap, sizeof(*g.keys));
-		g.vals = lv_xcalloc(g.cap, sizeof(*g.vals));
-		memset(g.vals, 0xff, g.cap * sizeof(*g.vals));
-		for (i = 0; i < m->cap; i++)
-			if (m->vals[i] >= 0)
-				lv_map_put(&g, m->keys[i], m->vals[i]);
-		lv_map_free(m);
-		*m = g;
-	}
-	for (i = slot_of(key, m->cap); m->vals[i] >= 0; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
-			return;
-		}
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
-}
-
-void lv_map_free(struct lv_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
+	if (ng_u64map_put(m, key, val))
+		oom();
 }

@@ -32,7 +32,7 @@ allowed = {
                      "policy", "common", "tracer"},
     "preload": {"preload/wrap", "preload/watch", "preload/comm", "preload/enforce",
                 "preload/core", "policy", "common", "tracer"},
-    "events": set(),
+    "events": {"common"},
     "analyze": {"events", "common"},
     "live": {"events", "common"},
     "matrix": {"common"},

@@ -8,7 +8,7 @@ TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
 # The progress tracker on records (no relayd, no babeltrace2).
 $(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/util.o
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_track

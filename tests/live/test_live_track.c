@@ -182,7 +182,7 @@ static void test_init(void **state)
 	assert_int_equal(h[0].nwait, 3);
 	assert_int_equal(h[0].nmiss, 1);
 	assert_int_equal(rank_of(&f, h[0].miss[0]), 3);
-	assert_true(lv_map_get(&h[0].comm->member_of, (uint64_t)h[0].miss[0]) < 0);
+	assert_true(ng_u64map_get(&h[0].comm->member_of, (uint64_t)h[0].miss[0]) < 0);
 	lv_hangs_free(h, n);
 	lv_state_free(&f.st);
 }
