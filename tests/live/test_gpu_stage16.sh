@@ -36,7 +36,8 @@ T="$OUT/table.txt"
 field() { sed -n "s/^$1  *//p" "$T"; }
 assert_eq "$(field '16 relay on 127.0.0.1:7442: listening')" yes "relay"
 assert_eq "$(field '16 ok: run exit (0) \/ watch exit (0)')" "0 / 0" "healthy job"
-field '16 ok: watch while it ran' | grep -q '^live reports [1-9][0-9]*, max seq 100, ranks \[0, 1\]; timeouts 0; hangs 0; end sessions_ended$' ||
+# Seen while it ran: how far depends on the machine's load, not the seq.
+field '16 ok: watch while it ran' | grep -q '^live reports [1-9][0-9]*, max seq [1-9][0-9]*, ranks \[0, 1\]; timeouts 0; hangs 0; end sessions_ended$' ||
 	{ cat "$T"; fail "watch on the healthy job"; }
 assert_grep '^16 ok: analyze RDIR DIR: exit  *0$' "$T"
 assert_grep '^16 ok: calls / matched line / lost / hangs / incomplete  *100 / 2 ranks on 1 host, 100 collectives matched, [0-9]* events, 0 lost / 0 / 0 / \[\]$' "$T"
