@@ -448,7 +448,7 @@ struct an_state {
 };
 
 #define AN_INCOMPLETE_MAX	256
-#define AN_SUMMARY_LIST	16	/* rows of one kind the text summary shows */
+#define AN_SUMMARY_LIST	16	/* findings of one kind, rows of a list, shown */
 
 /* One thing the report could not see.  `what` is one of a fixed set,
  * stable for report.json readers: stream_missing, stream_truncated,
@@ -854,6 +854,11 @@ struct an_finding {
 /* The findings, worst first, built on the first call (after an_finish)
  * and kept until an_free; returns how many, *out the array. */
 int an_findings_list(struct an_state *an, const struct an_finding **out);
+/* Which of the n findings a reader is shown: all of a kind when few, else
+ * the AN_SUMMARY_LIST of most weight (a clock line per host is 512 at 512
+ * hosts); report.json keeps every one.  show[] and more[] start zeroed;
+ * more[i]: how many of its kind were left out, on the last one shown. */
+void an_findings_pick(const struct an_finding *fd, int n, char *show, int *more);
 void an_findings_free(struct an_state *an);
 const char *an_severity_name(int severity);	/* error, warning, info */
 

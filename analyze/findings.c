@@ -671,3 +671,46 @@ int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)
 	}
 	return real;
 }
+
+static const struct an_finding *by_weight_fd;
+
+static int cmp_weight(const void *a, const void *b)
+{
+	const struct an_finding *x = &by_weight_fd[*(const int *)a];
+	const struct an_finding *y = &by_weight_fd[*(const int *)b];
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return *(const int *)a - *(const int *)b;
+}
+
+void an_findings_pick(const struct an_finding *fd, int n, char *show, int *more)
+{
+	int *idx = an_xcalloc((size_t)n + 1, sizeof(*idx));
+
+	for (int i = 0; i < n; i++) {
+		int k = 0, last = -1;
+
+		if (show[i] || more[i] < 0)
+			continue;
+		for (int j = i; j < n; j++)
+			if (!strcmp(fd[j].kind, fd[i].kind))
+				idx[k++] = j;
+		if (k > AN_SUMMARY_LIST) {
+			by_weight_fd = fd;
+			qsort(idx, (size_t)k, sizeof(*idx), cmp_weight);
+		}
+		for (int j = 0; j < k; j++) {
+			if (j < AN_SUMMARY_LIST) {
+				show[idx[j]] = 1;
+				if (idx[j] > last)
+					last = idx[j];
+			} else {
+				more[idx[j]] = -1;	/* looked at, not shown */
+			}
+		}
+		if (k > AN_SUMMARY_LIST)
+			more[last] = k - AN_SUMMARY_LIST;
+	}
+	free(idx);
+}

@@ -226,15 +226,29 @@ static void incomplete(const struct an_state *an, FILE *f)
 	fputs("</ul></section>\n", f);
 }
 
+/* As many of a kind as the summary shows, the rest counted. */
 static void findings(struct an_state *an, FILE *f)
 {
 	const struct an_finding *fd;
 	int n = an_findings_list(an, &fd);
+	char *show = an_xcalloc((size_t)n + 1, 1);
+	int *more = an_xcalloc((size_t)n + 1, sizeof(*more));
 
 	if (!n)
 		fputs("<p class=\"empty\">None.</p>\n", f);
-	for (int i = 0; i < n; i++)
+	an_findings_pick(fd, n, show, more);
+	for (int i = 0; i < n; i++) {
+		if (!show[i])
+			continue;
 		card(&fd[i], f);
+		if (more[i] > 0) {
+			fprintf(f, "<p class=\"more\">... and %d more ", more[i]);
+			an_html_esc(f, fd[i].kind);
+			fputs(" findings (see findings[] in report.json)</p>\n", f);
+		}
+	}
+	free(show);
+	free(more);
 }
 
 static void section(struct an_state *an, FILE *f, int s, const int *order, int nranks)

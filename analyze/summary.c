@@ -7,53 +7,6 @@
 
 #include "an_priv.h"
 
-static const struct an_finding *by_weight_fd;
-
-static int cmp_weight(const void *a, const void *b)
-{
-	const struct an_finding *x = &by_weight_fd[*(const int *)a];
-	const struct an_finding *y = &by_weight_fd[*(const int *)b];
-
-	if (x->weight != y->weight)
-		return x->weight < y->weight ? 1 : -1;
-	return *(const int *)a - *(const int *)b;
-}
-
-/* Which findings the summary shows: all of a kind when few, else the
- * AN_SUMMARY_LIST of most weight (a clock line per host is 512 lines at
- * 512 hosts); report.json keeps every one.  more[i]: how many of its
- * kind were left out, on the last one shown. */
-static void pick(const struct an_finding *fd, int n, char *show, int *more)
-{
-	int *idx = an_xcalloc((size_t)n + 1, sizeof(*idx));
-
-	for (int i = 0; i < n; i++) {
-		int k = 0, last = -1;
-
-		if (show[i] || more[i] < 0)
-			continue;
-		for (int j = i; j < n; j++)
-			if (!strcmp(fd[j].kind, fd[i].kind))
-				idx[k++] = j;
-		if (k > AN_SUMMARY_LIST) {
-			by_weight_fd = fd;
-			qsort(idx, (size_t)k, sizeof(*idx), cmp_weight);
-		}
-		for (int j = 0; j < k; j++) {
-			if (j < AN_SUMMARY_LIST) {
-				show[idx[j]] = 1;
-				if (idx[j] > last)
-					last = idx[j];
-			} else {
-				more[idx[j]] = -1;	/* looked at, not shown */
-			}
-		}
-		if (k > AN_SUMMARY_LIST)
-			more[last] = k - AN_SUMMARY_LIST;
-	}
-	free(idx);
-}
-
 /* Each finding, then what to do about it; notes need no step. */
 static int findings(struct an_state *an, FILE *f)
 {
@@ -62,7 +15,7 @@ static int findings(struct an_state *an, FILE *f)
 	char *show = an_xcalloc((size_t)n + 1, 1);
 	int *more = an_xcalloc((size_t)n + 1, sizeof(*more));
 
-	pick(fd, n, show, more);
+	an_findings_pick(fd, n, show, more);
 	for (int i = 0; i < n; i++) {
 		real += fd[i].severity != AN_SEV_INFO;
 		if (!show[i])

@@ -109,4 +109,8 @@ assert_grep "clock: host node31's clock is 93.0 ms" wide.txt
 assert_eq "$(python3 -c "import json; print(sum(f['kind'] == 'clock' for f in json.load(open('wide.json'))['findings']))")" 31 "clock findings in report.json"
 assert_grep "and 48 more ranks (see comm_fraction\[\] in report.json)" wide.txt
 assert_eq "$(grep -c '^  rank ' wide.txt)" 16 "rank lines in the summary"
+# The HTML report's cards: as many of a kind as the summary.
+"$NG_BIN" analyze W --html wide.html > /dev/null 2>&1 || fail "wide: html"
+assert_eq "$(grep -o 'clock</span>host node[0-9]*' wide.html | wc -l)" 16 "clock cards in the HTML"
+assert_grep "and 15 more clock findings (see findings\[\] in report.json)" wide.html
 echo "early: ok"
