@@ -14,6 +14,8 @@
  *   findings.c     the findings as sentences (summary, HTML)
  *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
  *   read.c         babeltrace2 -> records (struct ev_rec_*); traces.c: where
+ *   pread.c        read.c's read by worker processes (-j); one reader with
+ *                  read.c, the two sharing read_priv.h
  *   job.c          one job per report: other jobs' events dropped in read.c
  *   early.c        hangs and timeouts said while reading, before the end
  *   finish.c       the end of the trace: hangs; the tables put in order
@@ -725,7 +727,7 @@ void an_finish(struct an_state *an);
 /* ---- read.c, traces.c ------------------------------------------------- */
 
 /* Finds the CTF traces under each dir and feeds their events to `an`,
- * decoded by `jobs` processes where more than one (read.c).
+ * decoded by `jobs` processes where more than one (read.c, pread.c).
  * Returns 0, or -1 after printing why on stderr. */
 int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		   int show_progress, int jobs);

@@ -1,7 +1,8 @@
 /*
  * merge.c: a sink that orders the messages of many upstream ports by
  * time with a heap, in place of babeltrace2's flt.utils.muxer (which
- * scans every stream for each message).  Only read.c uses it.
+ * scans every stream for each message).  Only the readers (read.c,
+ * pread.c) use it.
  */
 #ifndef NCCLGUARD_MERGE_H
 #define NCCLGUARD_MERGE_H

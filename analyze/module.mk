@@ -11,11 +11,12 @@ NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
-CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read merge recs flight) $(NG_AN_OBJS) \
+CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read pread merge recs flight) $(NG_AN_OBJS) \
 	$(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
 CLI_LIBS += $(NG_BT2_LIBS) -lm
 
-$(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/merge.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
+$(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/pread.o $(BUILD)/obj/analyze/merge.o: \
+	ALL_CFLAGS += $(NG_BT2_CFLAGS)
 
 # The unit test lives with the analyzer's other tests and sees its insides.
 $(BUILD)/obj/tests/analyze/test_analyze_core.o: MOD_INC := -Ianalyze -Ievents -Icommon

@@ -1,10 +1,10 @@
 /*
  * recs.c: the parallel reader's records.  Each reading worker (a child
- * process, read.c) decodes its share of the streams into self-contained
+ * process, pread.c) decodes its share of the streams into self-contained
  * records (strings copied) and writes them, in time order, to a pipe;
  * the matcher's process merges the workers' pipes by time with a heap,
  * ties going to the lower worker, so that the order is the one a single
- * graph gives.  Only read.c uses it.
+ * graph gives.  Only pread.c uses it.
  */
 #ifndef NCCLGUARD_RECS_H
 #define NCCLGUARD_RECS_H

@@ -1,0 +1,82 @@
+/*
+ * What the two readers share: read.c (babeltrace2's setup, the checks
+ * and views, the single graph) and pread.c (the same read by worker
+ * processes, with -j).  Only they use it.
+ */
+#ifndef NCCLGUARD_READ_PRIV_H
+#define NCCLGUARD_READ_PRIV_H
+
+#include <babeltrace2/babeltrace.h>
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "an_priv.h"
+#include "events.h"
+#include "merge.h"
+
+struct reader {
+	struct an_state *an;
+	struct ev_decoder *dec;
+	int progress;		/* a progress line on stderr */
+	uint64_t nevents;
+	struct timespec last_progress, start;
+	int failed;
+};
+
+/* A trace as the graph reads it: its folder, or a view of it. */
+struct input {
+	const char *dir;	/* what src.ctf.fs reads */
+	char *view;		/* a temporary folder to remove, or NULL */
+	const char *orig;	/* the trace's folder, where dir is a part of it */
+	uint64_t bytes;
+	int host;		/* the matcher's id of its host, -1 if unnamed */
+};
+
+/* A stream with values out of range, said once the graph is done. */
+struct counted {
+	struct an_state *an;
+	uint64_t n;
+};
+
+/* ---- read.c ----------------------------------------------------------- */
+
+/* babeltrace2's causes of the current error, one per line, into buf. */
+void rd_error_text(char *buf, size_t len);
+/* The progress line, at most twice a second; done: cleared. */
+void rd_progress(struct reader *rd, int done);
+/* A decoded event to the matcher. */
+void rd_apply(struct an_state *an, struct ev_event *ev);
+
+/* Set while our sink code runs (a fault there is ours, not
+ * babeltrace2's); the signal of babeltrace2's crash. */
+extern volatile sig_atomic_t rd_in_sink, rd_crash_sig;
+/* The graph run to its end; -1 if babeltrace2 crashed (rd_crash_sig). */
+int rd_run_graph(bt_graph *graph, bt_graph_run_status *rs);
+/* 1 if sig is one libbabeltrace2 may die of on a corrupt trace. */
+int rd_is_crash(int sig);
+
+/* src.ctf.fs's parameters for the trace in dir; NULL: out of memory. */
+bt_value *rd_source_params(const char *dir);
+/* The sources' ports into one merge.c sink; 0, or -1 with why said. */
+int rd_connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,
+		     an_merge_fn fn, void *ctx, const bt_component_sink **sink);
+
+/* A view of the trace in dir with only the stream files `use` marks;
+ * removed (and freed) by rd_remove_view(), which takes NULL. */
+char *rd_make_view(const char *dir, const struct an_tcheck *tc, const char *use);
+void rd_remove_view(char *view);
+
+/* A stream's values out of range said (ctx: struct counted); then the
+ * rest the read left out or forced. */
+void rd_say_stream(void *ctx, const char *name, uint64_t n, const char *first);
+void rd_say_rest(struct an_state *an, const struct counted *c);
+
+/* ---- pread.c ---------------------------------------------------------- */
+
+/* Reads the inputs with `jobs` workers: 0, -1 (why said), or 1 where
+ * they make one part only (the single graph reads them). */
+int rd_read_parallel(struct reader *rd, const bt_component_class_source *cls,
+		     struct input *in, int nin, int jobs, int ntraces);
+
+#endif
