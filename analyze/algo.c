@@ -121,7 +121,8 @@ void an_algo_finish(struct an_state *an)
 	an->algo_done = 1;
 	for (int k = 0; k < an->nalgos; k++)
 		an->algos[k].rank = an->procs[an->algos[k].proc].rank;
-	qsort(an->algos, (size_t)an->nalgos, sizeof(*an->algos), cmp_rec);
+	if (an->nalgos)		/* qsort of NULL is undefined, even for 0 */
+		qsort(an->algos, (size_t)an->nalgos, sizeof(*an->algos), cmp_rec);
 	while (i < an->nalgos) {
 		int j = i, differ = 0, n = 0;
 		const struct an_algo_rec *ref = NULL;
