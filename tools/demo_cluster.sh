@@ -7,7 +7,7 @@
 # `ncclguard relay`; on host-b `ncclguard watch` attached to it; a job of
 # 6 ranks of the all-reduce example on the CPU backend, 2 per host, each
 # host's ranks wrapped by `ncclguard run --relay` as a torchrun would be.
-# Rank 4 (host-c) is made to stall before all-reduce seq 60: it never
+# Rank 4 (host-c) is made to stall before all-reduce seq 70 (STALL_SEQ): it never
 # joins it and the others wait.  watch names the missing rank while the
 # job runs; the ranks' watchdogs then end the job; `ncclguard analyze` of
 # the relay's output and the runs' -o folder names it afterwards.
