@@ -40,6 +40,9 @@
  *                         to hunt: the other ranks hang in that call)
  *   --exit-code N         exit with N at the end (status pass-through tests)
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* accept4(), built outside the Makefile too */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
