@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "keyheap.h"
 #include "merge.h"
 
 #define BURST	4096
@@ -34,8 +35,7 @@ struct merge {
 	void *ctx;
 	uint64_t nports;
 	struct mport *ports;
-	uint32_t *heap;		/* port indexes, least key first */
-	uint64_t nheap;
+	struct an_keyheap heap;	/* port indexes, least key first */
 	int64_t last;		/* the latest key handed out */
 	int started;
 };
@@ -45,47 +45,6 @@ struct merge_init {
 	an_merge_fn fn;
 	void *ctx;
 };
-
-static int before(const struct merge *m, uint32_t a, uint32_t b)
-{
-	const struct mport *x = &m->ports[a], *y = &m->ports[b];
-
-	return x->key < y->key || (x->key == y->key && a < b);
-}
-
-static void sift_down(struct merge *m, uint64_t i)
-{
-	for (;;) {
-		uint64_t l = 2 * i + 1, r = l + 1, min = i;
-		uint32_t t;
-
-		if (l < m->nheap && before(m, m->heap[l], m->heap[min]))
-			min = l;
-		if (r < m->nheap && before(m, m->heap[r], m->heap[min]))
-			min = r;
-		if (min == i)
-			return;
-		t = m->heap[i];
-		m->heap[i] = m->heap[min];
-		m->heap[min] = t;
-		i = min;
-	}
-}
-
-static void sift_up(struct merge *m, uint64_t i)
-{
-	while (i) {
-		uint64_t parent = (i - 1) / 2;
-		uint32_t t;
-
-		if (!before(m, m->heap[i], m->heap[parent]))
-			return;
-		t = m->heap[i];
-		m->heap[i] = m->heap[parent];
-		m->heap[parent] = t;
-		i = parent;
-	}
-}
 
 /* The key of the port's next message (see the top). */
 static void key_of(struct mport *p)
@@ -140,8 +99,7 @@ static int start(struct merge *m)
 		if (!r)
 			continue;
 		key_of(p);
-		m->heap[m->nheap] = (uint32_t)i;
-		sift_up(m, m->nheap++);
+		an_kh_push(&m->heap, p->key, (uint32_t)i);
 	}
 	m->started = 1;
 	return 0;
@@ -160,21 +118,21 @@ merge_consume(bt_self_component_sink *self)
 		const bt_message *msg;
 		int failed;
 
-		if (!m->nheap)
+		if (!m->heap.n)
 			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
-		p = &m->ports[m->heap[0]];
+		p = &m->ports[an_kh_top(&m->heap)];
 		if (p->pos == p->count) {
 			/* Its batch is spent: the next one, then its place
 			 * (AGAIN leaves it on top, asked on the next call). */
 			r = refill(p);
 			if (r < 0)
 				return (bt_component_class_sink_consume_method_status)-r;
-			if (!r)
-				m->heap[0] = m->heap[--m->nheap];
-			else
+			if (!r) {
+				an_kh_pop(&m->heap);
+			} else {
 				key_of(p);
-			if (m->nheap)
-				sift_down(m, 0);
+				an_kh_top_key(&m->heap, p->key);
+			}
 			continue;
 		}
 		/* Merged sorted streams only go back when one of them does:
@@ -194,7 +152,7 @@ merge_consume(bt_self_component_sink *self)
 			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
 		if (p->pos < p->count) {
 			key_of(p);
-			sift_down(m, 0);
+			an_kh_top_key(&m->heap, p->key);
 		}
 	}
 	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
@@ -217,9 +175,9 @@ merge_init(bt_self_component_sink *self, bt_self_component_sink_configuration *c
 	m->ctx = in->ctx;
 	m->nports = in->nports;
 	m->ports = calloc(in->nports ? in->nports : 1, sizeof(*m->ports));
-	m->heap = calloc(in->nports ? in->nports : 1, sizeof(*m->heap));
+	m->heap.e = calloc(in->nports ? in->nports : 1, sizeof(*m->heap.e));
 	bt_self_component_set_data(bt_self_component_sink_as_self_component(self), m);
-	if (!m->ports || !m->heap)
+	if (!m->ports || !m->heap.e)
 		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
 	for (uint64_t i = 0; i < in->nports; i++) {
 		snprintf(name, sizeof(name), "in%llu", (unsigned long long)i);
@@ -271,7 +229,7 @@ static void merge_finalize(bt_self_component_sink *self)
 		bt_message_iterator_put_ref(p->it);
 	}
 	free(m->ports);
-	free(m->heap);
+	free(m->heap.e);
 	free(m);
 }
 

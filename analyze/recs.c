@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keyheap.h"
 #include "recs.h"
 
 #define OUT_FLUSH	(64 * 1024)
@@ -227,7 +228,7 @@ struct wpipe {
 struct rec_in {
 	struct wpipe *w;
 	int n;
-	int *heap, nheap;
+	struct an_keyheap heap;	/* worker indexes by their record's key */
 	int last;		/* the worker whose record was given, or -1 */
 	int started;
 };
@@ -239,8 +240,8 @@ struct rec_in *rec_in_new(const int *fds, int n)
 	if (!m)
 		return NULL;
 	m->w = calloc((size_t)n, sizeof(*m->w));
-	m->heap = calloc((size_t)n, sizeof(*m->heap));
-	if (!m->w || !m->heap) {
+	m->heap.e = calloc((size_t)n, sizeof(*m->heap.e));
+	if (!m->w || !m->heap.e) {
 		rec_in_free(m);
 		return NULL;
 	}
@@ -258,7 +259,7 @@ void rec_in_free(struct rec_in *m)
 	for (int i = 0; m->w && i < m->n; i++)
 		free(m->w[i].buf);
 	free(m->w);
-	free(m->heap);
+	free(m->heap.e);
 	free(m);
 }
 
@@ -378,45 +379,6 @@ static int decode(struct wpipe *p)
 	}
 }
 
-static int before(const struct rec_in *m, int a, int b)
-{
-	int64_t x = m->w[a].cur.key, y = m->w[b].cur.key;
-
-	return x < y || (x == y && a < b);
-}
-
-static void sift_down(struct rec_in *m, int i)
-{
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, min = i, t;
-
-		if (l < m->nheap && before(m, m->heap[l], m->heap[min]))
-			min = l;
-		if (r < m->nheap && before(m, m->heap[r], m->heap[min]))
-			min = r;
-		if (min == i)
-			return;
-		t = m->heap[i];
-		m->heap[i] = m->heap[min];
-		m->heap[min] = t;
-		i = min;
-	}
-}
-
-static void sift_up(struct rec_in *m, int i)
-{
-	while (i) {
-		int parent = (i - 1) / 2, t;
-
-		if (!before(m, m->heap[i], m->heap[parent]))
-			return;
-		t = m->heap[i];
-		m->heap[i] = m->heap[parent];
-		m->heap[parent] = t;
-		i = parent;
-	}
-}
-
 int rec_next(struct rec_in *m, struct rec *r, int *w)
 {
 	if (!m->started) {
@@ -426,26 +388,25 @@ int rec_next(struct rec_in *m, struct rec *r, int *w)
 				*w = i;
 				return -1;
 			}
-			m->heap[m->nheap] = i;
-			sift_up(m, m->nheap++);
+			an_kh_push(&m->heap, m->w[i].cur.key, (uint32_t)i);
 		}
 	} else if (m->last >= 0) {
 		/* The record given last is done with: its worker's next. */
 		struct wpipe *p = &m->w[m->last];
 
 		if (p->ended) {
-			m->heap[0] = m->heap[--m->nheap];
+			an_kh_pop(&m->heap);
 		} else if (!decode(p)) {
 			*w = m->last;
 			return -1;
+		} else {
+			an_kh_top_key(&m->heap, p->cur.key);
 		}
 		m->last = -1;
-		if (m->nheap)
-			sift_down(m, 0);
 	}
-	if (!m->nheap)
+	if (!m->heap.n)
 		return 0;
-	*w = m->last = m->heap[0];
+	*w = m->last = (int)an_kh_top(&m->heap);
 	m->w[*w].ended = m->w[*w].cur.type == REC_END || m->w[*w].cur.type == REC_FAIL;
 	*r = m->w[*w].cur;
 	return 1;
