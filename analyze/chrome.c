@@ -107,6 +107,37 @@ static char *put(char *p, const char *s)
 	return p + n;
 }
 
+/* A call's slice up to its args' seq and bytes: the host's enqueue
+ * (flow_out to its GPU slice) or the GPU's (flow_in); the caller adds
+ * the rest of the args and closes them. */
+static char *slice(char *p, const char *cat, const char *op, int pid, int tid, int64_t ts,
+		   int64_t dur, uint64_t flow, const char *dir, uint64_t seq, uint64_t bytes)
+{
+	p = put(p, "{\"ph\":\"X\",\"cat\":\"");
+	p = put(p, cat);
+	p = put(p, "\",\"name\":\"");
+	p = put(p, op);
+	p = put(p, "\",\"pid\":");
+	p = an_put_i64(p, pid);
+	p = put(p, ",\"tid\":");
+	p = an_put_i64(p, tid);
+	p = put(p, ",\"ts\":");
+	p = an_put_milli(p, ts);
+	p = put(p, ",\"dur\":");
+	p = an_put_milli(p, dur);
+	if (flow) {
+		p = put(p, ",\"bind_id\":\"0x");
+		p = an_put_hex(p, flow, 0);
+		p = put(p, "\",\"");
+		p = put(p, dir);
+		p = put(p, "\":true");
+	}
+	p = put(p, ",\"args\":{\"seq\":");
+	p = an_put_u64(p, seq);
+	p = put(p, ",\"bytes\":");
+	return an_put_u64(p, bytes);
+}
+
 /* Metadata goes to the file at once, whatever is kept of the slices. */
 static void meta(struct an_chrome *ch, const char *text, size_t len)
 {
@@ -320,26 +351,8 @@ void an_chrome_coll(void *ctx, const struct an_state *an, const struct an_entry 
 		if (host) {
 			if (s->enter_ns + off < begin)
 				begin = s->enter_ns + off;
-			p = room(ch, oplen);
-			p = put(p, "{\"ph\":\"X\",\"cat\":\"enqueue\",\"name\":\"");
-			p = put(p, op);
-			p = put(p, "\",\"pid\":");
-			p = an_put_i64(p, pid);
-			p = put(p, ",\"tid\":");
-			p = an_put_i64(p, HOST_TID);
-			p = put(p, ",\"ts\":");
-			p = an_put_milli(p, s->enter_ns + off - ch->t0);
-			p = put(p, ",\"dur\":");
-			p = an_put_milli(p, span);
-			if (flow) {
-				p = put(p, ",\"bind_id\":\"0x");
-				p = an_put_hex(p, flow, 0);
-				p = put(p, "\",\"flow_out\":true");
-			}
-			p = put(p, ",\"args\":{\"seq\":");
-			p = an_put_u64(p, e->seq);
-			p = put(p, ",\"bytes\":");
-			p = an_put_u64(p, s->bytes);
+			p = slice(room(ch, oplen), "enqueue", op, pid, HOST_TID,
+				  s->enter_ns + off - ch->t0, span, flow, "flow_out", e->seq, s->bytes);
 			if (span) {
 				p = put(p, ",\"host_us\":");
 				p = an_put_milli(p, span);
@@ -361,26 +374,8 @@ void an_chrome_coll(void *ctx, const struct an_state *an, const struct an_entry 
 			}
 			if (b + off < begin)
 				begin = b + off;
-			p = room(ch, oplen);
-			p = put(p, "{\"ph\":\"X\",\"cat\":\"nccl\",\"name\":\"");
-			p = put(p, op);
-			p = put(p, "\",\"pid\":");
-			p = an_put_i64(p, pid);
-			p = put(p, ",\"tid\":");
-			p = an_put_i64(p, tid);
-			p = put(p, ",\"ts\":");
-			p = an_put_milli(p, b + off - ch->t0);
-			p = put(p, ",\"dur\":");
-			p = an_put_milli(p, dur);
-			if (flow) {
-				p = put(p, ",\"bind_id\":\"0x");
-				p = an_put_hex(p, flow, 0);
-				p = put(p, "\",\"flow_in\":true");
-			}
-			p = put(p, ",\"args\":{\"seq\":");
-			p = an_put_u64(p, e->seq);
-			p = put(p, ",\"bytes\":");
-			p = an_put_u64(p, s->bytes);
+			p = slice(room(ch, oplen), "nccl", op, pid, tid, b + off - ch->t0, dur,
+				  flow, "flow_in", e->seq, s->bytes);
 			p = put(p, ",\"busbw_gbps\":");
 			p = an_put_fix3(p, busbw);
 			p = put(p, ",\"comm\":\"");
