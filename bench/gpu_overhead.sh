@@ -24,7 +24,7 @@
 #
 # VARIANTS picks from: plain notiming shim nosession every sampled rec rec_notiming
 # rec_every rec_sampled rec_flight (the rings in a flight ring file) rec_100 rec_1000 (100 or 1000 timed calls/s), rec_bigrate
-# (100 timed calls/s of every size; by default every call of 1 MiB or more is
+# and rec_10 (100 or 10 timed calls/s of every size; by default every call of 1 MiB or more is
 # timed), rec_mono (recorded times from clock_gettime, not the TSC), rec_sib and
 # rec_far (MODE=ab: the loop's thread pinned to CPU 2, the watchdog to its SMT
 # sibling or to another core), rec_conly (a session of coll_complete only: records
@@ -216,6 +216,7 @@ run_variant() {
 	rec_100) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s ;;
 	rec_1000) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=1000/s ;;
 	rec_bigrate) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=100/s:1099511627776 ;;
+	rec_10) workload "$ng" run -o "$d" -- env NCCLGUARD_SAMPLE=10/s:1099511627776 ;;
 	prof | prof_*)	# no shim: NCCL's profiler plugin interface fed a plugin that does
 		# nothing (bench/null_profiler.c), its events on in the "shim" blocks
 		[ "$MODE" = arpab ] || { echo "$v: MODE=arpab only (bench/ab_switch.c toggles)" >&2; return 1; }

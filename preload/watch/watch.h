@@ -81,12 +81,14 @@ void ng_timing_after(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_member(struct ng_call *call, ncclResult_t r);
 void ng_timing_group_end(ncclResult_t r);
 #define NG_SAMPLE_BURST 256	/* per size class; a pool times 1023 calls at once */
-/* Two timing events cost the caller about 3 us: small calls are
+#define NG_BIG_STRIDE_MAX 256	/* large calls: at least one in this many timed */
+/* Two timing events cost the caller about 3.5 us: small calls are
  * sampled (config.c) and the watchdog probes the stream to confirm the
  * ones in between (watchdog.c).  A sampled call is timed while a session
- * records, and marked otherwise.  Rate sampling is GCRA over the comm's
- * calls of one power-of-two size class: a call conforms unless its class
- * is NG_SAMPLE_BURST gaps ahead of schedule.  Once the program captures
+ * records, and marked otherwise; every call of sample_bytes or more is
+ * sampled, and some of them are timed (timing.c).  Rate sampling is GCRA
+ * over the comm's calls of one power-of-two size class: a call conforms
+ * unless its class is NG_SAMPLE_BURST gaps ahead of schedule.  Once the program captures
  * graphs, probes are unsafe, so every call is sampled.  Needs call->comm. */
 static inline int ng_timing_sampled(const struct ng_call *call)
 {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "ngtest.h"
@@ -41,7 +42,7 @@ static void test_sample_rule(void **state)
 	assert_int_equal(timed(&call, 5000), 257);
 	call.bytes = 12;			/* 8-15 bytes: the same class as 8 */
 	assert_int_equal(timed(&call, 5000), 0);
-	call.bytes = 1 << 20;			/* big calls: every one */
+	call.bytes = 1 << 20;			/* big calls: every one (timing.c times some) */
 	assert_int_equal(timed(&call, 100), 100);
 	call.bytes = 8;
 	call.enter_ns += 5000000000ull;		/* idle 5 s: a full burst again */
@@ -121,7 +122,10 @@ static int setup_sim(void **state)
 	    ng_cuda.cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) ||
 	    ng_cuda.cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking))
 		return -1;
-	ng_cfg.sample_bytes = 0;	/* every call sampled */
+	/* NCCLGUARD_SAMPLE=1: every call sampled, and timed while recording. */
+	ng_cfg.sample_every = 1;
+	ng_cfg.sample_gap_ns = 0;
+	ng_cfg.sample_bytes = 0;
 	return 0;
 }
 
@@ -343,6 +347,87 @@ static void test_nonblocking_deferred(void **state)
 	assert_int_equal(ring_len(&p->free), free0);
 }
 
+/* One call of `bytes` through ng_timing_before/after: 1 if it took a
+ * timing event, 0 if a marker only; -1 if it got no flight. */
+static int one_call(uint64_t bytes, int trace)
+{
+	struct ng_call call = mk_call(s1, trace);
+	int timed;
+
+	call.bytes = bytes;
+	ng_timing_before(&call);
+	if (!call.flight)
+		return -1;
+	timed = call.flight->start != NULL;
+	ng_timing_after(&call, ncclSuccess);
+	return timed;
+}
+
+/* Calls of sample_bytes or more (by default): every one is marked, and a
+ * schedule of the comm's count of them picks the ones timed, the same on
+ * every rank whatever else the rank calls: the first 256, then one in 2,
+ * 4, ... (128 per doubling of the count), never fewer than one in 256. */
+static void test_big_calls_scheduled(void **state)
+{
+	struct ng_config saved = ng_cfg;
+	struct ng_pool *p = tc->pool;
+	uint64_t free0 = ring_len(&p->free), d0 = dropped();
+	static int picks[2][2048];
+	const uint64_t mib = 1 << 20;
+	int r, n, t, total;
+
+	(void)state;
+	ng_cfg.sample_every = 1;
+	ng_cfg.sample_gap_ns = 10000000;	/* the default: 100/s below 1 MiB */
+	ng_cfg.sample_bytes = mib;
+	/* Two "ranks" (the comm's count reset between them); the second
+	 * also makes small calls in between, which do not move the count. */
+	for (r = 0; r < 2; r++) {
+		memset(tc->big_calls, 0, sizeof(tc->big_calls));
+		for (n = 0; n < 2048; n++) {
+			if (r == 1 && n % 3 == 0)
+				assert_int_equal(one_call(4096, 1), 1);
+			t = one_call(mib + n % 100, 1);	/* one size class */
+			assert_int_not_equal(t, -1);
+			picks[r][n] = t;
+			if (n % 256 == 255)
+				put_all();
+		}
+		put_all();
+	}
+	assert_memory_equal(picks[0], picks[1], sizeof(picks[0]));
+	for (n = 0, total = 0; n < 2048; n++)
+		total += picks[0][n];
+	assert_int_equal(total, 256 + 3 * 128);		/* up to 2048 calls */
+	assert_int_equal(picks[0][255], 1);		/* the 256th */
+	assert_int_equal(picks[0][256], 0);		/* the 257th: 1 in 2 */
+	assert_int_equal(picks[0][257], 1);
+	assert_int_equal(picks[0][512] + picks[0][513] + picks[0][514] + picks[0][515], 1);
+	/* Far into a long job: one in 256. */
+	tc->big_calls[20] = 1000000 - 1;		/* 1 MiB's class */
+	for (n = 0, total = 0; n < 1024; n++)
+		total += one_call(mib, 1) == 1;
+	put_all();
+	assert_int_equal(total, 4);
+	/* Without a session: markers only, and the count goes on. */
+	memset(tc->big_calls, 0, sizeof(tc->big_calls));
+	for (n = 0; n < 10; n++)
+		assert_int_equal(one_call(2 * mib, 0), 0);
+	put_all();
+	assert_int_equal(tc->big_calls[21], 10);
+	/* NCCLGUARD_SAMPLE=1: every call timed. */
+	ng_cfg.sample_gap_ns = 0;
+	ng_cfg.sample_bytes = 0;
+	tc->big_calls[20] = 1000000;
+	for (n = 0; n < 10; n++)
+		assert_int_equal(one_call(mib, 1), 1);
+	put_all();
+	assert_int_equal(dropped(), d0);
+	assert_int_equal(flights_out(), 0);
+	assert_int_equal(ring_len(&p->free), free0);
+	ng_cfg = saved;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_pool_limits_counted),
 		cmocka_unit_test(test_group_shares_events),
 		cmocka_unit_test(test_nonblocking_deferred),
+		cmocka_unit_test(test_big_calls_scheduled),
 	};
 
 	return cmocka_run_group_tests_name("timing", tests, NULL, NULL) |
