@@ -115,6 +115,8 @@ void an_account(struct an_state *an, struct an_entry *e)
 	row = an_row_get(an, first->op, bytes, e->nranks > 0 ? e->nranks : e->comm->nranks);
 	if (!an_row_add(row, bytes, best))
 		an->untimed++;
+	for (i = 0; i < e->nslots && i < e->comm->nmembers; i++)
+		an_busy_count(&an->procs[e->comm->members[i]], (int)(row - an->rows), &e->slot[i]);
 	if (an->opts.on_coll)
 		an->opts.on_coll(an->opts.on_coll_ctx, an, e);
 	free(e);

@@ -148,6 +148,10 @@ struct an_host {
 	uint64_t streams, streams_ended;	/* early.c: the reader's streams of it */
 };
 
+struct an_rowtime {
+	uint64_t timed, untimed;
+	double dur_sum_ns;
+};
 struct an_proc {
 	int host;
 	int64_t vpid;
@@ -164,6 +168,13 @@ struct an_proc {
 	int64_t busy_ns, folded_until;
 	int64_t *iv;
 	int niv, cap_iv;
+	/* Collectives the shim did not time (sampling): per row (by its index
+	 * before an_sort_rows) this rank's timed and untimed calls, folded by
+	 * an_busy_estimate into busy_est_ns, their estimated GPU time. */
+	struct an_rowtime *rt;
+	int nrt;
+	int64_t busy_est_ns;
+	uint64_t busy_unknown;		/* untimed calls of a row timed nowhere */
 	/* stragglers */
 	uint64_t coll_calls, late_calls;
 	double late_sum_ns, chance;	/* chance: sum of 1/n over its calls */
@@ -638,7 +649,10 @@ double an_straggler_late_ns(const struct an_proc *p);
 
 void an_busy_add(struct an_proc *p, int64_t start, int64_t end);
 void an_busy_fold(struct an_proc *p, int keep);
+void an_busy_count(struct an_proc *p, int row, const struct an_slot *s);
+void an_busy_estimate(struct an_state *an);
 double an_comm_fraction(const struct an_proc *p);
+double an_comm_fraction_timed(const struct an_proc *p);
 
 /* ---- config.c --------------------------------------------------------- */
 

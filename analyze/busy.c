@@ -64,14 +64,82 @@ void an_busy_add(struct an_proc *p, int64_t start, int64_t end)
 		an_busy_fold(p, AN_BUSY_KEEP);
 }
 
-double an_comm_fraction(const struct an_proc *p)
+/* One rank's part in a matched collective of row `row`. */
+void an_busy_count(struct an_proc *p, int row, const struct an_slot *s)
 {
-	int64_t wall;
+	struct an_rowtime *t;
+
+	if (!(s->flags & AN_S_ENQ) || (s->flags & AN_S_DROP))
+		return;
+	if (row >= p->nrt) {
+		int n = row + 8;
+
+		p->rt = an_xrealloc(p->rt, (size_t)n * sizeof(*p->rt));
+		memset(p->rt + p->nrt, 0, (size_t)(n - p->nrt) * sizeof(*p->rt));
+		p->nrt = n;
+	}
+	t = &p->rt[row];
+	if ((s->flags & AN_S_TIMED) && s->dur > 0) {
+		t->timed++;
+		t->dur_sum_ns += (double)s->dur;
+	} else {
+		t->untimed++;
+	}
+}
+
+/*
+ * The shim times a sample of the calls (small ones by rate, large ones on
+ * a schedule), so the union of the timed intervals leaves most of a long
+ * job's time in NCCL out.  Each untimed collective is counted at this
+ * rank's mean time for the row (op, size, comm size), which includes the
+ * rank's usual wait for the others, or failing that at the row's time
+ * over all ranks.  As if it overlapped nothing: an upper side estimate,
+ * capped at the wall time.
+ */
+void an_busy_estimate(struct an_state *an)
+{
+	for (int i = 0; i < an->nprocs; i++) {
+		struct an_proc *p = &an->procs[i];
+		double est = 0;
+
+		for (int r = 0; r < p->nrt && r < an->nrows; r++) {
+			const struct an_rowtime *t = &p->rt[r];
+			const struct an_row *row = &an->rows[r];
+
+			if (!t->untimed)
+				continue;
+			if (t->timed)
+				est += (double)t->untimed * t->dur_sum_ns / (double)t->timed;
+			else if (row->timed)
+				est += (double)t->untimed * row->time_sum_ns / (double)row->timed;
+			else
+				p->busy_unknown += t->untimed;
+		}
+		p->busy_est_ns = (int64_t)est;
+		free(p->rt);
+		p->rt = NULL;
+		p->nrt = 0;
+	}
+}
+
+static double fraction(const struct an_proc *p, int64_t busy)
+{
 	double f;
 
 	if (p->last_ts <= p->first_ts)
 		return 0;	/* no span (a process seen in no event) */
-	wall = p->last_ts - p->first_ts;
-	f = (double)p->busy_ns / (double)wall;
+	f = (double)busy / (double)(p->last_ts - p->first_ts);
 	return f > 1 ? 1 : f;
+}
+
+/* GPU time in NCCL over wall time, untimed collectives estimated. */
+double an_comm_fraction(const struct an_proc *p)
+{
+	return fraction(p, p->busy_ns + p->busy_est_ns);
+}
+
+/* The same from the timed calls alone. */
+double an_comm_fraction_timed(const struct an_proc *p)
+{
+	return fraction(p, p->busy_ns);
 }

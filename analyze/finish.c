@@ -480,6 +480,7 @@ void an_finish(struct an_state *an)
 		qsort(an->timeouts, an->ntimeouts, sizeof(*an->timeouts), cmp_timeout);
 	for (i = 0; i < an->nprocs; i++)
 		an_busy_fold(&an->procs[i], 0);
+	an_busy_estimate(an);		/* before the rows are sorted */
 	/* Timeouts, injections and policy rows were keyed by proc id. */
 	for (i = 0; i < an->ninjects; i++)
 		an->injects[i].rank = an->procs[an->injects[i].rank].rank;

@@ -224,7 +224,7 @@ static void busy_bar(struct an_state *an, FILE *f, const struct an_proc *p, int 
 	double fr = an_comm_fraction(p);
 	char busy[32];
 
-	an_fmt_ns((double)p->busy_ns, busy, sizeof(busy));
+	an_fmt_ns((double)(p->busy_ns + p->busy_est_ns), busy, sizeof(busy));
 	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lg\" text-anchor=\"end\">rank %lld ",
 		L - 8, y + bar - 3, (long long)p->rank);
 	an_html_esc_cut(f, an_html_host(an, p), 18);
@@ -290,9 +290,10 @@ void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 	}
 	fputs("<p class=\"cap\">The share of each rank's wall time (its first to its last "
 	      "event) that its GPU spent in NCCL collectives", f);
-	/* Sampled GPU timing: a low share may be the sampling's. */
+	/* Sampled GPU timing: say how much of it is an estimate. */
 	if (timed < calls)
-		fprintf(f, ", from the %llu of %llu calls that were timed on the GPU "
+		fprintf(f, "; %llu of %llu collectives were timed on the GPU, the others are "
+			"counted at their rank's mean time for the same operation and size "
 			"(NCCLGUARD_SAMPLE=1 times every call)", (unsigned long long)timed,
 			(unsigned long long)calls);
 	fputs(".</p>\n", f);

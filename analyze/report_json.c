@@ -436,8 +436,9 @@ int an_report_json(struct an_state *an, FILE *f)
 
 		if (p->rank < 0)
 			continue;
-		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f}", first ? "" : ",",
-			(long long)p->rank, an_comm_fraction(p));
+		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f, \"timed_fraction\": %.4f}",
+			first ? "" : ",", (long long)p->rank, an_comm_fraction(p),
+			an_comm_fraction_timed(p));
 		first = 0;
 	}
 	end_list(f, !first);

@@ -59,6 +59,7 @@ void an_free(struct an_state *an)
 		free(p->rank_source);
 		free(p->heat_sum);
 		free(p->iv);
+		free(p->rt);
 		free(p->heat_n);
 	}
 	free(an->procs);

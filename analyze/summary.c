@@ -63,7 +63,7 @@ static void busy_rank(const struct an_state *an, FILE *f, const struct an_proc *
 {
 	char a[32];
 
-	an_fmt_ns((double)p->busy_ns, a, sizeof(a));
+	an_fmt_ns((double)(p->busy_ns + p->busy_est_ns), a, sizeof(a));
 	fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s)\n", (long long)p->rank,
 		p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
 		100 * an_comm_fraction(p), a);
@@ -146,18 +146,24 @@ void an_summary(struct an_state *an, FILE *f)
 		fputs("  (none)\n", f);
 	fputs("\nTime in NCCL (GPU busy in collectives / wall time)\n", f);
 	{
-		uint64_t calls = 0, timed = 0;
+		uint64_t calls = 0, timed = 0, unknown = 0;
 
 		for (int i = 0; i < an->nrows; i++) {
 			calls += an->rows[i].calls;
 			timed += an->rows[i].timed;
 		}
-		/* Sampled GPU timing (the shim's default below 1 MiB): say so
-		 * rather than show a busy time that looks low. */
+		for (int i = 0; i < an->nprocs; i++)
+			unknown += an->procs[i].busy_unknown;
+		/* Sampled GPU timing (the shim's default): say how much of
+		 * the figure is an estimate. */
 		if (timed < calls)
-			fprintf(f, "  from the %llu of %llu calls that were GPU-timed "
+			fprintf(f, "  %llu of %llu collectives GPU-timed; the others counted at "
+				"their rank's mean time for the same operation and size "
 				"(NCCLGUARD_SAMPLE=1 times every call)\n",
 				(unsigned long long)timed, (unsigned long long)calls);
+		if (unknown)
+			fprintf(f, "  %llu untimed calls of sizes timed on no rank are not counted\n",
+				(unsigned long long)unknown);
 	}
 	busy_ranks(an, f, order);
 	free(order);

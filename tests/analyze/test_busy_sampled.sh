@@ -1,0 +1,77 @@
+#!/bin/sh
+# Time in NCCL when the shim timed only a sample of the calls: the same
+# job recorded with every call timed and with one call in five timed
+# (synthetic traces, identical times otherwise) gives each rank the same
+# share of its wall time in NCCL within 2%, where the timed calls alone
+# would give a fifth of it; the report says how many were timed and keeps
+# the timed-only figure as timed_fraction.  Then a real job on the CPU
+# backend under `ncclguard run` with the default sampling: 600 calls of
+# 1 MiB on 4 ranks, of which the schedule times 406, the same on every
+# rank.
+NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$NG_ROOT/tests/tracer/common.sh"
+GEN="$NG_BUILD/tests/ng_trace_gen"
+EX="$NG_BUILD/bin/allreduce_example"
+[ -x "$GEN" ] || { echo "SKIP: no trace generator (make check builds it)"; exit 0; }
+
+an() {
+	"$NG_BIN" analyze "$2" --json "$NG_TMP/$1.json" >"$NG_TMP/$1.txt" 2>"$NG_TMP/$1.err" ||
+		{ cat "$NG_TMP/$1.txt" "$NG_TMP/$1.err"; fail "$1: analyze exited $?"; }
+}
+
+note "one call in five timed: the estimate against every call timed"
+"$GEN" -o "$NG_TMP/all" --ranks 4 --iters 60 >/dev/null || fail "generator"
+"$GEN" -o "$NG_TMP/fifth" --ranks 4 --iters 60 --sample 5 >/dev/null || fail "generator"
+an all "$NG_TMP/all"
+an fifth "$NG_TMP/fifth"
+python3 - "$NG_TMP/all.json" "$NG_TMP/fifth.json" <<'EOF' || fail "busy fractions"
+import json, sys
+full = {c["rank"]: c for c in json.load(open(sys.argv[1]))["comm_fraction"]}
+part = {c["rank"]: c for c in json.load(open(sys.argv[2]))["comm_fraction"]}
+assert sorted(full) == sorted(part) == [0, 1, 2, 3], (full, part)
+for r, c in full.items():
+    truth, p = c["fraction"], part[r]
+    assert 0.2 < truth < 0.9, c
+    assert c["timed_fraction"] == truth, c
+    assert abs(p["fraction"] - truth) <= 0.02 * truth, (r, p, truth)
+    assert p["timed_fraction"] < 0.3 * truth, (r, p, truth)
+EOF
+assert_grep "13 of 60 collectives GPU-timed; the others counted at their rank's mean time" \
+	"$NG_TMP/fifth.txt"
+if grep -q "collectives GPU-timed" "$NG_TMP/all.txt"; then
+	fail "every call timed, yet the summary speaks of an estimate"
+fi
+
+note "a job of 1 MiB calls under run: every rank times the same 406 of 600"
+if [ ! -x "$EX" ] || [ ! -f "$NG_SIM/libnccl.so.2" ]; then
+	echo "SKIP: CPU backend not built"
+	echo ok
+	exit 0
+fi
+rc=0
+LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=100 NCCLSIM_LATENCY_US=20 \
+	timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/job" -- "$EX" --launch 4 --op allreduce \
+	--min-bytes 1M --max-bytes 1M --iters 600 --warmup 0 >"$NG_TMP/job.out" 2>"$NG_TMP/job.err" ||
+	rc=$?
+[ "$rc" = 0 ] || { cat "$NG_TMP/job.err"; fail "job exited $rc"; }
+assert_grep "(0 events lost)" "$NG_TMP/job.err"
+an job "$NG_TMP/job"
+ng_trace_text "$NG_TMP/job" "$NG_TMP/job.text"
+# 256 + 128 (one in 2 up to 512) + 22 (one in 4 up to 600) on each rank.
+n=$(grep -c ' ncclguard:coll_complete:' "$NG_TMP/job.text")
+assert_eq "$n" 1624 "coll_complete events (406 on each of 4 ranks)"
+python3 - "$NG_TMP/job.json" <<'EOF' || fail "the job's report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [c for c in r["collectives"] if c["op"] == "allreduce"]
+assert len(rows) == 1, rows
+c = rows[0]
+# A collective counts as timed if any rank timed it: 406 means every
+# rank picked the same ones.
+assert (c["calls"], c["timed"]) == (600, 406), c
+assert c["busbw_gbps"] > 0, c
+assert r["incomplete"] == [] and r["hangs"] == [], (r["incomplete"], r["hangs"])
+for f in r["comm_fraction"]:
+    assert f["fraction"] > f["timed_fraction"] > 0, f
+EOF
+echo ok
