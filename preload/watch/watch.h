@@ -88,8 +88,9 @@ void ng_timing_group_end(ncclResult_t r);
  * records, and marked otherwise; every call of sample_bytes or more is
  * sampled, and some of them are timed (timing.c).  Rate sampling is GCRA
  * over the comm's calls of one power-of-two size class: a call conforms
- * unless its class is NG_SAMPLE_BURST gaps ahead of schedule.  Once the program captures
- * graphs, probes are unsafe, so every call is sampled.  Needs call->comm. */
+ * unless its class is NG_SAMPLE_BURST gaps ahead of schedule.  Once the
+ * program captures graphs, probes are unsafe, so every call is sampled.
+ * Needs call->comm. */
 static inline int ng_timing_sampled(const struct ng_call *call)
 {
 	struct ng_comm *c = call->comm;
