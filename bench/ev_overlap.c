@@ -44,6 +44,34 @@ static double now_us(void)
 	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
+static cudaEvent_t ev_mark, ev_time[2];
+
+/* The short work on stream `s`, with the events of kind k around it. */
+static void short_work(enum kind k, cudaStream_t s, void *p, size_t len, int v)
+{
+	if (k == MARK)
+		CHECK(cudaEventRecord(ev_mark, s));
+	else if (k == TIMED || k == TIMED2)
+		CHECK(cudaEventRecord(ev_time[0], s));
+	CHECK(cudaMemsetAsync(p, v, len, s));
+	if (k == TIMED2)
+		CHECK(cudaEventRecord(ev_time[1], s));
+}
+
+/* Sets *t to the time `e` is first seen complete. */
+static void seen(cudaEvent_t e, double *t)
+{
+	cudaError_t q;
+
+	if (*t)
+		return;
+	q = cudaEventQuery(e);
+	if (q == cudaSuccess)
+		*t = now_us();
+	else if (q != cudaErrorNotReady)
+		CHECK(q);
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -62,7 +90,7 @@ int main(int argc, char **argv)
 	int trials = argc > 1 ? atoi(argv[1]) : 400, k, t, i;
 	size_t big = (size_t)1 << 30, small = 4096;
 	cudaStream_t a, b;
-	cudaEvent_t mark_a, mark_b, ev_mark, ev_time[2];
+	cudaEvent_t mark_a, mark_b;
 	void *pa, *pb;
 	double *lat = calloc(trials, sizeof(double)), *lat_a = calloc(trials, sizeof(double));
 
@@ -94,31 +122,11 @@ int main(int argc, char **argv)
 			CHECK(cudaMemsetAsync(pa, t, big, a));
 			CHECK(cudaEventRecord(mark_a, a));
 			t0 = now_us();
-			if (k == MARK)
-				CHECK(cudaEventRecord(ev_mark, b));
-			else if (k == TIMED || k == TIMED2)
-				CHECK(cudaEventRecord(ev_time[0], b));
-			CHECK(cudaMemsetAsync(pb, t, small, b));
-			if (k == TIMED2)
-				CHECK(cudaEventRecord(ev_time[1], b));
+			short_work(k, b, pb, small, t);
 			CHECK(cudaEventRecord(mark_b, b));
 			while (!ta || !tb) {
-				cudaError_t q;
-
-				if (!tb) {
-					q = cudaEventQuery(mark_b);
-					if (q == cudaSuccess)
-						tb = now_us();
-					else if (q != cudaErrorNotReady)
-						CHECK(q);
-				}
-				if (!ta) {
-					q = cudaEventQuery(mark_a);
-					if (q == cudaSuccess)
-						ta = now_us();
-					else if (q != cudaErrorNotReady)
-						CHECK(q);
-				}
+				seen(mark_b, &tb);
+				seen(mark_a, &ta);
 			}
 			lat[t] = tb - t0;
 			lat_a[t] = ta - t0;
@@ -147,15 +155,8 @@ int main(int argc, char **argv)
 				CHECK(cudaEventCreate(&s1));
 				CHECK(cudaMemsetAsync(pa, t, big / 4, b));
 				CHECK(cudaEventRecord(s0, b));
-				for (i = 0; i < n; i++) {
-					if (k == MARK)
-						CHECK(cudaEventRecord(ev_mark, b));
-					else if (k == TIMED || k == TIMED2)
-						CHECK(cudaEventRecord(ev_time[0], b));
-					CHECK(cudaMemsetAsync(pb, i, small, b));
-					if (k == TIMED2)
-						CHECK(cudaEventRecord(ev_time[1], b));
-				}
+				for (i = 0; i < n; i++)
+					short_work(k, b, pb, small, i);
 				CHECK(cudaEventRecord(s1, b));
 				CHECK(cudaEventSynchronize(s1));
 				CHECK(cudaEventElapsedTime(&ms, s0, s1));
