@@ -272,10 +272,12 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 		m = member_get(c, pi);
 		if (ev->r.coll.seq > m->done_seq)
 			m->done_seq = ev->r.coll.seq;
-		/* its enqueue lost or before we attached: it entered it */
+		/* its enqueue lost or before we attached: it entered it
+		 * (an untimed call's completion has no GPU start) */
 		if (ev->r.coll.seq > m->last_seq) {
 			m->last_seq = ev->r.coll.seq;
-			m->last_enter = ev->r.coll.gpu_start_ns;
+			m->last_enter = ev->r.coll.gpu_start_ns ? (int64_t)ev->r.coll.gpu_start_ns :
+								  ev->src.ts;
 		}
 		break;
 	case EV_COMM_END:

@@ -235,6 +235,7 @@ static void flight_fill(struct ng_flight *f, const struct ng_call *call)
 	f->site = call->site;
 	f->index = call->index;
 	f->probe = 0;
+	f->traced = call->trace != 0;
 	f->start = f->end = NULL;
 }
 

@@ -39,6 +39,7 @@ struct ng_flight {
 	const char *site;
 	uint64_t index;			/* comm call index it confirms */
 	int probe;			/* a watchdog probe, not a call */
+	int traced;			/* its coll_enqueue was recorded */
 };
 extern struct ng_ring ng_flight_queue;
 /* Record a probe after the last call of the comm (watchdog thread). */

@@ -510,19 +510,27 @@ static uint64_t host_ns(const struct ng_pool *p, float ms)
 	return (uint64_t)((int64_t)p->anchor_host_ns + (int64_t)((double)ms * 1e6));
 }
 
-/* 0: emitted; -1: its events are not complete after all. */
+/*
+ * 0: emitted; -1: its events are not complete after all.  A recorded call
+ * that was not timed (the large calls' schedule) still gets its
+ * coll_complete, without times: the analyzer would otherwise take a call
+ * of the trace's last second, untimed and with no timed call after it,
+ * for a hang.
+ */
 static int complete(struct ng_flight *f)
 {
 	struct ng_pool *p = f->comm->pool;
 	struct ng_ev_coll_complete ev;
 
-	if (f->start && ng_trace_coll()) {
+	if ((f->start || f->traced) && !f->probe && ng_trace_coll()) {
 		float s_ms = 0, e_ms = 0;
-		cudaError_t es, ee;
+		cudaError_t es = cudaErrorInvalidValue, ee = cudaErrorInvalidValue;
 
 		/* Two reads against the anchor give both ends and the duration. */
-		es = ng_cuda.cudaEventElapsedTime(&s_ms, p->anchor->ev, f->start->ev);
-		ee = ng_cuda.cudaEventElapsedTime(&e_ms, p->anchor->ev, f->end->ev);
+		if (f->start) {
+			es = ng_cuda.cudaEventElapsedTime(&s_ms, p->anchor->ev, f->start->ev);
+			ee = ng_cuda.cudaEventElapsedTime(&e_ms, p->anchor->ev, f->end->ev);
+		}
 		if (es == cudaErrorNotReady || ee == cudaErrorNotReady)
 			return -1;
 		ev.comm_hash = f->comm->hash;

@@ -7,7 +7,7 @@
 # the timed-only figure as timed_fraction.  Then a real job on the CPU
 # backend under `ncclguard run` with the default sampling: 600 calls of
 # 1 MiB on 4 ranks, of which the schedule times 406, the same on every
-# rank.
+# rank, and every one has its completion.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 GEN="$NG_BUILD/tests/ng_trace_gen"
@@ -57,9 +57,12 @@ LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=100 NCCLSIM_LATENCY_US=20 \
 assert_grep "(0 events lost)" "$NG_TMP/job.err"
 an job "$NG_TMP/job"
 ng_trace_text "$NG_TMP/job" "$NG_TMP/job.text"
-# 256 + 128 (one in 2 up to 512) + 22 (one in 4 up to 600) on each rank.
+# Every call completed, 256 + 128 (one in 2 up to 512) + 22 (one in 4 up
+# to 600) of them with times, on each rank.
 n=$(grep -c ' ncclguard:coll_complete:' "$NG_TMP/job.text")
-assert_eq "$n" 1624 "coll_complete events (406 on each of 4 ranks)"
+assert_eq "$n" 2400 "coll_complete events (600 on each of 4 ranks)"
+n=$(grep ' ncclguard:coll_complete:' "$NG_TMP/job.text" | grep -vc 'gpu_end_ns = 0,')
+assert_eq "$n" 1624 "coll_complete events with GPU times (406 on each of 4 ranks)"
 python3 - "$NG_TMP/job.json" <<'EOF' || fail "the job's report"
 import json, sys
 r = json.load(open(sys.argv[1]))

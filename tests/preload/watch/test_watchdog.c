@@ -51,6 +51,24 @@ static const struct ng_tp_ops fake_tp = {
 	.coll_state = { &state_off, &state_off },
 };
 
+/* A session recording collectives: the completions it is given. */
+static int state_on = 1;
+static struct ng_ev_coll_complete completions[600];
+static int ncompletions;
+
+static void fake_complete(const struct ng_ev_coll_complete *ev)
+{
+	if (ncompletions < (int)(sizeof(completions) / sizeof(completions[0])))
+		completions[ncompletions] = *ev;
+	ncompletions++;
+}
+
+static const struct ng_tp_ops recording_tp = {
+	.timeout = fake_timeout,
+	.coll_complete = fake_complete,
+	.coll_state = { &state_on, &state_on },
+};
+
 static void no_emit(const struct ng_enq_rec *r)
 {
 	(void)r;
@@ -266,6 +284,64 @@ static void test_collective_timeout(void **state)
 	settle(0);
 	tick(later.enter_ns + 100 * lim);
 	assert_int_equal(ntimeouts, 1);
+	ng_comm_forget(h);
+}
+
+/* A recorded call of 1 MiB or more that the schedule did not time still
+ * gets its coll_complete, without times: with none, the analyzer would
+ * take such a call at the end of a trace for a hang.  A call made before
+ * the session began gets none (its enqueue was not recorded). */
+static void test_untimed_completions(void **state)
+{
+	ncclComm_t h = (ncclComm_t)(uintptr_t)0xb000;
+	struct ng_comm *c = new_comm(h, 0xb0);
+	cudaStream_t s = new_stream();
+	struct ng_call call;
+	int i, zero = 0;
+
+	(void)state;
+	ng_cfg.sample_every = 1;
+	ng_cfg.sample_gap_ns = 10000000;	/* the defaults */
+	ng_cfg.sample_bytes = 1 << 20;
+	ncompletions = 0;
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
+	ng_hot.tp = &recording_tp;
+	for (i = 0; i < 260; i++) {		/* 1 MiB each */
+		assert_int_equal(ng_coll_begin(&call, NG_FN_ncclAllReduce, 0, 262144, ncclFloat,
+					       -1, h, s, 0, NULL), 0);
+		assert_non_null(call.flight);	/* every one marked */
+		ng_coll_end(&call, ncclSuccess);
+		if (i % 64 == 63)
+			settle(0);
+	}
+	settle(0);
+	assert_int_equal(ncompletions, 260);
+	for (i = 0; i < 260; i++) {
+		const struct ng_ev_coll_complete *e = &completions[i];
+		int timed = i < 256 || (i + 1) % 2 == 0;	/* 257th, 259th untimed */
+
+		assert_int_equal(e->seq, i + 1);
+		assert_int_equal(e->bytes, 1 << 20);
+		assert_int_equal(e->gpu_end_ns != 0, timed);
+		if (!timed) {
+			assert_int_equal(e->gpu_start_ns, 0);
+			assert_int_equal(e->duration_ns, 0);
+			zero++;
+		}
+	}
+	assert_int_equal(zero, 2);
+
+	/* Made without a session, completed with one. */
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_off;
+	assert_int_equal(ng_coll_begin(&call, NG_FN_ncclAllReduce, 0, 262144, ncclFloat, -1, h, s,
+				       0, NULL), 0);
+	ng_coll_end(&call, ncclSuccess);
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
+	settle(0);
+	assert_int_equal(ncompletions, 260);
+	assert_int_equal(c->done_calls, call.index);
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_off;
+	ng_hot.tp = &fake_tp;
 	ng_comm_forget(h);
 }
 
@@ -669,6 +745,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_collective_timeout, setup),
+		cmocka_unit_test_setup(test_untimed_completions, setup),
 		cmocka_unit_test_setup(test_host_call_timeout, setup),
 		cmocka_unit_test_setup(test_init_timeout, setup),
 		cmocka_unit_test_setup(test_action_abort, setup),
