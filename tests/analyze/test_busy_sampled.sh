@@ -7,7 +7,8 @@
 # the timed-only figure as timed_fraction.  Then a real job on the CPU
 # backend under `ncclguard run` with the default sampling: 600 calls of
 # 1 MiB on 4 ranks, of which the schedule times 406, the same on every
-# rank, and every one has its completion.
+# rank, and every one has its completion; the Perfetto trace says why
+# it has GPU slices for 406.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 GEN="$NG_BUILD/tests/ng_trace_gen"
@@ -76,5 +77,20 @@ assert c["busbw_gbps"] > 0, c
 assert r["incomplete"] == [] and r["hangs"] == [], (r["incomplete"], r["hangs"])
 for f in r["comm_fraction"]:
     assert f["fraction"] > f["timed_fraction"] > 0, f
+EOF
+note "the Perfetto trace: every call, the timed ones' GPU slices, and why so few"
+"$NG_BIN" analyze "$NG_TMP/job" --chrome "$NG_TMP/job.chrome.json" >/dev/null 2>&1 ||
+	fail "analyze --chrome"
+python3 - "$NG_TMP/job.chrome.json" <<'EOF' || fail "the job's Chrome trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+kinds = {}
+for e in d["traceEvents"]:
+    kinds[(e.get("ph"), e.get("cat"))] = kinds.get((e.get("ph"), e.get("cat")), 0) + 1
+assert kinds.get(("X", "enqueue")) == 2400, kinds
+assert kinds.get(("X", "nccl")) == 1624, kinds
+o = d["otherData"]
+assert (o["collectives"], o["gpu_timed"]) == (600, 406), o
+assert "406 of 600 collectives the shim timed" in o["timing_note"], o
 EOF
 echo ok
