@@ -91,9 +91,11 @@ ng_relayd_start() {
 	NG_RELAY_URL="net://127.0.0.1:$4"
 }
 
+# In the test's folder: nsenter -m starts at /, where a rank's hang
+# report (written to the working directory without `run`) would land.
 ng_on() {
 	_h=$1; shift
-	nsenter -t "$(cat "$NG_TMP/host.$_h.keeper")" -m -u -- \
+	nsenter -t "$(cat "$NG_TMP/host.$_h.keeper")" -m -u --wd="$NG_TMP" -- \
 		env LTTNG_HOME="$NG_TMP/home.$_h" "$@"
 }
 
