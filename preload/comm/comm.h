@@ -67,9 +67,11 @@ struct ng_comm {
 	 * does not use up the samples of the other sizes.  The last class's
 	 * entry lives in the per-call line (sample_cls_tat). */
 	uint64_t sample_tat[64];
-	/* Calls of sample_bytes or more, per size class: the same count on
-	 * every rank, which picks the ones timed (timing.c). */
+	/* Calls of sample_bytes or more, per size class, and groups whose
+	 * first member on a stream is one: the same counts on every rank,
+	 * which pick the ones timed (timing.c). */
 	uint64_t big_calls[64];
+	uint64_t big_groups;
 	struct ng_recent recent[NG_RECENT];
 	pthread_mutex_t lock;		/* deferred[] only */
 	int ndeferred;

@@ -292,12 +292,13 @@ void ng_timing_init(void)
  * aligns hosts' clocks on collectives timed on several.  The first
  * NG_SAMPLE_BURST are timed, then one in 2, 4, ... (NG_SAMPLE_BURST / 2
  * per doubling of the count) up to one in NG_BIG_STRIDE_MAX.
- * NCCLGUARD_SAMPLE=1 times every call.
+ * NCCLGUARD_SAMPLE=1 times every call.  A group is timed as a whole, on
+ * the same schedule over the comm's groups that open with such a call
+ * (counting its members instead would never pick a group of two).
  */
-static int big_timed(struct ng_comm *c, uint64_t bytes)
+static int big_pick(uint64_t n)
 {
-	unsigned cls = 63 - __builtin_clzll(bytes | 1);
-	uint64_t n = ++c->big_calls[cls], stride;
+	uint64_t stride;
 
 	if (!ng_cfg.sample_gap_ns && ng_cfg.sample_every <= 1)
 		return 1;
@@ -307,6 +308,11 @@ static int big_timed(struct ng_comm *c, uint64_t bytes)
 	if (stride > NG_BIG_STRIDE_MAX)
 		stride = NG_BIG_STRIDE_MAX;
 	return n % stride == 0;
+}
+
+static int big_timed(struct ng_comm *c, uint64_t bytes)
+{
+	return big_pick(++c->big_calls[63 - __builtin_clzll(bytes | 1)]);
 }
 
 /* Before the real call of a sampled call outside a group (coll.c decided
@@ -435,8 +441,10 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 		gs->stream = call->stream;
 		gs->pool = p;
 		gs->start = NULL;
-		/* Nothing of the group is on the stream yet: this marks its start. */
-		if (call->trace) {
+		/* Nothing of the group is on the stream yet: this marks its
+		 * start, if the group is to be timed. */
+		if (call->trace && (call->bytes < ng_cfg.sample_bytes ||
+				    big_pick(++call->comm->big_groups))) {
 			gs->start = ev_get(p, call->stream, 1);
 			if (!gs->start) {
 				dropped();

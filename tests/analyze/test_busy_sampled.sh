@@ -8,7 +8,7 @@
 # backend under `ncclguard run` with the default sampling: 600 calls of
 # 1 MiB on 4 ranks, of which the schedule times 406, the same on every
 # rank, and every one has its completion; the Perfetto trace says why
-# it has GPU slices for 406.
+# it has GPU slices for 406.  The same in groups, timed as a whole.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 GEN="$NG_BUILD/tests/ng_trace_gen"
@@ -92,5 +92,26 @@ assert kinds.get(("X", "nccl")) == 1624, kinds
 o = d["otherData"]
 assert (o["collectives"], o["gpu_timed"]) == (600, 406), o
 assert "406 of 600 collectives the shim timed" in o["timing_note"], o
+EOF
+
+note "groups of 1 MiB calls: timed whole, 256 + 1 in 2 of 400, every member completed"
+rc=0
+LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=100 NCCLSIM_LATENCY_US=20 \
+	timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/grp" -- "$EX" --launch 4 --op allreduce --group \
+	--min-bytes 1M --max-bytes 1M --iters 400 --warmup 0 >"$NG_TMP/grp.out" 2>"$NG_TMP/grp.err" ||
+	rc=$?
+[ "$rc" = 0 ] || { cat "$NG_TMP/grp.err"; fail "group job exited $rc"; }
+an grp "$NG_TMP/grp"
+ng_trace_text "$NG_TMP/grp" "$NG_TMP/grp.text"
+# Each group: an all-reduce and a ring send and receive, on every rank.
+n=$(grep -c ' ncclguard:coll_complete:' "$NG_TMP/grp.text")
+assert_eq "$n" 4800 "coll_complete events (3 per group on each of 4 ranks)"
+python3 - "$NG_TMP/grp.json" <<'EOF' || fail "the group job's report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = {c["op"]: c for c in r["collectives"]}
+assert (rows["allreduce"]["calls"], rows["allreduce"]["timed"]) == (400, 328), rows
+assert (rows["send"]["calls"], rows["send"]["timed"]) == (1600, 1312), rows
+assert r["incomplete"] == [] and r["hangs"] == [], (r["incomplete"], r["hangs"])
 EOF
 echo ok

@@ -428,6 +428,60 @@ static void test_big_calls_scheduled(void **state)
 	ng_cfg = saved;
 }
 
+/* A group that opens with a call of sample_bytes or more is timed as a
+ * whole on the large calls' schedule, counted over such groups: of 300
+ * groups of two 1 MiB calls, the first 256 and then one in 2.  An untimed
+ * group's members share a closing marker. */
+static void test_big_groups_scheduled(void **state)
+{
+	struct ng_config saved = ng_cfg;
+	struct ng_pool *p = tc->pool;
+	uint64_t free0 = ring_len(&p->free), marks0 = ring_len(&p->marks), d0 = dropped();
+	struct ng_call calls[2];
+	struct ng_flight *f[2];
+	int g, i, timed = 0;
+
+	(void)state;
+	ng_cfg.sample_every = 1;
+	ng_cfg.sample_gap_ns = 10000000;
+	ng_cfg.sample_bytes = 1 << 20;
+	tc->big_groups = 0;
+	for (g = 1; g <= 300; g++) {
+		for (i = 0; i < 2; i++) {
+			calls[i] = mk_call(s1, 1);
+			calls[i].bytes = 1 << 20;
+		}
+		group_members(calls, 2, ncclSuccess);
+		assert_int_equal(ring_len(&ng_flight_queue), 2);
+		for (i = 0; i < 2; i++) {
+			f[i] = ng_ring_pop(&ng_flight_queue);
+			assert_non_null(f[i]);
+			assert_non_null(f[i]->end);
+			assert_ptr_equal(f[i]->end, f[0]->end);
+			assert_ptr_equal(f[i]->start, f[0]->start);
+		}
+		if (g <= 256 || g % 2 == 0) {
+			assert_non_null(f[0]->start);
+			assert_ptr_equal(f[0]->end->home, &p->free);
+			timed++;
+		} else {
+			assert_null(f[0]->start);
+			assert_ptr_equal(f[0]->end->home, &p->marks);
+		}
+		for (i = 0; i < 2; i++) {
+			assert_int_equal(ng_cuda.cudaEventSynchronize(f[i]->end->ev), cudaSuccess);
+			ng_flight_put(f[i]);
+		}
+	}
+	assert_int_equal(timed, 256 + 22);
+	assert_int_equal(tc->big_groups, 300);
+	assert_int_equal(dropped(), d0);
+	assert_int_equal(flights_out(), 0);
+	assert_int_equal(ring_len(&p->free), free0);
+	assert_int_equal(ring_len(&p->marks), marks0);
+	ng_cfg = saved;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_group_shares_events),
 		cmocka_unit_test(test_nonblocking_deferred),
 		cmocka_unit_test(test_big_calls_scheduled),
+		cmocka_unit_test(test_big_groups_scheduled),
 	};
 
 	return cmocka_run_group_tests_name("timing", tests, NULL, NULL) |
