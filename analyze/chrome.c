@@ -442,7 +442,7 @@ static void timeouts(struct an_chrome *ch, const struct an_state *an)
 int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 {
 	FILE *f = ch->f;
-	uint64_t left, one_in, calls = 0, timed = 0;
+	uint64_t left, one_in, calls, timed;
 
 	start(ch, an);
 	/* A finding after the last collective is in the end's window. */
@@ -462,10 +462,7 @@ int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 	}
 	fputs("\n],\"otherData\":{\"gpu_slices_moved\":", f);
 	fprintf(f, "%llu", (unsigned long long)ch->moved);
-	for (int i = 0; i < an->nrows; i++) {
-		calls += an->rows[i].calls;
-		timed += an->rows[i].timed;
-	}
+	an_rows_timed(an, &calls, &timed);
 	/* Sampled GPU timing: few GPU slices is the sampling, not the job. */
 	fprintf(f, ",\"collectives\":%llu,\"gpu_timed\":%llu", (unsigned long long)calls,
 		(unsigned long long)timed);

@@ -145,12 +145,9 @@ static void card(const struct an_finding *fd, FILE *f)
 /* What a healthy verdict rests on, and what it could not see. */
 static void checked(struct an_state *an, FILE *f, int nranks)
 {
-	uint64_t calls = 0, timed = 0;
+	uint64_t calls, timed;
 
-	for (int i = 0; i < an->nrows; i++) {
-		calls += an->rows[i].calls;
-		timed += an->rows[i].timed;
-	}
+	an_rows_timed(an, &calls, &timed);
 	fprintf(f, "<p>Checked: %llu collectives matched across %d rank%s for hangs, "
 		"mismatched calls and stragglers (%llu with every rank's own arrival time)",
 		(unsigned long long)an->matched, nranks, nranks == 1 ? "" : "s",

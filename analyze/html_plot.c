@@ -252,7 +252,7 @@ void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 	const int L = 210, PW = 380, R = 130;
 	int bar = n <= 32 ? 16 : 12, pitch = bar + 4, shown = 0, cut = 0, H, y = 6, k;
 	int *pick = an_xcalloc((size_t)an->nprocs + 1, sizeof(*pick));
-	uint64_t calls = 0, timed = 0;
+	uint64_t calls, timed;
 
 	for (k = 0; k < an->nprocs; k++)
 		if (an->procs[order[k]].rank >= 0)
@@ -284,10 +284,7 @@ void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 		y += pitch;
 	}
 	fputs("</svg>\n", f);
-	for (k = 0; k < an->nrows; k++) {
-		calls += an->rows[k].calls;
-		timed += an->rows[k].timed;
-	}
+	an_rows_timed(an, &calls, &timed);
 	fputs("<p class=\"cap\">The share of each rank's wall time (its first to its last "
 	      "event) that its GPU spent in NCCL collectives", f);
 	/* Sampled GPU timing: say how much of it is an estimate. */

@@ -75,6 +75,15 @@ int an_row_add(struct an_row *row, uint64_t bytes, double ns)
 	return 1;
 }
 
+void an_rows_timed(const struct an_state *an, uint64_t *calls, uint64_t *timed)
+{
+	*calls = *timed = 0;
+	for (int i = 0; i < an->nrows; i++) {
+		*calls += an->rows[i].calls;
+		*timed += an->rows[i].timed;
+	}
+}
+
 static const struct an_state *sort_an;
 
 static int cmp_row(const void *a, const void *b)

@@ -146,12 +146,9 @@ void an_summary(struct an_state *an, FILE *f)
 		fputs("  (none)\n", f);
 	fputs("\nTime in NCCL (GPU busy in collectives / wall time)\n", f);
 	{
-		uint64_t calls = 0, timed = 0, unknown = 0;
+		uint64_t calls, timed, unknown = 0;
 
-		for (int i = 0; i < an->nrows; i++) {
-			calls += an->rows[i].calls;
-			timed += an->rows[i].timed;
-		}
+		an_rows_timed(an, &calls, &timed);
 		for (int i = 0; i < an->nprocs; i++)
 			unknown += an->procs[i].busy_unknown;
 		/* Sampled GPU timing (the shim's default): say how much of
