@@ -419,7 +419,7 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 	struct ng_group *g;
 	struct ng_group_stream *gs = NULL;
 	struct ng_flight *f;
-	int i;
+	int i, timed;
 
 	if (!p || call->captured || (r != ncclSuccess && r != ncclInProgress) ||
 	    !ng_timing_sampled(call))
@@ -442,9 +442,11 @@ void ng_timing_group_member(struct ng_call *call, ncclResult_t r)
 		gs->pool = p;
 		gs->start = NULL;
 		/* Nothing of the group is on the stream yet: this marks its
-		 * start, if the group is to be timed. */
-		if (call->trace && (call->bytes < ng_cfg.sample_bytes ||
-				    big_pick(++call->comm->big_groups))) {
+		 * start, if the group is to be timed.  Counted with a session
+		 * or without, as single calls are: the same groups on every
+		 * rank, whenever its session began. */
+		timed = call->bytes < ng_cfg.sample_bytes || big_pick(++call->comm->big_groups);
+		if (call->trace && timed) {
 			gs->start = ev_get(p, call->stream, 1);
 			if (!gs->start) {
 				dropped();
