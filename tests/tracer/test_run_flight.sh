@@ -16,29 +16,35 @@ command -v python3 >/dev/null || fail "python3 not installed"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
 FLIGHT=/dev/shm/ncclguard-$(id -u)
 
+# ring_counts FILE: "TAKEN LEFT" over the file's rings (up to 8): records
+# taken by the rank, and those not yet written out (tail - head).
+ring_counts() {
+	_f=$1 taken=0 left=0 r=0
+	set -- $(od -An -t u8 -j 40 -N 24 "$_f" 2>/dev/null)	# ring_offset, stride, nrings
+	[ $# -ge 3 ] || { echo "0 0"; return; }
+	nr=$(( $3 & 0xffffffff ))
+	while [ $r -lt "$nr" ] && [ $r -lt 8 ]; do
+		# a ring: tail at 0, head at 64
+		set -- $1 $2 $3 $(od -An -t u8 -j $(( $1 + r * $2 )) -N 72 "$_f" 2>/dev/null)
+		[ $# -ge 12 ] || break
+		taken=$(( taken + $4 ))
+		left=$(( left + $4 - ${12} ))
+		set -- $1 $2 $3
+		r=$((r + 1))
+	done
+	echo "$taken $left"
+}
+
 # A process whose flight rings hold 16 records or more on their way to
-# LTTng (tail - head: taken, not yet written), once both ranks have made
-# 1000 calls; or nothing.  Read with od, in milliseconds: the kill that
-# follows then most often catches records on their way.
+# LTTng, once both ranks have made 1000 calls; or nothing.  Read with od,
+# in milliseconds.
 pending_pid() {
 	busy=0 found=
-	for f in "$1"/*/*.ring; do
-		[ -f "$f" ] || continue
-		set -- $(od -An -t u8 -j 40 -N 24 "$f" 2>/dev/null)	# ring_offset, stride, nrings
-		[ $# -ge 3 ] || continue
-		nr=$(( $3 & 0xffffffff ))
-		taken=0 left=0 r=0
-		while [ $r -lt "$nr" ] && [ $r -lt 8 ]; do
-			# a ring: tail at 0, head at 64
-			set -- $1 $2 $3 $(od -An -t u8 -j $(( $1 + r * $2 )) -N 72 "$f" 2>/dev/null)
-			[ $# -ge 12 ] || break
-			taken=$(( taken + $4 ))
-			left=$(( left + $4 - ${12} ))
-			set -- $1 $2 $3
-			r=$((r + 1))
-		done
-		[ "$taken" -ge 1000 ] && busy=$((busy + 1))
-		[ "$left" -ge 16 ] && found=$(basename "$f" .ring)
+	for RING in "$1"/*/*.ring; do
+		[ -f "$RING" ] || continue
+		set -- $(ring_counts "$RING")
+		[ "$1" -ge 1000 ] && busy=$((busy + 1))
+		[ "$2" -ge 16 ] && found=$(basename "$RING" .ring)
 	done
 	[ "$busy" -ge 2 ] && [ -n "$found" ] && echo "$found"
 }
@@ -61,6 +67,17 @@ attempt() {
 	pid=
 	while [ -z "$pid" ] && [ $i -lt 1200 ] && kill -0 $ng 2>/dev/null; do
 		pid=$(pending_pid "$FLIGHT")
+		# Stopped, its records on their way stay there until the kill;
+		# read again: the watchdog may have written them meanwhile.
+		if [ -n "$pid" ] && kill -STOP "$pid" 2>/dev/null; then
+			RING=$(ls "$FLIGHT"/*/"$pid".ring 2>/dev/null | head -n 1)
+			left=0
+			[ -z "$RING" ] || left=$(ring_counts "$RING" | cut -d' ' -f2)
+			if [ "$left" -lt 2 ]; then
+				kill -CONT "$pid"
+				pid=
+			fi
+		fi
 		[ -n "$pid" ] || sleep 0.02
 		i=$((i + 1))
 	done
@@ -122,9 +139,8 @@ EOF
 	if [ "$n" -gt 1 ]; then echo recovered; fi
 }
 
-# Most kills land between two calls, and a kill that does catch records
-# may also hold back LTTng's per-user buffers (equality unchecked): up to
-# ten tries.
+# A kill that catches records may hold back LTTng's per-user buffers
+# (equality unchecked): up to ten tries.
 for a in 1 2 3 4 5 6 7 8 9 10; do
 	r=$(attempt $a) || exit 1
 	case $r in *recovered*) echo "ok"; exit 0 ;; esac
