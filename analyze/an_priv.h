@@ -632,7 +632,9 @@ int an_size_bucket(uint64_t bytes);
 struct an_row *an_row_get(struct an_state *an, int op, uint64_t bytes, int nranks);
 /* One call of the row, timed when ns > 0; returns whether it was. */
 int an_row_add(struct an_row *row, uint64_t bytes, double ns);
-/* Calls over every row, and how many of them were GPU-timed. */
+/* Times a call already counted (a send counted at its enqueue). */
+int an_row_time(struct an_row *row, uint64_t bytes, double ns);
+/* Collective calls over the rows, and how many of them were GPU-timed. */
 void an_rows_timed(const struct an_state *an, uint64_t *calls, uint64_t *timed);
 void an_sort_rows(struct an_state *an);
 int an_row_below_link(const struct an_state *an, const struct an_row *r);

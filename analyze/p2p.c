@@ -76,6 +76,10 @@ void an_p2p_enqueue(struct an_state *an, const struct ev_src *src,
 		return;
 	count = send ? &pc->sent[peer] : &pc->recvd[peer];
 	++*count;
+	/* Every send is a call of its row; completions add the times of
+	 * those the sampling timed. */
+	if (send)
+		an_row_add(an_row_get(an, op, r->bytes, 2), r->bytes, 0);
 	if (pc->destroyed || r->p2p_seq <= pc->p2p_done)
 		return;
 	/* Bounded, as the collectives' window is: with no completions at all
@@ -115,7 +119,7 @@ void an_p2p_complete(struct an_state *an, const struct ev_src *src,
 	}
 	/* Per call, not per pair: a send row times the sends. */
 	if (r->op && !strcmp(r->op, "send"))
-		an_row_add(an_row_get(an, op, r->bytes, 2), r->bytes, (double)r->duration_ns);
+		an_row_time(an_row_get(an, op, r->bytes, 2), r->bytes, (double)r->duration_ns);
 }
 
 uint64_t an_p2p_timeout(struct an_pc *pc, uint64_t p2p_seq)

@@ -66,8 +66,17 @@ struct an_row *an_row_get(struct an_state *an, int op, uint64_t bytes, int nrank
 int an_row_add(struct an_row *row, uint64_t bytes, double ns)
 {
 	row->calls++;
+	return an_row_time(row, bytes, ns);
+}
+
+int an_row_time(struct an_row *row, uint64_t bytes, double ns)
+{
 	if (ns <= 0)
 		return 0;
+	/* A call seen only by its completion (its enqueue lost, or made
+	 * before the session): counted here. */
+	if (row->timed >= row->calls)
+		row->calls++;
 	row->timed++;
 	row->bytes_sum_timed += bytes;
 	row->time_sum_ns += ns;
@@ -79,6 +88,9 @@ void an_rows_timed(const struct an_state *an, uint64_t *calls, uint64_t *timed)
 {
 	*calls = *timed = 0;
 	for (int i = 0; i < an->nrows; i++) {
+		/* Collectives: time in NCCL counts no sends. */
+		if (an_is_p2p_op(an->ops[an->rows[i].op]))
+			continue;
 		*calls += an->rows[i].calls;
 		*timed += an->rows[i].timed;
 	}
