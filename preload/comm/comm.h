@@ -22,6 +22,13 @@ struct ng_recent {			/* one cache line each */
 	cudaStream_t stream;
 	const char *site;
 } __attribute__((aligned(64)));
+/* The latest call of a kind whose record the watchdog's drain wrote
+ * (watch/confirm.c): what a probe after it confirms in the trace. */
+struct ng_confirm {
+	uint64_t seq, bytes;		/* seq or p2p_seq; 0: none */
+	cudaStream_t stream;
+	int fn, nranks, root;
+};
 struct ng_comm {
 	/* What every call reads or writes, in one cache line: NCCL's 5 us of
 	 * host code per call evicts the shim's data, so each line is a miss. */
@@ -61,6 +68,11 @@ struct ng_comm {
 	 * done_calls for longer than the timeout. */
 	uint64_t done_calls __attribute__((aligned(64)));
 	uint64_t last_done_seq;		/* last completed collective */
+	uint64_t last_done_p2p;		/* and send or recv (p2p_seq) */
+	/* Collective, point-to-point; odd generation: being written.  And
+	 * what the probe out (one at a time) confirms when it completes. */
+	struct ng_confirm conf[2], probe_conf[2];
+	unsigned conf_gen;
 	uint64_t reported_call;
 	int probe_out;
 	/* Rate sampling, per power-of-two size class: a loop of small calls

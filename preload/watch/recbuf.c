@@ -55,6 +55,7 @@ static uint64_t drain_one(struct ng_rf_ring *b)
 
 	for (; h != t; h++) {
 		emit_fn(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
+		ng_confirm_note(&b->rec[h & (NG_RECBUF_SIZE - 1)]);
 		__atomic_store_n(&b->head, h + 1, __ATOMIC_RELEASE);
 	}
 	return n;

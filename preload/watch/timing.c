@@ -377,6 +377,7 @@ int ng_timing_probe(struct ng_comm *c, uint64_t index)
 	f->index = index;
 	f->probe = 1;
 	f->enter_ns = ng_now_ns();
+	ng_confirm_take(c, stream);
 	f->end = ev_get(c->pool, stream, 0);
 	if (!f->end) {
 		ng_ring_push(&flight_free, f);

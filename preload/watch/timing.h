@@ -56,5 +56,8 @@ void ng_timing_defer(struct ng_comm *c, struct ng_flight *f);
 void ng_timing_close(struct ng_flight *f);
 void ng_flight_put(struct ng_flight *f);
 void ng_ev_put(struct ng_ev *e);
+/* confirm.c: a probe's confirmation of the untimed calls it covers. */
+void ng_confirm_take(struct ng_comm *c, cudaStream_t stream);
+void ng_confirm_emit(struct ng_comm *c);
 
 #endif

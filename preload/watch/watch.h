@@ -126,6 +126,8 @@ void ng_recbuf_wait(int ms, int idle);
 void ng_recbuf_wake_if_idle(void);	/* a flight for the watchdog */
 void ng_recbuf_reset_after_fork(void);
 uint64_t ng_recbuf_pending(void);	/* records not yet written */
+/* confirm.c: each record the drain wrote, under the drain's lock. */
+void ng_confirm_note(const struct ng_enq_rec *r);
 
 /* ---- ringfile.c: the flight ring file (common/ringfile.h) ------------- */
 /* Open this process's file under NCCLGUARD_FLIGHT_DIR (at the first NCCL

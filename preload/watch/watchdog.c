@@ -515,7 +515,8 @@ static uint64_t host_ns(const struct ng_pool *p, float ms)
  * that was not timed (the large calls' schedule) still gets its
  * coll_complete, without times: the analyzer would otherwise take a call
  * of the trace's last second, untimed and with no timed call after it,
- * for a hang.
+ * for a hang.  A probe writes the same for the untimed calls it covers
+ * (confirm.c).
  */
 static int complete(struct ng_flight *f)
 {
@@ -547,10 +548,14 @@ static int complete(struct ng_flight *f)
 		ev.root_or_peer = f->root;
 		ng_hot.tp->coll_complete(&ev);
 	}
+	if (f->probe) {
+		ng_confirm_emit(f->comm);
+		f->comm->probe_out = 0;
+	}
 	if (f->index > f->comm->done_calls)
 		f->comm->done_calls = f->index;
-	if (f->probe)
-		f->comm->probe_out = 0;
+	if (f->p2p_seq > f->comm->last_done_p2p)
+		f->comm->last_done_p2p = f->p2p_seq;
 	if (f->seq) {
 		uint64_t prev = __atomic_load_n(&f->comm->last_done_seq, __ATOMIC_RELAXED);
 

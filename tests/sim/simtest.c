@@ -12,6 +12,8 @@
  *   simtest nonblocking   blocking=0 init reports InProgress, then works
  *   simtest cost BYTES    event time of an all-reduce and a send/recv ring
  *   simtest big BYTES     one in-place all-reduce of BYTES, checked
+ *   simtest tail N MS     2 ranks: N untimed-fast all-reduces and send/recv
+ *                         pairs, a pause of MS with the comm left, a new comm
  *   simtest version       prints ncclGetVersion
  *   simtest devices       device count, bus ids, properties, libcuda.so.1
  */
@@ -74,6 +76,46 @@ static int fork_ranks(int nranks, int (*fn)(int, int, ncclUniqueId *))
 		}
 	}
 	return bad;
+}
+
+/* ---- tail: calls the sampling leaves untimed, then a pause ---------------- */
+
+static int tail_calls, tail_pause_ms;
+
+/* tail_calls 8-byte all-reduces and as many exchanges of a send and a
+ * recv (ungrouped, in an order that cannot deadlock), all faster than the
+ * sampling's rate; then, with the comm not destroyed (as many scripts
+ * leave it), a pause with no NCCL call, and a new comm's all-reduce, so
+ * that the trace goes on past the last calls of the first. */
+static int tail_rank(int rank, int n, ncclUniqueId *id)
+{
+	ncclComm_t comm, late;
+	cudaStream_t s;
+	float *buf;
+	int peer = 1 - rank;
+
+	CHECK(n == 2);
+	NCCL_OK(ncclCommInitRank(&comm, n, *id, rank));
+	CUDA_OK(cudaStreamCreate(&s));
+	CUDA_OK(cudaMalloc((void **)&buf, 4 * sizeof(float)));
+	for (int i = 0; i < tail_calls; i++)
+		NCCL_OK(ncclAllReduce(buf, buf, 2, ncclFloat, ncclSum, comm, s));
+	for (int i = 0; i < tail_calls; i++) {
+		if (rank == 0) {
+			NCCL_OK(ncclSend(buf, 2, ncclFloat, peer, comm, s));
+			NCCL_OK(ncclRecv(buf + 2, 2, ncclFloat, peer, comm, s));
+		} else {
+			NCCL_OK(ncclRecv(buf + 2, 2, ncclFloat, peer, comm, s));
+			NCCL_OK(ncclSend(buf, 2, ncclFloat, peer, comm, s));
+		}
+	}
+	CUDA_OK(cudaStreamSynchronize(s));
+	usleep((useconds_t)tail_pause_ms * 1000);
+	NCCL_OK(ncclCommSplit(comm, 0, rank, &late, NULL));
+	NCCL_OK(ncclAllReduce(buf, buf, 1, ncclFloat, ncclSum, late, s));
+	CUDA_OK(cudaStreamSynchronize(s));
+	printf("OK tail %d\n", rank);
+	return 0;
 }
 
 /* ---- InitAll: several ranks in one thread --------------------------------- */
@@ -451,6 +493,11 @@ int main(int argc, char **argv)
 		cost_bytes = argc > 2 ? strtoull(argv[2], NULL, 0) : 1 << 20;
 		return fork_ranks(argc > 3 ? atoi(argv[3]) : 2, cmd[0] == 'c' ? cost_rank : big_rank);
 	}
+	if (!strcmp(cmd, "tail")) {
+		tail_calls = argc > 2 ? atoi(argv[2]) : 1000;
+		tail_pause_ms = argc > 3 ? atoi(argv[3]) : 2500;
+		return fork_ranks(2, tail_rank);
+	}
 	if (!strcmp(cmd, "version")) {
 		NCCL_OK(ncclGetVersion(&v));
 		printf("%d\n", v);
@@ -458,6 +505,6 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "devices"))
 		return devices();
-	fprintf(stderr, "usage: simtest initall|abort|revoke|exitstuck|nonblocking|cost|big|version|devices\n");
+	fprintf(stderr, "usage: simtest initall|abort|revoke|exitstuck|nonblocking|cost|big|tail|version|devices\n");
 	return 2;
 }

@@ -345,6 +345,99 @@ static void test_untimed_completions(void **state)
 	ng_comm_forget(h);
 }
 
+/*
+ * The calls the sampling left untimed after a comm's last timed one: the
+ * probe that confirms them writes one completion without times for the
+ * latest collective and the latest send or recv it covers, on its stream,
+ * whose records were written; nothing for a call on another stream, and
+ * nothing once the session stops.
+ */
+static void untimed_call(int fn, ncclComm_t h, cudaStream_t s)
+{
+	struct ng_call call;
+
+	assert_int_equal(ng_coll_begin(&call, fn, fn == NG_FN_ncclSend || fn == NG_FN_ncclRecv,
+				       2, ncclFloat, fn == NG_FN_ncclAllReduce ? -1 : 1, h, s, 0,
+				       NULL), 0);
+	assert_null(call.flight);
+	ng_coll_end(&call, ncclSuccess);
+}
+
+static void test_probe_confirms(void **state)
+{
+	ncclComm_t h = (ncclComm_t)(uintptr_t)0xc000;
+	struct ng_comm *c = new_comm(h, 0xc0);
+	cudaStream_t s = new_stream(), s2 = new_stream();
+	const struct ng_ev_coll_complete *e;
+	struct ng_call call;
+	int i;
+
+	(void)state;
+	ng_cfg.sample_every = 1;
+	ng_cfg.sample_gap_ns = 1000 * SEC;	/* the burst, then none, however slow */
+	ng_cfg.sample_bytes = 1 << 20;
+	ncompletions = 0;
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_on;
+	ng_hot.tp = &recording_tp;
+	/* The burst is timed, then the rate leaves the rest untimed. */
+	for (i = 0; i <= NG_SAMPLE_BURST; i++) {
+		assert_int_equal(ng_coll_begin(&call, NG_FN_ncclAllReduce, 0, 2, ncclFloat, -1, h,
+					       s, 0, NULL), 0);
+		assert_non_null(call.flight);
+		ng_coll_end(&call, ncclSuccess);
+		if (i % 64 == 63)
+			settle(0);
+	}
+	for (i = 0; i < 40; i++)
+		untimed_call(NG_FN_ncclAllReduce, h, s);
+	untimed_call(NG_FN_ncclSend, h, s);
+	untimed_call(NG_FN_ncclRecv, h, s);
+	settle(0);
+	assert_int_equal(ncompletions, 257);
+	assert_int_equal(c->done_calls, 257);
+	tick(ng_now_ns() + 100 * MS);		/* the tail is old: probed */
+	settle(0);
+	assert_int_equal(c->done_calls, 299);
+	assert_int_equal(ncompletions, 259);
+	e = &completions[257];
+	assert_int_equal(e->seq, 297);
+	assert_int_equal(e->p2p_seq, 0);
+	assert_string_equal(e->op, "allreduce");
+	assert_int_equal(e->bytes, 8);
+	assert_int_equal(e->gpu_start_ns | e->gpu_end_ns | e->duration_ns, 0);
+	e = &completions[258];
+	assert_int_equal(e->seq, 0);
+	assert_int_equal(e->p2p_seq, 2);
+	assert_string_equal(e->op, "recv");
+	assert_int_equal(e->gpu_end_ns, 0);
+	tick(ng_now_ns() + 200 * MS);		/* nothing new: no probe */
+	settle(0);
+	assert_int_equal(ncompletions, 259);
+
+	/* A send on another stream: the probe follows it there, and the
+	 * all-reduce on the first stream is not behind the probe. */
+	untimed_call(NG_FN_ncclAllReduce, h, s);
+	untimed_call(NG_FN_ncclSend, h, s2);
+	settle(0);
+	tick(ng_now_ns() + 300 * MS);
+	settle(0);
+	assert_int_equal(ncompletions, 260);
+	assert_int_equal(completions[259].p2p_seq, 3);
+	assert_string_equal(completions[259].op, "send");
+
+	/* The session stopped: the probe still confirms, the trace is told
+	 * nothing. */
+	untimed_call(NG_FN_ncclAllReduce, h, s);
+	ng_hot.coll_state[0] = ng_hot.coll_state[1] = &state_off;
+	settle(0);
+	tick(ng_now_ns() + 400 * MS);
+	settle(0);
+	assert_int_equal(c->done_calls, 302);
+	assert_int_equal(ncompletions, 260);
+	ng_hot.tp = &fake_tp;
+	ng_comm_forget(h);
+}
+
 /* ---- host calls and inits ---------------------------------------------- */
 
 /* A host call that has not returned (a group end, a first collective
@@ -746,6 +839,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_collective_timeout, setup),
 		cmocka_unit_test_setup(test_untimed_completions, setup),
+		cmocka_unit_test_setup(test_probe_confirms, setup),
 		cmocka_unit_test_setup(test_host_call_timeout, setup),
 		cmocka_unit_test_setup(test_init_timeout, setup),
 		cmocka_unit_test_setup(test_action_abort, setup),
