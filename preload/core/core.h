@@ -305,6 +305,12 @@ void ng_trace_policy(const char *key, const char *action,
 		     const char *user_value, const char *effective_value);
 /* The coll_enqueue event of a record. */
 void ng_trace_enqueue(const struct ng_enq_rec *r);
+/* A record's bytes: count x type, x nranks for per-rank counts. */
+static inline uint64_t ng_enq_bytes(const struct ng_enq_rec *r)
+{
+	return r->count * ng_dtype_size(r->dtype) *
+	       (ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1);
+}
 /* NCCL's profiler plugin records (NG_ENQ_PLUGIN) carry what NCCL chose
  * in exit; the names are NCCL's (ncclAlgoToString, ncclProtoToString). */
 #define NG_PNAMES 16

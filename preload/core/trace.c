@@ -241,8 +241,7 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 	if (!ng_hot.tp)
 		return;
 	if (r->flags & NG_ENQ_PLUGIN) {
-		trace_plugin(r, r->count * ng_dtype_size(r->dtype) *
-				(ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1));
+		trace_plugin(r, ng_enq_bytes(r));
 		return;
 	}
 	ev.comm_hash = r->comm_hash;
@@ -251,8 +250,7 @@ void ng_trace_enqueue(const struct ng_enq_rec *r)
 	ev.op = ng_fn_op[r->fn];
 	ev.count = r->count;
 	ev.datatype = r->dtype;
-	ev.bytes = r->count * ng_dtype_size(r->dtype) *
-		   (ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1);
+	ev.bytes = ng_enq_bytes(r);
 	ev.root_or_peer = r->root;
 	ev.stream = r->stream;
 	ev.group_depth = r->group_depth;

@@ -66,8 +66,7 @@ void ng_confirm_note(const struct ng_enq_rec *r)
 	k->nranks = r->nranks;
 	k->root = r->root;
 	k->stream = (cudaStream_t)(uintptr_t)r->stream;
-	k->bytes = r->count * ng_dtype_size(r->dtype) *
-		   (ng_fn_per_rank[r->fn] && r->nranks > 0 ? (uint64_t)r->nranks : 1);
+	k->bytes = ng_enq_bytes(r);
 	k->seq = r->seq;
 	__atomic_store_n(&c->conf_gen, c->conf_gen + 1, __ATOMIC_RELEASE);
 }
