@@ -157,6 +157,7 @@ struct an_proc {
 	int64_t vpid;
 	int has_info;
 	int plugin_only;	/* a comm seen only through NCCL's profiler plugin */
+	int timing_off;		/* NCCLGUARD_TIMING=0: no completion comes from it */
 	int64_t rank;		/* -1 until process_info */
 	char *info_host, *nccl_path, *gpu_pci_bus_id, *socket_ifname, *env;
 	char *policy_digest, *rank_source;
@@ -398,6 +399,7 @@ struct an_state {
 	uint64_t events, lost_events, coll_calls, p2p_calls, late_events;
 	uint64_t p2p_forgotten;	/* pending sends/recvs past the window */
 	uint64_t inflight_p2p;	/* sends/recvs running at the end, not hung */
+	uint64_t unknown_p2p;	/* and matched, on ranks that time nothing */
 	uint64_t matched, straggle_calls, untimed, forced;
 	uint64_t bad_values;	/* events or fields dropped: out of range */
 	int finishing;		/* end of trace: nothing more to wait for */
@@ -423,6 +425,7 @@ struct an_state {
 	struct an_policy_row *policy;
 	int npolicy;
 	uint64_t inflight_end;	/* collectives in flight when the trace ended */
+	uint64_t unknown_end;	/* and entered by ranks that time nothing */
 	struct an_cfg_key *cfg;
 	int ncfg;
 	struct an_finding *findings;	/* findings.c, built once */

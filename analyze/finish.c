@@ -336,6 +336,25 @@ static void timeout_hang(struct an_state *an, struct an_comm *c)
 		 an->last_ts - first->ts + (int64_t)first->waited_ns, 1);
 }
 
+/* Every member entered e and none of them times its calls
+ * (NCCLGUARD_TIMING=0): whether it completed is not in the trace.  A
+ * member that never entered it, or one that times its calls, still
+ * tells a hang. */
+static int unknowable(const struct an_state *an, const struct an_entry *e)
+{
+	const struct an_comm *c = e->comm;
+	int n = e->nranks > 0 ? e->nranks : c->nranks, seen = 0;
+
+	for (int i = 0; i < e->nslots && i < c->nmembers; i++) {
+		if (!(e->slot[i].flags & AN_S_ENQ) || (e->slot[i].flags & AN_S_DROP))
+			continue;
+		if (!an->procs[c->members[i]].timing_off)
+			return 0;
+		seen++;
+	}
+	return n > 0 && seen >= n;
+}
+
 static void finish_comm(struct an_state *an, struct an_comm *c)
 {
 	struct an_entry *hang = NULL, *behind[AN_AFTER];
@@ -395,6 +414,13 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 		 * on_timeout=warn) says nothing of the calls cut off by the
 		 * trace's end. */
 		timed_out = c->timeouts && c->last_timeout_ts >= first;
+		/* Called by every rank, completion unknown: counted as a
+		 * call, and the report says it cannot tell. */
+		if (age != INT64_MAX && !timed_out && unknowable(an, e)) {
+			an->unknown_end++;
+			an_pop_front(an, c, 0);
+			continue;
+		}
 		if (age != INT64_MAX && (timed_out || age >= AN_HANG_AGE_NS)) {
 			hang = e;
 			*an_ring_at(c, 0) = NULL;

@@ -170,6 +170,13 @@ void an_incomplete_scan(struct an_state *an)
 	for (int i = 0; i < an->ncomms; i++)
 		no_events_comm(an, an->comms[i], have, world);
 	free(have);
+	if (an->unknown_end || an->unknown_p2p)
+		an_incomplete(an, "timing_off", "%llu collectives called by every rank and %llu "
+			      "matched sends/recvs were not seen to complete: their ranks recorded "
+			      "without GPU timing (NCCLGUARD_TIMING=0), so no completion comes; "
+			      "not told apart from hangs",
+			      (unsigned long long)an->unknown_end,
+			      (unsigned long long)an->unknown_p2p);
 	if (an->lost_events)
 		an_incomplete(an, "events_lost", "the tracer dropped %llu events (its ring buffers "
 			      "were full: give LTTng bigger buffers); counts are lower bounds and a "

@@ -351,6 +351,7 @@ void an_process_info(struct an_state *an, const struct ev_src *src,
 	struct an_proc *p = an_proc_get(an, src);
 
 	p->has_info = 1;
+	p->timing_off = r->timing_off != 0;
 	p->rank = r->rank;
 	p->pid = r->pid ? r->pid : src->vpid;
 	p->local_rank = r->local_rank;

@@ -37,7 +37,7 @@ static const char *const kind_names[] = {
 	X(stream) X(enter_ns) X(exit_ns) X(enter_coarse) X(gpu_start_ns) X(gpu_end_ns) \
 	X(duration_ns) X(waited_ns) X(action) X(what) X(key) X(user_value) \
 	X(effective_value) X(detail) X(job) X(job_id) X(op_seq) X(algo) X(proto) \
-	X(nchannels) X(plugin_only)
+	X(nchannels) X(plugin_only) X(timing_off)
 
 #define X(name) F_##name,
 enum field { FIELDS(X) NF };
@@ -360,6 +360,7 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 			.driver_version = KEEP(driver_version, 0, INT32_MAX, 0),
 			.numa_node = c->idx[F_numa_node] >= 0 ?
 				KEEP(numa_node, -1, INT32_MAX, -1) : -1,
+			.timing_off = c->idx[F_timing_off] >= 0 ? KEEP(timing_off, 0, 1, 0) : 0,
 		};
 		break;
 	case EV_INIT_BEGIN:

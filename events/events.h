@@ -44,6 +44,7 @@ struct ev_rec_proc {
 	const char *socket_ifname, *env, *policy_digest, *rank_source;
 	int64_t pid, rank, local_rank, world_size, nccl_version;
 	int64_t cudart_version, driver_version, numa_node;
+	int64_t timing_off;	/* NCCLGUARD_TIMING=0 (0 too from older tracers) */
 };
 
 struct ev_rec_init {

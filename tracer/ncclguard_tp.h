@@ -56,6 +56,7 @@ LTTNG_UST_TRACEPOINT_EVENT(ncclguard, process_info,
 		lttng_ust_field_string(policy_digest, NG_TP_STR(e->policy_digest))
 		lttng_ust_field_string(rank_source, NG_TP_STR(e->rank_source))
 		lttng_ust_field_string(job_id, NG_TP_STR(e->job_id))
+		lttng_ust_field_integer(int, timing_off, e->timing_off)
 	)
 )
 

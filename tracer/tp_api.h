@@ -21,8 +21,9 @@
 #include <stdint.h>
 
 /* 4: set_job, the `job` field of every event, process_info's job_id.
- * 5: coll_algo (NCCL's profiler plugin: algorithm, protocol, channels). */
-#define NG_TP_ABI 5
+ * 5: coll_algo (NCCL's profiler plugin: algorithm, protocol, channels).
+ * 6: process_info's timing_off. */
+#define NG_TP_ABI 6
 
 struct ng_ev_process_info {
 	const char *host;
@@ -39,6 +40,7 @@ struct ng_ev_process_info {
 	const char *policy_digest;	/* sha256 hex of the file, "" if none */
 	const char *rank_source;	/* torchrun, slurm, ompi, mpich, comm, none */
 	const char *job_id;		/* NCCLGUARD_JOB or SLURM_JOB_ID, "" if none */
+	int timing_off;			/* NCCLGUARD_TIMING=0: no coll_complete comes */
 };
 
 struct ng_ev_comm_init {

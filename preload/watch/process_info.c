@@ -154,5 +154,6 @@ void ng_process_info_maybe(void)
 	ev.rank_source = ng_rank.source;
 	job = ng_job_id_env();
 	ev.job_id = job ? job : "";
+	ev.timing_off = !ng_cfg.timing;
 	ng_hot.tp->process_info(&ev);
 }

@@ -248,6 +248,60 @@ static void test_hang_and_mismatch(void **state)
 	an_free(j.an);
 }
 
+/*
+ * Ranks recorded with NCCLGUARD_TIMING=0 send no completion: calls every
+ * rank made are counted, said unknown, and not hangs, however long the
+ * trace goes on after them; a rank that never made one still is.
+ */
+static void timing_off_job(struct job *j, int skip_rank)
+{
+	int64_t t = 1000 * MS;
+
+	job_start(j, 3, 1);
+	for (int r = 0; r < 3; r++) {
+		struct ev_rec_proc p = { .host = "", .pid = j->pid_base + r, .rank = r,
+					 .world_size = 3, .timing_off = 1 };
+		struct ev_src s = src(j, r, 0);
+
+		an_seen(j->an, &s);
+		an_process_info(j->an, &s, &p);
+	}
+	for (uint64_t seq = 1; seq <= 10; seq++) {
+		for (int r = 0; r < 3; r++)
+			if (seq < 10 || r != skip_rank)
+				job_call(j, r, seq, t, t + MS, 256, 0);
+		t += 2 * MS;
+	}
+	for (int r = 0; r < 3; r++) {		/* the trace goes on 5 s */
+		struct ev_src s = src(j, r, t + 5000 * MS);
+
+		an_seen(j->an, &s);
+	}
+	an_finish(j->an);
+}
+
+static void test_timing_off(void **state)
+{
+	struct job j;
+
+	(void)state;
+	timing_off_job(&j, -1);
+	assert_int_equal(j.an->nhangs, 0);
+	assert_int_equal(j.an->matched, 10);
+	assert_int_equal(j.an->unknown_end, 10);
+	assert_int_equal(j.an->ninc, 1);
+	assert_string_equal(j.an->inc[0].what, "timing_off");
+	an_free(j.an);
+
+	timing_off_job(&j, 2);			/* rank 2 never calls seq 10 */
+	assert_int_equal(j.an->nhangs, 1);
+	assert_int_equal(j.an->hangs[0].seq, 10);
+	assert_int_equal(j.an->hangs[0].nmiss, 1);
+	assert_int_equal(j.an->hangs[0].miss[0], 2);
+	assert_int_equal(j.an->unknown_end, 9);
+	an_free(j.an);
+}
+
 /* A dropped send is p2p seq 3, not collective seq 3: the all-reduce of
  * that number ran on every rank, and a timeout naming a send's p2p seq
  * does not confirm the collectives below it. */
@@ -916,6 +970,7 @@ int main(void)
 		cmocka_unit_test(test_p2p_missing_send),
 		cmocka_unit_test(test_slow_rank),
 		cmocka_unit_test(test_hang_and_mismatch),
+		cmocka_unit_test(test_timing_off),
 		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_clock_alignment),
 		cmocka_unit_test(test_clock_three_hosts),

@@ -7,6 +7,9 @@
 # the tail on the GPU, and the trace must say so: no hang, nothing in
 # flight, every call counted.  Without the confirmation the report named
 # the first untimed all-reduce and a send as hung, and counted 257 calls.
+# Then the same job with GPU timing off (NCCLGUARD_TIMING=0), whose trace
+# has no completion at all: its calls are counted and said unknown, not
+# reported hung.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 SIMTEST="$NG_BUILD/tests/sim/simtest"
@@ -55,4 +58,23 @@ grep "gpu_start_ns = 0, gpu_end_ns = 0," "$NG_TMP/complete.text" >"$NG_TMP/confi
 # A confirmation per probe, not per call: the untimed calls have none.
 n=$(wc -l <"$NG_TMP/complete.text")
 [ "$n" -lt 2000 ] || fail "$n completions for 6002 calls: one per untimed call?"
+
+note "NCCLGUARD_TIMING=0: no completion at all, said unknown, not hung"
+rc=0
+LD_LIBRARY_PATH="$NG_SIM" timeout -k 5 120 "$NG_BIN" run -o "$NG_TMP/off" -- \
+	env NCCLGUARD_TIMING=0 "$SIMTEST" tail 300 1500 >"$NG_TMP/off.out" 2>"$NG_TMP/off.err" || rc=$?
+[ "$rc" = 0 ] || { cat "$NG_TMP/off.out" "$NG_TMP/off.err"; fail "timing-off job exited $rc"; }
+rc=0
+"$NG_BIN" analyze "$NG_TMP/off" --json "$NG_TMP/off.json" --fail-on hang >"$NG_TMP/off.txt" \
+	2>"$NG_TMP/off.aerr" || rc=$?
+[ "$rc" = 0 ] || { cat "$NG_TMP/off.txt" "$NG_TMP/off.aerr"; fail "timing off: analyze --fail-on hang exited $rc"; }
+python3 - "$NG_TMP/off.json" <<'EOF' || fail "timing-off report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["hangs"] == [], r["hangs"]
+rows = {(c["op"], c["bytes"]): c for c in r["collectives"]}
+assert rows[("allreduce", 8)]["calls"] == 300 and rows[("allreduce", 8)]["timed"] == 0, rows
+notes = [i for i in r["incomplete"] if i["what"] == "timing_off"]
+assert len(notes) == 1 and "NCCLGUARD_TIMING=0" in notes[0]["detail"], r["incomplete"]
+EOF
 echo ok
