@@ -155,14 +155,21 @@ static uint64_t peer_posted(const struct an_pc *peer, const struct an_pc *pc,
 	return o->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank];
 }
 
+/* How many of a rank's pending sends and recvs a scan looks at. */
+#define AN_P2P_SCAN_MAX 4096
+
 /* pc and the peers of its pending calls time nothing (NCCLGUARD_TIMING=0)
  * and every one of those calls was matched: whether they completed is not
- * in the trace.  An unmatched one still tells a hang. */
+ * in the trace.  An unmatched one still tells a hang.  The first
+ * AN_P2P_SCAN_MAX pending calls are looked at, as when settling. */
 static int p2p_unknowable(struct an_state *an, struct an_comm *c, const struct an_pc *pc)
 {
+	int end = pc->np2p - pc->p2p_head > AN_P2P_SCAN_MAX ? pc->p2p_head + AN_P2P_SCAN_MAX :
+		  pc->np2p;
+
 	if (!an->procs[pc->proc].timing_off)
 		return 0;
-	for (int k = pc->p2p_head; k < pc->np2p; k++) {
+	for (int k = pc->p2p_head; k < end; k++) {
 		const struct an_p2p_op *u = &pc->p2p[k];
 		const struct an_pc *peer = member_with_comm_rank(an, c, u->peer);
 
@@ -227,7 +234,6 @@ static uint64_t p2p_settled(const struct an_pc *pc, int send, int64_t to)
  * own completion may have gone untimed), and so did everything before it
  * on its rank; that can settle more of the peer's calls: round again
  * until nothing moves. */
-#define AN_P2P_SCAN_MAX 4096
 static void p2p_settle_by_peers(struct an_state *an, struct an_comm *c)
 {
 	for (int pass = 0, moved = 1; moved && pass < 64; pass++) {
