@@ -1,6 +1,7 @@
 /*
  * A test job for the watchdog and injection tests: one process per rank
- * (RANK, WORLD_SIZE from the environment), the unique id through a file.
+ * (RANK, WORLD_SIZE from the environment), the unique id through a file,
+ * on the GPU LOCAL_RANK modulo the devices it sees (0 without LOCAL_RANK).
  *
  *   job IDFILE ITERS [--bytes N] [--skip R:S] [--poll] [--nonblocking] [--sleep S]
  *       [--pace MS] [--errno] [--stop R:S] [--split]
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
 {
 	int rank = atoi(getenv("RANK") ? getenv("RANK") : "0");
 	int n = atoi(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "1");
+	int local = atoi(getenv("LOCAL_RANK") ? getenv("LOCAL_RANK") : "0"), ndev = 0;
 	int iters, poll = 0, skip_rank = -1, skip_seq = -1, blocking = 1, idle = 0, show_errno = 0, pace_ms = 0;
 	int split = 0, split_skip = -1, giveup_ms = 0, nocolor = 0, split_blocking = 0;
 	int stop_rank = -1, stop_seq = -1, group = 0;
@@ -109,7 +111,8 @@ int main(int argc, char **argv)
 	if (!count)
 		count = 1;
 	host = malloc(count * sizeof(float));
-	if (!host || get_id(argv[1], rank, ncclGetUniqueId, &id) || cudaSetDevice(0) ||
+	if (!host || get_id(argv[1], rank, ncclGetUniqueId, &id) || cudaGetDeviceCount(&ndev) ||
+	    ndev < 1 || cudaSetDevice(local % ndev) ||
 	    cudaStreamCreate(&s) || cudaMalloc((void **)&buf, count * sizeof(float))) {
 		fprintf(stderr, "job: setup failed\n");
 		return 3;
@@ -220,6 +223,10 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			return 10 + r;
 		}
+		/* On a nonblocking comm the call may still be on its way to
+		 * the stream (a first call connecting to its peers). */
+		if (!blocking)
+			wait_ready(comm, ncclSuccess, 0);
 		if (poll) {
 			while (cudaStreamQuery(s) == cudaErrorNotReady) {
 				if (ncclCommGetAsyncError(comm, &async) == ncclSuccess &&

@@ -35,7 +35,7 @@ split_tracked() {
 	wait_ranks "$name" 2 30
 	for r in 0 1; do
 		[ "$(rc_of "$name" $r)" = 0 ] || { show_rank "$name" $r; fail "$name, rank $r: exit $(rc_of "$name" $r)"; }
-		assert_grep "rank $r of 2 on device 0 (split)" "$NG_TMP/$name.$r.err"
+		assert_grep "rank $r of 2 on device $r (split)" "$NG_TMP/$name.$r.err"
 		assert_no_grep "still initializing" "$NG_TMP/$name.$r.err"
 	done
 }
