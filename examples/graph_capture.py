@@ -46,6 +46,11 @@ def main():
     ok = abs(x[0].item() - world) < 1e-6
     if dist.get_rank() == 0:
         print(f"graph replays {replays} result {x[0].item():.3f} {'ok' if ok else 'WRONG'}", flush=True)
+    # The graph first: across hosts NCCL keeps a captured collective's
+    # network operations in its proxy thread until the graph is freed, and
+    # destroying the process group waits for that thread for ever.
+    del g
+    torch.cuda.synchronize()
     dist.destroy_process_group()
 
 
