@@ -105,10 +105,12 @@ assert s0 == s1 == [(3, "hostb")], (s0, s1)
 assert all(15 < l < 30 for l in l0 + l1), (l0, l1)
 # the same Chrome trace: every rank's slices next to rank 0's, skew or not
 assert n0 == n1 and n0 >= 100, (n0, n1)
-# (rank 3, the straggler, ends first by the time its peers' threads take
-# to notice it arrived: milliseconds on a loaded machine, run to run)
+# against the 250 ms skew (rank 3, the straggler, ends first by the time
+# its peers' threads take to notice it arrived; on a loaded machine the
+# CPU backend's stream threads end a slice milliseconds apart, even on
+# one host: a few ms seen run to run on 2 cores)
 for r in range(4):
-    tol = 15 if r == 3 else 2
+    tol = 15 if r == 3 else 8
     assert abs(r0[r]) < tol and abs(r1[r]) < tol and abs(r1[r] - r0[r]) < tol, (r, r0, r1)
 PY
 assert_grep "clock: host hostb's clock is 2[45][0-9.]* ms ahead of hosta's" "$NG_TMP/s250/summary.txt"
