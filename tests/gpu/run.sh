@@ -31,7 +31,14 @@
 #  17  NCCL's profiler plugin: nccl-tests and the DDP example recorded
 #      through the plugin only (no LD_PRELOAD) and through both; each call
 #      once, NCCL's choices, the same losses
-# STAGES="1 2 3" picks stages (default all); NP ranks (GPUs), default 1.
+#  18  calls the sampling leaves untimed, then 3 s idle with the comm
+#      alive: the watchdog's probe confirms them (no hang, nothing in
+#      flight); with NCCLGUARD_TIMING=0, no completion and still no hang
+# STAGES="1 2 3" picks stages (default all); NP ranks, default 1.  With
+# more ranks than GPUs, torchrun's ranks share them, each a host of its own
+# to NCCL (tests/gpu/fakehost.sh): real NCCL between ranks over its socket
+# transport, slow; stages 2, 10 and 15's pairs need a GPU per rank and are
+# left out then.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
 cd "$(dirname "$0")/../.."
@@ -39,8 +46,16 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18"}
 NP=${NP:-1}
+NGPU=$(nvidia-smi -L | grep -c '^GPU')
+TR="torchrun --standalone --nproc_per_node=$NP"
+FAKE=0 FH=
+if [ "$NP" -gt "$NGPU" ]; then
+	FAKE=1
+	FH=$PWD/tests/gpu/fakehost.sh
+	TR="$TR --no-python $FH python3"
+fi
 REPS=${REPS:-3}
 TABLE=$OUT/table.txt; : >"$TABLE"
 row() { printf "%-46s %s\n" "$1" "$2" | tee -a "$TABLE"; }
@@ -84,9 +99,12 @@ count() { lt babeltrace2 "$1" 2>/dev/null | grep -c "ncclguard:$2:" ; }
 
 if want 1; then
 	stage 1
-	st torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/ddp_plain.log" 2>&1
-	st $NG run -o "$OUT/ddp" --policy examples/policy/single-node.conf -- \
-		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/ddp_run.log" 2>&1
+	st $TR examples/train_ddp.py --steps 30 >"$OUT/ddp_plain.log" 2>&1
+	# Ranks sharing a GPU cannot each be pinned to one of their own.
+	POL=examples/policy/single-node.conf
+	[ $FAKE = 1 ] && sed 's/^pin = .*/pin = none/; /^numa = /d' $POL >"$OUT/fake.conf" && POL=$OUT/fake.conf
+	st $NG run -o "$OUT/ddp" --policy $POL -- \
+		$TR examples/train_ddp.py --steps 30 >"$OUT/ddp_run.log" 2>&1
 	row "1 ddp under ncclguard run: exit" "$?"
 	row "1 losses plain / shim (md5)" "$(losses "$OUT/ddp_plain.log") / $(losses "$OUT/ddp_run.log")"
 	$NG analyze "$OUT/ddp" --json "$OUT/ddp_report.json" >"$OUT/ddp_analyze.txt" 2>&1
@@ -95,7 +113,7 @@ if want 1; then
 	lt babeltrace2 "$OUT/ddp" 2>/dev/null | grep -E "process_info|coll_complete|policy" | head -8 >"$OUT/ddp_events.txt"
 	grep -h "ncclguard\[" "$OUT/ddp_run.log" | head -5
 fi
-if want 2; then
+if want 2 && [ $FAKE = 0 ]; then
 	stage 2
 	st build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M --iters 20 --warmup 5 >"$OUT/sweep_plain.log" 2>&1
 	st $NG run -o "$OUT/sweep" -- build/gpu/allreduce --launch $NP --min-bytes 8 --max-bytes 256M \
@@ -106,9 +124,9 @@ if want 2; then
 fi
 if want 3; then
 	stage 3
-	st torchrun --standalone --nproc_per_node=$NP examples/graph_capture.py >"$OUT/graph_plain.log" 2>&1
+	st $TR examples/graph_capture.py >"$OUT/graph_plain.log" 2>&1
 	row "3 graph capture without the shim: exit" "$?"
-	st $NG run -o "$OUT/graph" -- torchrun --standalone --nproc_per_node=$NP examples/graph_capture.py >"$OUT/graph.log" 2>&1
+	st $NG run -o "$OUT/graph" -- $TR examples/graph_capture.py >"$OUT/graph.log" 2>&1
 	row "3 graph capture: exit" "$?"
 	row "3 graph result" "$(grep -o 'graph replays.*' "$OUT/graph.log")"
 	row "3 captured coll_enqueue events" "$(lt babeltrace2 "$OUT/graph" 2>/dev/null | grep coll_enqueue | grep -c 'captured = 1')"
@@ -133,7 +151,7 @@ if want 5; then
 	stage 5
 	start=$(date +%s.%N)
 	NCCLGUARD_TIMEOUT=5 NCCLGUARD_ON_TIMEOUT=exit NCCLGUARD_DUMP_DIR=$OUT NCCLGUARD_INJECT="stall:op=allreduce,seq=10" \
-		LD_PRELOAD=$SHIM st torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/stall.log" 2>&1
+		LD_PRELOAD=$SHIM st $TR examples/train_ddp.py --steps 30 >"$OUT/stall.log" 2>&1
 	rc=$?
 	row "5 stall: torchrun exit / seconds" "$rc / $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}")"
 	grep -E "ncclguard\[|Watchdog|watchdog|timeout|exitcode" "$OUT/stall.log" | head -8
@@ -158,7 +176,7 @@ fi
 if want 8 && [ "$NP" -ge 2 ]; then
 	stage 8
 	st $NG run -o "$OUT/delay" --inject "delay:ms=20,rank=1,op=allreduce" -- \
-		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 20 >"$OUT/delay.log" 2>&1
+		$TR examples/train_ddp.py --steps 20 >"$OUT/delay.log" 2>&1
 	row "8 delay on rank 1: exit" "$?"
 	$NG analyze "$OUT/delay" >"$OUT/delay_analyze.txt" 2>&1
 	row "8 straggler finding" "$(grep -m1 -o 'straggler: rank [0-9]* arrived last in [0-9]*%' "$OUT/delay_analyze.txt")"
@@ -167,19 +185,19 @@ if want 9 && [ "$NP" -ge 2 ]; then
 	stage 9
 	start=$(date +%s.%N)
 	st $NG run -o "$OUT/drop" --timeout 5 --on-timeout exit --inject "drop:rank=1,op=allreduce,seq=20" -- \
-		env NCCLGUARD_DUMP_DIR=$OUT torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 40 >"$OUT/drop.log" 2>&1
+		env NCCLGUARD_DUMP_DIR=$OUT $TR examples/train_ddp.py --steps 40 >"$OUT/drop.log" 2>&1
 	row "9 drop on rank 1: exit / seconds" "$? / $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}")"
 	row "9 rank 0 report" "$(grep -m1 -o 'rank 0 pid [0-9]*\]: [a-z]* seq [0-9]* on comm [0-9a-f]* ([0-9]* ranks, [^)]*) not complete after [0-9.]* s' "$OUT/drop.log")"
 	row "9 exit statuses" "$(grep -o 'exitcode *: *[0-9-]*' "$OUT/drop.log" | tr '\n' ' ')"
 	$NG analyze "$OUT/drop" >"$OUT/drop_analyze.txt" 2>&1
 	row "9 hang finding" "$(grep -m1 'hang' "$OUT/drop_analyze.txt" | cut -c1-150)"
 fi
-if want 10 && [ "$NP" -ge 2 ]; then
+if want 10 && [ "$NP" -ge 2 ] && [ $FAKE = 0 ]; then
 	stage 10
 	rev=$(seq $((NP - 1)) -1 0 | paste -sd,)
 	sed "s/^gpus = .*/gpus = $rev/" examples/policy/single-node.conf >"$OUT/reverse.conf"
 	st $NG run -o "$OUT/pin" --policy "$OUT/reverse.conf" -- \
-		torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 5 >"$OUT/pin.log" 2>&1
+		$TR examples/train_ddp.py --steps 5 >"$OUT/pin.log" 2>&1
 	row "10 reverse pin ($rev): exit" "$?"
 	nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader | tr '\n' ' ' | sed 's/^/10 nvidia-smi: /'; echo
 	lt babeltrace2 "$OUT/pin" 2>/dev/null | grep process_info | grep -o 'rank = [0-9]*, local_rank = [0-9]*\|gpu_pci_bus_id = "[^"]*"' | paste -sd' ' | tee -a "$TABLE"
@@ -209,9 +227,11 @@ if want 12; then
 	# NCCL says it took NCCL_COMM_BLOCKING from it, the comm is recorded
 	# nonblocking, and process_info carries the file's variables.
 	printf 'NCCL_COMM_BLOCKING=0\nNCCL_IB_HCA=mlx5_7\n' >/tmp/ng_nccl.conf
+	# With NP ranks, ranks 1 and up read the id from a file: their first
+	# NCCL call is their init, which the file must already reach.
 	rm -f /tmp/conf.id
 	st $NG run -o "$OUT/conf" -- env NCCL_CONF_FILE=/tmp/ng_nccl.conf NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ENV \
-		RANK=0 WORLD_SIZE=1 build/gpu/job /tmp/conf.id 5 --poll --split >"$OUT/conf.log" 2>&1
+		tests/gpu/ranks.sh "$NP" build/gpu/job /tmp/conf.id 5 --poll --split >"$OUT/conf.log" 2>&1
 	row "12 conf file job: exit / ok" "$? / $(grep -c 'ok$' "$OUT/conf.log")"
 	row "12 NCCL: COMM_BLOCKING from the file" "$(grep -c 'NCCL_COMM_BLOCKING set by environment to 0' "$OUT/conf.log")"
 	row "12 comm_init_begin with blocking = 0 / all" "$(lt babeltrace2 "$OUT/conf" 2>/dev/null | grep comm_init_begin | grep -c 'blocking = 0') / $(count "$OUT/conf" comm_init_begin)"
@@ -279,13 +299,18 @@ if want 15; then
 	stage 15
 	st $NG matrix --local 1 -o "$OUT/mx1" >"$OUT/mx1.log" 2>&1
 	row "15 matrix, one rank: exit (0) / GPU" "$? / $(grep -o '"gpu_pci_bus_id": "[^"]*"' "$OUT/mx1/matrix.json")"
-	if [ "$NP" -ge 2 ]; then
+	if [ "$NP" -ge 2 ] && [ $FAKE = 0 ]; then
 		st $NG matrix --local "$NP" -o "$OUT/mx" >"$OUT/mx.log" 2>&1
 		row "15 matrix --local $NP: exit (0) / pairs" "$? / $(tail -n 2 "$OUT/mx.log" | head -n 1)"
 		grep -A $((NP + 2)) '^bus bandwidth' "$OUT/mx.log" | tee -a "$TABLE"
 		st torchrun --standalone --nproc_per_node="$NP" --no-python $NG matrix -o "$OUT/mxt" \
 			>"$OUT/mxt.log" 2>&1
 		row "15 matrix under torchrun: exit (0) / pairs" "$? / $(grep 'pairs:' "$OUT/mxt.log")"
+	elif [ "$NP" -ge 2 ]; then
+		# Ranks on one GPU as hosts of their own: the pairs run over
+		# NCCL's socket transport, a path and not a bandwidth.
+		st $TR $NG matrix -o "$OUT/mxt" >"$OUT/mxt.log" 2>&1
+		row "15 matrix, $NP ranks as hosts on 1 GPU: exit (0) / pairs" "$? / $(grep 'pairs:' "$OUT/mxt.log")"
 	else
 		# NCCL refuses two ranks on one GPU: the pair fails, with its reason.
 		st $NG matrix --local 2 --timeout 20 -o "$OUT/mx2" >"$OUT/mx2.log" 2>&1
@@ -303,7 +328,7 @@ if want 16; then
 	. tests/gpu/live16.sh
 	rm -f /tmp/s16init.id
 	S16_STUCK=5 S16_TIMEOUT=20 s16_stage \
-		"torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30" \
+		"$TR examples/train_ddp.py --steps 30" \
 		"stall:rank=$((NP - 1)),op=allreduce,seq=10" \
 		"env RANK=0 WORLD_SIZE=2 NCCLGUARD_INIT_TIMEOUT=20 $PWD/build/gpu/job /tmp/s16init.id 1"
 fi
@@ -318,22 +343,40 @@ if want 17; then
 	ARP="$NT/all_reduce_perf -b 8 -e 64M -f 8 -g 1 -n 20 -w 5 -c 1"
 	colls() { python3 -c "
 import json, sys; r = json.load(open(sys.argv[1]))
+big = max((c for c in r['collectives'] if c['op'] == 'allreduce'), key=lambda c: c['bytes'], default=None)
 print(sum(c['calls'] for c in r['collectives']), sorted({(c['algo'], c['proto']) for c in r['collectives']}),
-      [f['kind'] for f in r['findings']])" "$1" 2>&1; }
+      [f['kind'] for f in r['findings']],
+      big and '%d B: %d of %d timed, p50 %s us' % (big['bytes'], big['timed'], big['calls'], big['time_us'] and big['time_us']['p50']))" "$1" 2>&1; }
 	for how in plugin both; do
 		un=; [ $how = plugin ] && un="-u LD_PRELOAD"
 		st $NG run -o "$OUT/p17_nt_$how" -- env $un $ARP >"$OUT/p17_nt_$how.log" 2>&1
 		row "17 nccl-tests, $how: exit / wrong" "$? / $(awk '/Out of bounds values/ {print $NF}' "$OUT/p17_nt_$how.log")"
 		$NG analyze "$OUT/p17_nt_$how" --json "$OUT/p17_nt_$how.json" >"$OUT/p17_nt_${how}_analyze.txt" 2>&1
 		row "17 nccl-tests, $how: analyze exit / calls, algo, findings" "$? / $(colls "$OUT/p17_nt_$how.json")"
-		st $NG run -o "$OUT/p17_ddp_$how" -- env $un torchrun --standalone --nproc_per_node=$NP \
-			examples/train_ddp.py --steps 30 >"$OUT/p17_ddp_$how.log" 2>&1
+		st $NG run -o "$OUT/p17_ddp_$how" -- env $un $TR examples/train_ddp.py --steps 30 >"$OUT/p17_ddp_$how.log" 2>&1
 		row "17 ddp, $how: exit / losses (md5)" "$? / $(losses "$OUT/p17_ddp_$how.log")"
 		$NG analyze "$OUT/p17_ddp_$how" --json "$OUT/p17_ddp_$how.json" >"$OUT/p17_ddp_${how}_analyze.txt" 2>&1
 		row "17 ddp, $how: analyze exit / calls, algo, findings" "$? / $(colls "$OUT/p17_ddp_$how.json")"
 	done
-	st torchrun --standalone --nproc_per_node=$NP examples/train_ddp.py --steps 30 >"$OUT/p17_ddp_plain.log" 2>&1
+	st $TR examples/train_ddp.py --steps 30 >"$OUT/p17_ddp_plain.log" 2>&1
 	row "17 ddp, no ncclguard: losses (md5)" "$(losses "$OUT/p17_ddp_plain.log")"
 fi
-if [ "$NP" -ge 2 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
+if want 18; then
+	stage 18
+	# One rank makes 3000 calls a second; ranks sharing a GPU fewer.
+	n=3000; [ $FAKE = 1 ] && n=1000
+	for t in 1 0; do
+		rm -f /tmp/tail$t.id
+		st $NG run -o "$OUT/tail$t" -- env NCCLGUARD_TIMING=$t \
+			tests/gpu/ranks.sh "$NP" build/gpu/job /tmp/tail$t.id $n --bytes 8 --sleep 3 >"$OUT/tail$t.log" 2>&1
+		row "18 untimed tail, timing $t: exit (0) / ok" "$? / $(grep -c 'iter [0-9]* ok' "$OUT/tail$t.log")"
+		$NG analyze "$OUT/tail$t" --fail-on hang --json "$OUT/tail$t.json" >"$OUT/tail${t}_analyze.txt" 2>&1
+		row "18 timing $t: analyze --fail-on hang (0) / calls, timed / in flight" "$? / $(python3 -c "
+import json; r = json.load(open('$OUT/tail$t.json'))
+print([(c['calls'], c['timed']) for c in r['collectives']], r['hangs'], [i.get('what') for i in r['incomplete']])" 2>&1) / $(grep -c 'in flight' "$OUT/tail${t}_analyze.txt")"
+		row "18 timing $t: coll_complete / without GPU times" "$(count "$OUT/tail$t" coll_complete) / \
+$(lt babeltrace2 "$OUT/tail$t" 2>/dev/null | grep coll_complete: | grep -c 'gpu_start_ns = 0,')"
+	done
+fi
+if [ "$NP" -ge 2 ] && [ $FAKE = 0 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
