@@ -305,12 +305,13 @@ if want 15; then
 		grep -A $((NP + 2)) '^bus bandwidth' "$OUT/mx.log" | tee -a "$TABLE"
 		st torchrun --standalone --nproc_per_node="$NP" --no-python $NG matrix -o "$OUT/mxt" \
 			>"$OUT/mxt.log" 2>&1
-		row "15 matrix under torchrun: exit (0) / pairs" "$? / $(grep 'pairs:' "$OUT/mxt.log")"
+		row "15 matrix under torchrun: exit (0) / pairs" "$? / $(grep -E -m1 'pairs?: ' "$OUT/mxt.log")"
 	elif [ "$NP" -ge 2 ]; then
 		# Ranks on one GPU as hosts of their own: the pairs run over
 		# NCCL's socket transport, a path and not a bandwidth.
-		st $TR $NG matrix -o "$OUT/mxt" >"$OUT/mxt.log" 2>&1
-		row "15 matrix, $NP ranks as hosts on 1 GPU: exit (0) / pairs" "$? / $(grep 'pairs:' "$OUT/mxt.log")"
+		st torchrun --standalone --nproc_per_node="$NP" --no-python $FH $NG matrix -o "$OUT/mxt" \
+			>"$OUT/mxt.log" 2>&1
+		row "15 matrix, $NP ranks as hosts on 1 GPU: exit (0) / pairs" "$? / $(grep -E -m1 'pairs?: ' "$OUT/mxt.log")"
 	else
 		# NCCL refuses two ranks on one GPU: the pair fails, with its reason.
 		st $NG matrix --local 2 --timeout 20 -o "$OUT/mx2" >"$OUT/mx2.log" 2>&1
