@@ -639,6 +639,9 @@ int an_row_add(struct an_row *row, uint64_t bytes, double ns);
 int an_row_time(struct an_row *row, uint64_t bytes, double ns);
 /* Collective calls over the rows, and how many of them were GPU-timed. */
 void an_rows_timed(const struct an_state *an, uint64_t *calls, uint64_t *timed);
+/* Why calls went untimed, for the notes that say so: the sampling, or GPU
+ * timing turned off in some processes (where sampling changes nothing). */
+const char *an_untimed_hint(const struct an_state *an, char *buf, size_t len);
 void an_sort_rows(struct an_state *an);
 int an_row_below_link(const struct an_state *an, const struct an_row *r);
 

@@ -443,6 +443,7 @@ int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 {
 	FILE *f = ch->f;
 	uint64_t left, one_in, calls, timed;
+	char hint[96];
 
 	start(ch, an);
 	/* A finding after the last collective is in the end's window. */
@@ -468,8 +469,8 @@ int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 		(unsigned long long)timed);
 	if (timed < calls)
 		fprintf(f, ",\"timing_note\":\"GPU slices are drawn for the %llu of %llu "
-			"collectives the shim timed (NCCLGUARD_SAMPLE=1 times every call)\"",
-			(unsigned long long)timed, (unsigned long long)calls);
+			"collectives the shim timed (%s)\"", (unsigned long long)timed,
+			(unsigned long long)calls, an_untimed_hint(an, hint, sizeof(hint)));
 	if (ch->moved)
 		fprintf(f, ",\"note\":\"%llu GPU slices are drawn from their call's enqueue: the "
 			"mapping of GPU times onto the host clock put them up to %.1f us before it\"",

@@ -173,8 +173,10 @@ void an_html_bandwidth(struct an_state *an, FILE *f)
 		ymax = row_busbw(an, r) > ymax ? row_busbw(an, r) : ymax;
 	}
 	if (bmax < 0) {
-		fputs("<p class=\"empty\">No collective was timed on the GPU, so there is no "
-		      "bandwidth to plot (NCCLGUARD_SAMPLE=1 times every call).</p>\n", f);
+		char hint[96];
+
+		fprintf(f, "<p class=\"empty\">No collective was timed on the GPU, so there is no "
+			"bandwidth to plot (%s).</p>\n", an_untimed_hint(an, hint, sizeof(hint)));
 		return;
 	}
 	if (an->opts.link_gbps > ymax)
@@ -253,6 +255,7 @@ void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 	int bar = n <= 32 ? 16 : 12, pitch = bar + 4, shown = 0, cut = 0, H, y = 6, k;
 	int *pick = an_xcalloc((size_t)an->nprocs + 1, sizeof(*pick));
 	uint64_t calls, timed;
+	char hint[96];
 
 	for (k = 0; k < an->nprocs; k++)
 		if (an->procs[order[k]].rank >= 0)
@@ -291,8 +294,8 @@ void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 	if (timed < calls)
 		fprintf(f, "; %llu of %llu collectives were timed on the GPU, the others are "
 			"counted at their rank's mean time for the same operation and size "
-			"(NCCLGUARD_SAMPLE=1 times every call)", (unsigned long long)timed,
-			(unsigned long long)calls);
+			"(%s)", (unsigned long long)timed, (unsigned long long)calls,
+			an_untimed_hint(an, hint, sizeof(hint)));
 	fputs(".</p>\n", f);
 out:
 	free(pick);

@@ -96,6 +96,22 @@ void an_rows_timed(const struct an_state *an, uint64_t *calls, uint64_t *timed)
 	}
 }
 
+const char *an_untimed_hint(const struct an_state *an, char *buf, size_t len)
+{
+	int off = 0;
+
+	for (int i = 0; i < an->nprocs; i++)
+		off += an->procs[i].timing_off != 0;
+	if (!off)
+		return "NCCLGUARD_SAMPLE=1 times every call";
+	if (off == an->nprocs)
+		snprintf(buf, len, "GPU timing was off: NCCLGUARD_TIMING=0");
+	else
+		snprintf(buf, len, "GPU timing was off in %d of %d processes: NCCLGUARD_TIMING=0",
+			 off, an->nprocs);
+	return buf;
+}
+
 static const struct an_state *sort_an;
 
 static int cmp_row(const void *a, const void *b)

@@ -147,6 +147,7 @@ void an_summary(struct an_state *an, FILE *f)
 	fputs("\nTime in NCCL (GPU busy in collectives / wall time)\n", f);
 	{
 		uint64_t calls, timed, unknown = 0;
+		char hint[96];
 
 		an_rows_timed(an, &calls, &timed);
 		for (int i = 0; i < an->nprocs; i++)
@@ -156,8 +157,8 @@ void an_summary(struct an_state *an, FILE *f)
 		if (timed < calls)
 			fprintf(f, "  %llu of %llu collectives GPU-timed; the others counted at "
 				"their rank's mean time for the same operation and size "
-				"(NCCLGUARD_SAMPLE=1 times every call)\n",
-				(unsigned long long)timed, (unsigned long long)calls);
+				"(%s)\n", (unsigned long long)timed, (unsigned long long)calls,
+				an_untimed_hint(an, hint, sizeof(hint)));
 		if (unknown)
 			fprintf(f, "  %llu untimed calls of sizes timed on no rank are not counted\n",
 				(unsigned long long)unknown);

@@ -77,4 +77,8 @@ assert rows[("allreduce", 8)]["calls"] == 300 and rows[("allreduce", 8)]["timed"
 notes = [i for i in r["incomplete"] if i["what"] == "timing_off"]
 assert len(notes) == 1 and "NCCLGUARD_TIMING=0" in notes[0]["detail"], r["incomplete"]
 EOF
+# The untimed share is put down to timing off, not to the sampling
+# (NCCLGUARD_SAMPLE would change nothing there).
+assert_grep "collectives GPU-timed;.*(GPU timing was off: NCCLGUARD_TIMING=0)" "$NG_TMP/off.txt"
+assert_no_grep "NCCLGUARD_SAMPLE=1" "$NG_TMP/off.txt"
 echo ok
