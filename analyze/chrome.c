@@ -443,7 +443,7 @@ int an_chrome_end(struct an_chrome *ch, const struct an_state *an)
 {
 	FILE *f = ch->f;
 	uint64_t left, one_in, calls, timed;
-	char hint[96];
+	char hint[160];
 
 	start(ch, an);
 	/* A finding after the last collective is in the end's window. */

@@ -173,7 +173,7 @@ void an_html_bandwidth(struct an_state *an, FILE *f)
 		ymax = row_busbw(an, r) > ymax ? row_busbw(an, r) : ymax;
 	}
 	if (bmax < 0) {
-		char hint[96];
+		char hint[160];
 
 		fprintf(f, "<p class=\"empty\">No collective was timed on the GPU, so there is no "
 			"bandwidth to plot (%s).</p>\n", an_untimed_hint(an, hint, sizeof(hint)));
@@ -255,7 +255,7 @@ void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 	int bar = n <= 32 ? 16 : 12, pitch = bar + 4, shown = 0, cut = 0, H, y = 6, k;
 	int *pick = an_xcalloc((size_t)an->nprocs + 1, sizeof(*pick));
 	uint64_t calls, timed;
-	char hint[96];
+	char hint[160];
 
 	for (k = 0; k < an->nprocs; k++)
 		if (an->procs[order[k]].rank >= 0)

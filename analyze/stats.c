@@ -98,17 +98,21 @@ void an_rows_timed(const struct an_state *an, uint64_t *calls, uint64_t *timed)
 
 const char *an_untimed_hint(const struct an_state *an, char *buf, size_t len)
 {
-	int off = 0;
+	int off = 0, known = 0;
 
-	for (int i = 0; i < an->nprocs; i++)
-		off += an->procs[i].timing_off != 0;
+	/* A process without its process_info (a trace joined late) says
+	 * nothing either way. */
+	for (int i = 0; i < an->nprocs; i++) {
+		known += an->procs[i].has_info != 0;
+		off += an->procs[i].has_info && an->procs[i].timing_off;
+	}
 	if (!off)
 		return "NCCLGUARD_SAMPLE=1 times every call";
-	if (off == an->nprocs)
+	if (off == known)
 		snprintf(buf, len, "GPU timing was off: NCCLGUARD_TIMING=0");
 	else
-		snprintf(buf, len, "GPU timing was off in %d of %d processes: NCCLGUARD_TIMING=0",
-			 off, an->nprocs);
+		snprintf(buf, len, "GPU timing was off in %d of %d processes: NCCLGUARD_TIMING=0; "
+			 "NCCLGUARD_SAMPLE=1 times every call in the others", off, known);
 	return buf;
 }
 

@@ -147,7 +147,7 @@ void an_summary(struct an_state *an, FILE *f)
 	fputs("\nTime in NCCL (GPU busy in collectives / wall time)\n", f);
 	{
 		uint64_t calls, timed, unknown = 0;
-		char hint[96];
+		char hint[160];
 
 		an_rows_timed(an, &calls, &timed);
 		for (int i = 0; i < an->nprocs; i++)

@@ -291,6 +291,26 @@ static void test_timing_off(void **state)
 	assert_int_equal(j.an->unknown_end, 10);
 	assert_int_equal(j.an->ninc, 1);
 	assert_string_equal(j.an->inc[0].what, "timing_off");
+	/* The notes on untimed calls blame timing off, not the sampling;
+	 * a process whose process_info is missing says nothing either way. */
+	{
+		char hint[160];
+
+		assert_string_equal(an_untimed_hint(j.an, hint, sizeof(hint)),
+				    "GPU timing was off: NCCLGUARD_TIMING=0");
+		j.an->procs[0].has_info = 0;
+		assert_string_equal(an_untimed_hint(j.an, hint, sizeof(hint)),
+				    "GPU timing was off: NCCLGUARD_TIMING=0");
+		j.an->procs[0].has_info = 1;
+		j.an->procs[0].timing_off = 0;
+		assert_string_equal(an_untimed_hint(j.an, hint, sizeof(hint)),
+				    "GPU timing was off in 2 of 3 processes: NCCLGUARD_TIMING=0; "
+				    "NCCLGUARD_SAMPLE=1 times every call in the others");
+		for (int i = 0; i < 3; i++)
+			j.an->procs[i].timing_off = 0;
+		assert_string_equal(an_untimed_hint(j.an, hint, sizeof(hint)),
+				    "NCCLGUARD_SAMPLE=1 times every call");
+	}
 	an_free(j.an);
 
 	timing_off_job(&j, 2);			/* rank 2 never calls seq 10 */
