@@ -39,7 +39,8 @@
 
 #include "idfile.h"
 
-/* Until a creation that may be nonblocking is ready (or failed). */
+/* Until a creation, or a call, on a comm that may be nonblocking is
+ * ready (or failed). */
 static ncclResult_t wait_ready(ncclComm_t comm, ncclResult_t r, int blocking)
 {
 	ncclResult_t async = ncclInProgress;
@@ -224,9 +225,11 @@ int main(int argc, char **argv)
 			return 10 + r;
 		}
 		/* On a nonblocking comm the call may still be on its way to
-		 * the stream (a first call connecting to its peers). */
-		if (!blocking)
-			wait_ready(comm, ncclSuccess, 0);
+		 * the stream (a first call connecting to its peers); an async
+		 * error ends the wait and is the poll's to report.  A no-color
+		 * rank keeps its promise never to poll. */
+		if (!blocking && !nocolor)
+			(void)wait_ready(comm, ncclSuccess, 0);
 		if (poll) {
 			while (cudaStreamQuery(s) == cudaErrorNotReady) {
 				if (ncclCommGetAsyncError(comm, &async) == ncclSuccess &&
