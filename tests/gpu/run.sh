@@ -21,8 +21,9 @@
 #  14  findings: a stalled rank's hang, state and dump, --fail-on hang; the
 #      Chrome trace's GPU slices against their enqueue
 #  15  `ncclguard matrix` on real NCCL: one rank; NP>=2: every pair of NP
-#      ranks (--local and torchrun --no-python); one GPU: two ranks on it,
-#      which NCCL refuses, a failed pair and no hang
+#      ranks (--local and torchrun --no-python), or with ranks sharing GPUs
+#      as hosts, under torchrun; one GPU and NP=1: two ranks on it, which
+#      NCCL refuses, a failed pair and no hang
 #  16  the live path: `ncclguard relay` on this machine, the DDP example
 #      under `ncclguard run --relay`, `ncclguard watch --json` attached
 #      first (tests/gpu/live16.sh): its collectives seen live, 0 lost in
@@ -37,8 +38,8 @@
 # STAGES="1 2 3" picks stages (default all); NP ranks, default 1.  With
 # more ranks than GPUs, torchrun's ranks share them, each a host of its own
 # to NCCL (tests/gpu/fakehost.sh): real NCCL between ranks over its socket
-# transport, slow; stages 2, 10 and 15's pairs need a GPU per rank and are
-# left out then.
+# transport, slow; stages 2 and 10 need a GPU per rank and are left out,
+# and stage 15 measures its pair under torchrun only.
 # Prints a short table last; logs and reports go to $OUT.
 set -u
 cd "$(dirname "$0")/../.."
@@ -49,6 +50,7 @@ OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
 STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18"}
 NP=${NP:-1}
 NGPU=$(nvidia-smi -L | grep -c '^GPU')
+[ -n "${CUDA_VISIBLE_DEVICES+x}" ] && NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
 TR="torchrun --standalone --nproc_per_node=$NP"
 FAKE=0 FH=
 if [ "$NP" -gt "$NGPU" ]; then
@@ -100,7 +102,8 @@ count() { lt babeltrace2 "$1" 2>/dev/null | grep -c "ncclguard:$2:" ; }
 if want 1; then
 	stage 1
 	st $TR examples/train_ddp.py --steps 30 >"$OUT/ddp_plain.log" 2>&1
-	# Ranks sharing a GPU cannot each be pinned to one of their own.
+	# Ranks sharing a GPU cannot each be pinned to one of their own.  The
+	# policy's interfaces (not lo) stay: they talk over the host's address.
 	POL=examples/policy/single-node.conf
 	[ $FAKE = 1 ] && sed 's/^pin = .*/pin = none/; /^numa = /d' $POL >"$OUT/fake.conf" && POL=$OUT/fake.conf
 	st $NG run -o "$OUT/ddp" --policy $POL -- \
@@ -311,7 +314,7 @@ if want 15; then
 		# NCCL's socket transport, a path and not a bandwidth.
 		st torchrun --standalone --nproc_per_node="$NP" --no-python $FH $NG matrix -o "$OUT/mxt" \
 			>"$OUT/mxt.log" 2>&1
-		row "15 matrix, $NP ranks as hosts on 1 GPU: exit (0) / pairs" "$? / $(grep -E -m1 'pairs?: ' "$OUT/mxt.log")"
+		row "15 matrix, $NP ranks as hosts on $NGPU GPU(s): exit (0) / pairs" "$? / $(grep -E -m1 'pairs?: ' "$OUT/mxt.log")"
 	else
 		# NCCL refuses two ranks on one GPU: the pair fails, with its reason.
 		st $NG matrix --local 2 --timeout 20 -o "$OUT/mx2" >"$OUT/mx2.log" 2>&1
