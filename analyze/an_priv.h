@@ -125,9 +125,12 @@ struct an_algo_mism {
 	int first, end, nprocs;
 };
 
-/* One process_info field that differs across ranks. */
+/* One process_info field that differs across ranks, or a host's own
+ * setting (NCCL_HOSTID) that breaks its rule: `why` says which. */
 struct an_cfg_key {
 	char *key;
+	const char *why;	/* "differs across ranks", or the per-host rule broken */
+	int per_host;		/* a host's own setting (NCCL_HOSTID) */
 	int n;			/* (value, rank) pairs sorted by value, rank */
 	char **val;
 	int64_t *rank;

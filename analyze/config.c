@@ -8,7 +8,18 @@
 struct kv {
 	char *val;
 	int64_t rank;
+	int host;
 };
+
+/* By host, then value: a host whose ranks disagree is found in one pass. */
+static int cmp_host_kv(const void *a, const void *b)
+{
+	const struct kv *x = a, *y = b;
+
+	if (x->host != y->host)
+		return x->host - y->host;
+	return strcmp(x->val, y->val);
+}
 
 static int cmp_kv(const void *a, const void *b)
 {
@@ -68,10 +79,40 @@ static char *field_value(const struct an_proc *p, const char *key)
 	}
 }
 
+/*
+ * NCCL_HOSTID names a host to NCCL, which joins ranks of one id through
+ * shared memory and their GPUs' links, and others through the network.
+ * Set per host (containers whose hostnames and boot ids are alike) it
+ * differs across hosts by design; what is wrong is a host whose ranks
+ * disagree (NCCL sends their traffic over the network) or one id on two
+ * hosts (NCCL looks for their GPUs on one host).  kv: n pairs.
+ */
+static const char *per_host_broken(struct kv *kv, int n)
+{
+	int i;
+
+	qsort(kv, n, sizeof(*kv), cmp_host_kv);
+	for (i = 1; i < n; i++)
+		if (kv[i].host == kv[i - 1].host && strcmp(kv[i].val, kv[i - 1].val))
+			return "differs across ranks of one host";
+	qsort(kv, n, sizeof(*kv), cmp_kv);
+	for (i = 1; i < n; i++)
+		if (!strcmp(kv[i].val, kv[i - 1].val) && kv[i].host != kv[i - 1].host &&
+		    strcmp(kv[i].val, "(unset)"))
+			return "is the same on ranks of different hosts";
+	return NULL;
+}
+
+static int is_per_host(const char *key)
+{
+	return !strcmp(key, "NCCL_HOSTID");
+}
+
 static void cfg_add_key(struct an_state *an, const char *key)
 {
 	struct kv *kv = calloc(an->nprocs ? an->nprocs : 1, sizeof(*kv));
 	struct an_cfg_key *c;
+	const char *why = "differs across ranks";
 	int n = 0, i, distinct = 0;
 
 	if (!kv)
@@ -82,10 +123,15 @@ static void cfg_add_key(struct an_state *an, const char *key)
 		kv[n].val = field_value(&an->procs[i], key);
 		if (!kv[n].val)
 			break;
+		kv[n].host = an->procs[i].host;
 		kv[n++].rank = an->procs[i].rank;
 	}
+	if (is_per_host(key)) {
+		why = per_host_broken(kv, n);
+		distinct = why ? 2 : 0;
+	}
 	qsort(kv, n, sizeof(*kv), cmp_kv);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && !is_per_host(key); i++)
 		if (!i || strcmp(kv[i].val, kv[i - 1].val))
 			distinct++;
 	c = distinct > 1 ? realloc(an->cfg, (an->ncfg + 1) * sizeof(*an->cfg)) : NULL;
@@ -98,6 +144,8 @@ static void cfg_add_key(struct an_state *an, const char *key)
 	an->cfg = c;
 	c = &an->cfg[an->ncfg++];
 	c->key = strdup(key);
+	c->why = why;
+	c->per_host = is_per_host(key);
 	c->n = n;
 	c->val = calloc(n, sizeof(*c->val));
 	c->rank = calloc(n, sizeof(*c->rank));

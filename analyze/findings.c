@@ -466,7 +466,7 @@ static void config_findings(struct an_state *an)
 		struct line l = { .n = 0 };
 		int j = 0, groups = 0;
 
-		add(&l, "config: %s differs across ranks:", c->key);
+		add(&l, "config: %s %s:", c->key, c->why);
 		while (j < c->n) {
 			int k = j;
 
@@ -477,6 +477,9 @@ static void config_findings(struct an_state *an)
 			j = k;
 		}
 		push(an, "config", AN_SEV_WARN, l.buf, c->rank, c->n,
+		     c->per_host ?
+		     "NCCL takes the ranks of one NCCL_HOSTID for one host: give every rank "
+		     "of a host the same id and each host its own, or leave it unset." :
 		     "Give every rank the same setting (launch script, container image, "
 		     "NCCL library).");
 	}

@@ -149,6 +149,17 @@ static void job_info(struct job *j, int r, int version)
 	an_process_info(j->an, &s, &p);
 }
 
+static void job_info_env(struct job *j, int r, const char *env)
+{
+	struct ev_rec_proc p = { .host = "", .nccl_path = "/lib/libnccl.so.2", .env = env,
+				 .pid = j->pid_base + r, .rank = r, .world_size = j->ranks,
+				 .nccl_version = 22809 };
+	struct ev_src s = src(j, r, 0);
+
+	an_seen(j->an, &s);
+	an_process_info(j->an, &s, &p);
+}
+
 /* Rank r enqueues seq at t (+ its own delay) and, unless `done` is 0,
  * completes with the others at `end`. */
 static void job_call(struct job *j, int r, uint64_t seq, int64_t enter, int64_t end,
@@ -554,6 +565,57 @@ static void test_sampled(void **state)
 	assert_int_equal(j.an->nhangs, 0);
 	assert_int_equal(j.an->rows[0].calls, 64);
 	assert_int_equal(j.an->rows[0].timed, 16);
+	an_free(j.an);
+}
+
+/*
+ * NCCL_HOSTID is a host's own: set per host (4 ranks, 2 hosts) it is no
+ * finding; ranks of one host that disagree, or one id on two hosts, are;
+ * any other variable still must agree across every rank.
+ */
+static const struct an_cfg_key *hostid_job(struct job *j, const char *const env[4])
+{
+	job_start(j, 4, 2);
+	for (int r = 0; r < 4; r++)
+		job_info_env(j, r, env[r]);
+	an_finish(j->an);
+	return j->an->ncfg ? &j->an->cfg[0] : NULL;
+}
+
+static void test_hostid_per_host(void **state)
+{
+	static const char *const per_host[4] = { "NCCL_HOSTID=a", "NCCL_HOSTID=a",
+						 "NCCL_HOSTID=b", "NCCL_HOSTID=b" };
+	static const char *const split_host[4] = { "NCCL_HOSTID=a", "NCCL_HOSTID=c",
+						   "NCCL_HOSTID=b", "NCCL_HOSTID=b" };
+	static const char *const shared[4] = { "NCCL_HOSTID=a", "NCCL_HOSTID=a",
+					       "NCCL_HOSTID=a", "NCCL_HOSTID=a" };
+	static const char *const other[4] = { "NCCL_IB_HCA=mlx5_0", "NCCL_IB_HCA=mlx5_0",
+					      "NCCL_IB_HCA=mlx5_1", "NCCL_IB_HCA=mlx5_1" };
+	const struct an_cfg_key *c;
+	struct job j;
+
+	(void)state;
+	assert_null(hostid_job(&j, per_host));
+	an_free(j.an);
+
+	c = hostid_job(&j, split_host);
+	assert_non_null(c);
+	assert_int_equal(j.an->ncfg, 1);
+	assert_string_equal(c->key, "NCCL_HOSTID");
+	assert_string_equal(c->why, "differs across ranks of one host");
+	assert_int_equal(c->n, 4);
+	an_free(j.an);
+
+	c = hostid_job(&j, shared);
+	assert_non_null(c);
+	assert_string_equal(c->why, "is the same on ranks of different hosts");
+	an_free(j.an);
+
+	c = hostid_job(&j, other);
+	assert_non_null(c);
+	assert_string_equal(c->key, "NCCL_IB_HCA");
+	assert_string_equal(c->why, "differs across ranks");
 	an_free(j.an);
 }
 
@@ -992,6 +1054,7 @@ int main(void)
 		cmocka_unit_test(test_hang_and_mismatch),
 		cmocka_unit_test(test_timing_off),
 		cmocka_unit_test(test_sampled),
+		cmocka_unit_test(test_hostid_per_host),
 		cmocka_unit_test(test_clock_alignment),
 		cmocka_unit_test(test_clock_three_hosts),
 		cmocka_unit_test(test_clock_straggler_host),
