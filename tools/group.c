@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "group.h"
 #include "session.h"
+#include "u64map.h"
 
 #define REC_FILE	"session"
 #define ENDED_FILE	"ended"
@@ -506,9 +507,10 @@ static int relock(struct ng_group *g)
 	return 0;
 }
 
-static void read_ended(const char *dir, struct ng_group_end *end)
+void ng_group_read_ended(const char *dir, struct ng_group_end *end)
 {
 	char *buf = read_small(dir, ENDED_FILE, ENDED_MAX), *line, *save = NULL;
+	struct ng_u64map seen = { 0 };
 	int any_zero = 0, any_unknown = 0;
 
 	memset(end, 0, sizeof(*end));
@@ -522,6 +524,13 @@ static void read_ended(const char *dir, struct ng_group_end *end)
 
 		if (sscanf(line, "%ld %31s %d", &pid, status, &st) != 3)
 			continue;
+		/* A launcher killed between its line and the removal of its
+		 * member file leaves its guardian to write one more: a run is
+		 * one task, and its first line, the launcher's own, says how it
+		 * ended.  (Out of memory, a run may count twice.) */
+		if (ng_u64map_get(&seen, (uint64_t)pid) >= 0)
+			continue;
+		(void)ng_u64map_put(&seen, (uint64_t)pid, 0);
 		end->tasks++;
 		if (!strcmp(status, "launcher_killed"))
 			end->killed++;
@@ -536,6 +545,7 @@ static void read_ended(const char *dir, struct ng_group_end *end)
 	}
 	if (end->exit_status == -1 && any_zero && !any_unknown)
 		end->exit_status = 0;
+	ng_u64map_free(&seen);
 	free(buf);
 }
 
@@ -595,7 +605,7 @@ int ng_group_leave(struct ng_group *g, const char *status, int exit_status, int 
 		if (relock(g))
 			return -1;
 	}
-	read_ended(g->path, end);
+	ng_group_read_ended(g->path, end);
 	return 1;
 }
 

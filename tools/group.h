@@ -72,6 +72,9 @@ struct ng_group_end {
 	int exit_status;	/* the first non-zero one in the order they left, else 0 */
 };
 
+/* The runs that left job folder dir, each once however many lines it has. */
+void ng_group_read_ended(const char *dir, struct ng_group_end *end);
+
 /* Opens (making it if needed) the folder of job `tag` on `host`, removes
  * those of other jobs whose runs all died (stopping their sessions), and
  * takes the folder's lock, waiting at most wait_ms.  0, or -1 after a
