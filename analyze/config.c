@@ -113,7 +113,7 @@ static void cfg_add_key(struct an_state *an, const char *key)
 	struct kv *kv = calloc(an->nprocs ? an->nprocs : 1, sizeof(*kv));
 	struct an_cfg_key *c;
 	const char *why = "differs across ranks";
-	int n = 0, i, distinct = 0;
+	int n = 0, i, per_host = is_per_host(key), report = 0;
 
 	if (!kv)
 		return;
@@ -126,15 +126,14 @@ static void cfg_add_key(struct an_state *an, const char *key)
 		kv[n].host = an->procs[i].host;
 		kv[n++].rank = an->procs[i].rank;
 	}
-	if (is_per_host(key)) {
+	if (per_host) {
 		why = per_host_broken(kv, n);
-		distinct = why ? 2 : 0;
+		report = why != NULL;
 	}
 	qsort(kv, n, sizeof(*kv), cmp_kv);
-	for (i = 0; i < n && !is_per_host(key); i++)
-		if (!i || strcmp(kv[i].val, kv[i - 1].val))
-			distinct++;
-	c = distinct > 1 ? realloc(an->cfg, (an->ncfg + 1) * sizeof(*an->cfg)) : NULL;
+	for (i = 1; i < n && !per_host && !report; i++)
+		report = strcmp(kv[i].val, kv[i - 1].val) != 0;
+	c = report ? realloc(an->cfg, (an->ncfg + 1) * sizeof(*an->cfg)) : NULL;
 	if (!c) {
 		for (i = 0; i < n; i++)
 			free(kv[i].val);
@@ -145,7 +144,7 @@ static void cfg_add_key(struct an_state *an, const char *key)
 	c = &an->cfg[an->ncfg++];
 	c->key = strdup(key);
 	c->why = why;
-	c->per_host = is_per_host(key);
+	c->per_host = per_host;
 	c->n = n;
 	c->val = calloc(n, sizeof(*c->val));
 	c->rank = calloc(n, sizeof(*c->rank));
