@@ -32,9 +32,24 @@ CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge iproute2 util-linux
 # .ci/run installs them (make deps-test): Chromium lays out report.html.
 TEST_PACKAGES := chromium
 
+# CUDA's and NCCL's headers where they are (CUDA_HOME, NCCL_HOME), else
+# the project's own declarations of the subset it uses (common/abi/, as
+# of CUDA 13.0 and NCCL 2.28.9; tests/common/test_abi.sh checks them
+# against the real headers wherever those exist).  NG_HEADERS=own uses
+# ours even where the real ones are.  NCCL's header needs CUDA's.
+ifneq ($(NG_HEADERS),own)
+NG_CUDA_INC := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),$(CUDA_HOME)/include)
+NG_NCCL_INC := $(if $(NG_CUDA_INC),$(firstword $(foreach d,$(NCCL_HOME)/include $(CUDA_HOME)/include,\
+	$(if $(wildcard $(d)/nccl.h),$(d)))))
+endif
+NG_HEADER_INC := $(if $(NG_NCCL_INC),-I$(NG_NCCL_INC)) $(if $(NG_CUDA_INC),-I$(NG_CUDA_INC)) \
+	$(if $(and $(NG_NCCL_INC),$(NG_CUDA_INC)),,-Icommon/abi)
+NG_HEADERS_USED := $(if $(NG_NCCL_INC),$(NG_NCCL_INC)/nccl.h,own nccl.h) \
+	$(if $(NG_CUDA_INC),$(NG_CUDA_INC)/cuda_runtime_api.h,own CUDA runtime)
+export NG_HEADERS_USED
+
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
-	-Wno-missing-field-initializers -D_GNU_SOURCE \
-	-I$(NCCL_HOME)/include -I$(CUDA_HOME)/include
+	-Wno-missing-field-initializers -D_GNU_SOURCE $(NG_HEADER_INC)
 BASE_LDFLAGS :=
 
 ifneq ($(SANITIZE),)

@@ -1,7 +1,10 @@
 # common/: what every module may use and which uses nothing of ours: the
 # NCCL API table (nccl_api.def), the NCCL configuration-file line splitter,
 # the version, JSON strings and a strict JSON reader, fault injection specs,
-# a uint64 -> index map (u64map.h).
+# a uint64 -> index map (u64map.h).  common/abi/: the CUDA and NCCL
+# declarations a build uses where their headers are absent (the Makefile's
+# NG_HEADER_INC), as tables (*.def) that tests/common/test_abi.sh checks
+# against the real headers.
 $(BUILD)/obj/common/%.o: MOD_INC := -Icommon
 COMMON_JSON_OBJ := $(BUILD)/obj/common/json.o
 COMMON_INJECT_OBJ := $(BUILD)/obj/common/inject_spec.o

@@ -84,7 +84,7 @@ $(PGO_OBJS): $(PGO_DIR)/.trained
 $(PGO_OBJS): private PGO_FLAGS = -fprofile-use=$(PGO_PROF) -fprofile-partial-training \
 	-Wno-missing-profile -Wno-error=coverage-mismatch
 $(PGO_DIR)/.trained: $(PRELOAD_SRCS) $(wildcard preload/*/*.h common/*.h common/*.def \
-		tracer/*.h policy/*.h $(NCCL_HOME)/include/nccl.h) preload/ncclguard.map \
+		tracer/*.h policy/*.h common/abi/* $(NG_NCCL_INC:%=%/nccl.h)) preload/ncclguard.map \
 		preload/pgo/train.sh | $(POLICY_OBJS) $(COMMON_JSON_OBJ) \
 		$(BUILD)/lib/libncclguard-tp.so $(BUILD)/bin/ncclguard $(BUILD)/bench/ab_loop_null
 	@rm -rf $(PGO_DIR)
