@@ -35,7 +35,9 @@
 #  18  calls the sampling leaves untimed, then 3 s idle with the comm
 #      alive: the watchdog's probe confirms them (no hang, nothing in
 #      flight); with NCCLGUARD_TIMING=0, no completion and still no hang
-# STAGES="1 2 3" picks stages (default all); NP ranks, default 1.  With
+# STAGES="1 2 3" picks stages (default all); NP ranks, default 1;
+# NG_HEADERS=own builds everything against common/abi/ instead of the
+# real headers.  With
 # more ranks than GPUs, torchrun's ranks share them, each a host of its own
 # to NCCL (tests/gpu/fakehost.sh): real NCCL between ranks over its socket
 # transport, slow; stages 2 and 10 need a GPU per rank and are left out,
@@ -89,7 +91,12 @@ nvidia-smi -L | head -8
 lt lttng-sessiond --daemonize --no-kernel --consumerd64-path="$LTTNG_CONSUMERD64_BIN" >/dev/null 2>&1
 ngmake -j16 pgo >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 mkdir -p build/gpu
-GCC_NCCL="-O2 -I$NCCL_HOME/include -I$CUDA_HOME/include -L$NCCL_LIBDIR -L$CUDA_HOME/lib64 -l:libnccl.so.2 -lcudart"
+# NG_HEADERS=own: the shim (make reads it) and the C programs below are
+# built against the project's own declarations (common/abi/), not the
+# wheel's and CUDA's headers, as on a host that has neither.
+HDRS="-I$NCCL_HOME/include -I$CUDA_HOME/include"
+[ "${NG_HEADERS:-}" = own ] && HDRS="-I$PWD/common/abi"
+GCC_NCCL="-O2 $HDRS -L$NCCL_LIBDIR -L$CUDA_HOME/lib64 -l:libnccl.so.2 -lcudart"
 gcc -o build/gpu/allreduce examples/allreduce.c $GCC_NCCL -lm &&
 gcc -o build/gpu/job tests/preload/job.c $GCC_NCCL || exit 1
 export LD_LIBRARY_PATH="$NCCL_LIBDIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
