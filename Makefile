@@ -133,6 +133,9 @@ deps-cluster:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(CLUSTER_PACKAGES)
 
+# The man page's test renders it with man-db and lints it with groff.
+DEBIAN_PACKAGES += man-db groff-base
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ncclguard/examples
 	install -m 0755 $(INSTALL_LIBS) $(DESTDIR)$(PREFIX)/lib/
