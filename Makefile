@@ -148,11 +148,38 @@ deps-cluster:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(CLUSTER_PACKAGES)
 
+# The man page's test renders it with man-db and lints it with groff.
+DEBIAN_PACKAGES += man-db groff-base
+
+# What `make install` puts under $(DESTDIR)$(PREFIX) is what `make
+# uninstall` takes away, and nothing else: the libraries, the command,
+# the man page, the bash completion, the examples' files; of the folders,
+# only share/ncclguard's (ours), and only once empty.  Folders others use
+# too (bin, lib, man1, completions) stay.
+NG_MAN1DIR := $(PREFIX)/share/man/man1
+NG_COMPDIR := $(PREFIX)/share/bash-completion/completions
+NG_EXDIR   := $(PREFIX)/share/ncclguard/examples
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ncclguard/examples
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(NG_EXDIR) \
+		$(DESTDIR)$(NG_MAN1DIR) $(DESTDIR)$(NG_COMPDIR)
 	install -m 0755 $(INSTALL_LIBS) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(BUILD)/bin/ncclguard $(DESTDIR)$(PREFIX)/bin/
-	cp -r examples/. $(DESTDIR)$(PREFIX)/share/ncclguard/examples/
+	install -m 0644 docs/man/ncclguard.1 $(DESTDIR)$(NG_MAN1DIR)/ncclguard.1
+	install -m 0644 tools/ncclguard-completion.bash $(DESTDIR)$(NG_COMPDIR)/ncclguard
+	cp -r examples/. $(DESTDIR)$(NG_EXDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/lib/,$(notdir $(INSTALL_LIBS))) \
+		$(DESTDIR)$(PREFIX)/bin/ncclguard $(DESTDIR)$(NG_MAN1DIR)/ncclguard.1 \
+		$(DESTDIR)$(NG_COMPDIR)/ncclguard
+	cd examples && find . -type f | while read -r f; do \
+		rm -f "$(DESTDIR)$(NG_EXDIR)/$$f" || exit 1; done
+	cd examples && find . -mindepth 1 -depth -type d | while read -r d; do \
+		rmdir "$(DESTDIR)$(NG_EXDIR)/$$d" 2>/dev/null; done; \
+		rmdir "$(DESTDIR)$(NG_EXDIR)" "$(DESTDIR)$(PREFIX)/share/ncclguard" 2>/dev/null; true
+
+.PHONY: uninstall
 
 clean:
 	rm -rf $(BUILD)

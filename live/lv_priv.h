@@ -6,6 +6,8 @@
  *               read in turn, reports on time, the end
  *   print.c     a progress report and the hang findings, text or JSON
  *   sessions.c  the relayd's live sessions (the `sessions` query)
+ *   ports.c     which of a relayd's ports a URL that could not be listed
+ *               names (its control or data port instead of the live one)
  *   source.c    one session: a graph src.ctf.lttng-live -> our sink,
  *               events decoded (events/) into the tracker
  *   track.c     the progress tracker: processes, communicators, each
@@ -198,6 +200,13 @@ int lv_list_sessions(const char *relay_url, struct lv_listed **out, int *n, char
 void lv_listed_free(struct lv_listed *l, int n);
 /* "net://HOST[:PORT]" alone (0), a session's URL (1), or neither (-1). */
 int lv_url_kind(const char *url);
+
+/* ---- ports.c ---------------------------------------------------------- */
+
+/* For a relayd URL whose sessions could not be listed: 1 and a line in
+ * hint when its port is, by what its neighbours answer, a relay's control
+ * or data port (naming the live port to use); 0 when nothing is known. */
+int lv_port_hint(const char *url, char *hint, size_t len);
 
 /* ---- print.c ---------------------------------------------------------- */
 

@@ -121,6 +121,8 @@ int ng_watch(const struct ng_watch_opts *opts)
 			if (added < 0 && !listed) {
 				fprintf(stderr, "ncclguard watch: %s: cannot list the relayd's "
 					"sessions: %s\n", opts->url, err);
+				if (lv_port_hint(opts->url, err, sizeof(err)))
+					fprintf(stderr, "ncclguard watch: %s\n", err);
 				goto out;
 			}
 			if (added < 0)

@@ -201,6 +201,11 @@ int ng_mx_run_rank(const struct ng_mx_opts *o)
 			"(torchrun --no-python, srun, mpirun) or give --local N\n");
 		return 2;
 	}
+	if (me.world < 2) {
+		fprintf(stderr, "ncclguard matrix: a job of 1 rank: matrix needs at least 2 ranks "
+			"(it measures pairs)\n");
+		return 2;
+	}
 	if (me.world > NG_MX_MAX_RANKS) {
 		fprintf(stderr, "ncclguard matrix: %d ranks: at most %d\n", me.world,
 			NG_MX_MAX_RANKS);

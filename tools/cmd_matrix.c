@@ -36,7 +36,8 @@ static const char usage[] =
 	"  -o DIR           output folder (default ./ncclguard-matrix)\n"
 	"  --rendezvous HOST:PORT  where rank 0 listens; else MASTER_ADDR and\n"
 	"                   MASTER_PORT+1, else a file in DIR (DIR shared by the hosts)\n"
-	"  --local N        start N ranks on this host (GPU = local rank % GPUs)\n"
+	"  --local N        start N ranks on this host, at least 2 (GPU = local rank %\n"
+	"                   GPUs)\n"
 	"\n"
 	"Ranks come from RANK/WORLD_SIZE/LOCAL_RANK (torchrun --no-python), OMPI_COMM_WORLD_*\n"
 	"(mpirun), PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID (srun).\n"
@@ -146,8 +147,10 @@ int ng_cmd_matrix(int argc, char **argv)
 			o.rendezvous = optarg;
 			break;
 		case OPT_LOCAL:
-			if (parse_int(optarg, 1, NG_MX_MAX_RANKS, &local))
-				return ng_cli_usage_error("matrix", "--local '%s': expected 1 to %d ranks",
+			/* one rank has no pair: nothing to measure or write */
+			if (parse_int(optarg, 2, NG_MX_MAX_RANKS, &local))
+				return ng_cli_usage_error("matrix", "--local '%s': matrix needs at least "
+							  "2 ranks (it measures pairs), at most %d",
 							  optarg, NG_MX_MAX_RANKS);
 			break;
 		case 'h':

@@ -21,15 +21,23 @@
 
 #define RELAY_PORT	5342
 
-static const char usage[] =
+/* The help, around the lines to use (relay_lines()). */
+static const char usage_head[] =
 	"usage: ncclguard relay -o DIR [--port P] [--bind ADDR]\n"
 	"\n"
 	"Runs an lttng-relayd in the foreground that receives the traces of\n"
-	"`ncclguard run --relay net://THIS_HOST:P` on every host of a job and writes\n"
-	"them under DIR/HOST/SESSION-DATE-TIME/.  Sessions are live: `ncclguard watch\n"
-	"net://THIS_HOST:P` follows them while the job runs.  Once the job is done,\n"
-	"`ncclguard analyze DIR` reads every host's trace (add the runs' -o folders\n"
-	"for their run.json, flight and hang files, unless they are DIR itself).\n"
+	"`ncclguard run --relay` on every host of a job and writes them under\n"
+	"DIR/HOST/SESSION-DATE-TIME/.  It listens on three ports: control P, data P+1\n"
+	"and live P+2.  `run --relay` takes the control port, `watch` the live one;\n"
+	"on this host, with the options given before --help, the lines to use are:\n"
+	"\n";
+
+static const char usage_tail[] =
+	"\n"
+	"(the relay prints them again when it starts).  `watch` follows the job's\n"
+	"live sessions while it runs; once it is done, `analyze` reads every host's\n"
+	"trace (add the runs' -o folders for their run.json, flight and hang files,\n"
+	"unless they are DIR itself).\n"
 	"\n"
 	"  -o, --output DIR  where the traces go (made if missing)\n"
 	"      --port P      control port P, data P+1, live P+2 (default 5342,\n"
@@ -40,6 +48,30 @@ static const char usage[] =
 	"^C (SIGINT) or SIGTERM to the printed pid stops it; a plain `lttng-relayd -o\n"
 	"DIR` serves as well (then --relay net://HOST, watch net://HOST).\n"
 	"Exit status: lttng-relayd's; 2 usage; 127 lttng-relayd not found.\n";
+
+/* The name the job's hosts reach us by: the address we listen on when
+ * one was given (a host name may resolve to another), else ours. */
+static void relay_host(const char *bind, char *host, size_t len)
+{
+	if (strcmp(bind, "0.0.0.0")) {
+		snprintf(host, len, "%s", bind);
+		return;
+	}
+	if (gethostname(host, len - 1) || !host[0])
+		snprintf(host, len, "THIS_HOST");
+	host[len - 1] = '\0';
+}
+
+/* The commands that use this relay, with its ports: run takes the
+ * control port (its data port is the next), watch the live one. */
+static void relay_lines(FILE *f, const char *host, long port, const char *dir)
+{
+	fprintf(f,
+		"  record: ncclguard run --relay net://%s:%ld -o RUNDIR -- CMD...   (on every host)\n"
+		"  follow: ncclguard watch net://%s:%ld   (the live port, P+2)\n"
+		"  read:   ncclguard analyze %s [RUNDIR]\n",
+		host, port, host, port + 2, dir);
+}
 
 static int mkdir_p(const char *path)
 {
@@ -71,13 +103,14 @@ int ng_cmd_relay(int argc, char **argv)
 	};
 	const char *out = NULL, *bind = "0.0.0.0";
 	char dir[PATH_MAX], ctrl[96], data[96], live[96], host[256];
+	int help = 0;
 	long port = RELAY_PORT;
 	char *end;
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
+	while (!help && (c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -95,8 +128,8 @@ int ng_cmd_relay(int argc, char **argv)
 			bind = optarg;
 			break;
 		case 'h':
-			fputs(usage, stdout);
-			return 0;
+			help = 1;
+			break;
 		case ':':
 			return ng_cli_usage_error("relay", "%s needs a value", argv[optind - 1]);
 		default:
@@ -104,6 +137,13 @@ int ng_cmd_relay(int argc, char **argv)
 				return ng_cli_usage_error("relay", "unknown option '-%c'", optopt);
 			return ng_cli_usage_error("relay", "unknown option '%s'", argv[optind - 1]);
 		}
+	}
+	if (help) {
+		relay_host(bind, host, sizeof(host));
+		fputs(usage_head, stdout);
+		relay_lines(stdout, host, port, out ? out : "DIR");
+		fputs(usage_tail, stdout);
+		return 0;
 	}
 	if (optind < argc)
 		return ng_cli_usage_error("relay", "unexpected argument '%s'", argv[optind]);
@@ -117,16 +157,11 @@ int ng_cmd_relay(int argc, char **argv)
 	snprintf(ctrl, sizeof(ctrl), "tcp://%s:%ld", bind, port);
 	snprintf(data, sizeof(data), "tcp://%s:%ld", bind, port + 1);
 	snprintf(live, sizeof(live), "tcp://%s:%ld", bind, port + 2);
-	if (gethostname(host, sizeof(host) - 1) || !host[0])
-		snprintf(host, sizeof(host), "THIS_HOST");
-	host[sizeof(host) - 1] = '\0';
-	fprintf(stderr,
-		"ncclguard relay: lttng-relayd (pid %ld) writing into %s/HOST/...\n"
-		"  record: ncclguard run --relay net://%s:%ld -o DIR -- CMD...   (on every host)\n"
-		"  follow: ncclguard watch net://%s:%ld\n"
-		"  read:   ncclguard analyze %s [DIR]\n"
-		"  stop:   ^C, or kill %ld\n",
-		(long)getpid(), dir, host, port, host, port + 2, dir, (long)getpid());
+	relay_host(bind, host, sizeof(host));
+	fprintf(stderr, "ncclguard relay: lttng-relayd (pid %ld) writing into %s/HOST/...\n",
+		(long)getpid(), dir);
+	relay_lines(stderr, host, port, dir);
+	fprintf(stderr, "  stop:   ^C, or kill %ld\n", (long)getpid());
 	fflush(NULL);
 	execlp("lttng-relayd", "lttng-relayd", "-o", dir, "-C", ctrl, "-D", data, "-L", live,
 	       (char *)NULL);

@@ -28,8 +28,9 @@ static const char usage[] =
 	"  --job ID    follow job ID (\"none\": events without a job id); default: the\n"
 	"              job with the most processes\n"
 	"  --every S   a progress report every S seconds (default 5)\n"
-	"  HOST[:PORT] the relayd's live port (default 5344); a session's own URL,\n"
-	"              net://HOST[:PORT]/host/H/NAME, follows that session alone\n"
+	"  HOST[:PORT] the relayd's live port (default 5344; P+2 for `ncclguard relay\n"
+	"              --port P`, whose start prints the line to use); a session's\n"
+	"              own URL, net://HOST[:PORT]/host/H/NAME, follows it alone\n"
 	"\n"
 	"Exit status: 0 the sessions ended without a hang, 5 a hang was reported,\n"
 	"1 the relayd could not be read, 2 usage.\n";

@@ -55,9 +55,26 @@ rc=0
 assert_eq "$rc" 2 "exit status without a launcher"
 assert_grep "no rank: start it as every rank of a job" none.err
 
+note "one rank has no pair: a usage error, nothing written"
+rc=0
+"$NG_BIN" matrix --local 1 $SMALL -o one >one.out 2>one.err || rc=$?
+assert_eq "$rc" 2 "matrix --local 1: exit status"
+assert_eq "$(wc -l <one.err)" 1 "matrix --local 1: lines on stderr"
+assert_grep "^ncclguard matrix: --local '1': matrix needs at least 2 ranks" one.err
+[ ! -s one.out ] || fail "matrix --local 1: printed on stdout"
+[ ! -e one ] || fail "matrix --local 1: wrote $(ls -R one)"
+rc=0
+env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) \
+	"$NG_BIN" matrix $SMALL -o one >one.out 2>one.err || rc=$?
+assert_eq "$rc" 2 "matrix as the one rank of a job: exit status"
+assert_grep "^ncclguard matrix: a job of 1 rank: matrix needs at least 2 ranks" one.err
+[ ! -e one ] || fail "matrix as the one rank of a job: wrote $(ls -R one)"
+[ ! -e ncclguard-matrix ] || fail "matrix: wrote ncclguard-matrix"
+
 note "usage errors: one line, exit 2; --help on stdout"
 for args in "--bytes 0" "--bytes 1X" "--iters 0" "--timeout never" "--timeout 0" \
-	"--expect-gbps -1" "--local 0" "--rendezvous nohost" "--bogus" "extra" "--bytes"; do
+	"--expect-gbps -1" "--local 0" "--local 1" "--rendezvous nohost" "--bogus" "extra" \
+	"--bytes"; do
 	rc=0
 	# shellcheck disable=SC2086
 	"$NG_BIN" matrix $args >u.out 2>u.err || rc=$?

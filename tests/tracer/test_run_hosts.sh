@@ -154,7 +154,9 @@ until in_host host-b python3 -c 'import socket; socket.create_connection(("10.25
 	[ $i -lt 100 ] || { cat "$NG_TMP/relay.err"; fail "the relay does not listen"; }
 	sleep 0.1
 done
-assert_grep "run --relay net://host-a:7342" "$NG_TMP/relay.err"
+# the address it listens on, which the other hosts reach
+assert_grep "run --relay net://10.251.0.1:7342 " "$NG_TMP/relay.err"
+assert_grep "watch net://10.251.0.1:7344 " "$NG_TMP/relay.err"
 watch_hosts "$NG_TMP/sess.r"
 # The sessions are live (what `ncclguard watch` attaches to).
 ( i=0
