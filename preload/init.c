@@ -175,6 +175,7 @@ __attribute__((destructor)) static void ng_dtor(void)
 {
 	void *h;
 
+	ng_inject_report();
 	if (ng_cfg.disabled || ng_wrapper_seen || forked_child || ng_pctx_any())
 		return;
 	h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
