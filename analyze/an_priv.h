@@ -536,6 +536,8 @@ struct an_runrec {
 	char *schema, *job, *host, *status, *disk_detail, *consumer_error;
 	int disk_full;			/* -1: not said */
 	int lost_unknown;		/* -1: not said */
+	int recorded;			/* 0: the run recorded nothing; -1: not said */
+	int exit_status;		/* the job's; -1: not said */
 	double free_start, free_end;	/* free_bytes_start, _end; -1: not said */
 };
 /* A flat JSON object of strings, numbers, booleans and nulls: fn is

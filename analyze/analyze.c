@@ -174,6 +174,64 @@ static int run_material(const char *dir)
 	return found;
 }
 
+/* One run record of dir, if it says its run recorded nothing: counts it
+ * in *n and *none, keeps the first non-zero exit status. */
+static void count_record(const char *dir, int *n, int *none, int *status)
+{
+	struct an_runrec rr;
+	char err[256];
+
+	if (an_runrec_read(dir, &rr, err, sizeof(err)) != 1)
+		return;
+	(*n)++;
+	if (!rr.recorded) {
+		(*none)++;
+		if (*status <= 0)
+			*status = rr.exit_status;
+	}
+	an_runrec_free(&rr);
+}
+
+/* 1 when the run records under the DIRs (theirs and their hosts') all say
+ * the run recorded nothing (`ncclguard run` then drops the empty trace),
+ * with a job's exit status in *status (-1 unknown). */
+static int recorded_nothing(const char *const *dirs, int ndirs, int *status)
+{
+	int n = 0, none = 0;
+
+	*status = -1;
+	for (int i = 0; i < ndirs; i++) {
+		struct dirent **ents = NULL;
+		char sub[4096];
+		struct stat st;
+		int k, m = scandir(dirs[i], &ents, NULL, alphasort);
+
+		count_record(dirs[i], &n, &none, status);
+		for (k = 0; k < m; k++) {
+			if (ents[k]->d_name[0] != '.' &&
+			    snprintf(sub, sizeof(sub), "%s/%s", dirs[i], ents[k]->d_name) <
+				    (int)sizeof(sub) && !lstat(sub, &st) && S_ISDIR(st.st_mode))
+				count_record(sub, &n, &none, status);
+			free(ents[k]);
+		}
+		free(ents);
+	}
+	return n > 0 && none == n;
+}
+
+static void say_recorded_nothing(const char *dir, int ndirs, int status)
+{
+	fprintf(stderr, "ncclguard analyze: no trace under %s%s: the run recorded nothing", dir,
+		ndirs > 1 ? " or the other DIRs" : "");
+	if (status > 0)
+		fprintf(stderr, " (the job ended with status %d before any NCCL call was seen; "
+			"run.json)\n", status);
+	else if (!status)
+		fputs(" (the job made no NCCL call that was seen; run.json)\n", stderr);
+	else
+		fputs(" (run.json)\n", stderr);
+}
+
 static int collect(struct an_state *an, const char *const *dirs, int ndirs,
 		   struct trace_list *t, int *used)
 {
@@ -243,9 +301,14 @@ static int collect(struct an_state *an, const char *const *dirs, int ndirs,
 				      dirs[i], dup, nfound);
 	}
 	if (!t->n) {
-		fprintf(stderr, "ncclguard analyze: no trace found under %s%s (only run records): "
-			"give the folder the trace went to as well (the relay's -o)\n", dirs[0],
-			ndirs > 1 ? " or the other DIRs" : "");
+		int status;
+
+		if (recorded_nothing(dirs, ndirs, &status))
+			say_recorded_nothing(dirs[0], ndirs, status);
+		else
+			fprintf(stderr, "ncclguard analyze: no trace found under %s%s (only run "
+				"records): give the folder the trace went to as well (the relay's "
+				"-o)\n", dirs[0], ndirs > 1 ? " or the other DIRs" : "");
 		goto out;
 	}
 	ret = 0;

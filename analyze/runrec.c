@@ -328,6 +328,13 @@ static int member(void *ctx, const char *key, int type, const char *s, double nu
 		return set_bool(c, &rr->disk_full, key, type, num);
 	if (!strcmp(key, "lost_unknown"))
 		return set_bool(c, &rr->lost_unknown, key, type, num);
+	if (!strcmp(key, "recorded"))
+		return set_bool(c, &rr->recorded, key, type, num);
+	if (!strcmp(key, "exit_status")) {
+		if (type == 'n' && num >= 0 && num <= 255)
+			rr->exit_status = (int)num;
+		return 0;
+	}
 	if (!strcmp(key, "free_bytes_start") || !strcmp(key, "free_bytes_end")) {
 		if (type == 'z')
 			return 0;
@@ -350,7 +357,7 @@ void an_runrec_free(struct an_runrec *rr)
 	free(rr->disk_detail);
 	free(rr->consumer_error);
 	memset(rr, 0, sizeof(*rr));
-	rr->disk_full = rr->lost_unknown = -1;
+	rr->disk_full = rr->lost_unknown = rr->recorded = rr->exit_status = -1;
 	rr->free_start = rr->free_end = -1;
 }
 
@@ -364,7 +371,7 @@ int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errl
 	int fd, ret = -1;
 
 	memset(rr, 0, sizeof(*rr));
-	rr->disk_full = rr->lost_unknown = -1;
+	rr->disk_full = rr->lost_unknown = rr->recorded = rr->exit_status = -1;
 	rr->free_start = rr->free_end = -1;
 	if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path)) {
 		snprintf(err, errlen, "path too long");

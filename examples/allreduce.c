@@ -19,9 +19,9 @@
  * has it; the others connect to HOST:PORT).  It
  * prints a table like nccl-tests: size, time per call, algorithm and bus
  * bandwidth.  Exit status: 0, 1 when --check found wrong results, 2 on a
- * NCCL or CUDA error, or --exit-code N.
+ * usage, NCCL or CUDA error, or --exit-code N.
  *
- * Options:
+ * Options (also printed by --help):
  *   --launch N            fork N ranks (RANK, WORLD_SIZE, LOCAL_RANK set),
  *                         wait for all, exit with the first non-zero status
  *   --id-file PATH        where rank 0 writes the unique id (use a new path)
@@ -39,16 +39,19 @@
  *   --skip-seq K --skip-rank R   rank R silently skips its K-th call (a bug
  *                         to hunt: the other ranks hang in that call)
  *   --exit-code N         exit with N at the end (status pass-through tests)
+ *   -h, --help            this text
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE		/* accept4(), built outside the Makefile too */
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -596,26 +599,106 @@ static long measure(int op, size_t bytes, const struct bufs *b, ncclComm_t comm,
 
 /* ---- options -------------------------------------------------------------- */
 
-static size_t parse_bytes(const char *s)
+static const char usage_text[] =
+	"usage: %s [OPTIONS]\n"
+	"\n"
+	"A plain NCCL program: all-reduces (or another operation) over a range of\n"
+	"sizes, one process per rank, printing a table like nccl-tests.  The rank\n"
+	"comes from the launcher (torchrun, srun, mpirun), or --launch N forks N.\n"
+	"\n"
+	"  --launch N            fork N ranks (RANK, WORLD_SIZE, LOCAL_RANK set),\n"
+	"                        wait for all, exit with the first non-zero status\n"
+	"  --id-file PATH        where rank 0 writes the unique id (use a new path)\n"
+	"  --id-tcp HOST:PORT    rank 0 serves the unique id on PORT, the others\n"
+	"                        fetch it from HOST:PORT\n"
+	"  --op NAME             allreduce (default), allgather, reducescatter,\n"
+	"                        broadcast, reduce, alltoall, gather, scatter, sendrecv\n"
+	"  --mixed               every operation above in turn, at every size\n"
+	"  --dtype T             int8, int32, int64, float (default), double\n"
+	"  --redop R             sum (default), prod, max, min, avg\n"
+	"  --min-bytes B         smallest size (default 8; K, M, G suffixes)\n"
+	"  --max-bytes B         largest size (default 32M)\n"
+	"  --step-factor F       size multiplier from one row to the next (default 2)\n"
+	"  --iters N             timed calls per size (default 20)\n"
+	"  --warmup N            untimed calls per size first (default 5)\n"
+	"  --check               verify every result, print OK or the mismatches\n"
+	"  --group               run each call in a group with a ring send/recv\n"
+	"  --split               run on halves of the job made with ncclCommSplit\n"
+	"  --skip-seq K --skip-rank R   rank R silently skips its K-th call (a bug\n"
+	"                        to hunt: the other ranks hang in that call)\n"
+	"  --exit-code N         exit with N at the end (status pass-through tests)\n"
+	"  -h, --help            this text\n"
+	"\n"
+	"On ncclguard's CPU backend, no GPU needed:\n"
+	"  LD_LIBRARY_PATH=build/sim build/bin/allreduce_example --launch 4\n"
+	"\n"
+	"Exit status: 0; 1 when --check found wrong results; 2 on a usage, NCCL or\n"
+	"CUDA error; N with --exit-code N.\n";
+
+static const char *prog = "allreduce_example";
+
+/* A usage error: what is wrong, then the usage, on stderr; exit 2. */
+static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n\n", stderr);
+	fprintf(stderr, usage_text, prog);
+	exit(2);
+}
+
+static size_t parse_bytes(const char *opt, const char *s)
 {
 	char *end;
 	double v = strtod(s, &end);
 
 	switch (*end) {
-	case 'G': case 'g': v *= 1 << 30; break;
-	case 'M': case 'm': v *= 1 << 20; break;
-	case 'K': case 'k': v *= 1 << 10; break;
+	case 'G': case 'g': v *= 1 << 30; end++; break;
+	case 'M': case 'm': v *= 1 << 20; end++; break;
+	case 'K': case 'k': v *= 1 << 10; end++; break;
 	}
+	if (end == s || *end || !(v >= 0) || v > (double)SIZE_MAX / 2)
+		usage_error("%s '%s': expected a size in bytes (K, M, G suffixes)", opt, s);
 	return (size_t)v;
 }
 
-static int lookup(const char *const *names, int n, const char *s)
+/* A whole number from min to INT_MAX. */
+static long parse_num(const char *opt, const char *s, long min)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end || errno || v < min || v > INT_MAX)
+		usage_error("%s '%s': expected a whole number of at least %ld", opt, s, min);
+	return v;
+}
+
+static int takes_value(const char *opt)
+{
+	static const char *const names[] = {
+		"--launch", "--id-file", "--id-tcp", "--op", "--redop", "--dtype", "--min-bytes",
+		"--max-bytes", "--step-factor", "--iters", "--warmup", "--skip-seq", "--skip-rank",
+		"--exit-code",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		if (!strcmp(names[i], opt))
+			return 1;
+	return 0;
+}
+
+static int lookup(const char *opt, const char *const *names, int n, const char *s)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(names[i], s))
 			return i;
-	fprintf(stderr, "unknown value '%s'\n", s);
-	exit(2);
+	usage_error("%s: unknown value '%s'", opt, s);
 }
 
 static int env_int(const char *name, int def)
@@ -660,38 +743,48 @@ int main(int argc, char **argv)
 	struct bufs b;
 	size_t sz;
 
+	if (argc > 0 && argv[0][0])
+		prog = argv[0];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int used = 1;
 
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf(usage_text, prog);
+			return 0;
+		}
 		if (!strcmp(a, "--check")) g.check = 1, used = 0;
 		else if (!strcmp(a, "--mixed")) g.mixed = 1, used = 0;
 		else if (!strcmp(a, "--group")) g.group = 1, used = 0;
 		else if (!strcmp(a, "--split")) g.split = 1, used = 0;
-		else if (!v) { fprintf(stderr, "%s needs a value\n", a); return 2; }
-		else if (!strcmp(a, "--launch")) launch_n = atoi(v);
+		else if (!takes_value(a)) usage_error("unknown option '%s'", a);
+		else if (!v) usage_error("%s needs a value", a);
+		else if (!strcmp(a, "--launch")) launch_n = (int)parse_num(a, v, 1);
 		else if (!strcmp(a, "--id-file")) g.id_file = v;
 		else if (!strcmp(a, "--id-tcp")) g.id_tcp = v;
-		else if (!strcmp(a, "--op")) g.op = lookup(op_names, NOPS, v);
-		else if (!strcmp(a, "--redop")) g.redop = lookup(redop_names, 5, v);
+		else if (!strcmp(a, "--op")) g.op = lookup(a, op_names, NOPS, v);
+		else if (!strcmp(a, "--redop")) g.redop = lookup(a, redop_names, 5, v);
 		else if (!strcmp(a, "--dtype")) {
 			const char *names[] = { "int8", "int32", "int64", "float", "double" };
 
-			g.type = lookup(names, 5, v);
+			g.type = lookup(a, names, 5, v);
 		}
-		else if (!strcmp(a, "--min-bytes")) g.min_bytes = parse_bytes(v);
-		else if (!strcmp(a, "--max-bytes")) g.max_bytes = parse_bytes(v);
-		else if (!strcmp(a, "--step-factor")) g.step = atof(v);
-		else if (!strcmp(a, "--iters")) g.iters = atoi(v);
-		else if (!strcmp(a, "--warmup")) g.warmup = atoi(v);
-		else if (!strcmp(a, "--skip-seq")) g.skip_seq = atol(v);
-		else if (!strcmp(a, "--skip-rank")) g.skip_rank = atoi(v);
-		else if (!strcmp(a, "--exit-code")) g.exit_code = atoi(v);
-		else { fprintf(stderr, "unknown option %s (see the top of allreduce.c)\n", a); return 2; }
+		else if (!strcmp(a, "--min-bytes")) g.min_bytes = parse_bytes(a, v);
+		else if (!strcmp(a, "--max-bytes")) g.max_bytes = parse_bytes(a, v);
+		else if (!strcmp(a, "--step-factor")) {
+			char *end;
+
+			g.step = strtod(v, &end);
+			if (end == v || *end || !(g.step > 1))
+				usage_error("%s '%s': expected a number above 1", a, v);
+		}
+		else if (!strcmp(a, "--iters")) g.iters = (int)parse_num(a, v, 0);
+		else if (!strcmp(a, "--warmup")) g.warmup = (int)parse_num(a, v, 0);
+		else if (!strcmp(a, "--skip-seq")) g.skip_seq = parse_num(a, v, 1);
+		else if (!strcmp(a, "--skip-rank")) g.skip_rank = (int)parse_num(a, v, 0);
+		else g.exit_code = (int)parse_num(a, v, 0);	/* --exit-code */
 		i += used;
 	}
-	if (g.step <= 1)
-		g.step = 2;
 	if (g.max_bytes < g.min_bytes)
 		g.max_bytes = g.min_bytes;
 	if (launch_n)

@@ -6,13 +6,16 @@
 Under ncclguard the captured calls are marked (coll_enqueue captured=1) and
 nothing is recorded on a capturing stream; the replays run untouched.
 """
+import argparse
 import os
-
-import torch
-import torch.distributed as dist
 
 
 def main():
+    # No options; read first so that --help answers without PyTorch.
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    import torch
+    import torch.distributed as dist
+
     # With a policy that pins each local rank to its GPU (pin = local_rank),
     # the process sees only that GPU, as device 0: the usual idiom
     # LOCAL_RANK % device_count() picks the right one either way.

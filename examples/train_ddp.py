@@ -13,14 +13,15 @@ import argparse
 import os
 import time
 
-import torch
-import torch.distributed as dist
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
+# PyTorch is imported where it is used, after the options are read, so
+# that --help answers on a machine without it.
 
 
 def init_distributed():
     """Join the job's process group on this rank's GPU: (local_rank, rank, world)."""
+    import torch
+    import torch.distributed as dist
+
     # With a policy that pins each local rank to its GPU (pin = local_rank),
     # the process sees only that GPU, as device 0: the usual idiom
     # LOCAL_RANK % device_count() picks the right one either way.
@@ -33,6 +34,11 @@ def init_distributed():
 def make_step(args, local_rank, rank, world):
     """The model, its optimiser and data; returns step(), which trains one
     batch and returns the global mean loss and the step's time (s)."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
     torch.manual_seed(args.seed)
     layers = []
     for _ in range(args.layers):
@@ -66,20 +72,23 @@ def make_step(args, local_rank, rank, world):
 
 
 def add_model_args(p):
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=1024)
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--batch", type=int, default=64, help="samples per step and rank")
+    p.add_argument("--hidden", type=int, default=1024, help="width of each layer")
+    p.add_argument("--layers", type=int, default=4, help="hidden layers")
+    p.add_argument("--seed", type=int, default=1234, help="the same seed, the same losses")
     p.add_argument("--bucket-mb", type=float, default=25.0,
                    help="DDP gradient bucket size (smaller: more all-reduces)")
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=5)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--steps", type=int, default=50, help="training steps")
+    p.add_argument("--warmup", type=int, default=5, help="steps left out of the mean time")
     add_model_args(p)
     args = p.parse_args()
+
+    import torch.distributed as dist
 
     local_rank, rank, world = init_distributed()
     step = make_step(args, local_rank, rank, world)

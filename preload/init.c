@@ -161,29 +161,44 @@ static int preloaded(void)
 	return names_us(etc, self.dli_fname, &st);
 }
 
+/*
+ * At exit, a rank whose NCCL calls no wrapper saw says why its trace is
+ * empty.  Having loaded NCCL and ended well, it called NCCL through
+ * dlsym'd pointers (JAX/XLA), which only the profiler plugin sees; having
+ * failed, it died before its first NCCL call, and the status, whether it
+ * loaded NCCL and the CUDA call that failed (wrap/cuda.c) say what
+ * happened.  An on_exit handler, for the status: it runs after every
+ * library's destructor, and the shim is never unloaded (-z nodelete).
+ */
+static void at_exit(int status, void *arg)
+{
+	void *h;
+
+	(void)arg;
+	ng_inject_report();
+	if (ng_cfg.disabled || ng_wrapper_seen || forked_child || ng_pctx_any() ||
+	    ng_rank.rank < 0)
+		return;
+	h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+	if (!status && h)
+		ng_info("libnccl.so.2 was loaded but no NCCL call went through the "
+			"shim: the program calls NCCL through dlopen/dlsym (as "
+			"JAX/XLA do), which LD_PRELOAD cannot see; NCCL_PROFILER_PLUGIN=libncclguard.so "
+			"(as `ncclguard run` sets it) does");
+	else if (status && (h || ng_cuda_failed[0]))
+		ng_info("exited with status %d before any NCCL call was seen; libnccl.so.2 was "
+			"%sloaded%s%s", status, h ? "" : "not ", ng_cuda_failed[0] ? "; " : "",
+			ng_cuda_failed);
+	if (h)
+		dlclose(h);
+}
+
 __attribute__((constructor)) static void ng_ctor(void)
 {
 	/* Not preloaded: NCCL's plugin loader (or a program's dlopen)
 	 * brought us in, after the program started. */
 	loaded_late = !preloaded();
 	ng_init();
-}
-
-/* JAX/XLA call NCCL through dlsym'd pointers that no preload sees: say so
- * rather than leave an empty trace unexplained. */
-__attribute__((destructor)) static void ng_dtor(void)
-{
-	void *h;
-
-	if (ng_cfg.disabled || ng_wrapper_seen || forked_child || ng_pctx_any())
-		return;
-	h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return;
-	if (ng_rank.rank >= 0)
-		ng_info("libnccl.so.2 was loaded but no NCCL call went through the "
-			"shim: the program calls NCCL through dlopen/dlsym (as "
-			"JAX/XLA do), which LD_PRELOAD cannot see; NCCL_PROFILER_PLUGIN=libncclguard.so "
-			"(as `ncclguard run` sets it) does");
-	dlclose(h);
+	if (!loaded_late)
+		on_exit(at_exit, NULL);
 }

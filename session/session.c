@@ -53,7 +53,11 @@
  * timestamp_end, content_size, packet_size (bits), ... */
 #define CTF_MAGIC		0xC1FC1FC1u
 #define PKT_HEADER		64
+#define PKT_CONTENT_AT		48
 #define PKT_SIZE_AT		56
+/* The header and context alone (84 bytes, 80 from a 32-bit tracer): the
+ * content of a packet the consumer flushed with no event in it. */
+#define PKT_EMPTY_BITS		(84 * 8)
 
 static void sleep_ms(long ms)
 {
@@ -529,7 +533,7 @@ static void repair_stream(const char *dir, const char *name, struct ng_trace_che
 {
 	char data[PATH_MAX], idx[PATH_MAX];
 	unsigned char hdr[PKT_HEADER], ent[IDX_ENTRY_MIN];
-	uint64_t off = 0, psize, bits;
+	uint64_t off = 0, psize, bits, content;
 	off_t size, isize;
 	uint32_t magic, elen = 0;
 	long n = 0, i = 0;
@@ -558,6 +562,7 @@ static void repair_stream(const char *dir, const char *name, struct ng_trace_che
 		}
 		memcpy(&magic, hdr, sizeof(magic));
 		memcpy(&bits, hdr + PKT_SIZE_AT, sizeof(bits));
+		memcpy(&content, hdr + PKT_CONTENT_AT, sizeof(content));
 		if (magic != CTF_MAGIC) {
 			unknown = 1;
 			break;
@@ -567,6 +572,8 @@ static void repair_stream(const char *dir, const char *name, struct ng_trace_che
 			cut = 1;
 			break;
 		}
+		if (content > PKT_EMPTY_BITS)
+			c->event_packets++;
 		if (idx_ok && (i >= n || pread(ifd, ent, sizeof(ent), IDX_HEADER + (off_t)i * elen) !=
 				       (ssize_t)sizeof(ent) ||
 			       be64(ent) != off || be64(ent + 8) / 8 != psize))

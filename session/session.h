@@ -34,6 +34,7 @@ struct ng_trace_check {
 	int metadata;		/* metadata files */
 	int metadata_empty;	/* of them, empty: their streams cannot be read */
 	uint64_t bytes;		/* every file's size, after trimming */
+	int event_packets;	/* whole packets that hold events */
 };
 
 /* Makes sure a session daemon answers, starting `lttng-sessiond

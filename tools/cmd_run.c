@@ -123,7 +123,10 @@ static const char usage[] =
 	"a full disk is reported, and the trace written until then kept readable.\n"
 	"DIR/HOSTNAME/run.json records the run: job, times, status (finished,\n"
 	"launcher_killed, failed: the job could not start or the recording failed),\n"
-	"CMD's exit status, disk state.  Processes that die keep their last calls in\n"
+	"CMD's exit status, whether anything was recorded, disk state.  A run that\n"
+	"recorded nothing (CMD ended before any NCCL call) keeps only run.json, and\n"
+	"a later run may use the same -o; a CMD that cannot be started (not found,\n"
+	"not executable) leaves nothing.  Processes that die keep their last calls in\n"
 	"flight rings under NCCLGUARD_FLIGHT_DIR (a private folder in /dev/shm), which\n"
 	"are collected into the trace at the end.\n"
 	"\n"
@@ -156,6 +159,11 @@ struct run {
 	long creator;			/* pid of the run that created the session */
 	int traced;
 	int have_dir;			/* hostdir exists: the record goes there */
+	int made_dir;			/* we made DIR itself */
+	int exec_errno;			/* CMD could not be started: why */
+	int recorded;			/* the last out found: 1 something, 0 nothing,
+					 * -1 cannot tell (relayed) */
+	int removed;			/* CMD never started: DIR/<host> is gone */
 	char reserve[PATH_MAX + 32];	/* "" if none */
 	struct ng_flight_dir flight;	/* NCCLGUARD_FLIGHT_DIR */
 	time_t started;
@@ -604,10 +612,45 @@ static void set_default(const char *name, const char *value)
 		setenv(name, value, 1);
 }
 
+/* Why CMD cannot be run, in a shell's words where there are some. */
+static const char *exec_why(const char *cmd, int err)
+{
+	struct stat st;
+	int path = strchr(cmd, '/') != NULL;
+
+	switch (err) {
+	case ENOENT:
+		return path ? "no such file" : "command not found";
+	case EACCES:
+		if (!path || stat(cmd, &st))
+			return "permission denied";
+		if (S_ISDIR(st.st_mode))
+			return "is a directory";
+		if (!S_ISREG(st.st_mode))
+			return "not a regular file";
+		return access(cmd, X_OK) ? "permission denied (not executable)" : "permission denied";
+	case ENOEXEC:
+		return "not an executable format";
+	default:
+		return strerror(err);
+	}
+}
+
+/* A failed write leaves the exit status to tell. */
+static void tell_errno(int fd, int err)
+{
+	ssize_t n = write(fd, &err, sizeof(err));
+
+	(void)n;
+}
+
 /* In the child: becomes the job, never returns.  It starts CMD only once
  * the launcher says so on go_fd (the guardian then exists), and dies with
- * the launcher until then; after exec the guardian stops it. */
-static void exec_job(const struct run *r, const char *preload, int take_tty, int go_fd)
+ * the launcher until then; after exec the guardian stops it.  When CMD
+ * cannot be started, errno goes to err_fd (close-on-exec: the launcher
+ * reads end-of-file once CMD runs). */
+static void exec_job(const struct run *r, const char *preload, int take_tty, int go_fd,
+		     int err_fd)
 {
 	const struct run_opts *o = &r->o;
 	const char *dump = getenv("NCCLGUARD_DUMP_DIR");
@@ -651,7 +694,9 @@ static void exec_job(const struct run *r, const char *preload, int take_tty, int
 			    unsetenv("NCCLGUARD_FLIGHT_DIR")) ||
 	    (r->have_dir && !(dump && *dump) && setenv("NCCLGUARD_DUMP_DIR", hang, 1)) ||
 	    setenv("NCCLGUARD_TRACE", r->traced ? "1" : "0", 1)) {
-		fprintf(stderr, "ncclguard run: setenv: %s\n", strerror(errno));
+		err = errno;
+		fprintf(stderr, "ncclguard run: setenv: %s\n", strerror(err));
+		tell_errno(err_fd, err);
 		_exit(127);
 	}
 	if (r->traced) {
@@ -663,7 +708,8 @@ static void exec_job(const struct run *r, const char *preload, int take_tty, int
 	}
 	execvp(o->cmd[0], o->cmd);
 	err = errno;
-	fprintf(stderr, "ncclguard run: %s: %s\n", o->cmd[0], strerror(err));
+	fprintf(stderr, "ncclguard run: %s: %s\n", o->cmd[0], exec_why(o->cmd[0], err));
+	tell_errno(err_fd, err);
 	_exit(err == ENOENT ? 127 : 126);
 }
 
@@ -741,7 +787,8 @@ static int start_tracing(struct run *r, const char *lib)
 
 /* Whether DIR/<host> is free for a new recording: empty for a local
  * trace; for a relayed one (the trace is elsewhere, and a relay's output
- * folder may be DIR) without a run record. */
+ * folder may be DIR) without a run record.  (A folder that holds only the
+ * record of a run that recorded nothing is free too: create_recording.) */
 static int hostdir_taken(const struct run *r)
 {
 	char path[PATH_MAX + 16];
@@ -752,14 +799,54 @@ static int hostdir_taken(const struct run *r)
 	return !access(path, F_OK);
 }
 
+/* 1 if DIR/<host> holds only the record of a run that recorded nothing
+ * (wrap_up: "recorded": false): a new run may take the folder. */
+static int holds_unused_record(const char *hostdir)
+{
+	char path[PATH_MAX + 16], buf[8192];
+	struct dirent *e;
+	int fd, only = 1;
+	ssize_t n;
+	DIR *d = opendir(hostdir);
+
+	if (!d)
+		return 0;
+	while (only && (e = readdir(d)))
+		only = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		       !strcmp(e->d_name, "run.json");
+	closedir(d);
+	if (!only || snprintf(path, sizeof(path), "%s/run.json", hostdir) >= (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, "\n  \"recorded\": false,\n") != NULL;
+}
+
 /* A new recording of the job on this host: its folder and session. */
 static int create_recording(struct run *r, const char *lib)
 {
-	if (hostdir_taken(r)) {
+	char rec[PATH_MAX + 16];
+
+	if (holds_unused_record(r->hostdir)) {
+		snprintf(rec, sizeof(rec), "%s/run.json", r->hostdir);
+		if (unlink(rec) && errno != ENOENT) {
+			fprintf(stderr, "ncclguard run: %s: %s\n", rec, strerror(errno));
+			return -1;
+		}
+		fprintf(stderr, "ncclguard: replacing %s, the record of a run that recorded "
+			"nothing\n", rec);
+	} else if (hostdir_taken(r)) {
 		fprintf(stderr, "ncclguard run: %s already holds a %s; remove it or choose another -o\n",
 			r->hostdir, r->o.relay[0] ? "run record" : "trace");
 		return -1;
 	}
+	r->made_dir = access(r->dir, F_OK) && errno == ENOENT;
 	if (mkdir_p(r->hostdir))
 		fprintf(stderr, "ncclguard run: %s: %s\n", r->hostdir, strerror(errno));
 	else
@@ -882,14 +969,29 @@ static int has_trace(const char *dir, int depth)
 	return found;
 }
 
-/* DIR/<host>/ust exists from the start; the consumer fills it (ust/uid/...)
- * once a traced process registers. */
-static int recorded(const char *hostdir)
+/* Instead of the summary, when nothing was recorded: why (the shim's
+ * note at exit says more for each rank), and what is left. */
+static void nothing_recorded(const struct run *r, int rc)
 {
-	char ust[PATH_MAX + 8];
+	const char *cmd = r->o.cmd[0];
 
-	snprintf(ust, sizeof(ust), "%s/ust", hostdir);
-	return !dir_is_empty(ust);
+	if (r->removed) {
+		fprintf(stderr, "ncclguard: %s did not start: nothing recorded, nothing left in %s\n",
+			cmd, r->dir);
+		return;
+	}
+	if (r->exec_errno)
+		fprintf(stderr, "ncclguard: %s did not start: nothing recorded", cmd);
+	else if (!r->traced)
+		fprintf(stderr, "ncclguard: nothing recorded (LTTng was not usable)");
+	else if (rc)
+		fprintf(stderr, "ncclguard: nothing recorded: %s ended with status %d before any "
+			"NCCL call was seen", cmd, rc);
+	else
+		fprintf(stderr, "ncclguard: nothing recorded: %s made no NCCL call that was seen "
+			"(did it call NCCL?)", cmd);
+	fprintf(stderr, "; %s/run.json says how it ended, and a new run may use -o %s again\n",
+		r->hostdir, r->dir);
 }
 
 static void report(const struct ng_session *s, const char *dir, int ok, int disk_full)
@@ -972,6 +1074,7 @@ struct run_end {
 	int exit_status;	/* CMD's, -1 if unknown */
 	int disk_full;
 	int lost_unknown;	/* LTTng's lost-event count was not one */
+	int events;		/* the trace holds events, or may: not checked */
 	char disk_detail[512];
 	long long free_end;
 	char consumer_error[160];
@@ -1019,6 +1122,8 @@ static void write_record(const struct run *r, const struct run_end *e)
 	fprintf(f, "  \"ended\": %lld,\n", (long long)time(NULL));
 	json_kv_str(f, "status", e->status, 0);
 	fprintf(f, "  \"exit_status\": %d,\n", e->exit_status);
+	fprintf(f, "  \"recorded\": %s,\n",
+		r->recorded > 0 ? "true" : r->recorded ? "null" : "false");
 	fprintf(f, "  \"disk_full\": %s,\n", e->disk_full ? "true" : "false");
 	fprintf(f, "  \"lost_unknown\": %s,\n", e->lost_unknown ? "true" : "false");
 	json_kv_str(f, "disk_detail", e->disk_detail, 0);
@@ -1052,8 +1157,12 @@ static void disk_at_end(const struct run *r, struct run_end *e)
 	e->free_end = disk_free(r->hostdir);
 	if (!r->have_dir)
 		return;
-	if (ng_trace_repair(r->hostdir, &c))
+	if (ng_trace_repair(r->hostdir, &c)) {
 		fprintf(stderr, "ncclguard: warning: cannot check the streams in %s\n", r->hostdir);
+		e->events = 1;
+	}
+	if (c.event_packets || c.unknown)
+		e->events = 1;
 	e->disk_full = (e->free_end >= 0 && (unsigned long long)e->free_end < FULL_DISK_BYTES) ||
 		       c.cut || (c.metadata_empty && c.bytes);
 	if (!e->disk_full && !c.unknown)
@@ -1133,6 +1242,74 @@ static int leave_recording(struct run *r, const char **status, int *exit_status)
 	return 1;
 }
 
+/*
+ * What DIR/<host> holds of the job: 1 something (an event, or streams we
+ * could not read; lost events, a full disk; flight rings, hang reports;
+ * anything else), 0 nothing (CMD did not start, or ended before any NCCL
+ * call), -1 cannot tell (the trace is at a relay daemon, or the session
+ * did not stop cleanly).
+ */
+static int recording_holds(const struct run *r, const struct run_end *e, int ok)
+{
+	struct dirent *ent;
+	int data = 0;
+	DIR *d;
+
+	if (!ok)
+		return -1;
+	if (e->events || e->disk_full || e->lost_unknown || r->s.discarded || r->s.lost_packets)
+		return 1;
+	d = opendir(r->hostdir);
+	if (!d)
+		return -1;
+	while (!data && (ent = readdir(d)))
+		data = strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..") &&
+		       strcmp(ent->d_name, "ust");
+	closedir(d);
+	if (data)
+		return 1;
+	if (r->o.relay[0])
+		return r->exec_errno && r->tasks <= 1 ? 0 : -1;
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Removes the trace of a recording that holds nothing: its metadata and
+ * empty streams.  0, or -1 after a warning. */
+static int drop_trace(const struct run *r)
+{
+	char ust[PATH_MAX + 8];
+
+	snprintf(ust, sizeof(ust), "%s/ust", r->hostdir);
+	if (access(ust, F_OK) || !nftw(ust, remove_entry, 16, FTW_DEPTH | FTW_PHYS))
+		return 0;
+	fprintf(stderr, "ncclguard: warning: cannot remove the empty trace %s: %s\n", ust,
+		strerror(errno));
+	return -1;
+}
+
+/* A run whose CMD never started leaves nothing, as a refused option
+ * does: DIR/<host>, and DIR if we made it and no other host wrote there. */
+static int remove_recording(const struct run *r)
+{
+	if (drop_trace(r))
+		return -1;
+	if (rmdir(r->hostdir)) {
+		fprintf(stderr, "ncclguard: warning: cannot remove %s: %s\n", r->hostdir,
+			strerror(errno));
+		return -1;
+	}
+	if (r->made_dir)
+		rmdir(r->dir);
+	return 0;
+}
+
 static void wrap_up(struct run *r, const char *status, int exit_status)
 {
 	struct run_end e;
@@ -1153,18 +1330,28 @@ static void wrap_up(struct run *r, const char *status, int exit_status)
 		e.lost_unknown = r->s.lost_unknown;
 	}
 	disk_at_end(r, &e);
-	if (stopped)
-		report(&r->s, r->o.relay[0] ? r->o.relay : r->dir, ok, e.disk_full);
 	/* Room for the rings and the record on a full disk. */
 	if (r->reserve[0]) {
 		unlink(r->reserve);
 		r->reserve[0] = '\0';
 	}
 	collect_flight(r);
+	r->recorded = r->have_dir ? recording_holds(r, &e, ok) : -1;
+	if (!r->recorded && r->exec_errno && r->tasks <= 1 && !remove_recording(r)) {
+		r->removed = 1;
+		goto out;
+	}
+	/* What is left is the record of how the run ended; the folder
+	 * serves a later run (hostdir_taken). */
+	if (!r->recorded && drop_trace(r))
+		r->recorded = -1;
+	if (stopped && r->recorded)
+		report(&r->s, r->o.relay[0] ? r->o.relay : r->dir, ok, e.disk_full);
 	/* "finished": CMD ran and its trace is complete. */
 	if ((!ok || !r->traced) && !strcmp(e.status, "finished"))
 		e.status = "failed";
 	write_record(r, &e);
+out:
 	if (grouped)
 		ng_group_close(&r->g);
 	fflush(NULL);
@@ -1346,7 +1533,7 @@ int ng_cmd_run(int argc, char **argv)
 	struct run r;
 	char lib[PATH_MAX], policy[PATH_MAX];
 	char *preload = NULL;
-	int has_tty, rc, ret, go[2] = { -1, -1 }, guard = -1;
+	int has_tty, rc, ret, err, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, guard = -1;
 	const char *status = "finished";
 	pid_t pid, gpid = -1;
 
@@ -1404,8 +1591,12 @@ int ng_cmd_run(int argc, char **argv)
 	}
 
 	has_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	if (pipe2(go, O_CLOEXEC)) {
+	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
 		fprintf(stderr, "ncclguard run: pipe: %s\n", strerror(errno));
+		if (go[0] >= 0) {
+			close(go[0]);
+			close(go[1]);
+		}
 		rc = 127;
 		status = "failed";
 		goto stop;
@@ -1416,15 +1607,20 @@ int ng_cmd_run(int argc, char **argv)
 		fprintf(stderr, "ncclguard run: fork: %s\n", strerror(errno));
 		close(go[0]);
 		close(go[1]);
+		close(ex[0]);
+		close(ex[1]);
 		rc = 127;
 		status = "failed";
 		goto stop;
 	}
 	if (pid == 0) {
 		close(go[1]);
-		exec_job(&r, preload, has_tty, go[0]);
+		close(ex[0]);
+		exec_job(&r, preload, has_tty, go[0], ex[1]);
 	}
 	close(go[0]);
+	/* Before the guardian forks: end-of-file must come with the exec. */
+	close(ex[1]);
 	/* Both sides set the group, so a signal right after fork finds it. */
 	setpgid(pid, pid);
 	guard = guardian_start(&r, pid, go[1], &gpid);
@@ -1440,6 +1636,12 @@ int ng_cmd_run(int argc, char **argv)
 	if (has_tty)
 		give_tty_to(getpgrp());
 	child_pgid = 0;
+	/* CMD is gone: an errno here, or end-of-file since it ran. */
+	if (read(ex[0], &err, sizeof(err)) == (ssize_t)sizeof(err)) {
+		r.exec_errno = err;
+		status = "failed";
+	}
+	close(ex[0]);
 	guardian_tell(guard, GUARD_EXIT, rc);
 
 stop:
@@ -1450,14 +1652,14 @@ stop:
 	/* Only the last run out of the job's recording sums it up. */
 	if (!r.last)
 		goto out;
+	if (r.removed || !r.recorded) {
+		nothing_recorded(&r, rc);
+		goto out;
+	}
 	if (r.o.relay[0] && r.traced && !has_trace(r.dir, 0)) {
 		fprintf(stderr, "ncclguard: the trace is at the relay daemon (%s); run `ncclguard "
 			"analyze` on its output folder%s%s\n", r.o.relay,
 			r.have_dir ? " together with " : "", r.have_dir ? r.dir : "");
-		r.traced = 0;
-	} else if (!r.o.relay[0] && r.traced && !recorded(r.hostdir)) {
-		fprintf(stderr, "ncclguard: nothing was recorded: no process of %s loaded the tracer (did it call NCCL?)\n",
-			r.o.cmd[0]);
 		r.traced = 0;
 	}
 	if (r.traced)

@@ -5,6 +5,10 @@
  * rank, op, seq, every, comm, count.  Parsed strictly at start (by
  * common/inject_spec.c, which `ncclguard run` uses too): a spec that does
  * not parse stops the process before NCCL runs, naming the bad part.
+ *
+ * Every firing emits an inject event; only each rule's first LOG_FIRST
+ * are logged, then one line says the rest are counted, and the count is
+ * logged at exit: a delay on every call would print a line per call.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,9 +19,12 @@
 
 #include "watch.h"
 
+#define LOG_FIRST 3
+
 struct rule {
 	struct ng_inject_rule r;
 	uint64_t matches, fired;		/* atomics */
+	uint64_t hits;				/* firings, atomic */
 };
 
 static struct rule rules[NG_INJECT_MAX];
@@ -62,19 +69,32 @@ static void sleep_ms(long ms)
 		;
 }
 
-static void fired(const struct ng_inject_rule *r, struct ng_comm *c, uint64_t seq,
-		  const char *op)
+/* What a rule injects: "ms=20", "code=ncclSystemError" or "". */
+static void rule_detail(const struct ng_inject_rule *r, char *buf, size_t len)
 {
-	char detail[64] = "";
+	buf[0] = '\0';
+	if (r->kind == NG_INJ_DELAY)
+		snprintf(buf, len, "ms=%ld", r->ms);
+	else if (r->kind == NG_INJ_ERROR)
+		snprintf(buf, len, "code=%s", ng_inject_code_name(r->code));
+}
+
+static void fired(struct rule *ru, struct ng_comm *c, uint64_t seq, const char *op)
+{
+	const struct ng_inject_rule *r = &ru->r;
+	uint64_t n = __atomic_add_fetch(&ru->hits, 1, __ATOMIC_RELAXED);
+	char detail[64];
 	struct ng_ev_inject ev;
 
-	if (r->kind == NG_INJ_DELAY)
-		snprintf(detail, sizeof(detail), "ms=%ld", r->ms);
-	else if (r->kind == NG_INJ_ERROR)
-		snprintf(detail, sizeof(detail), "code=%s", ng_inject_code_name(r->code));
-	ng_warn("injecting %s%s%s into %s seq %llu on comm %016llx", ng_inject_kind_name(r->kind),
-		*detail ? " " : "", detail, op, (unsigned long long)seq,
-		(unsigned long long)(c ? c->hash : 0));
+	rule_detail(r, detail, sizeof(detail));
+	if (n <= LOG_FIRST)
+		ng_warn("injecting %s%s%s into %s seq %llu on comm %016llx",
+			ng_inject_kind_name(r->kind), *detail ? " " : "", detail, op,
+			(unsigned long long)seq, (unsigned long long)(c ? c->hash : 0));
+	else if (n == LOG_FIRST + 1)
+		ng_warn("injection rule %d (%s%s%s): further firings are counted, not logged; "
+			"the total comes at exit", (int)(ru - rules) + 1,
+			ng_inject_kind_name(r->kind), *detail ? " " : "", detail);
 	if (ng_hot.tp) {
 		ev.kind = ng_inject_kind_name(r->kind);
 		ev.comm_hash = c ? c->hash : 0;
@@ -108,7 +128,7 @@ int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
 		if (r->count >= 0 &&
 		    __atomic_add_fetch(&ru->fired, 1, __ATOMIC_RELAXED) > (uint64_t)r->count)
 			continue;
-		fired(r, c, seq, op);
+		fired(ru, c, seq, op);
 		switch (r->kind) {
 		case NG_INJ_DELAY:
 			sleep_ms(r->ms);
@@ -127,4 +147,21 @@ int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
 		}
 	}
 	return NG_INJ_NONE;
+}
+
+void ng_inject_report(void)
+{
+	char detail[64];
+
+	for (int i = 0; i < nrules; i++) {
+		const struct ng_inject_rule *r = &rules[i].r;
+		uint64_t n = __atomic_load_n(&rules[i].hits, __ATOMIC_RELAXED);
+
+		if (n <= LOG_FIRST)
+			continue;
+		rule_detail(r, detail, sizeof(detail));
+		ng_warn("injection rule %d (%s%s%s) fired %llu times in all", i + 1,
+			ng_inject_kind_name(r->kind), *detail ? " " : "", detail,
+			(unsigned long long)n);
+	}
 }

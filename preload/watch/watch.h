@@ -167,6 +167,9 @@ int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
 		    ncclResult_t *result);
 /* For tests: parse into a fresh table without touching the active one. */
 int ng_inject_parse(const char *spec, char *err, size_t errlen);
+/* Logs how many times each rule fired, where not every firing was logged
+ * (at exit). */
+void ng_inject_report(void);
 
 /* ---- lifecycle.c: communicators coming into being -------------------- */
 /* comm_init_begin (begin) or comm_init_end. */

@@ -149,6 +149,7 @@ static void do_exit(const char *reason)
 {
 	ng_recbuf_drain();
 	ng_watchdog_dump(reason);
+	ng_inject_report();
 	ng_warn("exiting with status %d (NCCLGUARD_ON_TIMEOUT=exit)", NG_EXIT_TIMEOUT);
 	_exit(NG_EXIT_TIMEOUT);
 }

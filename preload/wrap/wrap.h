@@ -17,6 +17,11 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 void ng_coll_end(struct ng_call *call, ncclResult_t r);
 /* The real function is missing: warn once, the table's failure value. */
 void ng_missing(int fn);
+/* The first wrapped CUDA call that failed, with the runtime's words
+ * ("cudaGetDeviceCount failed: no CUDA-capable device is detected
+ * (cudaErrorNoDevice)"), "" if none: for the note at exit of a rank that
+ * made no NCCL call (init.c). */
+extern char ng_cuda_failed[160];
 /* Hand-written wrappers of the NCCL_HOOK entries (wrap_comm.c). */
 #define NCCL_HOOK(ret, fail, name, op, params, args) ret ngw_##name params;
 #include "nccl_api.def"

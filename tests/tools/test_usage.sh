@@ -67,4 +67,55 @@ for cmd in "" run analyze policy doctor; do
 	[ "$(wc -l <"$NG_TMP/o")" -gt 1 ] || fail "ncclguard $cmd --help: no text"
 	assert_eq "$(wc -c <"$NG_TMP/e")" 0 "ncclguard $cmd --help: bytes on stderr"
 done
+
+# The examples a user copies answer the same way, usage in hand: --help
+# prints it on stdout (exit 0), a usage error names the problem and
+# prints it on stderr (exit 2).  Python's need no PyTorch for that.
+note "the examples: --help and usage errors"
+EX="$NG_BUILD/bin/allreduce_example"
+[ -x "$EX" ] || fail "$EX not built"
+# ex_rc EXPECTED CMD...: runs an example into o/e, checks its status.
+ex_rc() {
+	want=$1; shift
+	rc=0
+	"$@" >"$NG_TMP/o" 2>"$NG_TMP/e" </dev/null || rc=$?
+	assert_eq "$rc" "$want" "$*: exit status"
+}
+for h in --help -h; do
+	ex_rc 0 "$EX" $h
+	assert_grep "^usage: .*allreduce_example \[OPTIONS\]" "$NG_TMP/o"
+	for w in --launch --id-file --id-tcp --op --mixed --dtype --redop --min-bytes \
+		--max-bytes --step-factor --iters --warmup --check --group --split \
+		--skip-seq --skip-rank --exit-code; do
+		assert_grep "$w" "$NG_TMP/o"
+	done
+	assert_eq "$(wc -c <"$NG_TMP/e")" 0 "allreduce_example $h: bytes on stderr"
+done
+# ex_bad MESSAGE ARGS...: a usage error of allreduce_example.
+ex_bad() {
+	msg=$1; shift
+	ex_rc 2 "$EX" "$@"
+	assert_eq "$(head -n 1 "$NG_TMP/e" | grep -c -- "$msg")" 1 "allreduce_example $*: first line"
+	assert_grep "^usage: " "$NG_TMP/e"
+	assert_eq "$(wc -c <"$NG_TMP/o")" 0 "allreduce_example $*: bytes on stdout"
+}
+ex_bad "unknown option '--bogus'" --bogus
+ex_bad "unknown option '--bogus'" --bogus 3
+ex_bad "unknown option 'stray'" stray
+ex_bad "--iters needs a value" --iters
+ex_bad "--iters 'ten': expected a whole number" --iters ten
+ex_bad "--launch '0': expected a whole number of at least 1" --launch 0
+ex_bad "--max-bytes '1Q': expected a size" --max-bytes 1Q
+ex_bad "--step-factor '1': expected a number above 1" --step-factor 1
+ex_bad "--op: unknown value 'allreduce2'" --op allreduce2
+for py in train_ddp graph_capture; do
+	for h in --help -h; do
+		ex_rc 0 python3 "$NG_ROOT/examples/$py.py" $h
+		assert_grep "^usage: $py.py" "$NG_TMP/o"
+	done
+	[ $py = graph_capture ] || assert_grep "--steps" "$NG_TMP/o"
+	ex_rc 2 python3 "$NG_ROOT/examples/$py.py" --bogus
+	assert_grep "^usage: $py.py" "$NG_TMP/e"
+	assert_grep "unrecognized arguments: --bogus" "$NG_TMP/e"
+done
 echo ok
