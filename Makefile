@@ -44,9 +44,6 @@ NG_NCCL_INC := $(if $(NG_CUDA_INC),$(firstword $(foreach d,$(NCCL_HOME)/include 
 endif
 NG_HEADER_INC := $(if $(NG_NCCL_INC),-I$(NG_NCCL_INC)) $(if $(NG_CUDA_INC),-I$(NG_CUDA_INC)) \
 	$(if $(and $(NG_NCCL_INC),$(NG_CUDA_INC)),,-Icommon/abi)
-NG_HEADERS_USED := $(if $(NG_NCCL_INC),$(NG_NCCL_INC)/nccl.h,own nccl.h) \
-	$(if $(NG_CUDA_INC),$(NG_CUDA_INC)/cuda_runtime_api.h,own CUDA runtime)
-export NG_HEADERS_USED
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE $(NG_HEADER_INC)
