@@ -19,9 +19,10 @@ PREFIX    ?= /usr/local
 BUILD     ?= build
 CC        ?= gcc
 
+# What the build and the tests need (procps: the tests' pgrep and pkill).
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
-	libcmocka-dev libinih-dev libunwind-dev
+	libcmocka-dev libinih-dev libunwind-dev procps
 # The launchers the cluster tests (tests/tracer/test_run_{mpirun,srun,hosts})
 # start jobs with; without them those tests say SKIP.  Apart from `make
 # deps`: on a host run by systemd, installing munge and Slurm starts their
