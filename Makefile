@@ -19,15 +19,16 @@ PREFIX    ?= /usr/local
 BUILD     ?= build
 CC        ?= gcc
 
-# What the build and the tests need (procps: the tests' pgrep and pkill).
+# What the build, the tests and the demos need (procps: pgrep and pkill;
+# iproute2: ip, for the namespaces demo-cluster and some tests make hosts of).
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
-	libcmocka-dev libinih-dev libunwind-dev procps
+	libcmocka-dev libinih-dev libunwind-dev procps iproute2
 # The launchers the cluster tests (tests/tracer/test_run_{mpirun,srun,hosts})
 # start jobs with; without them those tests say SKIP.  Apart from `make
 # deps`: on a host run by systemd, installing munge and Slurm starts their
 # services, which a developer's machine may not want.
-CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge iproute2 util-linux
+CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge util-linux
 
 # Not needed to build or test; tests that use them skip without them.
 # .ci/run installs them (make deps-test): Chromium lays out report.html.
