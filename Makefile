@@ -12,6 +12,8 @@
 #   make demo            record and analyze a 4-rank job on the CPU backend
 #   make demo-cluster    three hosts (namespaces, as root), a relay, watch
 #                        naming a rank that never joins, analyze afterwards
+#   make check-fresh     make check and make demo of HEAD as a newcomer runs
+#                        them, in a fresh Debian 12 chroot (as root; CI does)
 
 CUDA_HOME ?= /usr/local/cuda
 NCCL_HOME ?= $(CUDA_HOME)
@@ -33,6 +35,9 @@ CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge util-linux
 # Not needed to build or test; tests that use them skip without them.
 # .ci/run installs them (make deps-test): Chromium lays out report.html.
 TEST_PACKAGES := chromium
+
+# `make check-fresh` makes its Debian 12 chroot with it.
+FRESH_PACKAGES := debootstrap
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE \
@@ -64,7 +69,7 @@ CLI_LIBS      :=
 INSTALL_LIBS  :=
 TEST_BINS     :=
 
-.PHONY: all check demo demo-cluster install deps deps-test deps-cluster clean fuzz bench
+.PHONY: all check check-fresh demo demo-cluster install deps deps-test deps-cluster clean fuzz bench
 all: targets
 
 # $(call ng_unit_test,DIR,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME
@@ -128,6 +133,12 @@ demo: all
 demo-cluster: all
 	@tools/demo_cluster.sh $(BUILD)
 endif
+
+# Not a build step: it clones HEAD into a chroot made with debootstrap,
+# which it installs as make check installs its packages.
+check-fresh:
+	@tools/check_deps.sh $(FRESH_PACKAGES)
+	@tools/check_fresh.sh $(BUILD)
 
 deps-check:
 	@tools/check_deps.sh $(DEBIAN_PACKAGES)
