@@ -12,6 +12,8 @@
 #   make demo            record and analyze a 4-rank job on the CPU backend
 #   make demo-cluster    three hosts (namespaces, as root), a relay, watch
 #                        naming a rank that never joins, analyze afterwards
+#   make check-fresh     make check and make demo of HEAD as a newcomer runs
+#                        them, in a fresh Debian 12 chroot (as root; CI does)
 
 CUDA_HOME ?= /usr/local/cuda
 NCCL_HOME ?= $(CUDA_HOME)
@@ -19,18 +21,24 @@ PREFIX    ?= /usr/local
 BUILD     ?= build
 CC        ?= gcc
 
+# What the build, the tests and the demos need (procps: pgrep and pkill;
+# iproute2: ip, for the namespaces demo-cluster and some tests make hosts
+# of; man-db and groff-base: the man page's test renders and lints it).
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
-	libcmocka-dev libinih-dev libunwind-dev
+	libcmocka-dev libinih-dev libunwind-dev procps iproute2 man-db groff-base
 # The launchers the cluster tests (tests/tracer/test_run_{mpirun,srun,hosts})
 # start jobs with; without them those tests say SKIP.  Apart from `make
 # deps`: on a host run by systemd, installing munge and Slurm starts their
 # services, which a developer's machine may not want.
-CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge iproute2 util-linux
+CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge util-linux
 
 # Not needed to build or test; tests that use them skip without them.
 # .ci/run installs them (make deps-test): Chromium lays out report.html.
 TEST_PACKAGES := chromium
+
+# `make check-fresh` makes its Debian 12 chroot with it.
+FRESH_PACKAGES := debootstrap
 
 # CUDA's and NCCL's headers where they are (CUDA_HOME, NCCL_HOME), else
 # the project's own declarations of the subset it uses (common/abi/, as
@@ -74,7 +82,7 @@ CLI_LIBS      :=
 INSTALL_LIBS  :=
 TEST_BINS     :=
 
-.PHONY: all check demo demo-cluster install deps deps-test deps-cluster clean fuzz bench
+.PHONY: all check check-fresh demo demo-cluster install deps deps-test deps-cluster clean fuzz bench
 all: targets
 
 # $(call ng_unit_test,DIR,NAME,OBJECTS,LIBS): a cmocka test build/tests/NAME
@@ -119,17 +127,31 @@ $(BUILD)/obj/%.o: %.c
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
+# check, demo and demo-cluster install the packages first, then build in a
+# make of their own: what the module.mk files look up as make reads them
+# (babeltrace2's flags from pkg-config) is only there once they are.
+ifeq ($(NG_DEPS_CHECKED),)
+check demo demo-cluster: deps-check
+	@$(MAKE) --no-print-directory NG_DEPS_CHECKED=1 $@
+else
 # Only the unit tests this tree builds: a build folder may hold one of a
 # test since moved or removed.
-check: deps-check all $(TEST_BINS)
+check: all $(TEST_BINS)
 	@NG_UNIT_TESTS="$(notdir $(filter $(BUILD)/tests/test_%,$(TEST_BINS)))" \
 		tests/run_tests.sh $(BUILD)
 
-demo: deps-check all
+demo: all
 	@tools/demo.sh $(BUILD)
 
-demo-cluster: deps-check all
+demo-cluster: all
 	@tools/demo_cluster.sh $(BUILD)
+endif
+
+# Not a build step: it clones HEAD into a chroot made with debootstrap,
+# which it installs as make check installs its packages.
+check-fresh:
+	@tools/check_deps.sh $(FRESH_PACKAGES)
+	@tools/check_fresh.sh $(BUILD)
 
 deps-check:
 	@tools/check_deps.sh $(DEBIAN_PACKAGES)
@@ -144,9 +166,6 @@ deps-test:
 deps-cluster:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(CLUSTER_PACKAGES)
-
-# The man page's test renders it with man-db and lints it with groff.
-DEBIAN_PACKAGES += man-db groff-base
 
 # What `make install` puts under $(DESTDIR)$(PREFIX) is what `make
 # uninstall` takes away, and nothing else: the libraries, the command,

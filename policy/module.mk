@@ -7,9 +7,9 @@ POLICY_OBJS := $(addprefix $(BUILD)/obj/policy/,parse.o netif.o hostprobe.o pin.
 $(BUILD)/obj/policy/%.o: MOD_INC := -Ipolicy -Icommon
 
 # libinih is linked statically (it is built PIC) so that the preloaded shim
-# needs nothing at run time that a GPU host may lack.
-INIH_LIB ?= $(shell for d in $(INIH_HOME)/lib /usr/lib/x86_64-linux-gnu /usr/lib; do \
-	[ -f $$d/libinih.a ] && echo $$d/libinih.a && break; done)
+# needs nothing at run time that a GPU host may lack.  The linker finds the
+# archive when it links: nothing is looked up before `make check` installed it.
+INIH_LIB ?= $(if $(INIH_HOME),-L$(INIH_HOME)/lib )-l:libinih.a
 
 # `make fuzz`: the policy parser under libFuzzer with ASan and UBSan (clang),
 # seeded from examples/policy and fuzz/corpus/policy, run FUZZ_TIME seconds

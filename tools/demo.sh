@@ -33,3 +33,16 @@ echo
 echo "(the jobs' own stderr, with the shim's messages: $B/demo/slow.stderr, $B/demo/hang.stderr)"
 echo "Open $B/demo/slow/report.html and $B/demo/hang/report.html in a browser,"
 echo "or load their trace.json in https://ui.perfetto.dev"
+
+# A demo that did not show what it says fails (make demo is a check too).
+bad=""
+grep -q '"kind": "straggler"' "$B/demo/slow/report.json" 2>/dev/null ||
+	bad="$bad no straggler in $B/demo/slow/report.json;"
+[ "$rc" = 5 ] || bad="$bad no hang found in $B/demo/hang;"
+for f in "$B/demo/slow/report.html" "$B/demo/hang/report.html"; do
+	[ -s "$f" ] || bad="$bad no $f;"
+done
+if [ -n "$bad" ]; then
+	echo "demo: FAILED:${bad%;} (see the stderr files above)" >&2
+	exit 1
+fi
