@@ -21,10 +21,14 @@
 # than 30 days); each run unpacks it afresh under TMPDIR and installs every
 # package anew.  The mirror is the host's: the first Debian source of
 # bookworm in its apt sources.  Only HEAD is tested: uncommitted changes are
-# named, not tested.  NCCLGUARD_FRESH_KEEP=1 keeps the root after the run;
-# NCCLGUARD_FRESH_CUDA=DIR copies DIR/include into the root's
-# /usr/local/cuda/include (a bare Debian has no CUDA headers: off by
-# default, for finding what else fails).
+# named, not tested.  NCCLGUARD_FRESH_KEEP=1 keeps the root after the run.
+#
+# The root has no CUDA or NCCL header, so the build uses the project's own
+# declarations.  The host's, where it has them (NCCL_HOME/include,
+# CUDA_HOME/include, default /usr/local/cuda/include), are mounted
+# read-only at /opt/ncclguard-abi-ref/N, outside every path the build
+# looks in, and named to the tests in NCCLGUARD_ABI_REF alone: common_test_abi
+# compares the declarations with them there as on the host.
 #
 # Everything runs in mount, PID, UTS and IPC namespaces of its own: every
 # mount is gone and every process it started killed when it ends.  The
@@ -117,8 +121,9 @@ in_root() {
 		cd "$1" && pivot_root . .host && cd / && umount -l /.host && rmdir /.host || exit 125
 		exec /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/sh TERM=dumb \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			${2:+NCCLGUARD_TESTS="$2"} /bin/sh -c "cd /root && $3"' \
-		sh "$R" "${NCCLGUARD_TESTS:-}" "$1"
+			${2:+NCCLGUARD_TESTS="$2"} ${4:+NCCLGUARD_ABI_REF="$4"} \
+			/bin/sh -c "cd /root && $3"' \
+		sh "$R" "${NCCLGUARD_TESTS:-}" "$1" "$ABI_REF_IN"
 }
 
 # phase NAME WHAT CMD: CMD in the root, its output shown and kept in
@@ -133,9 +138,11 @@ phase() {
 	echo "$1 $(secs "$t") $rc" >>"$LOGS/times"
 }
 
-# inside R LOGS: the part run in the namespaces.
+# inside R LOGS [REF...]: the part run in the namespaces; REF, the host's
+# header folders for common_test_abi.
 inside() {
 	R=$1 LOGS=$2
+	shift 2
 	mount --make-rprivate /
 	# a mount point, as a machine's root is: `unshare -m` in there makes
 	# it private, which it cannot do to a mere folder
@@ -150,6 +157,14 @@ inside() {
 	mkdir -p "$R/run/lock"
 	chmod 1777 "$R/run/lock"
 	hostname "$FRESH_HOST"
+	ABI_REF_IN="" n=0
+	for d in "$@"; do
+		mkdir -p "$R/opt/ncclguard-abi-ref/$n"
+		mount --bind "$d" "$R/opt/ncclguard-abi-ref/$n"
+		mount -o remount,bind,ro "$R/opt/ncclguard-abi-ref/$n"
+		ABI_REF_IN="$ABI_REF_IN${ABI_REF_IN:+:}/opt/ncclguard-abi-ref/$n"
+		n=$((n + 1))
+	done
 
 	failed=""
 	phase packages "apt-get install git make ca-certificates" "apt-get update -qq &&
@@ -189,7 +204,8 @@ inside() {
 
 case "${1:-}" in
 --inside)
-	inside "$2" "$3"
+	shift
+	inside "$@"
 	exit ;;
 --sources)
 	# what a run would use: the sources, then the mirror
@@ -256,11 +272,12 @@ apt_sources | awk '{ print "deb", $1, $2, "main" }' >"$R/etc/apt/sources.list"
 printf '#!/bin/sh\n# package scripts start no daemon here\nexit 101\n' >"$R/usr/sbin/policy-rc.d"
 chmod 0755 "$R/usr/sbin/policy-rc.d"
 git -C "$ROOT" bundle create -q "$R/var/tmp/ncclguard.bundle" HEAD
-if [ -n "${NCCLGUARD_FRESH_CUDA:-}" ]; then
-	echo "check-fresh: CUDA's headers from $NCCLGUARD_FRESH_CUDA/include (not on a bare Debian)"
-	mkdir -p "$R/usr/local/cuda"
-	cp -a "$NCCLGUARD_FRESH_CUDA/include" "$R/usr/local/cuda/"
-fi
+refs=""
+for d in ${NCCL_HOME:+"$NCCL_HOME/include"} "${CUDA_HOME:-/usr/local/cuda}/include"; do
+	[ -f "$d/nccl.h" ] || [ -f "$d/cuda_runtime_api.h" ] || continue
+	refs="$refs $(cd "$d" && pwd -P)"
+done
+echo "check-fresh: headers the ABI test compares with, outside the build's paths:${refs:- none}"
 echo "check-fresh: == unpack: $R, $(secs "$t") s"
 echo "unpack $(secs "$t") 0" >>"$LOGS/times"
 
@@ -268,7 +285,7 @@ unset NCCLGUARD_TESTS
 # unshare waits for its child deaf to INT and TERM: on those, it is killed,
 # and with it (--kill-child) the namespace's first process, and so all.
 unshare --mount --pid --uts --ipc --fork --kill-child --propagation private \
-	sh "$0" --inside "$R" "$LOGS" &
+	sh "$0" --inside "$R" "$LOGS" $refs &
 upid=$!
 trap 'kill -KILL $upid 2>/dev/null; wait $upid; exit 130' INT
 trap 'kill -KILL $upid 2>/dev/null; wait $upid; exit 143' TERM
