@@ -23,6 +23,12 @@
 # For the test, W/state holds what it saw: the hosts' network namespaces,
 # the ranks alive when watch named the missing one, the exit statuses.
 set -u
+# Root first: without it nothing else matters, and a user who cannot read
+# the build folder must not be told to run make.
+if [ -z "${NG_DEMO_INNER:-}" ] && [ "$(id -u)" != 0 ]; then
+	echo "demo-cluster: needs root: its hosts are Linux namespaces (network, UTS, mount); run: sudo make demo-cluster" >&2
+	exit 1
+fi
 if ! B=$(cd "${1:-build}" 2>/dev/null && pwd); then
 	echo "demo-cluster: no build folder '${1:-build}': run make first" >&2
 	exit 1
@@ -43,8 +49,6 @@ die() {
 }
 
 if [ -z "${NG_DEMO_INNER:-}" ]; then
-	[ "$(id -u)" = 0 ] ||
-		die "needs root: its hosts are Linux namespaces (network, UTS, mount); run: sudo make demo-cluster"
 	missing=""
 	for c in bash:bash unshare:util-linux nsenter:util-linux ip:iproute2 lttng:lttng-tools \
 		 lttng-sessiond:lttng-tools lttng-relayd:lttng-tools babeltrace2:babeltrace2; do

@@ -67,6 +67,8 @@ cat got
 assert_grep "^failed 0-3 rank 0: 8-byte all-reduce did not complete within 1 s: the peer stopped taking part; rank 3 gave no result in round 1 within 8 s" got
 assert_grep "^failed 1-3 rank 3 gave no result in round 1 within 8 s (stuck in NCCL or CUDA?)" got
 [ $(( $(date +%s) - start )) -lt 60 ] || fail "the stuck rank held the run"
-sleep 1
+# Killed at the end of the run: gone once the kernel has reaped it.
+i=0
+while pgrep -f "ncclguard matrix.*-o stall" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 pgrep -f "ncclguard matrix.*-o stall" && fail "the stuck rank outlived the run"
 echo ok

@@ -20,6 +20,9 @@ ng_skip() {
 # ng_sessions_watch FILE [CMD-PREFIX...]: in the background, every 0.1 s,
 # the names of the ncclguard sessions `lttng list` shows (through the
 # prefix, e.g. nsenter into a host), appended to FILE; $! is its pid.
+# A job's session may live less than a second, less than a look takes on
+# a loaded machine: a test that counts sessions holds its tasks (NG_HOLD)
+# until the watch has seen them (ng_release_when).
 ng_sessions_watch() {
 	_f=$1; shift
 	( while :; do
@@ -37,6 +40,27 @@ ng_stop_pid() {
 # ng_sessions_of FILE JOB: how many distinct sessions of that job were seen.
 ng_sessions_of() {
 	sort -u "$1" | grep -c -- "-$2\$" || true
+}
+
+# ng_seen FILE N: FILE (of ng_sessions_watch) holds N distinct sessions
+# or more.
+ng_seen() {
+	[ "$(sort -u "$1" 2>/dev/null | wc -l)" -ge "$2" ]
+}
+
+# ng_all_ok FILE: the 4 ranks of a job have checked their results.
+ng_all_ok() {
+	[ "$(grep -c 'check OK' "$1" 2>/dev/null)" = 4 ]
+}
+
+# ng_release_when FILE CONDITION: in the background, polls the shell
+# CONDITION every 0.1 s, and once it holds (or after 240 s, so that
+# nothing waits for ever: the counts then fail) creates FILE, which the
+# tasks of a job started with NG_HOLD=FILE wait for.
+ng_release_when() {
+	( _i=0
+	  until eval "$2" || [ $_i -ge 2400 ]; do sleep 0.1; _i=$((_i + 1)); done
+	  touch "$1" ) &
 }
 
 # ng_job_of DIR: the job id in DIR's run records (one per host, all alike).
@@ -101,17 +125,41 @@ ng_wait_gone() {
 	! pgrep -f "$1" >/dev/null 2>&1 || { pgrep -af "$1"; fail "still running: $1"; }
 }
 
+# ng_calling: how many processes make collective calls (their flight
+# ring files, under /dev/shm/ncclguard-UID/, have a ring handed out).
+ng_calling() {
+	_c=0
+	for _f in /dev/shm/ncclguard-"$(id -u)"/*/*.ring; do
+		[ -f "$_f" ] || continue
+		# nrings: a u32 at byte 56 of the header (common/ringfile.h)
+		_r=$(od -v -An -t u4 -j 56 -N 4 "$_f" 2>/dev/null | tr -d ' ')
+		[ "${_r:-0}" -ge 1 ] 2>/dev/null && _c=$((_c + 1))
+	done
+	echo $_c
+}
+
 # ng_job NAME LAUNCHER [EXAMPLE-ARGS...]: in the background, LAUNCHER (a
 # command line, split at blanks, that starts 4 tasks) runs
-# `ncclguard run -o $NG_TMP/NAME -- example`; $NAME.out, .err, .rc.
+# `ncclguard run -o $NG_TMP/NAME -- example`; $NAME.out, .err, .rc.  With
+# NG_HOLD set, each task then waits for that file before its run ends.
 ng_job() {
 	_n=$1; _l=$2; shift 2
+	set -- "$NG_EXAMPLE" --id-file "$NG_TMP/$_n.id" $NG_EX_ARGS "$@"
+	[ -z "${NG_HOLD:-}" ] || set -- sh "$NG_TMP/hold.sh" "$NG_HOLD" "$@"
 	( rc=0
 	  # shellcheck disable=SC2086
-	  timeout 240 $_l "$NG_BIN" run -o "$NG_TMP/$_n" -- "$NG_EXAMPLE" \
-		--id-file "$NG_TMP/$_n.id" $NG_EX_ARGS "$@" >"$NG_TMP/$_n.out" 2>"$NG_TMP/$_n.err" || rc=$?
+	  timeout 240 $_l "$NG_BIN" run -o "$NG_TMP/$_n" -- "$@" \
+		>"$NG_TMP/$_n.out" 2>"$NG_TMP/$_n.err" || rc=$?
 	  echo $rc >"$NG_TMP/$_n.rc" ) &
 }
+# hold.sh FILE CMD...: CMD, then waits for FILE; CMD's exit status.
+cat >"$NG_TMP/hold.sh" <<'EOF'
+f=$1; shift
+"$@"
+r=$?
+while [ ! -e "$f" ]; do sleep 0.1; done
+exit $r
+EOF
 
 # ng_wait_job NAME: until ng_job NAME has ended (at most 250 s).
 ng_wait_job() {
@@ -135,7 +183,13 @@ ng_check_task_kill() {
 	      [ $_i -lt 600 ]; do
 		sleep 0.1; _i=$((_i + 1))
 	done
-	sleep 1
+	# Every rank in the trace: all 4 making calls (on a loaded machine a
+	# rank may take seconds to get there after its run joined).
+	_i=0
+	while [ "$(ng_calling)" -lt 4 ] && [ $_i -lt 1200 ]; do
+		sleep 0.1; _i=$((_i + 1))
+	done
+	[ "$(ng_calling)" -ge 4 ] || { cat "$NG_TMP/k.err"; fail "job k's 4 ranks are not all making calls"; }
 	_victim=""
 	for _p in $(pgrep -f "run -o $NG_TMP/k -- " | sort -n); do
 		# A launcher, not a guardian (which renames itself).

@@ -5,8 +5,10 @@
 # analyzer adds the calls the trace lacks.  On the CPU backend two ranks
 # run 8-byte all-reduces as fast as they can and one is killed mid-run:
 # the analyzer must then know every collective it entered before the one
-# it died inside (last seq = that seq - 1), and name that call.  A kill
-# that caught no record on its way is repeated, so the rings are tested.
+# it died inside (last seq = that seq - 1), and name that call.  The
+# rank is killed stopped, with records on its way (read in its ring file):
+# `run` must keep every one.  An attempt is repeated when the job ended
+# before such a moment came, or when LTTng lost events.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 EXAMPLE="$NG_BUILD/bin/allreduce_example"
@@ -16,37 +18,84 @@ command -v python3 >/dev/null || fail "python3 not installed"
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
 FLIGHT=/dev/shm/ncclguard-$(id -u)
 
-# ring_counts FILE: "TAKEN LEFT" over the file's rings (up to 8): records
-# taken by the rank, and those not yet written out (tail - head).
-ring_counts() {
-	_f=$1 taken=0 left=0 r=0
-	set -- $(od -An -t u8 -j 40 -N 24 "$_f" 2>/dev/null)	# ring_offset, stride, nrings
-	[ $# -ge 3 ] || { echo "0 0"; return; }
-	nr=$(( $3 & 0xffffffff ))
-	while [ $r -lt "$nr" ] && [ $r -lt 8 ]; do
-		# a ring: tail at 0, head at 64
-		set -- $1 $2 $3 $(od -An -t u8 -j $(( $1 + r * $2 )) -N 72 "$_f" 2>/dev/null)
-		[ $# -ge 12 ] || break
-		taken=$(( taken + $4 ))
-		left=$(( left + $4 - ${12} ))
-		set -- $1 $2 $3
-		r=$((r + 1))
-	done
-	echo "$taken $left"
-}
+# kill_caught FLIGHT OUT ERR CMD...: runs CMD (its output to OUT and ERR)
+# and polls the flight ring files under FLIGHT every millisecond or so
+# until both ranks have made 1000 calls and one holds 2 records or more
+# on their way to LTTng; stops that process (SIGSTOP, until every thread
+# of it is stopped), reads again, and if they are still there kills it
+# (SIGKILL; else SIGCONT, and on).  Then waits for CMD and prints the
+# pid killed and the records it had on their way; or, when CMD ended
+# first, prints its exit status and fails.
+# The poll starts before the job: on an idle machine the ranks make their
+# calls in under a second, and the CPU backend's streams then take many
+# more to catch up, with nothing left on its way.
+kill_caught() {
+	python3 - "$@" <<'EOF'
+import glob, os, signal, struct, subprocess, sys, time
+flight, out, err, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 
-# A process whose flight rings hold 16 records or more on their way to
-# LTTng, once both ranks have made 1000 calls; or nothing.  Read with od,
-# in milliseconds.
-pending_pid() {
-	busy=0 found=
-	for RING in "$1"/*/*.ring; do
-		[ -f "$RING" ] || continue
-		set -- $(ring_counts "$RING")
-		[ "$1" -ge 1000 ] && busy=$((busy + 1))
-		[ "$2" -ge 16 ] && found=$(basename "$RING" .ring)
-	done
-	[ "$busy" -ge 2 ] && [ -n "$found" ] && echo "$found"
+def state(pid, tid=None):
+    path = "/proc/%d/task/%s/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid
+    try:
+        return open(path).read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"
+
+def stopped(pid):
+    try:
+        return all(state(pid, t) in "tT" for t in os.listdir("/proc/%d/task" % pid))
+    except OSError:
+        return False
+
+def counts(path):
+    """(taken, left) over the file's rings (common/ringfile.h): records
+    taken by the rank, and those not yet written out (tail - head)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return 0, 0
+    try:
+        hdr = os.pread(fd, 20, 40)	# ring_offset, ring_stride, nrings
+        if len(hdr) < 20:
+            return 0, 0
+        off, stride, nrings = struct.unpack("=QQI", hdr)
+        taken = left = 0
+        for r in range(min(nrings, 8)):
+            ring = os.pread(fd, 72, off + r * stride)	# tail at 0, head at 64
+            if len(ring) < 72:
+                break
+            tail, head = struct.unpack_from("=Q", ring, 0)[0], struct.unpack_from("=Q", ring, 64)[0]
+            taken += tail
+            left += tail - head
+        return taken, left
+    finally:
+        os.close(fd)
+
+job = subprocess.Popen(cmd, stdout=open(out, "w"), stderr=open(err, "w"))
+while job.poll() is None:
+    rings = {int(os.path.basename(p)[:-5]): counts(p) for p in glob.glob(flight + "/*/*.ring")}
+    found = [pid for pid, (_, left) in rings.items() if left >= 2]
+    if sum(taken >= 1000 for taken, _ in rings.values()) >= 2 and found:
+        pid = found[0]
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except OSError:
+            continue
+        t = time.monotonic()
+        while not stopped(pid) and time.monotonic() - t < 5:
+            time.sleep(0.001)
+        path = glob.glob("%s/*/%d.ring" % (flight, pid))
+        left = counts(path[0])[1] if path else 0
+        if stopped(pid) and left >= 2:
+            os.kill(pid, signal.SIGKILL)
+            job.wait()
+            print(pid, left)
+            sys.exit(0)
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(0.001)
+print(job.returncode)
+sys.exit(1)
+EOF
 }
 
 # attempt N: run, kill one rank mid-run; prints "recovered" when the
@@ -55,51 +104,35 @@ attempt() {
 	T="$NG_TMP/t$1"
 	# The ranks on one CPU (LTTng's daemons not): a rank's watchdog thread
 	# then waits for the rank's time slice to end, so a kill finds
-	# records on their way.
-	NCCLGUARD_INIT_TIMEOUT=10 timeout -k 5 120 "$NG_BIN" run -o "$T" --timeout 2 --on-timeout exit -- taskset -c 0 "$EXAMPLE" \
-		--launch 2 --min-bytes 8 --max-bytes 8 --iters 200000 --warmup 0 \
-		>"$T.out" 2>"$T.err" &
-	ng=$!
-	# Kill only once both ranks are making calls: a kill inside
-	# ncclCommInitRank tests nothing, and on a loaded machine start-up
-	# takes seconds.
-	i=0
-	pid=
-	while [ -z "$pid" ] && [ $i -lt 1200 ] && kill -0 $ng 2>/dev/null; do
-		pid=$(pending_pid "$FLIGHT")
-		# Stopped, its records on their way stay there until the kill;
-		# read again: the watchdog may have written them meanwhile.
-		if [ -n "$pid" ] && kill -STOP "$pid" 2>/dev/null; then
-			RING=$(ls "$FLIGHT"/*/"$pid".ring 2>/dev/null | head -n 1)
-			left=0
-			[ -z "$RING" ] || left=$(ring_counts "$RING" | cut -d' ' -f2)
-			if [ "$left" -lt 2 ]; then
-				kill -CONT "$pid"
-				pid=
-			fi
-		fi
-		[ -n "$pid" ] || sleep 0.02
-		i=$((i + 1))
-	done
-	if [ -z "$pid" ] && ! kill -0 $ng 2>/dev/null; then
-		wait $ng
-		echo "attempt $1: the job ended before records were seen on their way" >&2
+	# records on their way.  Kill only once both ranks are making calls:
+	# a kill inside ncclCommInitRank tests nothing, and on a loaded
+	# machine start-up takes seconds.  The survivor's watchdog ends it
+	# after the kill (--timeout); so does one whose calls the load has
+	# held up that long before the kill (the streams fall behind: a false
+	# hang, and the attempt is repeated), rare at 10 s.
+	if ! killed=$(kill_caught "$FLIGHT" "$T.out" "$T.err" env NCCLGUARD_INIT_TIMEOUT=30 \
+		timeout -k 5 120 "$NG_BIN" run -o "$T" --timeout 10 --on-timeout exit -- \
+		taskset -c 0 "$EXAMPLE" --launch 2 --min-bytes 8 --max-bytes 8 --iters 200000 --warmup 0); then
+		echo "attempt $1: the job ended (status $killed) before records were seen on their way:" >&2
+		grep -v "^ncclguard\[.*\(NCCL [0-9]* from\|flight ring file\|host times\|comm [0-9a-f]*: rank\)" "$T.err" |
+			tail -n 6 >&2
 		return 0
 	fi
-	[ -n "$pid" ] || { kill $ng; cat "$T.err"; fail "no rank with records on their way in $FLIGHT"; }
-	kill -9 "$pid"
-	wait $ng
+	set -- $killed
+	pid=$1 left=$2
 	[ -z "$(ls -A "$FLIGHT" 2>/dev/null)" ] || fail "flight folder left: $(ls -R "$FLIGHT")"
-	# Killed between two calls, the rank left nothing on its way: again.
-	if ! grep -q "pid $pid died with [0-9]* calls\? not yet in the trace" "$T.err"; then
-		echo "attempt $1: pid $pid had no call pending" >&2
-		return 0
-	fi
-	n=$(sed -n "s/.*pid $pid died with \([0-9]*\) call.*/\1/p" "$T.err")
-	"$NG_BIN" analyze "$T" --json "$T.json" >"$T.sum" 2>&1 || { cat "$T.sum"; fail "analyze failed"; }
+	# Every record on its way when it died is kept, and the call it was
+	# inside, if any.
+	n=$(sed -n "s/.*pid $pid died with \([0-9]*\) calls\? not yet in the trace.*/\1/p" "$T.err")
+	[ -n "$n" ] && [ "$n" -ge "$left" ] && [ "$n" -le $((left + 1)) ] ||
+		{ cat "$T.err"; fail "pid $pid died with $left records on their way: run kept '$n' calls"; }
+	rc=0
+	"$NG_BIN" analyze "$T" --json "$T.json" >"$T.sum" 2>&1 || rc=$?
+	[ $rc = 0 ] || { cat "$T.sum"; fail "analyze failed (status $rc)"; }
 	# The same trace without the recovered calls: what a kill lost before.
 	mkdir "$T.bare" && cp -r "$T"/*/ "$T.bare"/ && rm -rf "$T.bare"/*/flight
-	"$NG_BIN" analyze "$T.bare" --json "$T.bare.json" >/dev/null 2>&1 || fail "analyze (bare) failed"
+	"$NG_BIN" analyze "$T.bare" --json "$T.bare.json" >"$T.bare.sum" 2>&1 || rc=$?
+	[ $rc = 0 ] || { cat "$T.bare.sum"; fail "analyze (bare) failed (status $rc)"; }
 	python3 - "$T.json" "$T.bare.json" "$pid" "$n" <<'EOF' >&2
 import json, re, sys
 rep, bare, pid, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4])
@@ -136,11 +169,12 @@ EOF
 	3) return 0 ;;		# LTTng dropped events: try again
 	*) fail "attempt $1: see above" ;;
 	esac
-	if [ "$n" -gt 1 ]; then echo recovered; fi
+	echo recovered
 }
 
 # A kill that catches records may hold back LTTng's per-user buffers
-# (equality unchecked): up to ten tries.
+# (equality unchecked), and a loaded machine may end a job first: up to
+# ten tries.
 for a in 1 2 3 4 5 6 7 8 9 10; do
 	r=$(attempt $a) || exit 1
 	case $r in *recovered*) echo "ok"; exit 0 ;; esac

@@ -84,7 +84,9 @@ EOF
 chmod +x "$NG_TMP/agent.sh"
 
 # job NAME RUN-ARGS...: on host-a, mpirun starts ranks 0-1 there and 2-3
-# on host-b, each `ncclguard run RUN-ARGS -- example`; $NAME.rc etc.
+# on host-b, each `ncclguard run RUN-ARGS -- example`; $NAME.rc etc.  Each
+# task is held, once its rank is done, until $NAME.release exists
+# (ng_release_when).
 port=29650
 job() {
 	_n=$1; shift
@@ -94,7 +96,8 @@ job() {
 		OMPI_MCA_btl=self OMPI_MCA_btl_base_warn_component_unused=0 \
 		timeout 240 mpirun --oversubscribe --host host-a:2,host-b:2 -np 4 \
 		--mca plm_rsh_agent "$NG_TMP/agent.sh" -x LD_LIBRARY_PATH \
-		"$NG_BIN" run "$@" -- "$NG_EXAMPLE" --id-tcp 10.251.0.1:$port $NG_EX_ARGS \
+		"$NG_BIN" run "$@" -- sh "$NG_TMP/hold.sh" "$NG_TMP/$_n.release" \
+		"$NG_EXAMPLE" --id-tcp 10.251.0.1:$port $NG_EX_ARGS \
 		>"$NG_TMP/$_n.out" 2>"$NG_TMP/$_n.err" || rc=$?
 	[ $rc = 0 ] || { cat "$NG_TMP/$_n.err"; fail "job $_n: exit $rc"; }
 	assert_eq "$(grep -c 'check OK' "$NG_TMP/$_n.out")" 4 "ranks of job $_n that checked OK"
@@ -110,6 +113,13 @@ watch_hosts() {
 	done
 }
 
+# release_when_seen FILE NAME: job NAME's tasks go once its ranks are done
+# and FILE.host-a and FILE.host-b (watch_hosts) each show a session.
+release_when_seen() {
+	ng_release_when "$NG_TMP/$2.release" \
+		"ng_all_ok '$NG_TMP/$2.out' && ng_seen '$1.host-a' 1 && ng_seen '$1.host-b' 1"
+}
+
 # check_hosts FILE JOB: one session of JOB on each host, none left.
 check_hosts() {
 	for w in $watchers; do ng_stop_pid "$w"; done
@@ -122,6 +132,7 @@ check_hosts() {
 
 note "one shared DIR: DIR/host-a and DIR/host-b"
 watch_hosts "$NG_TMP/sess.l"
+release_when_seen "$NG_TMP/sess.l" l
 job l -o "$NG_TMP/l"
 jl=$(ng_job_of "$NG_TMP/l")
 check_hosts "$NG_TMP/sess.l" "$jl"
@@ -158,6 +169,7 @@ done
 assert_grep "run --relay net://10.251.0.1:7342 " "$NG_TMP/relay.err"
 assert_grep "watch net://10.251.0.1:7344 " "$NG_TMP/relay.err"
 watch_hosts "$NG_TMP/sess.r"
+release_when_seen "$NG_TMP/sess.r" r
 # The sessions are live (what `ncclguard watch` attaches to).
 ( i=0
   while [ $i -lt 600 ]; do

@@ -17,8 +17,14 @@ MPIRUN="mpirun --oversubscribe -np 4"
 note "two jobs of 4 tasks at once, each wrapped by ncclguard run"
 ng_sessions_watch "$NG_TMP/sessions"
 watcher=$!
+# Their tasks held, once the ranks are done, until the watch has seen the
+# two sessions.
+ng_release_when "$NG_TMP/release" \
+	'ng_all_ok "$NG_TMP/a.out" && ng_all_ok "$NG_TMP/b.out" && ng_seen "$NG_TMP/sessions" 2'
+NG_HOLD="$NG_TMP/release"
 ng_job a "$MPIRUN"
 ng_job b "$MPIRUN"
+NG_HOLD=""
 ng_wait_job a
 ng_wait_job b
 ng_stop_pid $watcher

@@ -84,7 +84,12 @@ while [ "$(sinfo -h -o %T 2>/dev/null)" != idle ] && [ $i -lt 300 ]; do sleep 0.
 note "srun -n 4: 4 tasks, each wrapped by ncclguard run"
 ng_sessions_watch "$NG_TMP/sessions"
 watcher=$!
+# The tasks held, once the ranks are done, until the watch has seen the
+# session.
+ng_release_when "$NG_TMP/release" 'ng_all_ok "$NG_TMP/s.out" && ng_seen "$NG_TMP/sessions" 1'
+NG_HOLD="$NG_TMP/release"
 ng_job s "srun -n 4"
+NG_HOLD=""
 ng_wait_job s
 ng_wait_gone "$NG_TMP/s[. ]" 30
 ng_stop_pid $watcher

@@ -16,7 +16,10 @@ echo x >"$stale/1.ring"
 echo x >"$held/2.ring"
 flock "$held/2.ring" sleep 30 &
 holder=$!
-sleep 0.3
+# Held once flock has the lock, however long it takes to start.
+i=0
+while flock -n "$held/2.ring" true && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+! flock -n "$held/2.ring" true || fail "flock did not take the lock"
 "$NG_BIN" run -o "$NG_TMP/t" -- true >"$NG_TMP/out" 2>"$NG_TMP/err" || { cat "$NG_TMP/err"; fail "run failed"; }
 [ ! -e "$stale" ] || fail "stale flight folder $stale left"
 [ -e "$held/2.ring" ] || fail "a held flight folder was removed"

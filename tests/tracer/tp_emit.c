@@ -1,7 +1,7 @@
 /*
  * tp_emit: drives libncclguard-tp.so as the shim does, without NCCL.
  *
- *   tp_emit [-n N] [-k] [-x STATUS] [-s MS] [LIB]
+ *   tp_emit [-n N] [-k] [-x STATUS] [-s MS] [-w FILE] [LIB]
  *
  * From a second thread (the shim loads the provider on whichever thread
  * makes the first NCCL call), dlopens LIB (default NCCLGUARD_TP_LIBRARY,
@@ -9,6 +9,9 @@
  * emits N events of each kind, i = 1..N, with the values below, then exits
  * with STATUS or, with -k, kills itself with SIGKILL.  -s sleeps MS before
  * the dlopen, so the provider arrives in a running, multi-threaded process.
+ * -w waits, once the provider is loaded (and registered), until FILE
+ * exists before emitting (at most WAIT_MAX_MS: then exit status 2), so a
+ * test can act on the tracer between the two.
  * Prints "tp_emit pid=P enabled=E load_ms=T" (E: the coll_* events enabled after
  * loading; T: how long the dlopen took, registration included).
  */
@@ -26,9 +29,11 @@
 
 #define HASH 0xabcdef0123456789ull
 
+#define WAIT_MAX_MS 60000
+
 static int n_events = 10;
 static long sleep_ms;
-static const char *lib;
+static const char *lib, *wait_file;
 
 static void emit(const struct ng_tp_ops *ops, int i)
 {
@@ -123,6 +128,15 @@ static void *worker(void *arg)
 	printf("tp_emit pid=%d enabled=%d load_ms=%.1f\n", (int)getpid(), *ops->coll_state[0] | *ops->coll_state[1],
 	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	fflush(stdout);
+	for (long waited = 0; wait_file && access(wait_file, F_OK); waited += 10) {
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		if (waited >= WAIT_MAX_MS) {
+			fprintf(stderr, "tp_emit: %s did not appear in %d ms\n", wait_file, WAIT_MAX_MS);
+			return (void *)1;
+		}
+		nanosleep(&ts, NULL);
+	}
 	for (int i = 1; i <= n_events; i++)
 		emit(ops, i);
 	return NULL;
@@ -136,7 +150,7 @@ int main(int argc, char **argv)
 	void *res;
 	ssize_t len;
 
-	while ((c = getopt(argc, argv, "n:kx:s:")) != -1) {
+	while ((c = getopt(argc, argv, "n:kx:s:w:")) != -1) {
 		switch (c) {
 		case 'n':
 			n_events = atoi(optarg);
@@ -150,8 +164,11 @@ int main(int argc, char **argv)
 		case 's':
 			sleep_ms = atol(optarg);
 			break;
+		case 'w':
+			wait_file = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: tp_emit [-n N] [-k] [-x STATUS] [-s MS] [LIB]\n");
+			fprintf(stderr, "usage: tp_emit [-n N] [-k] [-x STATUS] [-s MS] [-w FILE] [LIB]\n");
 			return 2;
 		}
 	}
