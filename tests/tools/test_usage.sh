@@ -75,10 +75,13 @@ note "the examples: --help and usage errors"
 EX="$NG_BUILD/bin/allreduce_example"
 [ -x "$EX" ] || fail "$EX not built"
 # ex_rc EXPECTED CMD...: runs an example into o/e, checks its status.
+# It links libnccl.so.2 as any NCCL program does: the CPU backend's here,
+# which a machine without NCCL has nowhere else.
 ex_rc() {
 	want=$1; shift
 	rc=0
-	"$@" >"$NG_TMP/o" 2>"$NG_TMP/e" </dev/null || rc=$?
+	LD_LIBRARY_PATH="$NG_SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$@" >"$NG_TMP/o" 2>"$NG_TMP/e" </dev/null || rc=$?
 	assert_eq "$rc" "$want" "$*: exit status"
 }
 for h in --help -h; do
