@@ -86,16 +86,7 @@ typedef struct ncclSimInfo_v22200 { NG_ABI_NCCL_SIM_INFO(NG_ABI_FIELD) } ncclSim
 #undef NG_ABI_ENUM
 #undef NG_ABI_FIELD
 
-/* Every entry point, as ncclX and as its strong alias pncclX. */
-#define NG_ABI_PROTO(ret, name, params) ret name params; ret p##name params;
-#define NCCL_PASS(ret, fail, name, params, args) NG_ABI_PROTO(ret, name, params)
-#define NCCL_HOOK(ret, fail, name, op, params, args) NG_ABI_PROTO(ret, name, params)
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale) \
-	NG_ABI_PROTO(ncclResult_t, name, params)
-#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream) \
-	NG_ABI_PROTO(ncclResult_t, name, params)
-#include "../nccl_api.def"
-#undef NG_ABI_PROTO
+#include "nccl_protos.h"
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,9 @@
  * Compares ncclguard's own CUDA and NCCL declarations (common/abi/) with
  * the real headers this file is compiled against.  Built by
  * test_abi.sh with only the real headers on the include path and the
- * project's tables (cuda_abi.def, nccl_abi.def, nccl_api.def) reached
- * through -iquote, so every name below is the real header's:
+ * project's tables (cuda_abi.def, nccl_abi.def, nccl_protos.h over
+ * nccl_api.def) reached through -iquote, so every name below is the real
+ * header's:
  *  - each constant's value is the table's (compile time);
  *  - each struct field has the table's type and offset (compile time);
  *    cudaDeviceProp and cudaPointerAttributes, which the CPU backend
@@ -86,14 +87,7 @@ _Static_assert(sizeof(ncclUniqueId) == NCCL_UNIQUE_ID_BYTES, "size of ncclUnique
 NG_ABI_CUDART_FUNCTIONS(SAME_PROTO)
 NG_ABI_CU_FUNCTIONS(SAME_PROTO)
 
-#define NG_PROTO2(ret, name, params) ret name params; ret p##name params;
-#define NCCL_PASS(ret, fail, name, params, args) NG_PROTO2(ret, name, params)
-#define NCCL_HOOK(ret, fail, name, op, params, args) NG_PROTO2(ret, name, params)
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale) \
-	NG_PROTO2(ncclResult_t, name, params)
-#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream) \
-	NG_PROTO2(ncclResult_t, name, params)
-#include "nccl_api.def"
+#include "nccl_protos.h"
 
 #define COUNT(...) +1
 enum {
