@@ -61,8 +61,12 @@ listening() {
 }
 
 # watch_lists URL: watch on URL lists the relay's sessions (a progress
-# report comes), then is stopped.
+# report comes), then is stopped.  The output is emptied first: the shell
+# truncates it in the child, maybe only after the loop below has read an
+# earlier watch's report there, and signalled this one before it could
+# take SIGINT.
 watch_lists() {
+	: >"$NG_TMP/wl.out"
 	"$NG_BIN" watch "$1" --every 0.2 >"$NG_TMP/wl.out" 2>"$NG_TMP/wl.err" &
 	w=$!
 	i=0
