@@ -2,6 +2,7 @@
 # at init (the integration scripts).
 $(BUILD)/obj/tests/policy/%.o: MOD_INC := -Ipolicy -Icommon
 $(eval $(call ng_unit_test,policy,test_policy_parse,$(POLICY_OBJS),$(INIH_LIB)))
+$(eval $(call ng_unit_test,policy,test_trust,$(POLICY_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,policy,test_policy_netif,$(BUILD)/obj/policy/netif.o,))
 $(eval $(call ng_unit_test,policy,test_policy_pin,$(POLICY_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,policy,test_ncclconf,$(POLICY_OBJS),$(INIH_LIB)))

@@ -1,5 +1,5 @@
 /* The policy parser (DESIGN.md section 4): a valid file in full, and every
- * malformed form reported with its line; SHA-256; the trust check. */
+ * malformed form reported with its line; SHA-256.  Trust: test_trust.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -273,23 +273,6 @@ static void test_file(void **state)
 	snprintf(why, sizeof(why), "%s:4: pin = 'sideways'", path);
 	assert_memory_equal(buf, why, strlen(why));
 	ng_policy_free(&p);
-	/* Trust. */
-	chmod(dir, 0700);
-	chmod(path, 0644);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), 0);
-	chmod(path, 0666);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "writable by others"));
-	chmod(path, 0664);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "writable by its group"));
-	chmod(path, 0644);
-	chmod(dir, 0777);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "its folder"));
-	chmod(dir, 01777);	/* sticky, like /tmp */
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), 0);
-	chmod(dir, 0700);
 	unlink(path);
 	rmdir(dir);
 }
