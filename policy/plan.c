@@ -209,8 +209,9 @@ static int refused_path(struct ctx *c, const struct ng_penv *e, const char *u)
 	if (!ng_trust_value(e->name, e->value, getuid(), why, sizeof(why)))
 		return 0;
 	add(c, e->name, e->action == NG_PENV_ENFORCE ? "enforce" : "default", u ? u : "", "",
-	    NG_SET_NONE, NG_DEC_VIOLATION, "%s=%s (%s:%d) refused: %s", e->name, e->value,
-	    c->p->path, e->line, why);
+	    NG_SET_NONE, NG_DEC_VIOLATION, "%s=%s (%s by %s:%d) refused: %s; not set", e->name,
+	    e->value, e->action == NG_PENV_ENFORCE ? "enforced" : "default", c->p->path, e->line,
+	    why);
 	return 1;
 }
 

@@ -13,3 +13,12 @@ $(BUILD)/tests/policy/envprobe: tests/policy/envprobe.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
 TEST_BINS += $(BUILD)/tests/policy/envprobe
+
+# test_trust_race.sh: the racing users, and what the attacker would preload.
+$(BUILD)/tests/policy/trust_race: $(BUILD)/obj/tests/policy/trust_race.o $(POLICY_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(INIH_LIB)
+$(BUILD)/tests/policy/evil.so: tests/policy/evil.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $<
+TEST_BINS += $(BUILD)/tests/policy/trust_race $(BUILD)/tests/policy/evil.so
