@@ -714,19 +714,6 @@ int ng_policy_parse_fd(int fd, const char *name, struct ng_policy *p)
 	return r;
 }
 
-int ng_policy_parse_file(const char *path, struct ng_policy *p)
-{
-	char why[160];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		snprintf(why, sizeof(why), "cannot read: %s", strerror(errno));
-		ng_policy_unreadable(p, path, why);
-		return -1;
-	}
-	return ng_policy_parse_fd(fd, path, p);
-}
-
 void ng_policy_free(struct ng_policy *p)
 {
 	for (int i = 0; i < p->nenv; i++) {

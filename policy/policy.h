@@ -98,10 +98,10 @@ struct ng_policy {
 /* Largest policy file read (a site policy is a few hundred bytes). */
 #define NG_POLICY_MAX_BYTES (1 << 20)
 
-/* Parse a file / a buffer named `name` into *p (zeroed first).  Returns 0
- * when valid, -1 otherwise (p->err says why).  ng_policy_free in both cases. */
-int ng_policy_parse_file(const char *path, struct ng_policy *p);
-/* The same from an open descriptor (closed here), `name` naming it. */
+/* Parse an open descriptor (closed here) / a buffer named `name` into *p
+ * (zeroed first).  Returns 0 when valid, -1 otherwise (p->err says why).
+ * ng_policy_free in both cases.  A file by its path: ng_policy_load
+ * (trust.h), which reads it through the trust walk. */
 int ng_policy_parse_fd(int fd, const char *name, struct ng_policy *p);
 /* *p as a file that could not be read, for `why`. */
 void ng_policy_unreadable(struct ng_policy *p, const char *name, const char *why);
