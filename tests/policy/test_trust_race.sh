@@ -5,7 +5,8 @@
 # enforced LD_PRELOAD whose constructor leaves a mark), while root loads the
 # policy: 10,000 times in-process as the shim does, then as guarded processes
 # and `ncclguard policy check`.  The attacker must never win, and the loads
-# must have met both folders, or the race was not run.
+# must have met both folders, or the race was not run.  Made sticky, the
+# folder keeps root's folder in place, and root's policy is taken.
 # NCCLGUARD_RACE_TRIES, _RUNS and _CHECKS change the counts.
 . "$NG_ROOT/tests/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to act as two users"; exit 0; }
@@ -42,16 +43,20 @@ start_attacker() {
 		"$RACE" swap "$G" a b "$NG_TMP/stop.$1" >"$NG_TMP/swaps.$1" 2>&1 &
 	ATTACKER=$!
 }
+# stop_attacker TAG [WHAT]: WHAT (swaps, or failed) must be more than 0.
 stop_attacker() {
 	: >"$NG_TMP/stop.$1"
 	wait "$ATTACKER"
 	ATTACKER=
 	cat "$NG_TMP/swaps.$1"
-	swaps=$(awk '/^swaps/ { print $2 }' "$NG_TMP/swaps.$1")
-	[ "${swaps:-0}" -gt 0 ] || fail "the attacker swapped nothing ($1)"
+	n=$(awk -v w="${2:-swaps}" '{ for (i = 1; i < NF; i++) if ($i == w) print $(i + 1) }' \
+		"$NG_TMP/swaps.$1")
+	[ "${n:-0}" -gt 0 ] || fail "the attacker's ${2:-swaps}: none ($1)"
 }
 ATTACKER=
 trap '[ -z "$ATTACKER" ] || kill "$ATTACKER" 2>/dev/null; wait; rm -rf "$NG_TMP"' EXIT
+# A time limit's TERM must not leave the attacker swapping.
+trap 'exit 1' INT TERM
 
 # A number from the load line: field after WORD.
 field() { awk -v w="$1" '{ for (i = 1; i < NF; i++) if ($i == w) { print $(i + 1); exit } }' \
@@ -121,4 +126,16 @@ stop_attacker check
 echo "checks $CHECKS refused $refused wins $won other $other ($(( $(date +%s) - start )) s)"
 assert_eq "$won" 0 "checks that said trust: ok with the attacker's values"
 assert_eq "$refused" "$CHECKS" "checks that refused"
+note "the same folder made sticky: root's folder stays, and is trusted"
+# Put root's folder back where the path names it, then make g like /tmp.
+if [ "$(stat -c %u "$G/a")" != 0 ]; then
+	mv "$G/a" "$G/t" && mv "$G/b" "$G/a" && mv "$G/t" "$G/b" || fail "cannot swap back"
+fi
+chmod 1777 "$G"
+start_attacker sticky
+"$RACE" load "$POL" 2000 "$MARK" >"$NG_TMP/load"
+stop_attacker sticky failed
+cat "$NG_TMP/load"
+assert_eq "$(field wins)" 0 "attacker's policy accepted (sticky)"
+assert_eq "$(field accepted)" 2000 "root's policy accepted in a sticky folder"
 echo ok
