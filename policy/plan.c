@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "policy.h"
-#include "trust.h"
 #include "seconds.h"
+#include "trust.h"
 
 #define MAX_IFS 128
 #define MAX_PORTS 128

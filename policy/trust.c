@@ -108,6 +108,7 @@ static int give_up(struct ng_trust *t, int dfd, int fd, int err, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(t->why, sizeof(t->why), fmt, ap);
 	va_end(ap);
+	t->path[0] = 0;			/* resolved no further than the message says */
 	if (fd >= 0)
 		close(fd);
 	if (dfd >= 0)

@@ -21,7 +21,7 @@
 struct ng_policy;
 
 struct ng_trust {
-	char path[PATH_MAX];		/* resolved, symlinks followed */
+	char path[PATH_MAX];		/* resolved, symlinks followed; "" if unreadable */
 	char why[PATH_MAX + 160];	/* first reason not to trust it; "" if none */
 };
 

@@ -29,10 +29,10 @@
  * stays.  nccl.h does not declare the struct (plugins carry their own
  * copy of the header), so it is laid out here and checked below.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
