@@ -13,6 +13,7 @@
 
 #include "dr_priv.h"
 #include "policy.h"
+#include "trust.h"
 
 extern char **environ;
 
@@ -124,6 +125,7 @@ void dr_check_policy(struct ng_doctor_report *r, const struct dr_host *h, const 
 {
 	struct ng_policy p;
 	struct dr_check *c;
+	struct ng_trust trust;
 	char why[512];
 
 	if (!path)
@@ -135,7 +137,7 @@ void dr_check_policy(struct ng_doctor_report *r, const struct dr_host *h, const 
 		dr_detail(c, "NCCLGUARD_POLICY is not set and there is no /etc/ncclguard.conf");
 		return;
 	}
-	if (ng_policy_parse_file(path, &p)) {
+	if (ng_policy_load(path, &p, &trust)) {
 		ng_policy_format_error(&p, 0, why, sizeof(why));
 		c = dr_add(r, "policy.file", DR_FAIL, "%s", path);
 		dr_detail(c, "%s%s", why, p.nerr > 1 ? " (and more)" : "");
@@ -143,10 +145,12 @@ void dr_check_policy(struct ng_doctor_report *r, const struct dr_host *h, const 
 		ng_policy_free(&p);
 		return;
 	}
-	if (p.enforces && ng_policy_trusted(path, why, sizeof(why))) {
+	if (p.enforces && trust.why[0]) {
 		c = dr_add(r, "policy.file", p.fail ? DR_FAIL : DR_WARN, "%s", path);
-		dr_detail(c, "refused: %s; the shim would apply nothing of it", why);
-		dr_fix(c, "make the file and its folder writable by their owner only (root or you)");
+		dr_detail(c, "refused: %s; the shim would apply nothing of it", trust.why);
+		dr_fix(c, "make the file and every folder above it owned by root or you and "
+		       "writable by their owner only (a sticky folder, like /tmp, may be "
+		       "writable by all)");
 		ng_policy_free(&p);
 		return;
 	}

@@ -3,7 +3,7 @@
 # configuration files and the planner.  Linked into the shim (preload/
 # enforce applies a plan) and into the CLI (`ncclguard policy check`).
 POLICY_OBJS := $(addprefix $(BUILD)/obj/policy/,parse.o netif.o hostprobe.o pin.o plan.o \
-	ncclconf.o)
+	ncclconf.o trust.o)
 $(BUILD)/obj/policy/%.o: MOD_INC := -Ipolicy -Icommon
 
 # libinih is linked statically (it is built PIC) so that the preloaded shim

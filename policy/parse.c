@@ -662,28 +662,31 @@ int ng_policy_parse_buffer(const char *name, const char *buf, size_t len, struct
 	return p->nerr ? -1 : 0;
 }
 
-int ng_policy_parse_file(const char *path, struct ng_policy *p)
+void ng_policy_unreadable(struct ng_policy *p, const char *name, const char *why)
 {
-	char *buf = NULL;
+	memset(p, 0, sizeof(*p));
+	p->fail = 1;
+	p->timeout_action = NG_PTO_UNSET;
+	p->path = strdup(name);
+	perr(p, 0, "%s", why);
+}
+
+int ng_policy_parse_fd(int fd, const char *name, struct ng_policy *p)
+{
+	char *buf = NULL, why[160];
 	size_t len = 0;
 	ssize_t n;
 	struct stat sb;
-	int fd, r;
+	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		int e = fd < 0 ? errno : (errno ? errno : EINVAL);
-
-		memset(p, 0, sizeof(*p));
-		p->fail = 1;
-		p->timeout_action = NG_PTO_UNSET;
-		p->path = strdup(path);
-		if (fd >= 0 && !S_ISREG(sb.st_mode))
-			perr(p, 0, "not a regular file");
+	r = fstat(fd, &sb);
+	if (r || !S_ISREG(sb.st_mode)) {
+		if (r)
+			snprintf(why, sizeof(why), "cannot read: %s", strerror(errno));
 		else
-			perr(p, 0, "cannot read: %s", strerror(e));
-		if (fd >= 0)
-			close(fd);
+			snprintf(why, sizeof(why), "not a regular file");
+		close(fd);
+		ng_policy_unreadable(p, name, why);
 		return -1;
 	}
 	buf = malloc(NG_POLICY_MAX_BYTES + 1);
@@ -691,7 +694,7 @@ int ng_policy_parse_file(const char *path, struct ng_policy *p)
 		while (len <= NG_POLICY_MAX_BYTES &&
 		       (n = read(fd, buf + len, NG_POLICY_MAX_BYTES + 1 - len)) != 0) {
 			if (n < 0) {
-				if (errno == EINTR)
+				if (errno == EINTR || errno == EAGAIN)
 					continue;
 				break;
 			}
@@ -701,14 +704,12 @@ int ng_policy_parse_file(const char *path, struct ng_policy *p)
 	close(fd);
 	if (!buf || len > NG_POLICY_MAX_BYTES) {
 		free(buf);
-		memset(p, 0, sizeof(*p));
-		p->fail = 1;
-		p->timeout_action = NG_PTO_UNSET;
-		p->path = strdup(path);
-		perr(p, 0, buf ? "larger than %d bytes" : "out of memory (%d)", NG_POLICY_MAX_BYTES);
+		snprintf(why, sizeof(why), buf ? "larger than %d bytes" : "out of memory (%d)",
+			 NG_POLICY_MAX_BYTES);
+		ng_policy_unreadable(p, name, why);
 		return -1;
 	}
-	r = ng_policy_parse_buffer(path, buf, len, p);
+	r = ng_policy_parse_buffer(name, buf, len, p);
 	free(buf);
 	return r;
 }
@@ -744,60 +745,6 @@ int ng_policy_serves_env(const struct ng_policy *p)
 		if (p->env[i].action != NG_PENV_ALLOW)
 			return 1;
 	return 0;
-}
-
-/* ---- trust -------------------------------------------------------------- */
-
-static int check_owner_mode(const char *what, const char *path, const struct stat *sb,
-			    int folder, char *why, size_t len)
-{
-	uid_t me = geteuid();
-
-	if (sb->st_uid != 0 && sb->st_uid != me) {
-		snprintf(why, len, "%s %s is owned by uid %u, neither root nor this user (uid %u)",
-			 what, path, (unsigned)sb->st_uid, (unsigned)me);
-		return -1;
-	}
-	if (sb->st_mode & (S_IWGRP | S_IWOTH)) {
-		/* A sticky folder (like /tmp) lets others add files but not
-		 * replace ours; the file's own owner and mode still count. */
-		if (folder && (sb->st_mode & S_ISVTX))
-			return 0;
-		snprintf(why, len, "%s %s is writable by %s (mode %04o): fix with chmod go-w %s",
-			 what, path, (sb->st_mode & S_IWOTH) ? "others" : "its group",
-			 (unsigned)(sb->st_mode & 07777), path);
-		return -1;
-	}
-	return 0;
-}
-
-int ng_policy_trusted(const char *path, char *why, size_t len)
-{
-	char real[PATH_MAX], dir[PATH_MAX];
-	struct stat sb;
-	char *slash;
-
-	if (!realpath(path, real)) {
-		snprintf(why, len, "cannot resolve %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (stat(real, &sb)) {
-		snprintf(why, len, "cannot stat %s: %s", real, strerror(errno));
-		return -1;
-	}
-	if (check_owner_mode("policy file", real, &sb, 0, why, len))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s", real);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = 0;
-	else if (slash)
-		*slash = 0;
-	if (stat(dir, &sb)) {
-		snprintf(why, len, "cannot stat %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	return check_owner_mode("its folder", dir, &sb, 1, why, len);
 }
 
 /* ---- SHA-256 (FIPS 180-4), so that the shim needs no crypto library ----- */

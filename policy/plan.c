@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policy.h"
 #include "seconds.h"
+#include "trust.h"
 
 #define MAX_IFS 128
 #define MAX_PORTS 128
@@ -195,6 +197,24 @@ static const char *when(struct ctx *c, char *buf, size_t len)
 
 /* ---- [env] ----------------------------------------------------------- */
 
+/* A file the policy would have the loader or NCCL open (trust.h): one
+ * another user could replace is a violation, and the value is not set.
+ * Bare names are the loader's search path's. */
+static int refused_path(struct ctx *c, const struct ng_penv *e, const char *u)
+{
+	char why[PATH_MAX + 256];
+
+	if (e->action != NG_PENV_ENFORCE && (e->action != NG_PENV_DEFAULT || u))
+		return 0;
+	if (!ng_trust_value(e->name, e->value, getuid(), why, sizeof(why)))
+		return 0;
+	add(c, e->name, e->action == NG_PENV_ENFORCE ? "enforce" : "default", u ? u : "", "",
+	    NG_SET_NONE, NG_DEC_VIOLATION, "%s=%s (%s by %s:%d) refused: %s; not set", e->name,
+	    e->value, e->action == NG_PENV_ENFORCE ? "enforced" : "default", c->p->path, e->line,
+	    why);
+	return 1;
+}
+
 static void plan_entry(struct ctx *c, const struct ng_penv *e)
 {
 	const struct ng_policy *p = c->p;
@@ -208,6 +228,8 @@ static void plan_entry(struct ctx *c, const struct ng_penv *e)
 		file = NULL;
 	if (file)
 		snprintf(from, sizeof(from), " from %s", file);
+	if (refused_path(c, e, u))
+		return;
 	switch (e->action) {
 	case NG_PENV_ENFORCE:
 		if (u && !strcmp(u, e->value)) {

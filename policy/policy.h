@@ -3,6 +3,8 @@
  *
  *   parse.c      INI file -> struct ng_policy, errors as "FILE:LINE: ...";
  *                SHA-256 of the file for process_info
+ *   trust.c      whether a file may steer a process, on descriptors
+ *                (trust.h); the policy read through it
  *   netif.c      NCCL's interface-list syntax; which interfaces and IB
  *                devices a NCCL_SOCKET_IFNAME / NCCL_IB_HCA value selects
  *   hostprobe.c  the one seam to sysfs, procfs and getifaddrs
@@ -96,9 +98,13 @@ struct ng_policy {
 /* Largest policy file read (a site policy is a few hundred bytes). */
 #define NG_POLICY_MAX_BYTES (1 << 20)
 
-/* Parse a file / a buffer named `name` into *p (zeroed first).  Returns 0
- * when valid, -1 otherwise (p->err says why).  ng_policy_free in both cases. */
-int ng_policy_parse_file(const char *path, struct ng_policy *p);
+/* Parse an open descriptor (closed here) / a buffer named `name` into *p
+ * (zeroed first).  Returns 0 when valid, -1 otherwise (p->err says why).
+ * ng_policy_free in both cases.  A file by its path: ng_policy_load
+ * (trust.h), which reads it through the trust walk. */
+int ng_policy_parse_fd(int fd, const char *name, struct ng_policy *p);
+/* *p as a file that could not be read, for `why`. */
+void ng_policy_unreadable(struct ng_policy *p, const char *name, const char *why);
 int ng_policy_parse_buffer(const char *name, const char *buf, size_t len,
 			   struct ng_policy *p);
 void ng_policy_free(struct ng_policy *p);
@@ -110,11 +116,6 @@ const struct ng_penv *ng_policy_env(const struct ng_policy *p, const char *name)
 int ng_policy_serves_env(const struct ng_policy *p);
 const char *ng_penv_action_name(enum ng_penv_action a);
 const char *ng_ptimeout_action_name(enum ng_ptimeout_action a);
-
-/* Trust: 0 when `path` (after symlinks) and its folder are writable by
- * nobody but their owner, and owned by root or the effective user;
- * otherwise -1 with why in buf. */
-int ng_policy_trusted(const char *path, char *why, size_t len);
 
 /* SHA-256 (FIPS 180-4) of a buffer, as 64 hex digits and a NUL. */
 void ng_sha256_hex(const void *data, size_t len, char out[65]);

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "policy.h"
+#include "trust.h"
 
 extern char **environ;
 
@@ -275,7 +276,8 @@ int ng_cmd_policy(int argc, char **argv)
 	struct ng_policy p;
 	const char *file = NULL;
 	int nranks = -1, violations = 0, untrusted = 0, rc;
-	char why[512], line[600];
+	char line[600];
+	struct ng_trust trust;
 	uint64_t cpus[NG_CPU_WORDS] = { 0 };
 	const uint64_t *allowed = NULL;
 	cpu_set_t set;
@@ -316,7 +318,7 @@ int ng_cmd_policy(int argc, char **argv)
 	}
 	if (!file)
 		return ng_cli_usage_error("policy", "no FILE given");
-	if (ng_policy_parse_file(file, &p)) {
+	if (ng_policy_load(file, &p, &trust)) {
 		for (int i = 0; i < p.nerr; i++) {
 			ng_policy_format_error(&p, i, line, sizeof(line));
 			fprintf(stderr, "%s\n", line);
@@ -329,12 +331,13 @@ int ng_cmd_policy(int argc, char **argv)
 		return 1;
 	}
 	printf("policy %s: valid (sha256 %s)\n", file, p.digest);
-	if (p.enforces && ng_policy_trusted(file, why, sizeof(why))) {
-		printf("trust: REFUSED: %s; the shim would apply nothing of it and %s\n", why,
-		       p.fail ? "exit 3" : "warn");
+	if (p.enforces && trust.why[0]) {
+		printf("trust: REFUSED: %s; the shim would apply nothing of it and %s\n",
+		       trust.why, p.fail ? "exit 3" : "warn");
 		untrusted = 1;
 	} else {
-		printf("trust: %s\n", p.enforces ? "ok (writable only by its owner)"
+		printf("trust: %s\n", p.enforces ? "ok (it and every folder above it writable "
+						   "only by root or you)"
 						 : "not checked (the file enforces nothing)");
 	}
 	print_header(&p);

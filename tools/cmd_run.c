@@ -40,6 +40,7 @@
 #include "job.h"
 #include "json.h"
 #include "policy.h"
+#include "trust.h"
 #include "seconds.h"
 #include "session.h"
 
@@ -226,10 +227,11 @@ static void restore_handlers(void)
 static int check_policy(const char *opt, const char *file)
 {
 	struct ng_policy p;
-	char line[600], why[512];
+	struct ng_trust trust;
+	char line[600];
 	int bad = 0;
 
-	if (ng_policy_parse_file(file, &p)) {
+	if (ng_policy_load(file, &p, &trust)) {
 		/* Each error names FILE:LINE. */
 		for (int i = 0; i < p.nerr; i++) {
 			ng_policy_format_error(&p, i, line, sizeof(line));
@@ -239,10 +241,11 @@ static int check_policy(const char *opt, const char *file)
 			fprintf(stderr, "ncclguard run: %s %s: %d more errors\n", opt, file,
 				p.more_errors);
 		bad = 1;
-	} else if (p.enforces && ng_policy_trusted(file, why, sizeof(why))) {
+	} else if (p.enforces && trust.why[0]) {
 		/* The shim would refuse it in every rank. */
 		fprintf(stderr, "ncclguard run: %s %s: refused: %s (a policy that enforces "
-			"must be writable only by its owner, root or you)\n", opt, file, why);
+			"must be writable only by its owner, root or you, and so must every "
+			"folder above it)\n", opt, file, trust.why);
 		bad = 1;
 	}
 	ng_policy_free(&p);

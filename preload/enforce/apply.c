@@ -29,6 +29,7 @@
 #include "core.h"
 #include "enforce.h"
 #include "policy.h"
+#include "trust.h"
 
 extern char **environ;
 
@@ -270,17 +271,21 @@ void ng_policy_init(void)
 	struct ng_plan plan;
 	struct ng_plan_input in;
 	uint64_t cpus[NG_CPU_WORDS];
-	char why[512], msg[600];
+	int rc;
+	char msg[600];
 	struct tally t = { 0 };
+	struct ng_trust trust;
 
 	if (!path || !*path) {
 		if (access(DEFAULT_POLICY, F_OK))
 			return;
 		path = DEFAULT_POLICY;
 	}
-	if (!realpath(path, pol_path))
-		snprintf(pol_path, sizeof(pol_path), "%s", path);
-	if (ng_policy_parse_file(pol_path, &pol)) {
+	/* Read through the descriptor the trust walk checked, never by path
+	 * again: a folder swapped meanwhile cannot hand us another file. */
+	rc = ng_policy_load(path, &pol, &trust);
+	snprintf(pol_path, sizeof(pol_path), "%s", trust.path[0] ? trust.path : path);
+	if (rc) {
 		for (int i = 0; i < pol.nerr; i++) {
 			ng_policy_format_error(&pol, i, msg, sizeof(msg));
 			ng_warn("policy error: %s", msg);
@@ -294,9 +299,10 @@ void ng_policy_init(void)
 		return;
 	}
 	snprintf(pol_digest, sizeof(pol_digest), "%s", pol.digest);
-	if (pol.enforces && ng_policy_trusted(pol_path, why, sizeof(why))) {
+	if (pol.enforces && trust.why[0]) {
 		ng_warn("policy violation: refusing %s: %s (a policy that enforces must be "
-			"writable only by its owner, root or you)", pol_path, why);
+			"writable only by its owner, root or you, and so must every folder "
+			"above it)", pol_path, trust.why);
 		ng_trace_policy("policy", "violation", pol_path, "untrusted");
 		violated(1, "(untrusted file): nothing of it is applied");
 		ng_policy_free(&pol);

@@ -29,14 +29,17 @@
  * stays.  nccl.h does not declare the struct (plugins carry their own
  * copy of the header), so it is laid out here and checked below.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "enforce.h"
 #include "policy.h"
+#include "trust.h"
 
 typedef struct {
 	const char *name;
@@ -90,12 +93,17 @@ static const char *env_view(const char *name, const char *(*get)(const char *))
 	const struct ng_policy *p = __atomic_load_n(&served, __ATOMIC_ACQUIRE);
 	const struct ng_penv *e;
 	const char *v;
+	char why[PATH_MAX + 256];
 
 	if (!name)
 		return NULL;
 	if (!p)
 		return get(name);
 	e = ng_policy_env(p, name);
+	/* A file another user could replace is not served, as the plan does
+	 * not set it (policy/plan.c says why). */
+	if (e && e->value && ng_trust_value(name, e->value, getuid(), why, sizeof(why)))
+		return get(name);
 	if (e) {
 		switch (e->action) {
 		case NG_PENV_ENFORCE:

@@ -67,6 +67,21 @@ chmod 666 "$P"
 assert_eq "$?" 3 "exit status, writable policy"
 assert_grep "trust: REFUSED" "$NG_TMP/o"
 
+note "an enforced plugin in a folder others can write; bare names are the loader's"
+mkdir -m 777 "$NG_TMP/w"
+: >"$NG_TMP/w/net.so"
+printf '[env]\nNCCL_NET_PLUGIN = enforce %s\nNCCL_TUNER_PLUGIN = enforce mytuner\n' \
+	"$NG_TMP/w/net.so" >"$P"
+chmod 600 "$P"
+"$NG_BIN" policy check "$P" >"$NG_TMP/o" 2>"$NG_TMP/e"
+assert_eq "$?" 3 "exit status, untrusted plugin path"
+assert_grep "VIOLATION NCCL_NET_PLUGIN=$NG_TMP/w/net.so (enforced by $P:2) refused: its folder $NG_TMP/w is writable by others" "$NG_TMP/o"
+assert_grep "ok        NCCL_TUNER_PLUGIN=mytuner (enforced by $P:3)" "$NG_TMP/o"
+chmod 755 "$NG_TMP/w"
+"$NG_BIN" policy check "$P" >"$NG_TMP/o" 2>"$NG_TMP/e"
+assert_eq "$?" 0 "exit status, plugin path writable only by its owner"
+assert_grep "ok        NCCL_NET_PLUGIN=$NG_TMP/w/net.so (enforced by $P:2)" "$NG_TMP/o"
+
 note "usage"
 "$NG_BIN" policy check >/dev/null 2>&1
 assert_eq "$?" 2 "exit status, no file"

@@ -1,5 +1,5 @@
 /* The policy parser (DESIGN.md section 4): a valid file in full, and every
- * malformed form reported with its line; SHA-256; the trust check. */
+ * malformed form reported with its line; SHA-256.  Trust: test_trust.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "policy.h"
+#include "trust.h"
 
 static const char full[] =
 	"; a comment\n"
@@ -256,40 +257,24 @@ static void test_file(void **state)
 {
 	char dir[] = "/tmp/ngpolXXXXXX", path[256], why[512], buf[400];
 	struct ng_policy p;
+	struct ng_trust t;
 	FILE *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/p.conf", dir);
-	assert_int_equal(ng_policy_parse_file(path, &p), -1);
+	assert_int_equal(ng_policy_load(path, &p, &t), -1);
 	ng_policy_format_error(&p, 0, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "p.conf: cannot read"));
 	ng_policy_free(&p);
 	f = fopen(path, "w");
 	fputs("[env]\nNCCL_X = enforce 1\n[devices]\npin = sideways\n", f);
 	fclose(f);
-	assert_int_equal(ng_policy_parse_file(path, &p), -1);
+	assert_int_equal(ng_policy_load(path, &p, &t), -1);
 	ng_policy_format_error(&p, 0, buf, sizeof(buf));
 	snprintf(why, sizeof(why), "%s:4: pin = 'sideways'", path);
 	assert_memory_equal(buf, why, strlen(why));
 	ng_policy_free(&p);
-	/* Trust. */
-	chmod(dir, 0700);
-	chmod(path, 0644);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), 0);
-	chmod(path, 0666);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "writable by others"));
-	chmod(path, 0664);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "writable by its group"));
-	chmod(path, 0644);
-	chmod(dir, 0777);
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "its folder"));
-	chmod(dir, 01777);	/* sticky, like /tmp */
-	assert_int_equal(ng_policy_trusted(path, why, sizeof(why)), 0);
-	chmod(dir, 0700);
 	unlink(path);
 	rmdir(dir);
 }

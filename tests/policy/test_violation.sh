@@ -98,6 +98,33 @@ chmod 700 "$NG_TMP/etc"
 assert_eq "$rc" 3 "exit status, writable folder"
 assert_grep "its folder $NG_TMP/etc is writable by others" "$NG_TMP/trustdir.err"
 
+note "an enforced plugin others could replace: refused, and never set"
+mkdir -m 777 "$NG_TMP/w"
+: >"$NG_TMP/w/net.so"
+# probe_plugin NAME: one rank, showing NCCL_NET_PLUGIN; status in $rc.
+probe_plugin() {
+	rm -f "$NG_TMP/id"
+	env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 NCCLGUARD_POLICY="$POL" \
+		NCCLGUARD_SYSROOT="$NG_TMP/host" LD_LIBRARY_PATH="$NG_SIM" NCCL_SOCKET_IFNAME=ib0 \
+		LD_PRELOAD="$NG_PRELOAD" "$PROBE" --id "$NG_TMP/id" NCCL_NET_PLUGIN \
+		>"$NG_TMP/$1.out" 2>"$NG_TMP/$1.err"
+	rc=$?
+}
+policy "[env]\nNCCL_NET_PLUGIN = enforce $NG_TMP/w/net.so\n"
+probe_plugin netplugin
+assert_eq "$rc" 3 "exit status, untrusted plugin path"
+assert_grep "policy violation: NCCL_NET_PLUGIN=$NG_TMP/w/net.so (enforced by $POL:2) refused: its folder $NG_TMP/w is writable by others" "$NG_TMP/netplugin.err"
+policy "[env]\nNCCL_NET_PLUGIN = enforce $NG_TMP/w/net.so\n[violation]\naction = warn\n"
+probe_plugin netwarn
+assert_eq "$rc" 0 "exit status, untrusted plugin path, action = warn"
+assert_grep "^main NCCL_NET_PLUGIN=<unset>" "$NG_TMP/netwarn.out"
+assert_grep "^init NCCL_NET_PLUGIN=<unset>" "$NG_TMP/netwarn.out"
+assert_no_grep "NCCL_NET_PLUGIN=$NG_TMP" "$NG_TMP/netwarn.out"
+chmod 755 "$NG_TMP/w"
+probe_plugin nettrusted
+assert_eq "$rc" 0 "exit status, trusted plugin path"
+assert_grep "^init NCCL_NET_PLUGIN=$NG_TMP/w/net.so" "$NG_TMP/nettrusted.out"
+
 note "a malformed policy names file and line"
 policy '[env]\nNCCL_SOCKET_IFNAME = enforce =ib0\n[devices]\npin = sometimes\n'
 run_probe bad
