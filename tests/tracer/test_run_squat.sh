@@ -7,7 +7,10 @@
 # taken too (a folder of uid 1001's: /run is root's, so that takes a
 # mount here), a lone run records alone, and a task of a job with several
 # on the host stops with exit status 2 before its command starts: never
-# the job run untraced with exit status 0.
+# the job run untraced with exit status 0.  As uid 1001, whose
+# /dev/shm/ncclguard-1001 is root's: $XDG_RUNTIME_DIR/ncclguard is used
+# when $XDG_RUNTIME_DIR is theirs and private, and is never taken on
+# trust.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 
@@ -23,7 +26,18 @@ other() {
 }
 SHM=/dev/shm/ncclguard-0
 BAIT=/dev/shm/bait
-NG_AT_EXIT="chown 0:0 /run/ncclguard; chmod 700 /run/ncclguard"
+U=/dev/shm/u1001
+NG_AT_EXIT="chown 0:0 /run/ncclguard; chmod 700 /run/ncclguard; user_sessiond_down"
+
+# The session daemon a run of uid 1001 started (its own, under LTTNG_HOME).
+user_sessiond_down() {
+	p=$(cat "$U/home/.lttng/lttng-sessiond.pid" 2>/dev/null) || return 0
+	kill "$p" 2>/dev/null
+	i=0
+	while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -9 "$p" 2>/dev/null
+	return 0
+}
 
 # squat FORM: what uid 1001 leaves at $SHM, with $BAIT its own open folder.
 squat() {
@@ -113,5 +127,47 @@ for form in folder file symlink; do
 	[ ! -e "$NG_TMP/task-$form" ] || fail "task-$form: left a trace folder"
 	untouched "task-$form"
 done
-rm -rf "$SHM" "$BAIT"
+chown 0:0 /run/ncclguard && chmod 700 /run/ncclguard
+
+# urun NAME ENV...: as uid 1001, with its own LTTng, the emitter recorded
+# into $U/NAME; sets rc.
+urun() {
+	name=$1; shift
+	rc=0
+	other env LTTNG_HOME="$U/home" HOME="$U/home" "$@" "$NG_BIN" run -o "$U/$name" -- sh -c \
+		'echo "$NCCLGUARD_FLIGHT_DIR" >"$0"; exec "$1" -n 1' "$U/$name.flight" \
+		"$NG_TP_EMIT" >"$U/$name.out" 2>"$U/$name.err" || rc=$?
+}
+mkdir -m 700 "$U" && chown 1001:1001 "$U" && other mkdir -m 700 "$U/home" "$U/xdg" ||
+	fail "cannot make $U for uid 1001"
+rm -rf /dev/shm/ncclguard-1001
+mkdir -m 777 /dev/shm/ncclguard-1001
+
+note "uid 1001 with a private XDG_RUNTIME_DIR: the job meets there"
+urun xdg XDG_RUNTIME_DIR="$U/xdg"
+assert_eq "$rc" 0 "xdg: exit status"
+case "$(cat "$U/xdg.flight")" in
+"$U/xdg/ncclguard/"*) ;;
+*) cat "$U/xdg.err"; fail "xdg: flight folder '$(cat "$U/xdg.flight")' not in $U/xdg/ncclguard" ;;
+esac
+ng_trace_text "$U/xdg" "$NG_TMP/xdg.txt"
+pid=$(ng_emit_pid "$U/xdg.out")
+[ -n "$pid" ] && [ "$(ng_count "$NG_TMP/xdg.txt" process_info "$pid")" -ge 1 ] ||
+	{ cat "$U/xdg.err"; fail "xdg: no events recorded"; }
+assert_eq "$(ls -A /dev/shm/ncclguard-1001)" "" "xdg: what the run left in root's folder"
+
+note "uid 1001, XDG_RUNTIME_DIR open to others and /dev/shm/ncclguard-1001 root's: stop"
+chmod 777 "$U/xdg"
+urun none XDG_RUNTIME_DIR="$U/xdg" OMPI_MCA_ess_base_jobid=squat3-$$ \
+	OMPI_COMM_WORLD_LOCAL_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1
+assert_eq "$rc" 2 "none: exit status"
+assert_grep "^ncclguard: warning: XDG_RUNTIME_DIR=$U/xdg: not a folder of ours with mode 0700; not used" \
+	"$U/none.err"
+assert_grep "^ncclguard: warning: /dev/shm/ncclguard-1001: owned by uid 0, not by us; not used" \
+	"$U/none.err"
+assert_grep "no private runtime folder" "$U/none.err"
+[ ! -e "$U/none.flight" ] || fail "none: the command ran"
+assert_eq "$(ls -A /dev/shm/ncclguard-1001)" "" "none: what the run left in root's folder"
+user_sessiond_down
+rm -rf "$SHM" "$BAIT" "$U" /dev/shm/ncclguard-1001
 echo ok
