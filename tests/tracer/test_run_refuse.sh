@@ -31,6 +31,14 @@ assert_grep "^ncclguard run: --inject 'drop:rank=1,op=allreduc,seq=7': op=allred
 assert_grep "see \`ncclguard run --help\`" "$NG_TMP/inject.err"
 refused inject2 --inject "delay:rank=1" -- true
 assert_grep "delay needs ms=N" "$NG_TMP/inject2.err"
+note "--inject rules that could never fire"
+refused inject3 --inject "drop:rank=99999999999" -- true
+assert_grep "rank=99999999999 in drop: not a rank" "$NG_TMP/inject3.err"
+refused inject4 --inject "stall:op=allreduce,count=0" -- true
+assert_grep "count=0 in stall: not a positive number" "$NG_TMP/inject4.err"
+NCCLGUARD_INJECT="drop:rank=1,rank=2" refused inject5 -- true
+assert_grep "^ncclguard run: NCCLGUARD_INJECT='drop:rank=1,rank=2': rank=2 in drop: rank given twice" \
+	"$NG_TMP/inject5.err"
 
 note "a malformed --policy: FILE:LINE"
 mkdir -m 700 "$NG_TMP/etc"
