@@ -48,6 +48,12 @@ struct ng_flight_dir {
  * of other users' reach.  0; or -1 with buf "" when none is, each refusal
  * warned on stderr. */
 int ng_runtime_dir(char *buf, size_t len);
+/* The run folder of the session daemon `run` uses: /var/run/lttng for
+ * root, ${LTTNG_HOME:-$HOME}/.lttng for others.  0 if it is ours and
+ * nobody else may write to it (or LTTng will say why it cannot use it);
+ * -1 with its path in buf and *why: another user could take the daemon's
+ * place. */
+int ng_lttng_rundir_check(char *buf, size_t len, const char **why);
 /* 0, or -1 after a warning: the job then runs without flight rings.
  * parent: the runtime folder, "" for none (a folder of random name in
  * /dev/shm then). */

@@ -108,7 +108,9 @@ static const char usage[] =
 	"the runtime folder: /run/ncclguard as root, else $XDG_RUNTIME_DIR/ncclguard,\n"
 	"else /dev/shm/ncclguard-UID, each used only if it is yours and private.\n"
 	"Where none is, a lone run records alone, and a run of one task among\n"
-	"several on the host stops before CMD starts, with exit status 2.\n"
+	"several on the host stops before CMD starts, with exit status 2; so does\n"
+	"any run whose session daemon's folder (/var/run/lttng as root, else\n"
+	"$LTTNG_HOME/.lttng) another user could have taken.\n"
 	"A process loads the tracer at its first NCCL call and waits there until the\n"
 	"daemon has set up its buffers, at most LTTNG_UST_REGISTER_TIMEOUT ms (we set\n"
 	"10000 unless you did; 0 would lose the events emitted before registration).\n"
@@ -1562,7 +1564,8 @@ static void guardian_end(int fd, pid_t gpid)
 int ng_cmd_run(int argc, char **argv)
 {
 	struct run r;
-	char lib[PATH_MAX], policy[PATH_MAX];
+	char lib[PATH_MAX], policy[PATH_MAX], ltt_run[PATH_MAX];
+	const char *why;
 	char *preload = NULL;
 	int has_tty, rc, ret, err, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, guard = -1;
 	const char *status = "finished";
@@ -1588,6 +1591,12 @@ int ng_cmd_run(int argc, char **argv)
 			return 2;
 	} else if (getenv("NCCLGUARD_POLICY") && *getenv("NCCLGUARD_POLICY") &&
 		   check_policy("NCCLGUARD_POLICY", getenv("NCCLGUARD_POLICY"))) {
+		return 2;
+	}
+	if (ng_lttng_rundir_check(ltt_run, sizeof(ltt_run), &why)) {
+		fprintf(stderr, "ncclguard run: %s, the session daemon's run folder: %s; another "
+			"user could stand in for the daemon (set LTTNG_HOME to a folder of yours)\n",
+			ltt_run, why);
 		return 2;
 	}
 	if (lib_path(lib, sizeof(lib)) || build_preload(lib, &preload))

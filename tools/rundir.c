@@ -15,6 +15,10 @@
  * and the folder itself, opened with O_NOFOLLOW, is a folder owned by us
  * with no access for group or others.  Once both hold, nobody else can
  * swap the name for something else, so paths below it are safe to use.
+ *
+ * The session daemon's run folder (its sockets, which the traced
+ * processes and `run` connect to) is held to the same rule: lttng-sessiond
+ * itself takes whatever it finds there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,4 +151,51 @@ int ng_runtime_dir(char *buf, size_t len)
 	}
 	buf[0] = '\0';
 	return -1;
+}
+
+int ng_lttng_rundir_check(char *buf, size_t len, const char **why)
+{
+	uid_t uid = geteuid();
+	const char *home = getenv("LTTNG_HOME");
+	struct stat st;
+	int fd, n;
+
+	*why = NULL;
+	/* Root's daemon: /var/run/lttng, which it makes if missing. */
+	if (uid == 0) {
+		n = snprintf(buf, len, "/var/run/lttng");
+		if (n < 0 || (size_t)n >= len || lstat(buf, &st))
+			return 0;
+		if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+			*why = "not a folder of root's that only root may write to";
+		return *why ? -1 : 0;
+	}
+	/* A user's: $LTTNG_HOME/.lttng, else $HOME/.lttng. */
+	if (!home || !*home)
+		home = getenv("HOME");
+	if (!home || !*home)
+		return 0;	/* LTTng says so itself */
+	n = snprintf(buf, len, "%s/.lttng", home);
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	*why = parent_safe(home, uid);
+	if (*why)
+		return -1;
+	/* In a sticky folder others may write to (LTTNG_HOME=/tmp), made
+	 * here when missing, so that nobody slips one in before the daemon
+	 * starts; elsewhere only we could make it.  One we cannot make is
+	 * LTTng's to report. */
+	if (!stat(home, &st) && (st.st_mode & 022) && mkdir(buf, 0700) && errno != EEXIST)
+		return 0;
+	fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0) {
+		*why = "a symlink or a file, not a folder (made by someone else?)";
+		return -1;
+	}
+	if (fstat(fd, &st) || st.st_uid != uid || (st.st_mode & 022))
+		*why = "not a folder of ours that only we may write to";
+	close(fd);
+	return *why ? -1 : 0;
 }

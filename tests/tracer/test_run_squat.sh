@@ -10,7 +10,8 @@
 # the job run untraced with exit status 0.  As uid 1001, whose
 # /dev/shm/ncclguard-1001 is root's: $XDG_RUNTIME_DIR/ncclguard is used
 # when $XDG_RUNTIME_DIR is theirs and private, and is never taken on
-# trust.
+# trust.  The session daemon's run folder likewise: a run stops (exit
+# status 2) where another user could stand in for the daemon.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 
@@ -27,7 +28,7 @@ other() {
 SHM=/dev/shm/ncclguard-0
 BAIT=/dev/shm/bait
 U=/dev/shm/u1001
-NG_AT_EXIT="chown 0:0 /run/ncclguard; chmod 700 /run/ncclguard; user_sessiond_down"
+NG_AT_EXIT="chown 0:0 /run/ncclguard; chmod 700 /run/ncclguard; chmod 755 /var/run/lttng; user_sessiond_down"
 
 # The session daemon a run of uid 1001 started (its own, under LTTNG_HOME).
 user_sessiond_down() {
@@ -168,6 +169,25 @@ assert_grep "^ncclguard: warning: /dev/shm/ncclguard-1001: owned by uid 0, not b
 assert_grep "no private runtime folder" "$U/none.err"
 [ ! -e "$U/none.flight" ] || fail "none: the command ran"
 assert_eq "$(ls -A /dev/shm/ncclguard-1001)" "" "none: what the run left in root's folder"
+
+note "uid 1001, LTTNG_HOME=/tmp-like, its .lttng made by another user: stop"
+mkdir -m 1777 "$U/shared" && mkdir -m 777 "$U/shared/.lttng"
+urun lttnghome LTTNG_HOME="$U/shared" XDG_RUNTIME_DIR="$U/xdg"
+assert_eq "$rc" 2 "lttnghome: exit status"
+assert_grep "^ncclguard run: $U/shared/.lttng, the session daemon's run folder: not a folder of ours" \
+	"$U/lttnghome.err"
+[ ! -e "$U/lttnghome.flight" ] || fail "lttnghome: the command ran"
+assert_eq "$(ls -A "$U/shared/.lttng")" "" "lttnghome: what the run left in the other user's .lttng"
+
+note "root, /var/run/lttng open to others: stop"
+chmod 777 /var/run/lttng
+run varrun
+chmod 755 /var/run/lttng
+assert_eq "$rc" 2 "varrun: exit status"
+assert_grep "^ncclguard run: /var/run/lttng, the session daemon's run folder: not a folder of root's" \
+	"$NG_TMP/varrun.err"
+[ ! -e "$NG_TMP/varrun.flight" ] || fail "varrun: the command ran"
+
 user_sessiond_down
 rm -rf "$SHM" "$BAIT" "$U" /dev/shm/ncclguard-1001
 echo ok
