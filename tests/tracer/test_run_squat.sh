@@ -135,12 +135,17 @@ chown 0:0 /run/ncclguard && chmod 700 /run/ncclguard
 urun() {
 	name=$1; shift
 	rc=0
-	other env LTTNG_HOME="$U/home" HOME="$U/home" "$@" "$NG_BIN" run -o "$U/$name" -- sh -c \
-		'echo "$NCCLGUARD_FLIGHT_DIR" >"$0"; exec "$1" -n 1' "$U/$name.flight" \
-		"$NG_TP_EMIT" >"$U/$name.out" 2>"$U/$name.err" || rc=$?
+	other env LTTNG_HOME="$U/home" HOME="$U/home" "$@" "$U/b/bin/ncclguard" run -o "$U/$name" \
+		-- sh -c 'echo "$NCCLGUARD_FLIGHT_DIR" >"$0"; exec "$1" -n 1' "$U/$name.flight" \
+		"$U/b/tests/tp_emit" >"$U/$name.out" 2>"$U/$name.err" || rc=$?
 }
 mkdir -m 700 "$U" && chown 1001:1001 "$U" && other mkdir -m 700 "$U/home" "$U/xdg" ||
 	fail "cannot make $U for uid 1001"
+# The programs where uid 1001 can run them (a build under /root, as
+# check-fresh's, is out of its reach), laid out as in the build.
+mkdir "$U/b" "$U/b/bin" "$U/b/lib" "$U/b/tests" && cp "$NG_BIN" "$U/b/bin/" &&
+	cp "$NG_BUILD/lib/libncclguard.so" "$NG_TP_LIB" "$U/b/lib/" && cp "$NG_TP_EMIT" "$U/b/tests/" &&
+	chmod -R a+rX "$U/b" || fail "cannot copy the programs for uid 1001"
 rm -rf /dev/shm/ncclguard-1001
 mkdir -m 777 /dev/shm/ncclguard-1001
 
