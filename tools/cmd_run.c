@@ -134,8 +134,7 @@ static const char usage[] =
 	"a later run may use the same -o; a CMD that cannot be started (not found,\n"
 	"not executable) leaves nothing.  Processes that die keep their last calls in\n"
 	"flight rings under NCCLGUARD_FLIGHT_DIR (a private folder in the runtime\n"
-	"folder), which\n"
-	"are collected into the trace at the end.\n"
+	"folder), which are collected into the trace at the end.\n"
 	"\n"
 	"--inject, --policy (parsed, and refused where the shim would refuse it) and\n"
 	"the timeouts are checked before anything starts; a refusal leaves nothing.\n"
@@ -1595,8 +1594,9 @@ int ng_cmd_run(int argc, char **argv)
 	}
 	if (ng_lttng_rundir_check(ltt_run, sizeof(ltt_run), &why)) {
 		fprintf(stderr, "ncclguard run: %s, the session daemon's run folder: %s; another "
-			"user could stand in for the daemon (set LTTNG_HOME to a folder of yours)\n",
-			ltt_run, why);
+			"user could stand in for the daemon (%s)\n", ltt_run, why,
+			geteuid() ? "set LTTNG_HOME to a folder of yours" :
+			"make it root's, mode 0755");
 		return 2;
 	}
 	if (lib_path(lib, sizeof(lib)) || build_preload(lib, &preload))
