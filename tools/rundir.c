@@ -88,7 +88,8 @@ static const char *private_dir(const char *dir, uid_t uid)
 }
 
 /* The base folder from the environment: absolute, a folder of ours,
- * mode 0700, as the XDG spec demands; NULL, else why not. */
+ * mode 0700, as the XDG spec demands; NULL, else why not ("" if it does
+ * not exist). */
 static const char *base_ok(const char *base, uid_t uid)
 {
 	struct stat st;
@@ -98,7 +99,7 @@ static const char *base_ok(const char *base, uid_t uid)
 		return "not an absolute path";
 	fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return strerror(errno);
+		return errno == ENOENT ? "" : strerror(errno);
 	if (fstat(fd, &st) || st.st_uid != uid || (st.st_mode & 07777) != 0700) {
 		close(fd);
 		return "not a folder of ours with mode 0700";
@@ -125,6 +126,10 @@ int ng_runtime_dir(char *buf, size_t len)
 			if (!base || !*base)
 				continue;
 			why = base_ok(base, uid);
+			/* "": missing, as on a host where the login that set
+			 * it never was (srun passes the variable on). */
+			if (why && !*why)
+				continue;
 			if (why) {
 				fprintf(stderr, "ncclguard: warning: %s=%s: %s; not used\n",
 					candidates[i].base_env, base, why);

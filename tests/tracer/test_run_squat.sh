@@ -175,6 +175,13 @@ assert_grep "no private runtime folder" "$U/none.err"
 [ ! -e "$U/none.flight" ] || fail "none: the command ran"
 assert_eq "$(ls -A /dev/shm/ncclguard-1001)" "" "none: what the run left in root's folder"
 
+note "uid 1001, XDG_RUNTIME_DIR missing on this host (srun passes it on): quietly passed over"
+urun gone XDG_RUNTIME_DIR="$U/no-such" OMPI_MCA_ess_base_jobid=squat4-$$ \
+	OMPI_COMM_WORLD_LOCAL_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1
+assert_eq "$rc" 2 "gone: exit status"
+assert_no_grep "XDG_RUNTIME_DIR=" "$U/gone.err"
+assert_grep "^ncclguard: warning: /dev/shm/ncclguard-1001: owned by uid 0" "$U/gone.err"
+
 note "uid 1001, LTTNG_HOME=/tmp-like, its .lttng made by another user: stop"
 mkdir -m 1777 "$U/shared" && mkdir -m 777 "$U/shared/.lttng"
 urun lttnghome LTTNG_HOME="$U/shared" XDG_RUNTIME_DIR="$U/xdg"
