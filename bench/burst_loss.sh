@@ -15,7 +15,7 @@ RUNS=${1:-10}
 BURNERS=${2:-0}
 if [ -z "${NG_BENCH_INNER:-}" ] && [ "$(id -u)" = 0 ]; then
 	NG_BENCH_INNER=1 exec unshare -m sh -c 'mkdir -p /var/run/lttng &&
-		mount -t tmpfs ng-lttng /var/run/lttng && mount -t tmpfs -o mode=1777 ng-shm /dev/shm &&
+		mount -t tmpfs -o mode=0755 ng-lttng /var/run/lttng && mount -t tmpfs -o mode=1777 ng-shm /dev/shm &&
 		exec sh "$0" "$@"' "$0" "$@"
 fi
 TMP=$(mktemp -d)

@@ -1,5 +1,7 @@
 /* The fault injection spec parser (inject_spec.h). */
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +47,12 @@ static int parse_long(const char *v, long *out)
 {
 	char *end;
 
+	/* strtol would take a sign or leading spaces. */
+	if (*v < '0' || *v > '9')
+		return -1;
 	errno = 0;
 	*out = strtol(v, &end, 10);
-	return errno || end == v || *end || *out < 0 ? -1 : 0;
+	return errno || end == v || *end ? -1 : 0;
 }
 
 static int parse_code(const char *v, ncclResult_t *out)
@@ -105,11 +110,52 @@ static int check_rule(const struct ng_inject_rule *r, const char *kind, char *er
 	return 0;
 }
 
+/*
+ * The numeric keys: what each may be for the rule to fire at all.  Ranks
+ * and communicator indexes are ints; sequence numbers start at 1; a rule
+ * with count=0 or every=0 would never fire.
+ */
+static const struct {
+	const char *key;
+	enum ng_inject_kind kind;	/* the only kind it belongs to, NONE: all */
+	size_t at;
+	long min, max;
+	const char *why;
+} numeric[] = {
+	{ "rank", NG_INJ_NONE, offsetof(struct ng_inject_rule, rank), 0, INT_MAX,
+	  "not a rank (0 to 2147483647)" },
+	{ "seq", NG_INJ_NONE, offsetof(struct ng_inject_rule, seq), 1, LONG_MAX,
+	  "not a sequence number (they start at 1)" },
+	{ "every", NG_INJ_NONE, offsetof(struct ng_inject_rule, every), 1, LONG_MAX,
+	  "not a positive number" },
+	{ "comm", NG_INJ_NONE, offsetof(struct ng_inject_rule, comm), 0, INT_MAX,
+	  "not a communicator index (0 to 2147483647, in creation order)" },
+	{ "count", NG_INJ_NONE, offsetof(struct ng_inject_rule, count), 1, LONG_MAX,
+	  "not a positive number (count=0 would never fire)" },
+	{ "ms", NG_INJ_DELAY, offsetof(struct ng_inject_rule, ms), 0, LONG_MAX,
+	  "not a non-negative number" },
+};
+
+/* Whether key was given before in this rule; notes it in seen
+ * (" k1  k2 "): an unknown key ends the parse, so few fit in. */
+static int seen_key(char *seen, const char *key)
+{
+	char word[40];
+
+	if (snprintf(word, sizeof(word), " %s ", key) >= (int)sizeof(word))
+		return 0;
+	if (strstr(seen, word))
+		return 1;
+	if (strlen(seen) + strlen(word) < 256)
+		strcat(seen, word);
+	return 0;
+}
+
 static int parse_rule(char *text, struct ng_inject_rule *r, char *err, size_t errlen)
 {
 	char *colon = strchr(text, ':');
 	char *keys = colon ? colon + 1 : NULL;
-	char *tok, *save = NULL;
+	char *tok, *save = NULL, seen[256] = "";
 	size_t k;
 
 	if (colon)
@@ -128,7 +174,6 @@ static int parse_rule(char *text, struct ng_inject_rule *r, char *err, size_t er
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 		const char *key = tok, *val;
-		long *num = NULL;
 
 		if (!eq || eq == tok || !eq[1]) {
 			snprintf(err, errlen, "'%s' in %s: expected key=value", tok, text);
@@ -136,22 +181,21 @@ static int parse_rule(char *text, struct ng_inject_rule *r, char *err, size_t er
 		}
 		*eq = '\0';
 		val = eq + 1;
-		if (!strcmp(key, "rank"))
-			num = &r->rank;
-		else if (!strcmp(key, "seq"))
-			num = &r->seq;
-		else if (!strcmp(key, "every"))
-			num = &r->every;
-		else if (!strcmp(key, "comm"))
-			num = &r->comm;
-		else if (!strcmp(key, "count"))
-			num = &r->count;
-		else if (!strcmp(key, "ms") && r->kind == NG_INJ_DELAY)
-			num = &r->ms;
-		if (num) {
-			if (parse_long(val, num) || (num == &r->every && *num == 0)) {
-				snprintf(err, errlen, "%s=%s in %s: not a %s number", key, val,
-					 text, num == &r->every ? "positive" : "non-negative");
+		for (k = 0; k < sizeof(numeric) / sizeof(*numeric); k++)
+			if (!strcmp(key, numeric[k].key) &&
+			    (!numeric[k].kind || numeric[k].kind == r->kind))
+				break;
+		if (seen_key(seen, key)) {
+			/* Which one would win is a guess the user should not
+			 * have to make. */
+			snprintf(err, errlen, "%s=%s in %s: %s given twice", key, val, text, key);
+			return -1;
+		}
+		if (k < sizeof(numeric) / sizeof(*numeric)) {
+			long *num = (long *)((char *)r + numeric[k].at);
+
+			if (parse_long(val, num) || *num < numeric[k].min || *num > numeric[k].max) {
+				snprintf(err, errlen, "%s=%s in %s: %s", key, val, text, numeric[k].why);
 				return -1;
 			}
 		} else if (!strcmp(key, "op")) {

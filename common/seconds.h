@@ -9,8 +9,10 @@
  * 1E+2), and "inf", "infinity" or "never" in any case.  Above one year is
  * "never": no deadline is that far, and a count of ns past 1.8e10 s does
  * not fit the 64 bits deadlines are kept in (a wrapped limit made every
- * call time out at once).  Refused: signs, spaces, units, hex, nan, and 0,
- * which would report every call (today's meaning: refused everywhere).
+ * call time out at once).  Refused: signs, spaces, units, hex, nan, 0,
+ * which would report every call (today's meaning: refused everywhere), and
+ * anything below 1 ms, which no call can meet either (1e-300 made every
+ * call "not complete after 0.0 s").
  * The value is read digit by digit, not with strtod: the program's locale
  * may not use '.' for the decimal point.
  */
@@ -22,6 +24,7 @@
 #include <strings.h>
 
 #define NG_SECONDS_NEVER 31536000.0	/* one year; above it, no timeout */
+#define NG_SECONDS_MIN 0.001		/* 1 ms; below it, refused */
 
 /* Whether s (a parsed value) means no timeout. */
 static inline int ng_seconds_never(double s)
@@ -85,6 +88,11 @@ static inline int ng_seconds_parse(const char *s, double *out, const char **why)
 		v /= 10;
 	if (v == 0) {
 		*why = "0 would report every call (for no timeout: never)";
+		return -1;
+	}
+	/* The scaling above is inexact: 1e-3 must still pass. */
+	if (v < NG_SECONDS_MIN * (1 - 1e-9)) {
+		*why = "below 1 ms, which every call would exceed (the least is 0.001)";
 		return -1;
 	}
 	*out = ng_seconds_never(v) ? HUGE_VAL : v;

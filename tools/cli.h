@@ -42,12 +42,22 @@ struct ng_flight_dir {
 	char path[PATH_MAX];	/* "" if none */
 	int lock;		/* -1 if none */
 };
-/* The user's runtime folder, /dev/shm/ncclguard-<uid>, made private if
- * missing and checked to be ours and private.  0, or -1 with *why (or
- * errno when *why is NULL). */
-int ng_runtime_dir(char *buf, size_t len, const char **why);
-/* 0, or -1 after a warning: the job then runs without flight rings. */
-int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher);
+/* The user's runtime folder (rundir.c): /run/ncclguard for root,
+ * $XDG_RUNTIME_DIR/ncclguard for others, else /dev/shm/ncclguard-<uid>;
+ * made private if missing, and used only if it is ours, private and out
+ * of other users' reach.  0; or -1 with buf "" when none is, each refusal
+ * warned on stderr. */
+int ng_runtime_dir(char *buf, size_t len);
+/* The run folder of the session daemon `run` uses: /var/run/lttng for
+ * root, ${LTTNG_HOME:-$HOME}/.lttng for others.  0 if it is ours and
+ * nobody else may write to it (or LTTng will say why it cannot use it);
+ * -1 with its path in buf and *why: another user could take the daemon's
+ * place. */
+int ng_lttng_rundir_check(char *buf, size_t len, const char **why);
+/* 0, or -1 after a warning: the job then runs without flight rings.
+ * parent: the runtime folder, "" for none (a folder of random name in
+ * /dev/shm then). */
+int ng_flight_dir_make(struct ng_flight_dir *f, const char *parent, uint64_t tag, long launcher);
 /* Its regular files, then itself; the lock let go. */
 void ng_flight_dir_remove(struct ng_flight_dir *f);
 

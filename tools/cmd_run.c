@@ -105,7 +105,13 @@ static const char usage[] =
 	"only this job's, so jobs of one user on one host do not mix.  Runs of one\n"
 	"job on one host (one per task under srun or mpirun) share one session: the\n"
 	"first creates it, the last to end stops it and writes DIR/HOSTNAME/run.json\n"
-	"and the summary, in whatever order they end, killed or not.\n"
+	"and the summary, in whatever order they end, killed or not.  They meet in\n"
+	"the runtime folder: /run/ncclguard as root, else $XDG_RUNTIME_DIR/ncclguard,\n"
+	"else /dev/shm/ncclguard-UID, each used only if it is yours and private.\n"
+	"Where none is, a lone run records alone, and a run of one task among\n"
+	"several on the host stops before CMD starts, with exit status 2; so does\n"
+	"any run whose session daemon's folder (/var/run/lttng as root, else\n"
+	"$LTTNG_HOME/.lttng) another user could have taken.\n"
 	"A process loads the tracer at its first NCCL call and waits there until the\n"
 	"daemon has set up its buffers, at most LTTNG_UST_REGISTER_TIMEOUT ms (we set\n"
 	"10000 unless you did; 0 would lose the events emitted before registration).\n"
@@ -128,8 +134,8 @@ static const char usage[] =
 	"recorded nothing (CMD ended before any NCCL call) keeps only run.json, and\n"
 	"a later run may use the same -o; a CMD that cannot be started (not found,\n"
 	"not executable) leaves nothing.  Processes that die keep their last calls in\n"
-	"flight rings under NCCLGUARD_FLIGHT_DIR (a private folder in /dev/shm), which\n"
-	"are collected into the trace at the end.\n"
+	"flight rings under NCCLGUARD_FLIGHT_DIR (a private folder in the runtime\n"
+	"folder), which are collected into the trace at the end.\n"
 	"\n"
 	"--inject, --policy (parsed, and refused where the shim would refuse it) and\n"
 	"the timeouts are checked before anything starts; a refusal leaves nothing.\n"
@@ -153,6 +159,7 @@ struct run {
 	int job_export;			/* the shim cannot find it: NCCLGUARD_JOB */
 	uint64_t tag;
 	struct ng_launch launch;
+	char rundir[PATH_MAX];		/* the runtime folder, "" if none is usable */
 	struct ng_group g;		/* the runs of this job on this host */
 	int joined;			/* another run created the session */
 	int last;			/* we were the last out: we stopped it */
@@ -336,6 +343,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* --timeout replaces the first for the job; the shim would warn of
+	 * either and keep its default. */
+	static const char *const timeout_env[] = { "NCCLGUARD_TIMEOUT", "NCCLGUARD_INIT_TIMEOUT" };
 	struct ng_inject_rule rules[NG_INJECT_MAX];
 	const char *why, *env;
 	char err[512];
@@ -410,6 +420,13 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	if (!o->inject && env && *env && ng_inject_spec_parse(env, rules, &n, err, sizeof(err))) {
 		fprintf(stderr, "ncclguard run: NCCLGUARD_INJECT='%s': %s\n", env, err);
 		return -1;
+	}
+	for (size_t i = 0; i < sizeof(timeout_env) / sizeof(*timeout_env); i++) {
+		env = getenv(timeout_env[i]);
+		if ((i || !o->timeout) && env && *env && ng_seconds_parse(env, &secs, &why)) {
+			fprintf(stderr, "ncclguard run: %s='%s': %s\n", timeout_env[i], env, why);
+			return -1;
+		}
 	}
 	o->cmd = argv + optind;
 	return 0;
@@ -878,7 +895,8 @@ static void take_record(struct run *r, const struct ng_group_rec *rec)
  * This run's place in the job's recording on this host (group.h): under
  * the job's lock, join the session another run of the job created, or
  * create it.  Returns 0, or -1 when a new recording cannot be made here
- * (the output folder is taken: a usage error).
+ * (the output folder is taken, or the tasks of the job have no private
+ * folder to meet in: exit status 2, before CMD starts).
  */
 static int join_recording(struct run *r, const char *lib)
 {
@@ -886,7 +904,21 @@ static int join_recording(struct run *r, const char *lib)
 	struct ng_session probe;
 	int have;
 
-	if (ng_group_open(&r->g, r->tag, r->host, (long)r->launcher, JOIN_WAIT_MS)) {
+	if (ng_runtime_dir(r->rundir, sizeof(r->rundir))) {
+		/* Tasks that cannot meet would each record the others' events
+		 * too; a lone run has nobody to meet. */
+		if (r->launch.per_task && r->launch.local_size != 1) {
+			fprintf(stderr, "ncclguard run: no private runtime folder (see the warnings "
+				"above) where the tasks of job %s on this host can meet; set "
+				"XDG_RUNTIME_DIR to a folder of yours with mode 0700, or remove "
+				"what another user made there\n", r->job);
+			return -1;
+		}
+		fprintf(stderr, "ncclguard: warning: no private runtime folder (see above); this "
+			"run records alone\n");
+		return create_recording(r, lib);
+	}
+	if (ng_group_open(&r->g, r->rundir, r->tag, r->host, (long)r->launcher, JOIN_WAIT_MS)) {
 		/* Two sessions of one job would record every event twice. */
 		fprintf(stderr, "ncclguard: warning: cannot meet the other runs of job %s on this "
 			"host; this task runs untraced\n", r->job);
@@ -1534,7 +1566,8 @@ static void guardian_end(int fd, pid_t gpid)
 int ng_cmd_run(int argc, char **argv)
 {
 	struct run r;
-	char lib[PATH_MAX], policy[PATH_MAX];
+	char lib[PATH_MAX], policy[PATH_MAX], ltt_run[PATH_MAX];
+	const char *why;
 	char *preload = NULL;
 	int has_tty, rc, ret, err, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, guard = -1;
 	const char *status = "finished";
@@ -1562,6 +1595,13 @@ int ng_cmd_run(int argc, char **argv)
 		   check_policy("NCCLGUARD_POLICY", getenv("NCCLGUARD_POLICY"))) {
 		return 2;
 	}
+	if (ng_lttng_rundir_check(ltt_run, sizeof(ltt_run), &why)) {
+		fprintf(stderr, "ncclguard run: %s, the session daemon's run folder: %s; another "
+			"user could stand in for the daemon (%s)\n", ltt_run, why,
+			geteuid() ? "set LTTNG_HOME to a folder of yours" :
+			"make it root's, mode 0755");
+		return 2;
+	}
 	if (lib_path(lib, sizeof(lib)) || build_preload(lib, &preload))
 		return 2;
 	/* The same library as NCCL's profiler plugin: it sees the programs
@@ -1586,7 +1626,7 @@ int ng_cmd_run(int argc, char **argv)
 	if (!r.traced)
 		fprintf(stderr, "ncclguard: warning: LTTng is not usable; running %s untraced\n",
 			r.o.cmd[0]);
-	ng_flight_dir_make(&r.flight, r.tag, (long)r.launcher);
+	ng_flight_dir_make(&r.flight, r.rundir, r.tag, (long)r.launcher);
 	if (pending_sig) {
 		rc = 128 + pending_sig;
 		status = "failed";

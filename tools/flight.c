@@ -246,46 +246,31 @@ static void flight_dirs_sweep(const char *parent)
 	closedir(d);
 }
 
-int ng_runtime_dir(char *buf, size_t len, const char **why)
-{
-	struct stat st;
-	uid_t uid = geteuid();
-
-	*why = NULL;
-	if (snprintf(buf, len, "/dev/shm/ncclguard-%u", (unsigned)uid) >= (int)len) {
-		*why = "path too long";
-		return -1;
-	}
-	if ((mkdir(buf, 0700) && errno != EEXIST) || lstat(buf, &st))
-		return -1;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 022)) {
-		*why = "not a private directory of ours";
-		return -1;
-	}
-	return 0;
-}
-
 /*
- * /dev/shm/ncclguard-<uid>/<tag>-<pid>-XXXXXX, mode 0700.  The parent must be
- * a real directory of ours that nobody else may write to; /dev/shm is
- * sticky, so nobody else can replace it once we checked it.
+ * <runtime folder>/<tag>-<pid>-XXXXXX, mode 0700; without a runtime
+ * folder, a folder of the same name made by mkdtemp in /dev/shm: its
+ * random name cannot have been made beforehand by another user, and
+ * /dev/shm is sticky, so nobody else can replace it.
  */
-int ng_flight_dir_make(struct ng_flight_dir *f, uint64_t tag, long launcher)
+int ng_flight_dir_make(struct ng_flight_dir *f, const char *parent, uint64_t tag, long launcher)
 {
-	char parent[64], path[PATH_MAX + 16];
-	const char *why;
+	char own[64], path[PATH_MAX + 16];
 
-	if (ng_runtime_dir(parent, sizeof(parent), &why)) {
-		fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n",
-			parent, why ? why : strerror(errno));
-		f->path[0] = '\0';
-		return -1;
+	f->lock = -1;
+	if (!parent[0]) {
+		snprintf(own, sizeof(own), "/dev/shm/ncclguard-%u", (unsigned)geteuid());
+		if (snprintf(f->path, sizeof(f->path), "%s-%016" PRIx64 "-%ld-XXXXXX", own, tag,
+			     launcher) >= (int)sizeof(f->path) || !mkdtemp(f->path)) {
+			parent = "/dev/shm";
+			goto fail;
+		}
+		goto lock;
 	}
 	flight_dirs_sweep(parent);
-	f->lock = -1;
 	if (snprintf(f->path, sizeof(f->path), "%s/%016" PRIx64 "-%ld-XXXXXX", parent, tag,
 		     launcher) >= (int)sizeof(f->path) || !mkdtemp(f->path))
 		goto fail;
+lock:
 	/* Locked while the launcher or its guardian (which inherits it)
 	 * lives: another run's sweep leaves the folder alone. */
 	if (snprintf(path, sizeof(path), "%s/run.lock", f->path) >= (int)sizeof(path) ||

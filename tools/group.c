@@ -396,19 +396,15 @@ static void sweep(const char *parent, const char *self, const char *host_suffix)
 
 /* ---- the interface --------------------------------------------------------- */
 
-int ng_group_open(struct ng_group *g, uint64_t tag, const char *host, long pid, int wait_ms)
+int ng_group_open(struct ng_group *g, const char *parent, uint64_t tag, const char *host, long pid,
+		  int wait_ms)
 {
-	char parent[64], suffix[96];
-	const char *why;
+	char suffix[96];
 	size_t n;
 
 	memset(g, 0, sizeof(*g));
 	g->lock = g->member = -1;
 	g->pid = pid;
-	if (ng_runtime_dir(parent, sizeof(parent), &why)) {
-		fprintf(stderr, "ncclguard: warning: %s: %s\n", parent, why ? why : strerror(errno));
-		return -1;
-	}
 	n = (size_t)snprintf(suffix, sizeof(suffix), "-%.64s", host);
 	for (size_t i = 1; i < n; i++)
 		if (suffix[i] == '/' || suffix[i] == '.')

@@ -4,8 +4,8 @@
  * one host share one LTTng session: the first creates it, the last out
  * stops and destroys it, in whatever order they end, killed or not.
  *
- * They meet in a folder of the user's runtime dir, beside the flight
- * folders: /dev/shm/ncclguard-<uid>/job-<tag>-<host>/, holding
+ * They meet in a folder of the user's runtime folder (cli.h), beside the
+ * flight folders: <runtime>/job-<tag>-<host>/, holding
  *
  *   lock      flock'd (exclusive) while a run joins or leaves;
  *   session   the record: the session's name, where it writes, the
@@ -18,7 +18,8 @@
  * session, writes run.json for all and removes the folder.  A task killed
  * with its guardian leaves an unlocked member file, counted as killed by
  * the next leaver.  The host is in the folder's name: containers or test
- * namespaces that share /dev/shm but not their session daemons never meet.
+ * namespaces that share the runtime folder but not their session daemons
+ * never meet.
  */
 #ifndef NCCLGUARD_GROUP_H
 #define NCCLGUARD_GROUP_H
@@ -75,11 +76,13 @@ struct ng_group_end {
 /* The runs that left job folder dir, each once however many lines it has. */
 void ng_group_read_ended(const char *dir, struct ng_group_end *end);
 
-/* Opens (making it if needed) the folder of job `tag` on `host`, removes
- * those of other jobs whose runs all died (stopping their sessions), and
- * takes the folder's lock, waiting at most wait_ms.  0, or -1 after a
- * warning on stderr (the run then records nothing). */
-int ng_group_open(struct ng_group *g, uint64_t tag, const char *host, long pid, int wait_ms);
+/* Opens (making it if needed) the folder of job `tag` on `host` in the
+ * runtime folder `parent` (cli.h's ng_runtime_dir, checked private),
+ * removes those of other jobs whose runs all died (stopping their
+ * sessions), and takes the folder's lock, waiting at most wait_ms.  0, or
+ * -1 after a warning on stderr (the run then records nothing). */
+int ng_group_open(struct ng_group *g, const char *parent, uint64_t tag, const char *host, long pid,
+		  int wait_ms);
 
 /* With the lock held: the record, 1; none, 0; unreadable, -1. */
 int ng_group_read(struct ng_group *g, struct ng_group_rec *rec);

@@ -5,3 +5,4 @@ $(eval $(call ng_unit_test,common,test_json_read,$(COMMON_JSON_READ_OBJ) $(COMMO
 # --wrap=malloc: the test makes the map's allocations fail.
 TEST_U64MAP_LIBS := -Wl,--wrap=malloc
 $(eval $(call ng_unit_test,common,test_u64map,$(COMMON_U64MAP_OBJ),$(TEST_U64MAP_LIBS)))
+$(eval $(call ng_unit_test,common,test_inject_spec,$(COMMON_INJECT_OBJ),))

@@ -16,6 +16,9 @@ EXAMPLE="$NG_BUILD/bin/allreduce_example"
 note "usage and unreachable relayd"
 rc=0; "$NG_BIN" watch http://127.0.0.1 >/dev/null 2>"$NG_TMP/e1" || rc=$?
 assert_eq "$rc" 2 "watch on a URL that is no relayd's"
+rc=0; "$NG_BIN" watch net://127.0.0.1:1 --stuck 1e-300 >/dev/null 2>"$NG_TMP/e0" || rc=$?
+assert_eq "$rc" 2 "watch --stuck below 1 ms"
+assert_grep "stuck '1e-300': below 1 ms" "$NG_TMP/e0"
 port=$(ng_free_ports 1)
 rc=0; "$NG_BIN" watch "net://127.0.0.1:$port" >/dev/null 2>"$NG_TMP/e2" || rc=$?
 assert_eq "$rc" 1 "watch on a port nobody listens on"

@@ -317,6 +317,10 @@ static void test_timeout_values(void **state)
 	assert_true(p.init_s == 31536000);
 	assert_true(p.collective_s == 0.25);
 	ng_policy_free(&p);
+	/* Below 1 ms every call would time out: refused, with the reason. */
+	expect_error("[timeouts]\ncollective = 1e-300\n", 2,
+		     "collective = '1e-300': below 1 ms");
+	expect_error("[timeouts]\ninit = 0.0005\n", 2, "init = '0.0005': below 1 ms");
 }
 
 int main(void)

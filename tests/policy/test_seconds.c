@@ -20,6 +20,8 @@ static void test_accepted(void **state)
 		{ "600", 600 }, { "0.5", 0.5 }, { "600.5", 600.5 }, { "2e3", 2000 },
 		{ "1E+2", 100 }, { "5.", 5 }, { ".25", 0.25 }, { "31536000", 31536000 },
 		{ "3.1536e7", 31536000 }, { "1e-3", 0.001 }, { "007", 7 },
+		/* 1 ms, however spelled, is the least */
+		{ "0.001", 0.001 }, { "1000e-6", 0.001 }, { "0.01e-1", 0.001 }, { "0.0010", 0.001 },
 	};
 	const char *why;
 	double d;
@@ -63,6 +65,8 @@ static void test_refused(void **state)
 		"0", "0.0", "0e5", "00", "-1", "-0", "+5", "nan", "NaN", "-inf", "5s", "5 ",
 		" 5", "", "abc", "0x10", "1e", "1e+", "e5", ".", "1.2.3", "1,5", "5m",
 		"infinite", "never ", "1e-400",
+		/* below 1 ms: every call would time out */
+		"1e-300", "0.0009", "0.00099999", "9e-4", "1e-4", "0.000001",
 	};
 	const char *why;
 	double d;
@@ -78,6 +82,8 @@ static void test_refused(void **state)
 	assert_int_equal(ng_seconds_parse(NULL, &d, &why), -1);
 	ng_seconds_parse("0", &d, &why);
 	assert_non_null(strstr(why, "never"));	/* 0 points at the way to say none */
+	ng_seconds_parse("1e-300", &d, &why);
+	assert_non_null(strstr(why, "below 1 ms"));	/* the reason, not "a number" */
 }
 
 int main(void)

@@ -41,6 +41,14 @@ for v in 0 -1 nan 5s 1e 0x10; do	# " 5": test_config (launch splits on spaces)
 	assert_grep "NCCLGUARD_TIMEOUT='$v': .*; keeping 600 s" "$NG_TMP/bad$n.0.err"
 done
 
+note "below 1 ms (every call would time out, and exit 4 here): refused, the job unharmed"
+for v in 1e-300 0.0009; do
+	n=$((n + 1))
+	healthy bad$n "NCCLGUARD_TIMEOUT=$v" "NCCLGUARD_INIT_TIMEOUT=$v"
+	assert_grep "NCCLGUARD_TIMEOUT='$v': below 1 ms.*; keeping 600 s" "$NG_TMP/bad$n.0.err"
+	assert_grep "NCCLGUARD_INIT_TIMEOUT='$v': below 1 ms.*; keeping 300 s" "$NG_TMP/bad$n.0.err"
+done
+
 note "the policy file's [timeouts]: never there too"
 printf '[timeouts]\ninit = inf\ncollective = 1e99\n' >"$NG_TMP/never.conf"
 healthy polnever "NCCLGUARD_POLICY=$NG_TMP/never.conf" NCCLGUARD_LOG=verbose

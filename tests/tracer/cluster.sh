@@ -112,7 +112,7 @@ EOF
 
 # ng_no_job_folders: nothing left in the runtime folder of ours.
 ng_no_job_folders() {
-	_left=$(ls -d /dev/shm/ncclguard-"$(id -u)"/job-* 2>/dev/null || true)
+	_left=$(ls -d "$(ng_rundir)"/job-* 2>/dev/null || true)
 	[ -z "$_left" ] || fail "job folders left behind: $_left"
 }
 
@@ -126,10 +126,10 @@ ng_wait_gone() {
 }
 
 # ng_calling: how many processes make collective calls (their flight
-# ring files, under /dev/shm/ncclguard-UID/, have a ring handed out).
+# ring files, under the runtime folder, have a ring handed out).
 ng_calling() {
 	_c=0
-	for _f in /dev/shm/ncclguard-"$(id -u)"/*/*.ring; do
+	for _f in "$(ng_rundir)"/*/*.ring; do
 		[ -f "$_f" ] || continue
 		# nrings: a u32 at byte 56 of the header (common/ringfile.h)
 		_r=$(od -v -An -t u4 -j 56 -N 4 "$_f" 2>/dev/null | tr -d ' ')

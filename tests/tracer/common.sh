@@ -1,7 +1,8 @@
 # Sourced by the tracer tests instead of tests/lib.sh (it sources that).
 #
 # Each test gets its own LTTng: as root, the script re-runs itself in a
-# private mount namespace with an empty /var/run/lttng and /dev/shm, so
+# private mount namespace with an empty /var/run/lttng, /dev/shm and
+# /run/ncclguard (the runtime folder where runs meet), so
 # `ncclguard run` starts a session daemon of its own there, whatever runs
 # on the host; as a user, LTTNG_HOME points into the test's directory.
 # Either way the daemon we started is killed on exit.  Where neither works
@@ -21,7 +22,9 @@ if [ -z "${NG_LTTNG_ISOLATED:-}" ] && [ -z "${NG_LTTNG_SHARED:-}" ] && [ "$(id -
 	NG_NETNS_HOST=${NG_NETNS_HOST:-} NG_LTTNG_ISOLATED=root exec unshare -m $ng_unshare_extra sh -c '
 		mkdir -p /var/run/lttng &&
 		mount -t tmpfs -o mode=0755 ng-lttng /var/run/lttng &&
-		mount -t tmpfs -o mode=1777 ng-shm /dev/shm || exit 1
+		mount -t tmpfs -o mode=1777 ng-shm /dev/shm &&
+		mkdir -p -m 0700 /run/ncclguard &&
+		mount -t tmpfs -o mode=0700 ng-run /run/ncclguard || exit 1
 		# Without the network (no iproute2, no veth) the hostname
 		# stays, and the test skips.
 		if [ -n "${NG_NETNS_HOST:-}" ] && ip link set lo up 2>/dev/null &&
@@ -86,6 +89,18 @@ ng_need_no_sessiond() {
 	if [ -z "$NG_LTTNG_ISOLATED" ]; then
 		echo "SKIP: cannot isolate LTTng (root without unshare): $*"
 		exit 0
+	fi
+}
+
+# ng_rundir: the runtime folder `ncclguard run` picks (tools/rundir.c).
+ng_rundir() {
+	if [ "$(id -u)" = 0 ]; then
+		echo /run/ncclguard
+	elif [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "$XDG_RUNTIME_DIR" ] && [ ! -L "$XDG_RUNTIME_DIR" ] &&
+	     [ "$(stat -c %u:%a "$XDG_RUNTIME_DIR")" = "$(id -u):700" ]; then
+		echo "$XDG_RUNTIME_DIR/ncclguard"
+	else
+		echo "/dev/shm/ncclguard-$(id -u)"
 	fi
 }
 

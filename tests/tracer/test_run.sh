@@ -69,7 +69,7 @@ assert_grep '^LTTNG_UST_REGISTER_TIMEOUT=' "$E"
 job=$(sed -n 's/^NCCLGUARD_JOB=//p' "$E")
 assert_eq "\"$job\"" "$(ng_run_field "$NG_TMP/env" job)" "NCCLGUARD_JOB made for the job"
 flight=$(sed -n 's/^NCCLGUARD_FLIGHT_DIR=//p' "$E")
-case "$flight" in /dev/shm/ncclguard-"$(id -u)"/*) ;; *) fail "NCCLGUARD_FLIGHT_DIR '$flight'" ;; esac
+case "$flight" in "$(ng_rundir)"/*) ;; *) fail "NCCLGUARD_FLIGHT_DIR '$flight'" ;; esac
 [ ! -e "$flight" ] || fail "flight folder $flight left behind"
 lib=$(cd "$NG_BUILD/lib" && pwd -P)/libncclguard.so
 # Sanitizer builds put their runtime ahead of the shim.

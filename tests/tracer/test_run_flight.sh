@@ -16,7 +16,7 @@ EXAMPLE="$NG_BUILD/bin/allreduce_example"
 command -v python3 >/dev/null || fail "python3 not installed"
 
 export LD_LIBRARY_PATH="$NG_SIM" NCCLSIM_GBPS=0 NCCLSIM_LATENCY_US=0
-FLIGHT=/dev/shm/ncclguard-$(id -u)
+FLIGHT=$(ng_rundir)
 
 # kill_caught FLIGHT OUT ERR CMD...: runs CMD (its output to OUT and ERR)
 # and polls the flight ring files under FLIGHT every millisecond or so

@@ -47,7 +47,7 @@ guard=$(for p in /proc/[0-9]*; do
 		[ "$(sed -n 's/^[0-9]* (.*) . \([0-9]*\) .*/\1/p' "$p/stat")" = "$ng" ] && echo "${p#/proc/}"
 done)
 [ -n "$guard" ] || fail "no guardian process under ncclguard run (pid $ng, job group $job_group)"
-flight=$(ls -d /dev/shm/ncclguard-"$(id -u)"/*-"$ng"-* 2>/dev/null)
+flight=$(ls -d "$(ng_rundir)"/*-"$ng"-* 2>/dev/null)
 [ -n "$flight" ] || fail "no flight folder of pid $ng"
 sleep 1
 t0=$(now_ms)

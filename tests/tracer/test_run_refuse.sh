@@ -6,7 +6,7 @@
 . "$NG_ROOT/tests/tracer/common.sh"
 . "$NG_ROOT/tests/policy/fakehost.sh"
 AR="$NG_BUILD/bin/allreduce_example"
-SHM="/dev/shm/ncclguard-$(id -u)"
+SHM=$(ng_rundir)
 mkdir "$NG_TMP/cwd"
 cd "$NG_TMP/cwd" || fail "no $NG_TMP/cwd"
 shm_before=$(ls -A "$SHM" 2>/dev/null | sort)
@@ -31,6 +31,14 @@ assert_grep "^ncclguard run: --inject 'drop:rank=1,op=allreduc,seq=7': op=allred
 assert_grep "see \`ncclguard run --help\`" "$NG_TMP/inject.err"
 refused inject2 --inject "delay:rank=1" -- true
 assert_grep "delay needs ms=N" "$NG_TMP/inject2.err"
+note "--inject rules that could never fire"
+refused inject3 --inject "drop:rank=99999999999" -- true
+assert_grep "rank=99999999999 in drop: not a rank" "$NG_TMP/inject3.err"
+refused inject4 --inject "stall:op=allreduce,count=0" -- true
+assert_grep "count=0 in stall: not a positive number" "$NG_TMP/inject4.err"
+NCCLGUARD_INJECT="drop:rank=1,rank=2" refused inject5 -- true
+assert_grep "^ncclguard run: NCCLGUARD_INJECT='drop:rank=1,rank=2': rank=2 in drop: rank given twice" \
+	"$NG_TMP/inject5.err"
 
 note "a malformed --policy: FILE:LINE"
 mkdir -m 700 "$NG_TMP/etc"
@@ -54,6 +62,15 @@ assert_grep "^ncclguard run: NCCLGUARD_POLICY $NG_TMP/etc/bad.conf:2: " "$NG_TMP
 note "a missing policy, bad timeouts, unknown options"
 refused nopolicy --policy "$NG_TMP/etc/none.conf" -- true
 refused timeout --timeout 0 -- true
+note "timeouts below 1 ms: every call would exceed them"
+refused tiny --timeout 1e-300 -- true
+assert_grep "^ncclguard run: --timeout '1e-300': below 1 ms" "$NG_TMP/tiny.err"
+refused tiny2 --timeout 0.0009 -- true
+NCCLGUARD_TIMEOUT=1e-300 refused envtiny -- true
+assert_grep "^ncclguard run: NCCLGUARD_TIMEOUT='1e-300': below 1 ms" "$NG_TMP/envtiny.err"
+NCCLGUARD_INIT_TIMEOUT=0.0001 refused envinit -- true
+assert_grep "^ncclguard run: NCCLGUARD_INIT_TIMEOUT='0.0001': below 1 ms" "$NG_TMP/envinit.err"
+NCCLGUARD_INIT_TIMEOUT=nan refused envnan -- true
 refused ontimeout --on-timeout sometimes -- true
 refused option --bogus -- true
 refused novalue --inject

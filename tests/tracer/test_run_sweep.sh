@@ -6,7 +6,7 @@
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 command -v flock >/dev/null || { echo "SKIP: no flock(1)"; exit 0; }
-P=/dev/shm/ncclguard-$(id -u)
+P=$(ng_rundir)
 mkdir -p "$P" && chmod 700 "$P"
 dead=$(sh -c 'echo $$')
 stale="$P/00000000000000aa-$dead-abcdef"

@@ -53,7 +53,8 @@ static void test_timeouts(void **state)
 {
 	static const char *const vars[] = { "NCCLGUARD_TIMEOUT", "NCCLGUARD_INIT_TIMEOUT" };
 	static const char *const never[] = { "inf", "never", "1e99", "2e10", "31536001" };
-	static const char *const bad[] = { "0", "-1", "nan", "5s", " 5", "1e", "-inf" };
+	static const char *const bad[] = { "0", "-1", "nan", "5s", " 5", "1e", "-inf",
+					   "1e-300", "0.0009" };
 	struct ng_config def = ng_cfg, c;
 
 	(void)state;
