@@ -307,6 +307,18 @@ struct an_hang_row {
 	struct an_call calls[AN_RECENT + 1 + AN_AFTER];
 };
 
+/* Calls a stopped rank entered after its last confirmed one (finish.c):
+ * the trace cannot tell whether they completed, so none is a hang. */
+struct an_unconf {
+	uint64_t comm_hash, confirmed_seq, first_seq, last_seq, calls;
+	int proc;		/* proc id */
+	int op, killed;		/* killed: its flight ring was recovered */
+};
+
+/* The ranks whose watchdogs fired on u's comm, u's own aside, sorted
+ * (*out allocated; after an_finish). */
+int an_unconf_waiting(const struct an_state *an, const struct an_unconf *u, int64_t **out);
+
 struct an_hang {
 	uint64_t comm_hash, seq, queued_after;
 	int op;
@@ -427,6 +439,8 @@ struct an_state {
 	int ninjects;
 	struct an_policy_row *policy;
 	int npolicy;
+	struct an_unconf *unconf;
+	int nunconf;
 	uint64_t inflight_end;	/* collectives in flight when the trace ended */
 	uint64_t unknown_end;	/* and entered by ranks that time nothing */
 	struct an_cfg_key *cfg;
@@ -868,8 +882,8 @@ void an_tcheck_free(struct an_tcheck *tc);
 enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
 
 /* One finding, as every writer shows it.  kind is one of hang, mismatch,
- * policy, incomplete, config, straggler, slow, sends_forgotten, clock,
- * in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
+ * policy, incomplete, config, straggler, slow, sends_forgotten,
+ * unconfirmed, clock, in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
  * clock could not be aligned: a warning); ranks sorted, -1 for
  * a process without process_info; hosts point into an_state. */
 struct an_finding {

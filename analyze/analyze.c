@@ -381,6 +381,14 @@ static unsigned found_kinds(struct an_state *an)
 
 	if (an->nhangs)
 		k |= NG_FAIL_HANG;
+	/* Peers waiting on a stopped rank: the job is stuck. */
+	for (int i = 0; i < an->nunconf; i++) {
+		int64_t *w;
+
+		if (an_unconf_waiting(an, &an->unconf[i], &w))
+			k |= NG_FAIL_HANG;
+		free(w);
+	}
 	if (an->mism_total || an->nalgo_mism)
 		k |= NG_FAIL_MISMATCH;
 	for (int i = 0; i < an->npolicy; i++)

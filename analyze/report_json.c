@@ -258,6 +258,33 @@ static void hangs(struct an_state *an, FILE *f)
 	end_list(f, an->nhangs);
 }
 
+/* A stopped rank's calls after its last confirmed one, per comm. */
+static void unconfirmed(const struct an_state *an, FILE *f)
+{
+	fputs("  \"unconfirmed\": [", f);
+	for (int i = 0; i < an->nunconf; i++) {
+		const struct an_unconf *u = &an->unconf[i];
+		int64_t *w;
+		int n;
+
+		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
+		hash(f, u->comm_hash);
+		fputs(", \"op\": ", f);
+		ng_json_str(f, an->ops[u->op]);
+		fprintf(f, ", \"rank\": %lld, \"killed\": %s, \"last_confirmed_seq\": %llu, "
+			"\"first_seq\": %llu, \"last_seq\": %llu, \"calls\": %llu",
+			(long long)an->procs[u->proc].rank, u->killed ? "true" : "false",
+			(unsigned long long)u->confirmed_seq, (unsigned long long)u->first_seq,
+			(unsigned long long)u->last_seq, (unsigned long long)u->calls);
+		n = an_unconf_waiting(an, u, &w);
+		fputs(", \"timed_out_ranks\": ", f);
+		rank_list(f, w, n);
+		fputc('}', f);
+		free(w);
+	}
+	end_list(f, an->nunconf);
+}
+
 /* The hang dumps read, each a process's own account of where it was
  * stuck: "gpu" a call queued and not complete, "host_call" inside the
  * host call. */
@@ -426,6 +453,7 @@ int an_report_json(struct an_state *an, FILE *f)
 	collectives(an, f);
 	stragglers(an, f, order);
 	hangs(an, f);
+	unconfirmed(an, f);
 	hang_dumps(an, f);
 	mismatches(an, f);
 	algo_mismatches(an, f);
