@@ -179,6 +179,10 @@ struct an_proc {
 	int nrt;
 	int64_t busy_est_ns;
 	uint64_t busy_unknown;		/* untimed calls of a row timed nowhere */
+	/* The estimate: untimed calls counted, the timed calls whose mean
+	 * they were given, and whether the wall time capped it. */
+	uint64_t est_calls, est_timed;
+	int est_capped;
 	/* stragglers */
 	uint64_t coll_calls, late_calls;
 	double late_sum_ns, chance;	/* chance: sum of 1/n over its calls */
@@ -236,6 +240,7 @@ struct an_comm {
 	int no_events;
 	int64_t no_events_rank, no_events_comm_rank;
 	uint64_t forced;	/* collectives forced out of a full window */
+	uint64_t forced_seen;	/* the same, seen on every rank */
 	/* straggle.c: the last seq it saw here and when that collective
 	 * could start at the earliest (its last rank's arrival) */
 	uint64_t strag_seq;
@@ -607,6 +612,7 @@ void an_fmt_ns(double ns, char *buf, size_t len);
 struct an_row_text {
 	char size[32], mean[32], p50[32], p99[32], max[32];
 	double algbw;			/* GB/s over the timed calls */
+	char note[96];			/* few timed calls: how many ("" if not) */
 };
 void an_row_text(struct an_row *r, struct an_row_text *t);
 
@@ -679,8 +685,13 @@ double an_straggler_late_ns(const struct an_proc *p);
 void an_busy_add(struct an_proc *p, int64_t start, int64_t end);
 void an_busy_fold(struct an_proc *p, int keep);
 void an_busy_count(struct an_proc *p, int row, const struct an_slot *s);
+void an_busy_late(struct an_proc *p, int row, double dur_ns);
 void an_busy_estimate(struct an_state *an);
 double an_comm_fraction(const struct an_proc *p);
+int64_t an_busy_time(const struct an_proc *p);
+/* An estimate or a row resting on fewer timed calls says how many. */
+#define AN_FEW_TIMED	30
+const char *an_busy_note(const struct an_proc *p, char *buf, size_t len);
 double an_comm_fraction_timed(const struct an_proc *p);
 
 /* ---- config.c --------------------------------------------------------- */

@@ -74,12 +74,17 @@ static void collectives(struct an_state *an, FILE *f)
 		fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
 		ng_json_str(f, an->ops[r->op]);
 		fprintf(f, ", \"bytes\": %llu, \"nranks\": %d, \"calls\": %llu, \"timed\": %llu, "
-			"\"time_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
-			"\"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, \"below_link\": %s",
-			r->bucket < 0 ? 0ULL : 1ULL << r->bucket, r->nranks,
-			(unsigned long long)r->calls, (unsigned long long)r->timed,
-			r->qs.sum / n / 1e3, an_qs_quantile(&r->qs, 0.5) / 1e3,
-			an_qs_quantile(&r->qs, 0.99) / 1e3, r->qs.max / 1e3, algbw, busbw,
+			"\"time_us\": {\"mean\": %.3f, ", r->bucket < 0 ? 0ULL : 1ULL << r->bucket,
+			r->nranks, (unsigned long long)r->calls, (unsigned long long)r->timed,
+			r->qs.sum / n / 1e3);
+		/* One timed call has no percentiles (an_row_text()). */
+		if (r->timed == 1)
+			fputs("\"p50\": null, \"p99\": null, ", f);
+		else
+			fprintf(f, "\"p50\": %.3f, \"p99\": %.3f, ", an_qs_quantile(&r->qs, 0.5) / 1e3,
+				an_qs_quantile(&r->qs, 0.99) / 1e3);
+		fprintf(f, "\"max\": %.3f}, \"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, "
+			"\"below_link\": %s", r->qs.max / 1e3, algbw, busbw,
 			an_row_below_link(an, r) ? "true" : "false");
 		choice_json(f, r);
 		fputc('}', f);
@@ -464,9 +469,14 @@ int an_report_json(struct an_state *an, FILE *f)
 
 		if (p->rank < 0)
 			continue;
-		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f, \"timed_fraction\": %.4f}",
-			first ? "" : ",", (long long)p->rank, an_comm_fraction(p),
-			an_comm_fraction_timed(p));
+		/* busy_s within the wall time; the estimate's untimed calls,
+		 * the timed ones whose mean they got, and its cap */
+		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f, \"timed_fraction\": %.4f, "
+			"\"busy_s\": %.6f, \"estimated_calls\": %llu, \"estimate_timed_calls\": %llu, "
+			"\"capped\": %s}", first ? "" : ",", (long long)p->rank, an_comm_fraction(p),
+			an_comm_fraction_timed(p), (double)an_busy_time(p) / 1e9,
+			(unsigned long long)p->est_calls, (unsigned long long)p->est_timed,
+			p->est_capped ? "true" : "false");
 		first = 0;
 	}
 	end_list(f, !first);
