@@ -452,6 +452,9 @@ struct an_state {
 	int ncfg;
 	struct an_finding *findings;	/* findings.c, built once */
 	int nfindings, findings_built;
+	/* run.json said the disk filled (runrec.c); the trace then held no
+	 * event at all (read.c): the summary says why first */
+	int disk_full, no_events;
 
 	/* job.c: the jobs the trace holds; only job_keep's events are read */
 	struct an_job jobs[AN_JOBS_MAX];

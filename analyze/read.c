@@ -1081,6 +1081,12 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	}
 	say_counted(&rd);
 read:
+	if (!rd.nevents && rd.an->disk_full) {
+		/* run.json says why: the report says so, empty as it is */
+		rd.an->no_events = 1;
+		ret = 0;
+		goto out;
+	}
 	if (!rd.nevents) {
 		fprintf(stderr, "ncclguard analyze: no ncclguard events in %d trace%s under",
 			ntraces, ntraces == 1 ? "" : "s");

@@ -39,7 +39,10 @@ static void incomplete(const struct an_state *an, FILE *f)
 {
 	if (!an->ninc)
 		return;
-	fputs("INCOMPLETE: this report could not see everything\n", f);
+	if (an->no_events)
+		fputs("INCOMPLETE: the trace holds no events: the disk was full (run.json)\n", f);
+	else
+		fputs("INCOMPLETE: this report could not see everything\n", f);
 	for (int i = 0; i < an->ninc && i < AN_SUMMARY_LIST; i++)
 		fprintf(f, "   ! %s: %s\n", an->inc[i].what, an->inc[i].detail);
 	if (an->inc_more || an->ninc > AN_SUMMARY_LIST)
