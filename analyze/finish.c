@@ -1,11 +1,13 @@
 /*
  * The end of the trace.  What is left in a comm's window is in flight:
  * calls some rank finished, or that the watchdogs confirmed (those before
- * the lowest seq a timeout names), are closed; the first other one that
- * timed out or sat for AN_HANG_AGE_NS is a hang, with what was queued
- * behind it; the rest were cut off by the trace's end.  A collective a
- * timeout names that the window closed (a rank out of step completed its
- * own call of that seq) is a hang too.  Each rank's state in a hung
+ * the lowest seq a timeout names), are closed; those a stopped member
+ * entered after its last confirmed one are unconfirmed, not hung; the
+ * first other one that timed out or sat for AN_HANG_AGE_NS is a hang,
+ * with what was queued behind it; the rest were cut off by the trace's
+ * end.  A collective a timeout names that the window closed (a rank out
+ * of step completed its own call of that seq) is a hang too, unless a
+ * stopped member explains the timeout.  Each rank's state in a hung
  * collective is told apart as far as the trace allows.  An init begun and
  * never finished is a hang the same way.  Then the tables are put in the
  * order the writers print them, and what the trace lacks is noted.
@@ -365,14 +367,15 @@ static int stopped(const struct an_state *an, const struct an_comm *c, int i)
  * it may have completed or not, so it is counted as unconfirmed, never
  * named hung.  A hang needs evidence: a timeout, or peers seen waiting
  * in a call some member never entered. */
-static int unconfirmed(struct an_state *an, struct an_comm *c, const struct an_entry *e)
+static int unconfirmed(struct an_state *an, struct an_comm *c, const struct an_entry *e,
+		       const char *stop)
 {
 	struct an_unconf *u;
 	int i, k;
 
 	for (i = 0; i < e->nslots && i < c->nmembers; i++)
-		if ((e->slot[i].flags & AN_S_ENQ) && !(e->slot[i].flags & AN_S_DROP) &&
-		    e->seq > member_pc(an, c, i)->done_seq && stopped(an, c, i))
+		if (stop[i] && (e->slot[i].flags & AN_S_ENQ) && !(e->slot[i].flags & AN_S_DROP) &&
+		    e->seq > member_pc(an, c, i)->done_seq)
 			break;
 	if (i >= e->nslots || i >= c->nmembers)
 		return 0;
@@ -432,6 +435,11 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 	int nbehind = 0;
 	int64_t age = 0;
 	int op = 0, timed_out = 0;
+	/* once per member, not per call left in the window */
+	char *stop = an_xcalloc((size_t)c->nmembers + 1, 1);
+
+	for (int i = 0; i < c->nmembers; i++)
+		stop[i] = (char)stopped(an, c, i);
 
 	while (c->nring) {
 		struct an_entry *e = *an_ring_at(c, 0);
@@ -460,7 +468,7 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 			an_pop_front(an, c, 0);
 			continue;
 		}
-		if (unconfirmed(an, c, e)) {
+		if (unconfirmed(an, c, e, stop)) {
 			an_pop_front(an, c, 0);
 			continue;
 		}
@@ -519,6 +527,7 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 		 * them, and the unconfirmed finding names them. */
 		timeout_hang(an, c);
 	}
+	free(stop);
 }
 
 static void finish_inits(struct an_state *an)
