@@ -179,6 +179,10 @@ struct an_proc {
 	int nrt;
 	int64_t busy_est_ns;
 	uint64_t busy_unknown;		/* untimed calls of a row timed nowhere */
+	/* The estimate: untimed calls counted, the timed calls whose mean
+	 * they were given, and whether the wall time capped it. */
+	uint64_t est_calls, est_timed;
+	int est_capped;
 	/* stragglers */
 	uint64_t coll_calls, late_calls;
 	double late_sum_ns, chance;	/* chance: sum of 1/n over its calls */
@@ -236,6 +240,7 @@ struct an_comm {
 	int no_events;
 	int64_t no_events_rank, no_events_comm_rank;
 	uint64_t forced;	/* collectives forced out of a full window */
+	uint64_t forced_seen;	/* the same, seen on every rank */
 	/* straggle.c: the last seq it saw here and when that collective
 	 * could start at the earliest (its last rank's arrival) */
 	uint64_t strag_seq;
@@ -306,6 +311,18 @@ struct an_hang_row {
 	int ncalls;
 	struct an_call calls[AN_RECENT + 1 + AN_AFTER];
 };
+
+/* Calls a stopped rank entered after its last confirmed one (finish.c):
+ * the trace cannot tell whether they completed, so none is a hang. */
+struct an_unconf {
+	uint64_t comm_hash, confirmed_seq, first_seq, last_seq, calls;
+	int proc;		/* proc id */
+	int op, killed;		/* killed: its flight ring was recovered */
+};
+
+/* The ranks whose watchdogs fired on u's comm, u's own aside, sorted
+ * (*out allocated; after an_finish). */
+int an_unconf_waiting(const struct an_state *an, const struct an_unconf *u, int64_t **out);
 
 struct an_hang {
 	uint64_t comm_hash, seq, queued_after;
@@ -427,12 +444,17 @@ struct an_state {
 	int ninjects;
 	struct an_policy_row *policy;
 	int npolicy;
+	struct an_unconf *unconf;
+	int nunconf;
 	uint64_t inflight_end;	/* collectives in flight when the trace ended */
 	uint64_t unknown_end;	/* and entered by ranks that time nothing */
 	struct an_cfg_key *cfg;
 	int ncfg;
 	struct an_finding *findings;	/* findings.c, built once */
 	int nfindings, findings_built;
+	/* run.json said the disk filled (runrec.c); the trace then held no
+	 * event at all (read.c): the summary says why first */
+	int disk_full, no_events;
 
 	/* job.c: the jobs the trace holds; only job_keep's events are read */
 	struct an_job jobs[AN_JOBS_MAX];
@@ -593,6 +615,7 @@ void an_fmt_ns(double ns, char *buf, size_t len);
 struct an_row_text {
 	char size[32], mean[32], p50[32], p99[32], max[32];
 	double algbw;			/* GB/s over the timed calls */
+	char note[96];			/* few timed calls: how many ("" if not) */
 };
 void an_row_text(struct an_row *r, struct an_row_text *t);
 
@@ -665,8 +688,13 @@ double an_straggler_late_ns(const struct an_proc *p);
 void an_busy_add(struct an_proc *p, int64_t start, int64_t end);
 void an_busy_fold(struct an_proc *p, int keep);
 void an_busy_count(struct an_proc *p, int row, const struct an_slot *s);
+void an_busy_late(struct an_proc *p, int row, double dur_ns);
 void an_busy_estimate(struct an_state *an);
 double an_comm_fraction(const struct an_proc *p);
+int64_t an_busy_time(const struct an_proc *p);
+/* An estimate or a row resting on fewer timed calls says how many. */
+#define AN_FEW_TIMED	30
+const char *an_busy_note(const struct an_proc *p, char *buf, size_t len);
 double an_comm_fraction_timed(const struct an_proc *p);
 
 /* ---- config.c --------------------------------------------------------- */
@@ -868,8 +896,8 @@ void an_tcheck_free(struct an_tcheck *tc);
 enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
 
 /* One finding, as every writer shows it.  kind is one of hang, mismatch,
- * policy, incomplete, config, straggler, slow, sends_forgotten, clock,
- * in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
+ * policy, incomplete, config, straggler, slow, sends_forgotten,
+ * unconfirmed, clock, in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
  * clock could not be aligned: a warning); ranks sorted, -1 for
  * a process without process_info; hosts point into an_state. */
 struct an_finding {

@@ -175,8 +175,9 @@ static int run_material(const char *dir)
 }
 
 /* One run record of dir, if it says its run recorded nothing: counts it
- * in *n and *none, keeps the first non-zero exit status. */
-static void count_record(const char *dir, int *n, int *none, int *status)
+ * in *n and *none, keeps the first non-zero exit status; a full disk in
+ * *full. */
+static void count_record(const char *dir, int *n, int *none, int *full, int *status)
 {
 	struct an_runrec rr;
 	char err[256];
@@ -184,6 +185,7 @@ static void count_record(const char *dir, int *n, int *none, int *status)
 	if (an_runrec_read(dir, &rr, err, sizeof(err)) != 1)
 		return;
 	(*n)++;
+	*full += rr.disk_full == 1;
 	if (!rr.recorded) {
 		(*none)++;
 		if (*status <= 0)
@@ -194,24 +196,26 @@ static void count_record(const char *dir, int *n, int *none, int *status)
 
 /* 1 when the run records under the DIRs (theirs and their hosts') all say
  * the run recorded nothing (`ncclguard run` then drops the empty trace),
- * with a job's exit status in *status (-1 unknown). */
-static int recorded_nothing(const char *const *dirs, int ndirs, int *status)
+ * with a job's exit status in *status (-1 unknown); *full: how many say
+ * the disk was full. */
+static int recorded_nothing(const char *const *dirs, int ndirs, int *status, int *full)
 {
 	int n = 0, none = 0;
 
 	*status = -1;
+	*full = 0;
 	for (int i = 0; i < ndirs; i++) {
 		struct dirent **ents = NULL;
 		char sub[4096];
 		struct stat st;
 		int k, m = scandir(dirs[i], &ents, NULL, alphasort);
 
-		count_record(dirs[i], &n, &none, status);
+		count_record(dirs[i], &n, &none, full, status);
 		for (k = 0; k < m; k++) {
 			if (ents[k]->d_name[0] != '.' &&
 			    snprintf(sub, sizeof(sub), "%s/%s", dirs[i], ents[k]->d_name) <
 				    (int)sizeof(sub) && !lstat(sub, &st) && S_ISDIR(st.st_mode))
-				count_record(sub, &n, &none, status);
+				count_record(sub, &n, &none, full, status);
 			free(ents[k]);
 		}
 		free(ents);
@@ -301,10 +305,14 @@ static int collect(struct an_state *an, const char *const *dirs, int ndirs,
 				      dirs[i], dup, nfound);
 	}
 	if (!t->n) {
-		int status;
+		int status, full;
 
-		if (recorded_nothing(dirs, ndirs, &status))
+		if (recorded_nothing(dirs, ndirs, &status, &full))
 			say_recorded_nothing(dirs[0], ndirs, status);
+		else if (full)
+			fprintf(stderr, "ncclguard analyze: no trace under %s%s: the disk was full "
+				"(run.json disk_full); record again with more free space\n", dirs[0],
+				ndirs > 1 ? " or the other DIRs" : "");
 		else
 			fprintf(stderr, "ncclguard analyze: no trace found under %s%s (only run "
 				"records): give the folder the trace went to as well (the relay's "
@@ -381,6 +389,14 @@ static unsigned found_kinds(struct an_state *an)
 
 	if (an->nhangs)
 		k |= NG_FAIL_HANG;
+	/* Peers waiting on a stopped rank: the job is stuck. */
+	for (int i = 0; i < an->nunconf; i++) {
+		int64_t *w;
+
+		if (an_unconf_waiting(an, &an->unconf[i], &w))
+			k |= NG_FAIL_HANG;
+		free(w);
+	}
 	if (an->mism_total || an->nalgo_mism)
 		k |= NG_FAIL_MISMATCH;
 	for (int i = 0; i < an->npolicy; i++)

@@ -6,6 +6,7 @@
  * summed.  A later one that starts before what was summed is clipped to
  * it; AN_BUSY_KEEP calls of disorder is far more than the watchdog makes.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,19 +88,38 @@ void an_busy_count(struct an_proc *p, int row, const struct an_slot *s)
 	}
 }
 
+/* A call counted untimed whose time came once it was accounted
+ * (late_time() in match.c): timed after all. */
+void an_busy_late(struct an_proc *p, int row, double dur_ns)
+{
+	struct an_rowtime *t;
+
+	if (row >= p->nrt || !p->rt[row].untimed)
+		return;
+	t = &p->rt[row];
+	t->untimed--;
+	t->timed++;
+	t->dur_sum_ns += dur_ns;
+}
+
 /*
  * The shim times a sample of the calls (small ones by rate, large ones on
  * a schedule), so the union of the timed intervals leaves most of a long
  * job's time in NCCL out.  Each untimed collective is counted at this
  * rank's mean time for the row (op, size, comm size), which includes the
  * rank's usual wait for the others, or failing that at the row's time
- * over all ranks.  As if it overlapped nothing: an upper side estimate,
- * capped at the wall time.
+ * over all ranks.  As if it overlapped nothing: an upper side estimate.
+ * A mean of few timed calls may be far from the others' (the first call
+ * of a size, under valgrind, took 1.28 s where the rest took
+ * microseconds): the estimate says how many it rests on, and is capped
+ * at what the wall time leaves, since a rank's calls run one after the
+ * other on its streams at most as long as it lived.
  */
 void an_busy_estimate(struct an_state *an)
 {
 	for (int i = 0; i < an->nprocs; i++) {
 		struct an_proc *p = &an->procs[i];
+		int64_t span = p->last_ts - p->first_ts;
 		double est = 0;
 
 		for (int r = 0; r < p->nrt && r < an->nrows; r++) {
@@ -108,12 +128,21 @@ void an_busy_estimate(struct an_state *an)
 
 			if (!t->untimed)
 				continue;
-			if (t->timed)
+			if (t->timed) {
 				est += (double)t->untimed * t->dur_sum_ns / (double)t->timed;
-			else if (row->timed)
+				p->est_timed += t->timed;
+			} else if (row->timed) {
 				est += (double)t->untimed * row->time_sum_ns / (double)row->timed;
-			else
+				p->est_timed += row->timed;
+			} else {
 				p->busy_unknown += t->untimed;
+				continue;
+			}
+			p->est_calls += t->untimed;
+		}
+		if (span > 0 && p->busy_ns + est > (double)span) {
+			est = p->busy_ns < span ? (double)(span - p->busy_ns) : 0;
+			p->est_capped = 1;
 		}
 		p->busy_est_ns = (int64_t)est;
 		free(p->rt);
@@ -132,10 +161,37 @@ static double fraction(const struct an_proc *p, int64_t busy)
 	return f > 1 ? 1 : f;
 }
 
+/* A rank's GPU time in collectives, within its wall time: GPU times are
+ * put on the host clock through anchors, so a timed interval may reach
+ * a little past the rank's first or last event; what it is a share of
+ * bounds it. */
+int64_t an_busy_time(const struct an_proc *p)
+{
+	int64_t busy = p->busy_ns + p->busy_est_ns, span = p->last_ts - p->first_ts;
+
+	return span > 0 && busy > span ? span : busy;
+}
+
+/* What a rank's figure needs said beside it ("" when nothing): how many
+ * timed calls an estimate rests on, when few, and a cap. */
+const char *an_busy_note(const struct an_proc *p, char *buf, size_t len)
+{
+	int few = p->est_calls && p->est_timed < AN_FEW_TIMED;
+
+	snprintf(buf, len, "%s", "");
+	if (few)
+		snprintf(buf, len, "%llu untimed at the mean of %llu timed call%s%s",
+			 (unsigned long long)p->est_calls, (unsigned long long)p->est_timed,
+			 p->est_timed == 1 ? "" : "s", p->est_capped ? ", capped at wall time" : "");
+	else if (p->est_capped)
+		snprintf(buf, len, "capped at wall time");
+	return buf;
+}
+
 /* GPU time in NCCL over wall time, untimed collectives estimated. */
 double an_comm_fraction(const struct an_proc *p)
 {
-	return fraction(p, p->busy_ns + p->busy_est_ns);
+	return fraction(p, an_busy_time(p));
 }
 
 /* The same from the timed calls alone. */

@@ -613,6 +613,41 @@ static void note_findings(struct an_state *an)
 	}
 }
 
+/* A stopped rank's calls after its last confirmed one, per comm: said
+ * unconfirmed, so that no reader takes the first of them for a hang.
+ * Peers whose watchdogs fired on the comm wait for the stopped rank:
+ * the job is stuck, and the finding says so. */
+static void unconfirmed_findings(struct an_state *an)
+{
+	for (int i = 0; i < an->nunconf; i++) {
+		const struct an_unconf *u = &an->unconf[i];
+		const struct an_proc *p = &an->procs[u->proc];
+		int64_t *w = NULL;
+		int nw = an_unconf_waiting(an, u, &w);
+		struct line l = { 0 };
+
+		add(&l, "unconfirmed: rank %lld %s after its %s seq %llu on comm %016llx; its "
+		    "last confirmed call is seq %llu, so its %llu call%s from seq %llu on may "
+		    "have completed or not (the trace cannot tell) and none is named hung",
+		    (long long)p->rank, u->killed ? "was killed (its flight ring was recovered)" :
+		    "stopped (no event after its peers' watchdogs fired, none of its own)",
+		    an->ops[u->op], (unsigned long long)u->last_seq,
+		    (unsigned long long)u->comm_hash, (unsigned long long)u->confirmed_seq,
+		    (unsigned long long)u->calls, u->calls == 1 ? "" : "s",
+		    (unsigned long long)u->first_seq);
+		if (nw) {
+			add(&l, "; ");
+			add_ranks(&l, w, nw);
+			add(&l, " timed out waiting on the comm (their watchdogs name the oldest "
+			    "call they could not confirm)");
+		}
+		push_proc(an, "unconfirmed", nw ? AN_SEV_BAD : AN_SEV_WARN, l.buf, p,
+			  "Find why the rank stopped (its log, the scheduler's, dmesg for the OOM "
+			  "killer); NCCLGUARD_SAMPLE=1 confirms every call, at a cost.");
+		free(w);
+	}
+}
+
 /* Worst first; within a severity, the order they were made in (an
  * insertion sort: stable, and the list is short). */
 static void sort_findings(struct an_finding *f, int n)
@@ -637,6 +672,7 @@ int an_findings_list(struct an_state *an, const struct an_finding **out)
 	if (!an->findings_built) {
 		an->findings_built = 1;
 		hang_findings(an);
+		unconfirmed_findings(an);
 		mismatch_findings(an);
 		policy_findings(an);
 		incomplete_finding(an);

@@ -1,11 +1,13 @@
 /*
  * The end of the trace.  What is left in a comm's window is in flight:
  * calls some rank finished, or that the watchdogs confirmed (those before
- * the lowest seq a timeout names), are closed; the first other one that
- * timed out or sat for AN_HANG_AGE_NS is a hang, with what was queued
- * behind it; the rest were cut off by the trace's end.  A collective a
- * timeout names that the window closed (a rank out of step completed its
- * own call of that seq) is a hang too.  Each rank's state in a hung
+ * the lowest seq a timeout names), are closed; those a stopped member
+ * entered after its last confirmed one are unconfirmed, not hung; the
+ * first other one that timed out or sat for AN_HANG_AGE_NS is a hang,
+ * with what was queued behind it; the rest were cut off by the trace's
+ * end.  A collective a timeout names that the window closed (a rank out
+ * of step completed its own call of that seq) is a hang too, unless a
+ * stopped member explains the timeout.  Each rank's state in a hung
  * collective is told apart as far as the trace allows.  An init begun and
  * never finished is a hang the same way.  Then the tables are put in the
  * order the writers print them, and what the trace lacks is noted.
@@ -336,6 +338,77 @@ static void timeout_hang(struct an_state *an, struct an_comm *c)
 		 an->last_ts - first->ts + (int64_t)first->waited_ns, 1);
 }
 
+/* Member i of c stopped while its peers waited: its process was killed
+ * (its flight ring was recovered), or it wrote nothing after the first
+ * timeout on c and had none of its own.  Alive and waiting, its own
+ * watchdog would have fired; alive and elsewhere, its calls completed. */
+static int stopped(const struct an_state *an, const struct an_comm *c, int i)
+{
+	int proc = c->members[i];
+	int64_t first = INT64_MAX;
+
+	if (killed(an, &an->procs[proc]))
+		return 1;
+	/* A list cut short may lack the member's own timeout. */
+	if (!c->timeouts || an->ntimeouts >= AN_LIST_MAX)
+		return 0;
+	for (int k = 0; k < an->ntimeouts; k++) {
+		const struct an_timeout_row *t = &an->timeouts[k];
+
+		if (t->rank == proc)
+			return 0;
+		if (t->comm_hash == c->hash && t->ts < first)
+			first = t->ts;
+	}
+	return first != INT64_MAX && an->procs[proc].last_ts < first;
+}
+
+/* A call e that a stopped member entered after its last confirmed one:
+ * it may have completed or not, so it is counted as unconfirmed, never
+ * named hung.  A hang needs evidence: a timeout, or peers seen waiting
+ * in a call some member never entered. */
+static int unconfirmed(struct an_state *an, struct an_comm *c, const struct an_entry *e,
+		       const char *stop)
+{
+	struct an_unconf *u;
+	int i, k;
+
+	for (i = 0; i < e->nslots && i < c->nmembers; i++)
+		if (stop[i] && (e->slot[i].flags & AN_S_ENQ) && !(e->slot[i].flags & AN_S_DROP) &&
+		    e->seq > member_pc(an, c, i)->done_seq)
+			break;
+	if (i >= e->nslots || i >= c->nmembers)
+		return 0;
+	for (k = 0; k < an->nunconf; k++)
+		if (an->unconf[k].comm_hash == c->hash && an->unconf[k].proc == c->members[i])
+			break;
+	if (k == an->nunconf) {
+		an->unconf = an_xrealloc(an->unconf, (an->nunconf + 1) * sizeof(*an->unconf));
+		u = &an->unconf[an->nunconf++];
+		memset(u, 0, sizeof(*u));
+		u->comm_hash = c->hash;
+		u->proc = c->members[i];
+		/* e is the window's front: every call before it was closed */
+		u->confirmed_seq = e->seq - 1;
+		u->first_seq = e->seq;
+		u->op = e->slot[i].op;
+		u->killed = killed(an, &an->procs[u->proc]);
+	}
+	u = &an->unconf[k];
+	u->last_seq = e->seq;
+	u->calls++;
+	return 1;
+}
+
+/* A member of c stopped with calls unconfirmed (unconfirmed() above). */
+static int stopped_on(const struct an_state *an, const struct an_comm *c)
+{
+	for (int k = 0; k < an->nunconf; k++)
+		if (an->unconf[k].comm_hash == c->hash)
+			return 1;
+	return 0;
+}
+
 /* Every member entered e and none of them times its calls
  * (NCCLGUARD_TIMING=0): whether it completed is not in the trace.  A
  * member that never entered it, or one that times its calls, still
@@ -362,6 +435,11 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 	int nbehind = 0;
 	int64_t age = 0;
 	int op = 0, timed_out = 0;
+	/* once per member, not per call left in the window */
+	char *stop = an_xcalloc((size_t)c->nmembers + 1, 1);
+
+	for (int i = 0; i < c->nmembers; i++)
+		stop[i] = (char)stopped(an, c, i);
 
 	while (c->nring) {
 		struct an_entry *e = *an_ring_at(c, 0);
@@ -387,6 +465,10 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 		 * untimed (sampled) but the watchdogs confirmed it: their
 		 * timeouts name the first call they could not confirm. */
 		if (e->ndone > 0 || an_entry_ready(e) || e->seq < c->stuck_seq) {
+			an_pop_front(an, c, 0);
+			continue;
+		}
+		if (unconfirmed(an, c, e, stop)) {
 			an_pop_front(an, c, 0);
 			continue;
 		}
@@ -439,9 +521,13 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 		free(hang);
 		for (int i = 0; i < nbehind; i++)
 			free(behind[i]);
-	} else if (c->timeouts) {
+	} else if (c->timeouts && !stopped_on(an, c)) {
+		/* With a member stopped, the others' watchdogs name the
+		 * oldest call they could not confirm: the stop explains
+		 * them, and the unconfirmed finding names them. */
 		timeout_hang(an, c);
 	}
+	free(stop);
 }
 
 static void finish_inits(struct an_state *an)
@@ -466,6 +552,25 @@ static void finish_inits(struct an_state *an)
 			add_hang(an, c, NULL, NULL, 0, 0, an_op_id(an, "init"), 0,
 				 an->last_ts - oldest, timed_out);
 	}
+}
+
+int an_unconf_waiting(const struct an_state *an, const struct an_unconf *u, int64_t **out)
+{
+	int64_t *w = an_xcalloc((size_t)an->ntimeouts + 1, sizeof(*w));
+	int n = 0;
+
+	for (int i = 0; i < an->ntimeouts; i++) {
+		const struct an_timeout_row *t = &an->timeouts[i];
+		int dup = t->comm_hash != u->comm_hash || t->rank == an->procs[u->proc].rank;
+
+		for (int k = 0; k < n && !dup; k++)
+			dup = w[k] == t->rank;
+		if (!dup)
+			w[n++] = t->rank;
+	}
+	qsort(w, (size_t)n, sizeof(*w), an_cmp_i64);
+	*out = w;
+	return n;
 }
 
 static int cmp_hang(const void *a, const void *b)

@@ -55,6 +55,7 @@ void an_row_text(struct an_row *r, struct an_row_text *t)
 {
 	t->algbw = r->time_sum_ns > 0 ? (double)r->bytes_sum_timed / r->time_sum_ns : 0;
 	an_fmt_bytes(r->bucket < 0 ? 0 : 1ULL << r->bucket, t->size, sizeof(t->size));
+	t->note[0] = '\0';
 	if (!r->timed) {	/* sampled timing skipped every call of this row */
 		strcpy(t->mean, "-");
 		strcpy(t->p50, "-");
@@ -66,4 +67,14 @@ void an_row_text(struct an_row *r, struct an_row_text *t)
 	an_fmt_ns(an_qs_quantile(&r->qs, 0.5), t->p50, sizeof(t->p50));
 	an_fmt_ns(an_qs_quantile(&r->qs, 0.99), t->p99, sizeof(t->p99));
 	an_fmt_ns(r->qs.max, t->max, sizeof(t->max));
+	/* One time has no percentiles; a few stand for themselves, not for
+	 * the calls nobody timed. */
+	if (r->timed == 1) {
+		strcpy(t->p50, "-");
+		strcpy(t->p99, "-");
+	}
+	if (r->timed < r->calls && r->timed < AN_FEW_TIMED)
+		snprintf(t->note, sizeof(t->note), "time of %llu timed call%s of %llu; the "
+			 "others' is not known", (unsigned long long)r->timed,
+			 r->timed == 1 ? "" : "s", (unsigned long long)r->calls);
 }

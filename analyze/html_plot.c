@@ -224,16 +224,18 @@ static void busy_bar(struct an_state *an, FILE *f, const struct an_proc *p, int 
 		     int L, int PW)
 {
 	double fr = an_comm_fraction(p);
-	char busy[32];
+	char busy[32], note[128];
 
-	an_fmt_ns((double)(p->busy_ns + p->busy_est_ns), busy, sizeof(busy));
+	an_fmt_ns((double)an_busy_time(p), busy, sizeof(busy));
+	an_busy_note(p, note, sizeof(note));
 	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lg\" text-anchor=\"end\">rank %lld ",
 		L - 8, y + bar - 3, (long long)p->rank);
 	an_html_esc_cut(f, an_html_host(an, p), 18);
 	fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eee\"/>"
 		"<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#1f77b4\"/>"
-		"<text x=\"%d\" y=\"%d\" class=\"lg\">%.1f%% (%s)</text>\n", L, y, PW, bar, L, y,
-		fr * PW, bar, L + PW + 6, y + bar - 3, 100 * fr, busy);
+		"<text x=\"%d\" y=\"%d\" class=\"lg\">%.1f%% (%s%s%s)</text>\n", L, y, PW, bar,
+		L, y, fr * PW, bar, L + PW + 6, y + bar - 3, 100 * fr, busy, *note ? "; " : "",
+		note);
 }
 
 static const struct an_state *busy_an;
@@ -251,8 +253,8 @@ static int cmp_busy(const void *a, const void *b)
 #define BUSY_FEW	12
 void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 {
-	const int L = 210, PW = 380, R = 130;
-	int bar = n <= 32 ? 16 : 12, pitch = bar + 4, shown = 0, cut = 0, H, y = 6, k;
+	const int L = 210, PW = 380;
+	int R = 130, bar = n <= 32 ? 16 : 12, pitch = bar + 4, shown = 0, cut = 0, H, y = 6, k;
 	int *pick = an_xcalloc((size_t)an->nprocs + 1, sizeof(*pick));
 	uint64_t calls, timed;
 	char hint[160];
@@ -274,6 +276,14 @@ void an_html_busy(struct an_state *an, FILE *f, const int *order, int n)
 			"the %d between not drawn.</p>\n", shown, BUSY_FEW, BUSY_FEW,
 			shown - 2 * BUSY_FEW);
 		shown = 2 * BUSY_FEW;
+	}
+	/* Room for a note beside a figure (an_busy_note()). */
+	for (k = 0; k < shown; k++) {
+		char note[128];
+
+		if (*an_busy_note(&an->procs[pick[k]], note, sizeof(note)) &&
+		    130 + 6 * (int)strlen(note) > R)
+			R = 130 + 6 * (int)strlen(note);
 	}
 	H = y + shown * pitch + (cut ? pitch : 0) + 4;
 	an_html_svg(f, L + PW + R, H, "time in NCCL per rank");

@@ -46,10 +46,12 @@ static void size_row(struct an_state *an, FILE *f, int i, double total)
 	struct an_row_text t;
 
 	an_row_text(r, &t);
-	fprintf(f, "<tr%s><td>%s</td><td>%llu</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-		"<td>%.3g</td><td>%.3g</td><td>", an_row_below_link(an, r) ? " class=\"slow\"" : "",
-		t.size, (unsigned long long)r->calls, t.mean, t.p50, t.p99, t.max, t.algbw,
-		row_busbw(an, r));
+	fprintf(f, "<tr%s><td>%s</td><td>%llu", an_row_below_link(an, r) ? " class=\"slow\"" : "",
+		t.size, (unsigned long long)r->calls);
+	if (*t.note)	/* beside the times it qualifies */
+		fprintf(f, " <small>(%s)</small>", t.note);
+	fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.3g</td><td>%.3g</td><td>",
+		t.mean, t.p50, t.p99, t.max, t.algbw, row_busbw(an, r));
 	if (r->timed && total > 0)
 		fprintf(f, "%.1f%%", 100 * r->qs.sum / total);
 	else

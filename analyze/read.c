@@ -831,6 +831,15 @@ void rd_say_rest(struct an_state *an, const struct counted *c)
 				      "more than %d in flight were matched as they stood",
 				      (unsigned long long)an->comms[i]->hash,
 				      (unsigned long long)an->comms[i]->forced, AN_WINDOW_MAX);
+	/* Seen on every rank, closed before their completions came: their
+	 * times are lost, but on a comm of one rank (match.c keeps them). */
+	for (int i = 0; i < an->ncomms; i++)
+		if (an->comms[i]->forced_seen && an->comms[i]->nranks != 1)
+			an_incomplete(an, "window_exceeded", "comm %016llx: %llu collectives "
+				      "more than %d in flight were closed before their "
+				      "completions came; the times of those timed are not "
+				      "counted", (unsigned long long)an->comms[i]->hash,
+				      (unsigned long long)an->comms[i]->forced_seen, AN_WINDOW_MAX);
 	if (an->p2p_forgotten)
 		an_incomplete(an, "window_exceeded", "%llu sends and recvs more than %d "
 			      "pending on a rank were forgotten",
@@ -1072,6 +1081,12 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	}
 	say_counted(&rd);
 read:
+	if (!rd.nevents && rd.an->disk_full) {
+		/* run.json says why: the report says so, empty as it is */
+		rd.an->no_events = 1;
+		ret = 0;
+		goto out;
+	}
 	if (!rd.nevents) {
 		fprintf(stderr, "ncclguard analyze: no ncclguard events in %d trace%s under",
 			ntraces, ntraces == 1 ? "" : "s");

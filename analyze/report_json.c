@@ -74,12 +74,17 @@ static void collectives(struct an_state *an, FILE *f)
 		fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
 		ng_json_str(f, an->ops[r->op]);
 		fprintf(f, ", \"bytes\": %llu, \"nranks\": %d, \"calls\": %llu, \"timed\": %llu, "
-			"\"time_us\": {\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
-			"\"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, \"below_link\": %s",
-			r->bucket < 0 ? 0ULL : 1ULL << r->bucket, r->nranks,
-			(unsigned long long)r->calls, (unsigned long long)r->timed,
-			r->qs.sum / n / 1e3, an_qs_quantile(&r->qs, 0.5) / 1e3,
-			an_qs_quantile(&r->qs, 0.99) / 1e3, r->qs.max / 1e3, algbw, busbw,
+			"\"time_us\": {\"mean\": %.3f, ", r->bucket < 0 ? 0ULL : 1ULL << r->bucket,
+			r->nranks, (unsigned long long)r->calls, (unsigned long long)r->timed,
+			r->qs.sum / n / 1e3);
+		/* One timed call has no percentiles (an_row_text()). */
+		if (r->timed == 1)
+			fputs("\"p50\": null, \"p99\": null, ", f);
+		else
+			fprintf(f, "\"p50\": %.3f, \"p99\": %.3f, ", an_qs_quantile(&r->qs, 0.5) / 1e3,
+				an_qs_quantile(&r->qs, 0.99) / 1e3);
+		fprintf(f, "\"max\": %.3f}, \"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, "
+			"\"below_link\": %s", r->qs.max / 1e3, algbw, busbw,
 			an_row_below_link(an, r) ? "true" : "false");
 		choice_json(f, r);
 		fputc('}', f);
@@ -258,6 +263,33 @@ static void hangs(struct an_state *an, FILE *f)
 	end_list(f, an->nhangs);
 }
 
+/* A stopped rank's calls after its last confirmed one, per comm. */
+static void unconfirmed(const struct an_state *an, FILE *f)
+{
+	fputs("  \"unconfirmed\": [", f);
+	for (int i = 0; i < an->nunconf; i++) {
+		const struct an_unconf *u = &an->unconf[i];
+		int64_t *w;
+		int n;
+
+		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
+		hash(f, u->comm_hash);
+		fputs(", \"op\": ", f);
+		ng_json_str(f, an->ops[u->op]);
+		fprintf(f, ", \"rank\": %lld, \"killed\": %s, \"last_confirmed_seq\": %llu, "
+			"\"first_seq\": %llu, \"last_seq\": %llu, \"calls\": %llu",
+			(long long)an->procs[u->proc].rank, u->killed ? "true" : "false",
+			(unsigned long long)u->confirmed_seq, (unsigned long long)u->first_seq,
+			(unsigned long long)u->last_seq, (unsigned long long)u->calls);
+		n = an_unconf_waiting(an, u, &w);
+		fputs(", \"timed_out_ranks\": ", f);
+		rank_list(f, w, n);
+		fputc('}', f);
+		free(w);
+	}
+	end_list(f, an->nunconf);
+}
+
 /* The hang dumps read, each a process's own account of where it was
  * stuck: "gpu" a call queued and not complete, "host_call" inside the
  * host call. */
@@ -426,6 +458,7 @@ int an_report_json(struct an_state *an, FILE *f)
 	collectives(an, f);
 	stragglers(an, f, order);
 	hangs(an, f);
+	unconfirmed(an, f);
 	hang_dumps(an, f);
 	mismatches(an, f);
 	algo_mismatches(an, f);
@@ -436,9 +469,14 @@ int an_report_json(struct an_state *an, FILE *f)
 
 		if (p->rank < 0)
 			continue;
-		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f, \"timed_fraction\": %.4f}",
-			first ? "" : ",", (long long)p->rank, an_comm_fraction(p),
-			an_comm_fraction_timed(p));
+		/* busy_s within the wall time; the estimate's untimed calls,
+		 * the timed ones whose mean they got, and its cap */
+		fprintf(f, "%s\n    {\"rank\": %lld, \"fraction\": %.4f, \"timed_fraction\": %.4f, "
+			"\"busy_s\": %.6f, \"estimated_calls\": %llu, \"estimate_timed_calls\": %llu, "
+			"\"capped\": %s}", first ? "" : ",", (long long)p->rank, an_comm_fraction(p),
+			an_comm_fraction_timed(p), (double)an_busy_time(p) / 1e9,
+			(unsigned long long)p->est_calls, (unsigned long long)p->est_timed,
+			p->est_capped ? "true" : "false");
 		first = 0;
 	}
 	end_list(f, !first);

@@ -438,6 +438,7 @@ void an_runrec_note(struct an_state *an, const char *dir, const struct an_runrec
 			      "ended (run.json); ranks may have stopped without their last events",
 			      dir);
 	if (rr->disk_full == 1) {
+		an->disk_full = 1;
 		an_fmt_bytes(rr->free_start > 0 ? (uint64_t)rr->free_start : 0, a, sizeof(a));
 		an_fmt_bytes(rr->free_end > 0 ? (uint64_t)rr->free_end : 0, b, sizeof(b));
 		an_incomplete(an, "disk_full", "%s: the disk filled while recording%s%s "

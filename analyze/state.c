@@ -85,6 +85,7 @@ void an_free(struct an_state *an)
 		free(an->hangs[i].rows);
 	}
 	free(an->hangs);
+	free(an->unconf);
 	an_findings_free(an);
 	for (i = 0; i < an->nmism; i++) {
 		free(an->mism[i].rank);

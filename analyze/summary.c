@@ -39,7 +39,10 @@ static void incomplete(const struct an_state *an, FILE *f)
 {
 	if (!an->ninc)
 		return;
-	fputs("INCOMPLETE: this report could not see everything\n", f);
+	if (an->no_events)
+		fputs("INCOMPLETE: the trace holds no events: the disk was full (run.json)\n", f);
+	else
+		fputs("INCOMPLETE: this report could not see everything\n", f);
 	for (int i = 0; i < an->ninc && i < AN_SUMMARY_LIST; i++)
 		fprintf(f, "   ! %s: %s\n", an->inc[i].what, an->inc[i].detail);
 	if (an->inc_more || an->ninc > AN_SUMMARY_LIST)
@@ -61,12 +64,13 @@ static int cmp_frac(const void *a, const void *b)
 
 static void busy_rank(const struct an_state *an, FILE *f, const struct an_proc *p)
 {
-	char a[32];
+	char a[32], note[128];
 
-	an_fmt_ns((double)(p->busy_ns + p->busy_est_ns), a, sizeof(a));
-	fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s)\n", (long long)p->rank,
+	an_fmt_ns((double)an_busy_time(p), a, sizeof(a));
+	an_busy_note(p, note, sizeof(note));
+	fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s%s%s)\n", (long long)p->rank,
 		p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
-		100 * an_comm_fraction(p), a);
+		100 * an_comm_fraction(p), a, *note ? "; " : "", note);
 }
 
 /* Every rank while few; past AN_SUMMARY_LIST the least and the most busy
@@ -141,6 +145,8 @@ void an_summary(struct an_state *an, FILE *f)
 			t.p50, t.p99, t.max, t.algbw,
 			t.algbw * an_busbw_factor(an->ops[r->op], r->nranks), how,
 			an_row_below_link(an, r) ? "  << slow" : "");
+		if (*t.note)
+			fprintf(f, "  %-14s %10s ^ %s\n", "", "", t.note);
 	}
 	if (!an->nrows)
 		fputs("  (none)\n", f);

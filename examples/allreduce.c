@@ -106,7 +106,7 @@ static const char *const redop_names[] = { "sum", "prod", "max", "min", "avg" };
 static struct {
 	int rank, world, local_rank;
 	const char *id_file, *id_tcp;
-	int op, mixed, type, redop, check, group, split;
+	int op, mixed, type, redop, check, group, split, sync;
 	size_t min_bytes, max_bytes;
 	double step;
 	int iters, warmup;
@@ -561,8 +561,15 @@ static long measure(int op, size_t bytes, const struct bufs *b, ncclComm_t comm,
 	for (int i = 0; i < g.warmup; i++)
 		run_op(op, count, root, b, comm, n, me, s);
 	CUDACHECK(cudaEventRecord(start, s));
-	for (int i = 0; i < g.iters; i++)
+	for (int i = 0; i < g.iters; i++) {
 		run_op(op, count, root, b, comm, n, me, s);
+		/* --sync: a training loop's step, done when its call is */
+		if (g.sync) {
+			CUDACHECK(cudaStreamSynchronize(s));
+			printf("rank %d: iteration %d done\n", g.rank, i + 1);
+			fflush(stdout);
+		}
+	}
 	CUDACHECK(cudaEventRecord(stop, s));
 	CUDACHECK(cudaStreamSynchronize(s));
 	CUDACHECK(cudaEventElapsedTime(&ms, start, stop));
@@ -622,6 +629,8 @@ static const char usage_text[] =
 	"  --iters N             timed calls per size (default 20)\n"
 	"  --warmup N            untimed calls per size first (default 5)\n"
 	"  --check               verify every result, print OK or the mismatches\n"
+	"  --sync                wait for each timed call and print `rank R:\n"
+	"                        iteration N done`, as a training loop's steps\n"
 	"  --group               run each call in a group with a ring send/recv\n"
 	"  --split               run on halves of the job made with ncclCommSplit\n"
 	"  --skip-seq K --skip-rank R   rank R silently skips its K-th call (a bug\n"
@@ -757,6 +766,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--mixed")) g.mixed = 1, used = 0;
 		else if (!strcmp(a, "--group")) g.group = 1, used = 0;
 		else if (!strcmp(a, "--split")) g.split = 1, used = 0;
+		else if (!strcmp(a, "--sync")) g.sync = 1, used = 0;
 		else if (!takes_value(a)) usage_error("unknown option '%s'", a);
 		else if (!v) usage_error("%s needs a value", a);
 		else if (!strcmp(a, "--launch")) launch_n = (int)parse_num(a, v, 1);

@@ -88,7 +88,7 @@ for h in --help -h; do
 	ex_rc 0 "$EX" $h
 	assert_grep "^usage: .*allreduce_example \[OPTIONS\]" "$NG_TMP/o"
 	for w in --launch --id-file --id-tcp --op --mixed --dtype --redop --min-bytes \
-		--max-bytes --step-factor --iters --warmup --check --group --split \
+		--max-bytes --step-factor --iters --warmup --check --sync --group --split \
 		--skip-seq --skip-rank --exit-code; do
 		assert_grep "$w" "$NG_TMP/o"
 	done
