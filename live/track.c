@@ -27,6 +27,7 @@
 void lv_state_init(struct lv_state *st, const struct ng_watch_opts *opts)
 {
 	memset(st, 0, sizeof(*st));
+	pthread_mutex_init(&st->lock, NULL);
 	st->opts = *opts;
 	if (opts->job) {
 		st->want_job = 1;
