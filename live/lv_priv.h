@@ -8,6 +8,8 @@
  *               attached, each read in turn, reattached after a cut
  *   cut.c       the connections to the relay, cut to end a call it does
  *               not answer
+ *   twins.c     the relayd's own session list, where two sessions of one
+ *               host and name are two (babeltrace2 merges them)
  *   print.c     a progress report and the hang findings, text or JSON
  *   sessions.c  the relayd's live sessions (the `sessions` query)
  *   ports.c     which of a relayd's ports a URL that could not be listed
@@ -236,10 +238,20 @@ void lv_peer_of(const char *url, struct lv_peer *p);
  * blocked reading it returns at once.  Returns how many. */
 int lv_cut(const struct lv_peer *p);
 
+/* ---- twins.c -------------------------------------------------------- */
+
+struct lv_twin {
+	char host[65], name[256];
+};
+/* Every session the relayd lists, as it lists them: 0 and *out (free),
+ * or -1. */
+int lv_twins(const struct lv_peer *p, struct lv_twin **out, int *n);
+
 /* ---- reader.c --------------------------------------------------------- */
 
 struct lv_reader {
 	struct lv_state *st;
+	const struct lv_peer *peer;
 	char **urls;			/* every session met, by URL */
 	struct lv_session **s;		/* NULL: not open */
 	unsigned char *held;		/* another live viewer holds it */
@@ -255,7 +267,7 @@ struct lv_reader {
 	int stop, done;
 };
 /* Starts the thread; 0, or -1 (why on stderr). */
-int lv_reader_start(struct lv_reader *r, struct lv_state *st);
+int lv_reader_start(struct lv_reader *r, struct lv_state *st, const struct lv_peer *peer);
 /* After `done`, or to free what a thread that did not end left: joins
  * it when done. */
 void lv_reader_free(struct lv_reader *r);

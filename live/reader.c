@@ -96,27 +96,37 @@ static void attach(struct lv_reader *r, int i, const char *host)
 }
 
 /* Two sessions of one host and name: one of them is not what it says
- * (a relay takes sessions from anyone); the host's ranks may be doubled. */
-static void doubled(struct lv_reader *r, const struct lv_listed *l, int i)
+ * (a relay takes sessions from anyone); the host's ranks may be doubled.
+ * Asked of the relayd itself: babeltrace2's list shows them as one. */
+static void doubled(struct lv_reader *r)
 {
-	int h;
+	struct lv_twin *t;
+	int n, ret;
 
-	if (!*l[i].host)
+	busy(r, 1);
+	ret = lv_twins(r->peer, &t, &n);
+	busy(r, 0);
+	if (ret)
 		return;
-	for (int k = 0; k < i; k++) {
-		if (strcmp(l[k].host, l[i].host) || strcmp(l[k].name, l[i].name))
+	for (int i = 0; i < n; i++) {
+		int k, h;
+
+		for (k = 0; k < i; k++)
+			if (!strcmp(t[k].host, t[i].host) && !strcmp(t[k].name, t[i].name))
+				break;
+		if (k == i || !t[i].host[0])
 			continue;
 		pthread_mutex_lock(&r->st->lock);
-		h = lv_host_id(r->st, l[i].host);
+		h = lv_host_id(r->st, t[i].host);
 		if (h >= 0 && !r->st->hosts[h].doubled) {
 			r->st->hosts[h].doubled = 1;
 			lv_note(r->st, "host %s has two sessions named %s at the relay (one may be "
 				"forged: a relay takes sessions from anyone); its ranks may be "
-				"counted twice", l[i].host, l[i].name);
+				"counted twice", t[i].host, t[i].name);
 		}
 		pthread_mutex_unlock(&r->st->lock);
-		return;
 	}
+	free(t);
 }
 
 /* New and lost sessions attached: 1 if any, 0 if none, -1 if the relayd
@@ -141,6 +151,7 @@ static int attach_new(struct lv_reader *r, int one_session, char *err, size_t er
 	busy(r, 0);
 	if (ret)
 		return -1;
+	doubled(r);
 	/* a session no longer listed is neither held nor to attach again */
 	for (int i = 0; i < r->n; i++) {
 		int k;
@@ -155,7 +166,6 @@ static int attach_new(struct lv_reader *r, int one_session, char *err, size_t er
 	for (int k = 0; k < n; k++) {
 		int i = find(r, l[k].url);
 
-		doubled(r, l, k);
 		if (i >= 0 && (r->s[i] || (!r->lost[i] && !r->held[i])))
 			continue;
 		if (i < 0)
@@ -259,12 +269,13 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-int lv_reader_start(struct lv_reader *r, struct lv_state *st)
+int lv_reader_start(struct lv_reader *r, struct lv_state *st, const struct lv_peer *peer)
 {
 	int err;
 
 	memset(r, 0, sizeof(*r));
 	r->st = st;
+	r->peer = peer;
 	err = pthread_create(&r->thread, NULL, reader_main, r);
 	if (err) {
 		fprintf(stderr, "ncclguard watch: cannot start its reader: %s\n", strerror(err));

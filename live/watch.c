@@ -85,7 +85,7 @@ int ng_watch(const struct ng_watch_opts *opts)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	stop_sig = 0;
-	if (lv_reader_start(&r, &st)) {
+	if (lv_reader_start(&r, &st, &peer)) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
 		goto out_state;

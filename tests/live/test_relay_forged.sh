@@ -114,5 +114,4 @@ assert_eq "$(ls "$NG_TMP/relay/hosta" | grep -c "^$SESSION-")" 2 "sessions named
 report "$NG_TMP/relay" "$NG_TMP/runs"
 assert_eq "$rc" 1 "analyze with only a doubled session"
 assert_grep "no trace left to read" "$NG_TMP/an.err"
-[ -z "${NG_KEEP_FORGED:-}" ] || cp -a "$NG_TMP/relay" "$NG_TMP/runs" "$NG_KEEP_FORGED"
 echo ok
