@@ -1,9 +1,11 @@
 #!/bin/sh
 # A relay takes sessions from whoever reaches it: `analyze RELAYDIR DIR`
 # reads only the sessions the job's run records name.  A 2-rank job on
-# hosta streams through `ncclguard run --relay`; a forger on another host
-# that calls itself hosta streams a session of its own with the job's id
-# and ranks 0-1 of the same job id:
+# hosta streams through `ncclguard run --relay` (as root); a forger,
+# another user (uid 1001, through setpriv; root where setpriv is
+# missing) on a host that calls itself hosta, streams a session of its
+# own session daemon to the relay on loopback, with ranks 0-1 of the same
+# job id:
 #   - named otherwise (ncclguard-<pid>-<time>-<job>): the report holds
 #     ranks 0-1 once each, one pid each, and incomplete[] says
 #     session_unverified, naming the forged session;
@@ -19,9 +21,22 @@ ng_relayd_start "$NG_TMP/relay"
 ng_host_up hosta
 RELAY="net://127.0.0.1:$NG_RELAY_CTRL:$NG_RELAY_DATA"
 
-# The forger: a host of its own (UTS, /var/run/lttng, session daemon)
-# whose name is hosta too, as a session daemon's hostname is its own say.
+# The forger: a host of its own (UTS, /var/run/lttng) whose name is hosta
+# too, as a session daemon's hostname is its own say, and uid 1001's
+# session daemon there.
 mkdir -p "$NG_TMP/home.forger"
+IDDIR=$NG_TMP
+AS=""
+if command -v setpriv >/dev/null; then
+	U=1001
+	chmod 0711 "$NG_TMP"
+	mkdir -p "$NG_TMP/u$U"
+	chown "$U:$U" "$NG_TMP/u$U"
+	AS="setpriv --reuid=$U --regid=$U --clear-groups env HOME=$NG_TMP/u$U LTTNG_HOME=$NG_TMP/u$U"
+	note "the forger is uid $U"
+else
+	note "setpriv missing: the forger is root"
+fi
 unshare -u -m sh -c 'mount -t tmpfs -o mode=0755 ng-host /var/run/lttng &&
 	hostname hosta && echo ready && exec sleep 100000' \
 	>"$NG_TMP/host.forger.ready" 2>&1 &
@@ -32,9 +47,14 @@ until grep -q ready "$NG_TMP/host.forger.ready"; do
 	[ $i -lt 50 ] || { cat "$NG_TMP/host.forger.ready"; fail "forger not up"; }
 	sleep 0.1; i=$((i + 1))
 done
-ng_on forger lttng-sessiond --daemonize --no-kernel >"$NG_TMP/forger.sessiond" 2>&1 ||
+# shellcheck disable=SC2086
+ng_on forger $AS lttng-sessiond --daemonize --no-kernel >"$NG_TMP/forger.sessiond" 2>&1 ||
 	{ cat "$NG_TMP/forger.sessiond"; fail "no session daemon for the forger"; }
-ng_on forger cat /var/run/lttng/lttng-sessiond.pid >"$NG_TMP/host.forger.sessiond.pid"
+if [ -n "$AS" ]; then
+	cat "$NG_TMP/u$U/.lttng/lttng-sessiond.pid" >"$NG_TMP/host.forger.sessiond.pid"
+else
+	ng_on forger cat /var/run/lttng/lttng-sessiond.pid >"$NG_TMP/host.forger.sessiond.pid"
+fi
 
 ID=0
 # ranks HOST TAG JOB [WRAP...]: ranks 0-1 of the example on HOST, each
@@ -44,7 +64,7 @@ ranks() {
 	ID=$((ID + 1))
 	for r in 0 1; do
 		ng_rank "$_h" "$_tag" $r 2 LD_LIBRARY_PATH="$NG_SIM" NCCLGUARD_JOB="$_job" \
-			-- "$@" "$EXAMPLE" --id-file "$NG_TMP/id.$ID" --min-bytes 8 --max-bytes 64 \
+			-- "$@" "$EXAMPLE" --id-file "$IDDIR/id.$ID" --min-bytes 8 --max-bytes 64 \
 			--warmup 1 --iters 5
 	done
 	for r in 0 1; do
@@ -60,11 +80,17 @@ ranks() {
 
 # forge SESSION: the forger's live session SESSION at the relay, with
 # ranks 0-1 of job J in it.
+# shellcheck disable=SC2086
 forge() {
-	ng_on forger lttng create "$1" --live=1000000 --set-url="$RELAY" >/dev/null &&
-		ng_session_events forger || fail "no forged session"
-	ranks forger "f$ID" "$J" env LD_PRELOAD="$NG_PRELOAD"
-	ng_on forger lttng destroy "$1" >/dev/null || fail "forged session not destroyed"
+	ng_on forger $AS lttng create "$1" --live=1000000 --set-url="$RELAY" >/dev/null &&
+	ng_on forger $AS lttng enable-channel -u ncclguard --buffers-uid >/dev/null &&
+	ng_on forger $AS lttng enable-event -u -c ncclguard 'ncclguard:*' >/dev/null &&
+	ng_on forger $AS lttng add-context -u -c ncclguard -t vpid -t vtid -t procname >/dev/null &&
+	ng_on forger $AS lttng start >/dev/null || fail "no forged session"
+	[ -z "$AS" ] || IDDIR=$NG_TMP/u$U
+	ranks forger "f$ID" "$J" $AS env LD_PRELOAD="$NG_PRELOAD"
+	IDDIR=$NG_TMP
+	ng_on forger $AS lttng destroy "$1" >/dev/null || fail "forged session not destroyed"
 }
 
 # report DIR...: analyze --json into $NG_TMP/rep.json; sets rc.
@@ -84,6 +110,16 @@ assert_eq "$(sed -n 's/^  "session_host": "\(.*\)",$/\1/p' "$NG_TMP/runs/hosta/r
 assert_eq "$(stat -c %a "$NG_TMP/runs/hosta/run.json")" 600 "run.json mode"
 forge "ncclguard-999-1-$J"
 assert_eq "$(ls "$NG_TMP/relay/hosta" | wc -l)" 2 "sessions of hosta at the relay"
+# The forgery is real: read alone, it holds ranks 0-1 of the job.
+report "$NG_TMP/relay/hosta/ncclguard-999-1-$J"-*
+python3 - "$NG_TMP/rep.json" "$J" <<'EOF' || fail "the forged session alone"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ranks = sorted(x["rank"] for x in r["ranks"])
+if ranks != [0, 1] or r["job"] != sys.argv[2]:
+    print("ranks %s job %s" % (ranks, r["job"]))
+    sys.exit(1)
+EOF
 report "$NG_TMP/relay" "$NG_TMP/runs"
 cat "$NG_TMP/an.err"
 python3 - "$NG_TMP/rep.json" "$J" <<'EOF' || fail "report with a forged session"
