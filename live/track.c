@@ -57,6 +57,7 @@ void lv_state_free(struct lv_state *st)
 	ng_u64map_free(&st->proc_map);
 	ng_u64map_free(&st->comm_map);
 	ng_u64map_free(&st->host_map);
+	pthread_mutex_destroy(&st->lock);
 }
 
 /* Hosts are few (one per session): a list. */
