@@ -393,6 +393,9 @@ static int verified_only(struct an_state *an, struct trace_list *t, const struct
 		return 0;
 	fputs("ncclguard analyze: no trace left to read: every session at the relay was left "
 	      "out (not named by the job's run records, or two of one host and name)\n", stderr);
+	for (int i = 0; i < an->ninc; i++)
+		if (!strcmp(an->inc[i].what, "session_unverified"))
+			fprintf(stderr, "ncclguard analyze: %s\n", an->inc[i].detail);
 	return -1;
 }
 

@@ -102,11 +102,14 @@ static void relay_host(const char *bind, char *host, size_t len)
  * control port (its data port is the next), watch the live one. */
 static void relay_lines(FILE *f, const char *host, long port, const char *dir)
 {
+	int lo = !strcmp(host, "127.0.0.1") || !strcmp(host, "[::1]");
+
 	fprintf(f,
-		"  record: ncclguard run --relay net://%s:%ld -o RUNDIR -- CMD...   (on every host)\n"
+		"  record: ncclguard run --relay net://%s:%ld -o RUNDIR -- CMD...   (%s)\n"
 		"  follow: ncclguard watch net://%s:%ld   (the live port, P+2)\n"
 		"  read:   ncclguard analyze %s [RUNDIR]\n",
-		host, port, host, port + 2, dir);
+		host, port, lo ? "on this host, or through a tunnel" : "on every host", host,
+		port + 2, dir);
 }
 
 /* Who can reach the relay, and so read every session and add sessions. */

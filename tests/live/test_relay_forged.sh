@@ -150,4 +150,5 @@ assert_eq "$(ls "$NG_TMP/relay/hosta" | grep -c "^$SESSION-")" 2 "sessions named
 report "$NG_TMP/relay" "$NG_TMP/runs"
 assert_eq "$rc" 1 "analyze with only a doubled session"
 assert_grep "no trace left to read" "$NG_TMP/an.err"
+assert_grep "host hosta has 2 sessions named $SESSION at the relay, and the run record names one: none is read" "$NG_TMP/an.err"
 echo ok
