@@ -26,6 +26,14 @@ $(BUILD)/tests/test_analyze_core: $(BUILD)/obj/tests/analyze/test_analyze_core.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_analyze_core
 
+# Which of a relay's session folders analyze reads.
+$(BUILD)/obj/tests/analyze/test_relaysess.o: MOD_INC := -Ianalyze -Ievents -Icommon
+$(BUILD)/tests/test_relaysess: $(BUILD)/obj/tests/analyze/test_relaysess.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_relaysess
+
 # Writes small synthetic CTF traces in LTTng's layout (tests, bench).
 $(BUILD)/tests/ng_trace_gen: $(BUILD)/obj/tests/analyze/gen.o
 	@mkdir -p $(dir $@)
