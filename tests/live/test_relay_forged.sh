@@ -3,9 +3,9 @@
 # reads only the sessions the job's run records name.  A 2-rank job on
 # hosta streams through `ncclguard run --relay` (as root); a forger,
 # another user (uid 1001, through setpriv; root where setpriv is
-# missing) on a host that calls itself hosta, streams a session of its
-# own session daemon to the relay on loopback, with ranks 0-1 of the same
-# job id:
+# missing or uid 1001 cannot reach the build) on a host that calls
+# itself hosta, streams a session of its own session daemon to the relay
+# on loopback, with ranks 0-1 of the same job id:
 #   - named otherwise (ncclguard-<pid>-<time>-<job>): the report holds
 #     ranks 0-1 once each, one pid each, and incomplete[] says
 #     session_unverified, naming the forged session;
@@ -27,15 +27,20 @@ RELAY="net://127.0.0.1:$NG_RELAY_CTRL:$NG_RELAY_DATA"
 mkdir -p "$NG_TMP/home.forger"
 IDDIR=$NG_TMP
 AS=""
-if command -v setpriv >/dev/null; then
-	U=1001
+U=1001
+# uid 1001 must reach the example and the libraries (a checkout under
+# /root does not let it): else the forger is root, in its own host still.
+if command -v setpriv >/dev/null &&
+	setpriv --reuid=$U --regid=$U --clear-groups sh -c \
+		'test -x "$1" && test -r "$2" && test -r "$3/libnccl.so.2"' sh \
+		"$EXAMPLE" "$NG_PRELOAD" "$NG_SIM" 2>/dev/null; then
 	chmod 0711 "$NG_TMP"
 	mkdir -p "$NG_TMP/u$U"
 	chown "$U:$U" "$NG_TMP/u$U"
 	AS="setpriv --reuid=$U --regid=$U --clear-groups env HOME=$NG_TMP/u$U LTTNG_HOME=$NG_TMP/u$U"
 	note "the forger is uid $U"
 else
-	note "setpriv missing: the forger is root"
+	note "setpriv missing, or uid $U cannot reach the build: the forger is root"
 fi
 unshare -u -m sh -c 'mount -t tmpfs -o mode=0755 ng-host /var/run/lttng &&
 	hostname hosta && echo ready && exec sleep 100000' \
