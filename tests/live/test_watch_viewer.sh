@@ -5,6 +5,8 @@
 #     report) instead of "0 of 0 sessions open", and attaches once the
 #     first viewer is gone; a watch of that session's own URL, refused
 #     by the relayd (LTTNG_VIEWER_ATTACH_ALREADY), says the same;
+#   - a relayd stopped (SIGSTOP) while watch reads a session: watch says
+#     it is not answering and, once it is resumed, attaches again;
 #   - a second session of the same host and name at the relay (anyone
 #     who reaches a relay can add one): the host is marked, in text
 #     (DOUBLED) and in --json (a note, "doubled_hosts").
@@ -88,5 +90,17 @@ J=$W
 wait_for "\"note\": \"host hosta has two sessions named $S at the relay" "$NG_TMP/j.out" $J
 wait_for '"type": "progress".*"doubled_hosts": \["hosta"\]' "$NG_TMP/j.out" $J
 stop $J
+
+note "the relayd stopped, then resumed: said, and the session attached again"
+kill -STOP "$NG_RELAYD_PID"
+NG_AT_EXIT="kill -CONT $NG_RELAYD_PID 2>/dev/null; $NG_AT_EXIT"
+i=0
+until grep -q "relay not answering for 10 s" "$NG_TMP/b.out"; do
+	kill -0 $B 2>/dev/null || { cat "$NG_TMP/b.out"; fail "watch ended"; }
+	[ $i -lt 600 ] || { cat "$NG_TMP/b.out"; fail "no 'relay not answering' within 60 s"; }
+	sleep 0.1; i=$((i + 1))
+done
+kill -CONT "$NG_RELAYD_PID"
+wait_for "attached again to .*/$S" "$NG_TMP/b.out" $B
 stop $B
 echo ok
