@@ -561,6 +561,7 @@ struct an_sess {
 	char *folder;		/* RELAYDIR/<host>/<name>-<date>-<time> */
 	char *host, *name;
 	char *job;		/* a run record's job id */
+	int first;		/* the folder's first trace in the list */
 };
 struct an_sessions {
 	struct an_sess *s;	/* from the run records: host, name, job */

@@ -158,18 +158,20 @@ void an_sessions_keep(struct an_state *an, char *const *paths, int n,
 	list[0] = '\0';
 	for (int i = 0; i < n; i++) {
 		keep[i] = 1;
-		session_of(paths[i], &at[i]);
+		if (!session_of(paths[i], &at[i]))
+			continue;
+		/* a folder holds a trace per uid: each folder once */
+		at[i].first = 1;
+		for (int j = 0; j < i && at[i].first; j++)
+			at[i].first = !at[j].folder || strcmp(at[j].folder, at[i].folder);
 	}
 	for (int i = 0; i < n; i++) {
-		int same = 0, first = 1;
+		int same = 0, is_named;
 
 		if (!at[i].folder)
 			continue;
-		/* once per folder (a folder holds a trace per uid) */
-		for (int j = 0; j < i && first; j++)
-			first = !at[j].folder || strcmp(at[j].folder, at[i].folder);
 		if (!rec->n) {
-			if (first && len < sizeof(list) - 1)
+			if (at[i].first && len < sizeof(list) - 1)
 				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s/%s",
 							unchecked++ ? ", " : "", at[i].host,
 							at[i].name);
@@ -177,14 +179,15 @@ void an_sessions_keep(struct an_state *an, char *const *paths, int n,
 		}
 		/* other folders of this host and session name */
 		for (int j = 0; j < n; j++)
-			same += at[j].folder && strcmp(at[j].folder, at[i].folder) &&
+			same += at[j].first && strcmp(at[j].folder, at[i].folder) &&
 				!strcmp(at[j].host, at[i].host) && !strcmp(at[j].name, at[i].name);
-		if (named(rec, &at[i]) && !same)
+		is_named = named(rec, &at[i]);
+		if (is_named && !same)
 			continue;
 		keep[i] = 0;
-		if (!first)
+		if (!at[i].first)
 			continue;
-		if (same)
+		if (is_named)
 			an_incomplete(an, "session_unverified", "%s: host %s has %d sessions "
 				      "named %s at the relay, and the run record names one: "
 				      "none is read (one was not made by the job's run); that "

@@ -65,10 +65,11 @@ static void test_doubled(void **state)
 {
 	char *paths[] = {
 		R NAMED "-20261206-004826" TRACE,
+		R NAMED "-20261206-004826/ust/uid/1001/64-bit",	/* one folder */
 		R NAMED "-20261206-004901" TRACE,	/* the same host and name */
 		"/r/hostb/ncclguard-11-20-" JOB "-20261206-004826" TRACE,
 	};
-	int keep[3];
+	int keep[4];
 	struct an_opts o = { 0 };
 	struct an_state *an = an_new(&o);
 	struct an_sessions rec = { 0 };
@@ -76,10 +77,11 @@ static void test_doubled(void **state)
 	(void)state;
 	an_sessions_add(&rec, "hosta", NAMED, JOB);
 	an_sessions_add(&rec, "hostb", "ncclguard-11-20-" JOB, JOB);
-	an_sessions_keep(an, paths, 3, &rec, keep);
+	an_sessions_keep(an, paths, 4, &rec, keep);
 	assert_int_equal(keep[0], 0);
 	assert_int_equal(keep[1], 0);
-	assert_int_equal(keep[2], 1);
+	assert_int_equal(keep[2], 0);
+	assert_int_equal(keep[3], 1);
 	/* each folder named, both left out */
 	assert_int_equal(count_what(an, "session_unverified", "host hosta has 2 sessions named "
 				    NAMED), 2);
