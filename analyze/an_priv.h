@@ -13,6 +13,8 @@
  *                  html_heat.c html_table.c, on html_axis.c
  *   findings.c     the findings as sentences (summary, HTML)
  *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
+ *   relaysess.c    which of a relay's session folders to read: those the
+ *                  run records name
  *   read.c         babeltrace2 -> records (struct ev_rec_*); traces.c: where
  *   pread.c        read.c's read by worker processes (-j); one reader with
  *                  read.c, the two sharing read_priv.h
@@ -556,6 +558,7 @@ const char *an_job_id(const struct an_state *an);
 
 struct an_runrec {
 	char *schema, *job, *host, *status, *disk_detail, *consumer_error;
+	char *session, *session_host;	/* the session its run made ("": none) */
 	int disk_full;			/* -1: not said */
 	int lost_unknown;		/* -1: not said */
 	int recorded;			/* 0: the run recorded nothing; -1: not said */
@@ -573,6 +576,29 @@ int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errl
 void an_runrec_free(struct an_runrec *rr);
 /* incomplete[] entries for what the record says went wrong. */
 void an_runrec_note(struct an_state *an, const char *dir, const struct an_runrec *rr);
+
+/* ---- relaysess.c: which of a relay's session folders to read -------- */
+
+struct an_sess {
+	char *folder;		/* RELAYDIR/<host>/<name>-<date>-<time> */
+	char *host, *name;
+	char *job;		/* a run record's job id */
+	int first;		/* the folder's first trace in the list */
+};
+struct an_sessions {
+	struct an_sess *s;	/* from the run records: host, name, job */
+	int n;
+};
+void an_sessions_add(struct an_sessions *ss, const char *host, const char *name,
+		     const char *job);
+void an_sessions_free(struct an_sessions *ss);
+/* keep[i] for each trace path: 0 for one in a relay's session folder that
+ * no record of `rec` names, or whose host and name another folder has
+ * too; each said in incomplete[] (session_unverified) where it claims
+ * the job.  With no record naming a session, every one is kept and one
+ * session_unverified entry says none was checked. */
+void an_sessions_keep(struct an_state *an, char *const *paths, int n,
+		      const struct an_sessions *rec, int *keep);
 
 /* ---- quantile.c ------------------------------------------------------- */
 

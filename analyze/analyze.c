@@ -328,7 +328,8 @@ out:
 }
 
 /* The run records of the DIRs read: how the run ended, which job. */
-static void run_record(struct an_state *an, const char *dir, char **job)
+static void run_record(struct an_state *an, const char *dir, char **job,
+		       struct an_sessions *ss)
 {
 	struct an_runrec rr;
 	char err[256];
@@ -343,6 +344,8 @@ static void run_record(struct an_state *an, const char *dir, char **job)
 	if (!r)
 		return;
 	an_runrec_note(an, dir, &rr);
+	if (rr.session && *rr.session && rr.session_host && *rr.session_host)
+		an_sessions_add(ss, rr.session_host, rr.session, rr.job);
 	if (!*job && rr.job && *rr.job)
 		*job = an_xstrdup(rr.job);
 	an_runrec_free(&rr);
@@ -351,7 +354,7 @@ static void run_record(struct an_state *an, const char *dir, char **job)
 /* `ncclguard run` writes one per host, DIR/<host>/run.json; a DIR given
  * may also be a host's folder itself. */
 static void run_records(struct an_state *an, const char *const *dirs, int ndirs,
-			const int *used, char **job)
+			const int *used, char **job, struct an_sessions *ss)
 {
 	for (int i = 0; i < ndirs; i++) {
 		char sub[4096];
@@ -361,18 +364,47 @@ static void run_records(struct an_state *an, const char *const *dirs, int ndirs,
 
 		if (!used[i])
 			continue;
-		run_record(an, dirs[i], job);
+		run_record(an, dirs[i], job, ss);
 		n = scandir(dirs[i], &ents, NULL, alphasort);
 		for (int k = 0; k < n; k++) {
 			if (ents[k]->d_name[0] != '.' &&
 			    snprintf(sub, sizeof(sub), "%s/%s", dirs[i], ents[k]->d_name) <
 				    (int)sizeof(sub) &&
 			    !lstat(sub, &st) && S_ISDIR(st.st_mode))
-				run_record(an, sub, job);
+				run_record(an, sub, job, ss);
 			free(ents[k]);
 		}
 		free(ents);
 	}
+}
+
+/* Only the relay sessions the run records name (relaysess.c). */
+static int verified_only(struct an_state *an, struct trace_list *t, const struct an_sessions *ss)
+{
+	int *keep = an_xcalloc((size_t)t->n + 1, sizeof(*keep));
+	int k = 0;
+
+	an_sessions_keep(an, t->path, t->n, ss, keep);
+	for (int i = 0; i < t->n; i++) {
+		if (!keep[i]) {
+			free(t->path[i]);
+			continue;
+		}
+		t->path[k] = t->path[i];
+		t->dev[k] = t->dev[i];
+		t->ino[k] = t->ino[i];
+		t->from[k++] = t->from[i];
+	}
+	t->n = k;
+	free(keep);
+	if (k)
+		return 0;
+	fputs("ncclguard analyze: no trace left to read: every session at the relay was left "
+	      "out (not named by the job's run records, or two of one host and name)\n", stderr);
+	for (int i = 0; i < an->ninc; i++)
+		if (!strcmp(an->inc[i].what, "session_unverified"))
+			fprintf(stderr, "ncclguard analyze: %s\n", an->inc[i].detail);
+	return -1;
 }
 
 /* Findings said on stderr while reading, over the progress line. */
@@ -423,6 +455,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 	struct output *outs[3] = { &chrome, &json, &html };
 	struct an_opts aopts = { .link_gbps = opts->link_gbps };
 	struct trace_list traces = { 0 };
+	struct an_sessions sessions = { 0 };
 	struct an_chrome *ch = NULL;
 	struct an_state *an = NULL;
 	char *record_job = NULL;
@@ -455,7 +488,9 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 	used = an_xcalloc(ndirs, sizeof(*used));
 	if (collect(an, dirs, ndirs, &traces, used))
 		goto out;
-	run_records(an, dirs, ndirs, used, &record_job);
+	run_records(an, dirs, ndirs, used, &record_job, &sessions);
+	if (verified_only(an, &traces, &sessions))
+		goto out;
 	if (opts->job)
 		an_job_want(an, opts->job, 0, AN_JOB_USER);
 	else if (record_job)
@@ -550,6 +585,7 @@ out:
 	an_free(an);
 	an_chrome_free(ch);
 	traces_free(&traces);
+	an_sessions_free(&sessions);
 	free(used);
 	free(record_job);
 	return ret;

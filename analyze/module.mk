@@ -4,7 +4,7 @@
 $(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Ievents -Icommon
 
 # The analysis on in-memory records, without babeltrace2 (the unit test).
-NG_AN_CORE := util traces incomplete job runrec quantile fmt state stats straggle busy config account \
+NG_AN_CORE := util traces incomplete job runrec relaysess quantile fmt state stats straggle busy config account \
 	clock p2p match early finish findings report_json chrome chrome_sel numfmt html html_axis html_plot \
 	html_heat html_hang html_table summary dumps algo
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
@@ -25,6 +25,14 @@ $(BUILD)/tests/test_analyze_core: $(BUILD)/obj/tests/analyze/test_analyze_core.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_analyze_core
+
+# Which of a relay's session folders analyze reads.
+$(BUILD)/obj/tests/analyze/test_relaysess.o: MOD_INC := -Ianalyze -Ievents -Icommon
+$(BUILD)/tests/test_relaysess: $(BUILD)/obj/tests/analyze/test_relaysess.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_relaysess
 
 # Writes small synthetic CTF traces in LTTng's layout (tests, bench).
 $(BUILD)/tests/ng_trace_gen: $(BUILD)/obj/tests/analyze/gen.o

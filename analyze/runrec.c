@@ -320,6 +320,10 @@ static int member(void *ctx, const char *key, int type, const char *s, double nu
 		return set_str(c, &rr->host, key, type, s);
 	if (!strcmp(key, "status"))
 		return set_str(c, &rr->status, key, type, s);
+	if (!strcmp(key, "session"))
+		return set_str(c, &rr->session, key, type, s);
+	if (!strcmp(key, "session_host"))
+		return set_str(c, &rr->session_host, key, type, s);
 	if (!strcmp(key, "disk_detail"))
 		return set_str(c, &rr->disk_detail, key, type, s);
 	if (!strcmp(key, "consumer_error"))
@@ -356,6 +360,8 @@ void an_runrec_free(struct an_runrec *rr)
 	free(rr->status);
 	free(rr->disk_detail);
 	free(rr->consumer_error);
+	free(rr->session);
+	free(rr->session_host);
 	memset(rr, 0, sizeof(*rr));
 	rr->disk_full = rr->lost_unknown = rr->recorded = rr->exit_status = -1;
 	rr->free_start = rr->free_end = -1;

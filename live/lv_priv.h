@@ -2,8 +2,14 @@
  * The insides of `ncclguard watch`, shared by its files only (the module's
  * public header is live.h).  From the top; each calls only files below it:
  *
- *   watch.c     ng_watch(): the loop: sessions found and attached, each
- *               read in turn, reports on time, the end
+ *   watch.c     ng_watch(): reports on time, the relay's silence watched
+ *               (cut.c), SIGINT and SIGTERM, the end
+ *   reader.c    the thread that talks to the relay: sessions found and
+ *               attached, each read in turn, reattached after a cut
+ *   cut.c       the connections to the relay, cut to end a call it does
+ *               not answer
+ *   twins.c     the relayd's own session list, where two sessions of one
+ *               host and name are two (babeltrace2 merges them)
  *   print.c     a progress report and the hang findings, text or JSON
  *   sessions.c  the relayd's live sessions (the `sessions` query)
  *   ports.c     which of a relayd's ports a URL that could not be listed
@@ -23,8 +29,10 @@
 #ifndef NCCLGUARD_LV_PRIV_H
 #define NCCLGUARD_LV_PRIV_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "events.h"
 #include "live.h"
@@ -58,6 +66,7 @@ struct lv_job {
 
 struct lv_host {
 	char *name;
+	int doubled;		/* two sessions of one name at the relay */
 };
 
 struct lv_proc {
@@ -128,6 +137,9 @@ struct lv_timeout {
 };
 
 struct lv_state {
+	/* held by the reader while it feeds events, by the reports and by
+	 * every line written */
+	pthread_mutex_t lock;
 	struct ng_watch_opts opts;
 	uint64_t want_tag;	/* --job's tag */
 	int want_job;		/* --job given */
@@ -176,8 +188,11 @@ struct lv_session;
  * after saying why on stderr. */
 struct lv_session *lv_session_open(struct lv_state *st, int sess, const char *url);
 /* Reads what is there, at most `budget` batches: 1 something came, 0
- * nothing yet, -1 the session ended (or failed: said on stderr). */
-int lv_session_step(struct lv_session *s, int budget);
+ * nothing yet, else one of these, with why in `why` where it failed. */
+#define LV_STEP_ENDED	(-1)	/* the session ended */
+#define LV_STEP_FAILED	(-2)	/* reading it failed */
+#define LV_STEP_HELD	(-3)	/* another live viewer holds it */
+int lv_session_step(struct lv_session *s, int budget, char *why, size_t len);
 void lv_session_close(struct lv_session *s);
 
 /* ---- sessions.c ------------------------------------------------------- */
@@ -208,11 +223,61 @@ int lv_url_kind(const char *url);
  * or data port (naming the live port to use); 0 when nothing is known. */
 int lv_port_hint(const char *url, char *hint, size_t len);
 
+/* ---- cut.c ---------------------------------------------------------- */
+
+#define LV_PEER_MAX	8
+
+/* The relay's addresses, resolved before any call to it. */
+struct lv_peer {
+	struct sockaddr_storage a[LV_PEER_MAX];
+	int n;			/* 0: not resolved, any address */
+	int port;
+};
+void lv_peer_of(const char *url, struct lv_peer *p);
+/* Shuts down every connection of this process to the peer: a call
+ * blocked reading it returns at once.  Returns how many. */
+int lv_cut(const struct lv_peer *p);
+
+/* ---- twins.c -------------------------------------------------------- */
+
+struct lv_twin {
+	char host[65], name[256];
+};
+/* Every session the relayd lists, as it lists them: 0 and *out (free),
+ * or -1. */
+int lv_twins(const struct lv_peer *p, struct lv_twin **out, int *n);
+
+/* ---- reader.c --------------------------------------------------------- */
+
+struct lv_reader {
+	struct lv_state *st;
+	const struct lv_peer *peer;
+	char **urls;			/* every session met, by URL */
+	struct lv_session **s;		/* NULL: not open */
+	unsigned char *held;		/* another live viewer holds it */
+	unsigned char *lost;		/* its connection was cut: attach again */
+	int n, open, nheld;		/* under st->lock */
+	int listed;			/* the relay answered a listing once */
+	int status;			/* when it ended alone: 0, or 1 (said why) */
+	pthread_t thread;
+	/* shared with watch.c, through __atomic_* */
+	int64_t busy_since;		/* a call to the relay under way since
+					 * (monotonic ns), 0: none */
+	unsigned cuts;			/* connections cut by watch.c */
+	int stop, done;
+};
+/* Starts the thread; 0, or -1 (why on stderr). */
+int lv_reader_start(struct lv_reader *r, struct lv_state *st, const struct lv_peer *peer);
+/* After `done`, or to free what a thread that did not end left: joins
+ * it when done. */
+void lv_reader_free(struct lv_reader *r);
+
 /* ---- print.c ---------------------------------------------------------- */
 
 /* A progress report of the job shown, its hangs and the timeouts since
  * the last one; final: the last report. */
-void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int final);
+void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int nheld,
+	       int final);
 /* A line about the watch itself ("attached to ..."): text, or JSON
  * {"type": "note", "note": ...}. */
 void lv_note(struct lv_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

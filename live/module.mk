@@ -4,5 +4,6 @@
 # and hangs.  It uses events/ and common/; tools/ gives it its command line.
 $(BUILD)/obj/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/obj/live/%.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
-LIVE_OBJS := $(patsubst %,$(BUILD)/obj/live/%.o,watch print sessions ports source track util)
+LIVE_OBJS := $(patsubst %,$(BUILD)/obj/live/%.o,watch reader cut twins print sessions ports source track util)
 CLI_OBJS += $(LIVE_OBJS)
+CLI_LIBS += -pthread

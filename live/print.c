@@ -216,7 +216,8 @@ static void json_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 }
 
 static void json_progress(struct lv_state *st, int j, const int *v, int n, double rate,
-			  double behind, const struct lv_hang *h, int nh, int nsess_open)
+			  double behind, const struct lv_hang *h, int nh, int nsess_open,
+			  int nheld)
 {
 	FILE *f = st->opts.out;
 	char buf[32];
@@ -233,7 +234,13 @@ static void json_progress(struct lv_state *st, int j, const int *v, int n, doubl
 		fprintf(f, "%.2f", behind);
 	else
 		fputs("null", f);
-	fputs(", \"ranks\": [", f);
+	fprintf(f, ", \"sessions_held\": %d, \"doubled_hosts\": [", nheld);
+	for (int i = 0, k = 0; i < st->nhosts; i++)
+		if (st->hosts[i].doubled) {
+			fputs(k++ ? ", " : "", f);
+			ng_json_str(f, st->hosts[i].name);
+		}
+	fputs("], \"ranks\": [", f);
 	for (int i = 0; i < n; i++) {
 		int first = 1;
 
@@ -399,7 +406,21 @@ static void resolved(struct lv_state *st, int j)
 	}
 }
 
-void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int final)
+/* Hosts whose sessions at the relay are doubled, and sessions another
+ * viewer holds: what the report cannot vouch for. */
+static void text_doubt(FILE *f, const struct lv_state *st, int nheld)
+{
+	for (int i = 0; i < st->nhosts; i++)
+		if (st->hosts[i].doubled)
+			fprintf(f, "  %-16s two sessions of one name at the relay: ranks may be "
+				"counted twice (DOUBLED)\n", st->hosts[i].name);
+	if (nheld)
+		fprintf(f, "  %d session%s held by another live viewer (LTTng allows one): "
+			"not shown\n", nheld, nheld == 1 ? "" : "s");
+}
+
+void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int nheld,
+	       int final)
 {
 	FILE *f = st->opts.out;
 	int j = lv_shown_job(st), n = 0, nh = 0, nhosts = 0, ncomms = 0;
@@ -458,13 +479,14 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 	if (st->opts.json) {
 		resolved(st, j);
 		timeouts(st);
-		json_progress(st, j, v, n, rate, behind, h, nh, nsess_open);
+		json_progress(st, j, v, n, rate, behind, h, nh, nsess_open, nheld);
 		goto out;
 	}
 	if (j < 0) {
 		fprintf(f, "[%s] %s: %d of %d session%s open, no ncclguard event of %s yet\n",
 			tbuf, st->opts.url, nsess_open, nsess, nsess == 1 ? "" : "s",
 			st->want_job ? "that job" : "any job");
+		text_doubt(f, st, nheld);
 		goto out;
 	}
 	fprintf(f, "[%s] job %s: %d host%s, %d rank%s, %d comm%s; %.0f events/s", tbuf,
@@ -475,6 +497,7 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 	if (nsess_open < nsess)
 		fprintf(f, "; %d of %d sessions ended", nsess - nsess_open, nsess);
 	fputs(final ? " (last report)\n" : "\n", f);
+	text_doubt(f, st, nheld);
 	/* v is sorted by host: each host's lines once, in name order */
 	for (int i = 0; i < n; i++) {
 		int hi = st->procs[v[i]].host;

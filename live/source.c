@@ -11,6 +11,7 @@
  * that waits from a host that stopped sending.
  */
 #include <babeltrace2/babeltrace.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,12 +97,15 @@ consume(bt_message_iterator *it, void *data)
 		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
 	}
 	mono = lv_mono_ns();
+	/* the reports read the tracker from the other thread */
+	pthread_mutex_lock(&s->st->lock);
 	for (i = 0; i < count; i++) {
 		if (ret == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK &&
 		    handle(s, msgs[i], mono))
 			ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
 		bt_message_put_ref(msgs[i]);
 	}
+	pthread_mutex_unlock(&s->st->lock);
 	return ret;
 }
 
@@ -167,13 +171,14 @@ fail:
 	return NULL;
 }
 
-int lv_session_step(struct lv_session *s, int budget)
+int lv_session_step(struct lv_session *s, int budget, char *why, size_t len)
 {
 	int got = 0;
-	char why[512];
 
+	if (len)
+		why[0] = '\0';
 	if (s->ended)
-		return -1;
+		return LV_STEP_ENDED;
 	while (budget-- > 0) {
 		switch (bt_graph_run_once(s->graph)) {
 		case BT_GRAPH_RUN_ONCE_STATUS_OK:
@@ -183,15 +188,17 @@ int lv_session_step(struct lv_session *s, int budget)
 			return got;
 		case BT_GRAPH_RUN_ONCE_STATUS_END:
 			s->ended = 1;
-			return -1;
+			return LV_STEP_ENDED;
 		case BT_GRAPH_RUN_ONCE_STATUS_MEMORY_ERROR:
 		case BT_GRAPH_RUN_ONCE_STATUS_ERROR:
 		default:
-			lv_bt_error(why, sizeof(why));
-			fprintf(stderr, "ncclguard watch: %s: %s\n", s->url,
-				*why ? why : "reading it failed");
+			lv_bt_error(why, len);
+			if (len && !*why)
+				snprintf(why, len, "reading it failed");
 			s->ended = 1;
-			return -1;
+			/* LTTNG_VIEWER_ATTACH_ALREADY, as src.ctf.lttng-live says it */
+			return strstr(why, "already a viewer attached") ? LV_STEP_HELD :
+			       LV_STEP_FAILED;
 		}
 	}
 	return got;

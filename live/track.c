@@ -27,6 +27,7 @@
 void lv_state_init(struct lv_state *st, const struct ng_watch_opts *opts)
 {
 	memset(st, 0, sizeof(*st));
+	pthread_mutex_init(&st->lock, NULL);
 	st->opts = *opts;
 	if (opts->job) {
 		st->want_job = 1;
@@ -56,6 +57,7 @@ void lv_state_free(struct lv_state *st)
 	ng_u64map_free(&st->proc_map);
 	ng_u64map_free(&st->comm_map);
 	ng_u64map_free(&st->host_map);
+	pthread_mutex_destroy(&st->lock);
 }
 
 /* Hosts are few (one per session): a list. */

@@ -1,10 +1,11 @@
 /*
- * ng_watch(): the loop.  Every 2 s the relayd is asked for its sessions
- * and the new ones are attached (hosts start at different times); every
- * session with data is read a little in turn; a report goes out every
- * --every seconds.  It ends once every session it attached to has ended
- * and the relayd lists no new one, or on SIGINT/SIGTERM, with a last
- * report either way.
+ * ng_watch(): the reader thread (reader.c) talks to the relay; this one
+ * prints a report every --every seconds, watches the reader's calls to
+ * the relay and takes SIGINT and SIGTERM, so that watch always answers:
+ * a call the relay has left unanswered for 10 s is said ("relay not
+ * answering for 10 s") and cut (cut.c), after which the reader tries
+ * again; a signal ends the watch within a second, with a last report,
+ * whatever the relay does.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -13,9 +14,9 @@
 
 #include "lv_priv.h"
 
-#define LIST_EVERY_NS	2000000000LL	/* the relayd asked for new sessions */
-#define STEP_BUDGET	64		/* batches read from a session in a turn */
-#define IDLE_NS		20000000L	/* a nap when no session had data */
+#define SILENT_S	10		/* a relay call unanswered this long */
+#define TICK_NS		50000000L	/* how often this thread looks */
+#define STOP_WAIT_NS	800000000LL	/* the reader's time to end on a signal */
 
 static volatile sig_atomic_t stop_sig;
 
@@ -24,84 +25,58 @@ static void on_signal(int sig)
 	stop_sig = sig;
 }
 
-struct attached {
-	char **urls;		/* every session ever attached, by URL */
-	struct lv_session **s;	/* NULL once ended */
-	int n, open;
-	int warned_viewer;	/* a session had another viewer: said once */
-};
-
-static int known(const struct attached *a, const char *url)
+/* The reader's call under way for SILENT_S: said once, and cut. */
+static void silence(struct lv_state *st, struct lv_reader *r, const struct lv_peer *peer,
+		    int64_t now, int64_t *said_for)
 {
-	for (int i = 0; i < a->n; i++)
-		if (!strcmp(a->urls[i], url))
-			return 1;
-	return 0;
-}
+	int64_t since = __atomic_load_n(&r->busy_since, __ATOMIC_ACQUIRE);
 
-static void attach(struct lv_state *st, struct attached *a, const char *url, const char *host)
-{
-	struct lv_session *s = lv_session_open(st, a->n, url);
-
-	a->urls = lv_xrealloc(a->urls, (a->n + 1) * sizeof(*a->urls));
-	a->s = lv_xrealloc(a->s, (a->n + 1) * sizeof(*a->s));
-	a->urls[a->n] = lv_xstrdup(url);
-	a->s[a->n] = s;
-	a->n++;
-	if (!s)
+	if (!since || since == *said_for || now - since < SILENT_S * 1000000000LL)
 		return;
-	a->open++;
-	lv_note(st, "attached to %s%s%s", url, host && *host ? ", host " : "", host ? host : "");
+	*said_for = since;
+	pthread_mutex_lock(&st->lock);
+	lv_note(st, "relay not answering for %d s (%s); trying again", SILENT_S, st->opts.url);
+	pthread_mutex_unlock(&st->lock);
+	__atomic_add_fetch(&r->cuts, 1, __ATOMIC_ACQ_REL);
+	lv_cut(peer);
 }
 
-/* New sessions attached; 1 if there were any, 0 if none, -1 if the relayd
- * could not be asked (why in err). */
-static int attach_new(struct lv_state *st, struct attached *a, int one_session, char *err,
-		      size_t errlen)
+static void report(struct lv_state *st, struct lv_reader *r, int final)
 {
-	struct lv_listed *l;
-	int n, added = 0;
+	pthread_mutex_lock(&st->lock);
+	lv_report(st, lv_mono_ns(), r->open, r->n, r->nheld, final);
+	pthread_mutex_unlock(&st->lock);
+}
 
-	if (one_session) {
-		if (known(a, st->opts.url))
-			return 0;
-		attach(st, a, st->opts.url, NULL);
-		return 1;
-	}
-	if (lv_list_sessions(st->opts.url, &l, &n, err, errlen))
-		return -1;
-	for (int i = 0; i < n; i++) {
-		if (known(a, l[i].url))
-			continue;
-		/* LTTng serves a session to one live viewer at a time */
-		if (l[i].clients) {
-			if (!a->warned_viewer++)
-				lv_note(st, "%s already has a live viewer (LTTng allows one): "
-					"not attached", l[i].url);
-			continue;
-		}
-		attach(st, a, l[i].url, l[i].host);
-		added = 1;
-	}
-	lv_listed_free(l, n);
-	return added;
+/* On a signal: the reader told to stop, its call cut; a little time for
+ * it to end. */
+static void stop_reader(struct lv_reader *r, const struct lv_peer *peer)
+{
+	int64_t until = lv_mono_ns() + STOP_WAIT_NS;
+
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&r->cuts, 1, __ATOMIC_ACQ_REL);
+	lv_cut(peer);
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && lv_mono_ns() < until)
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000L }, NULL);
 }
 
 int ng_watch(const struct ng_watch_opts *opts)
 {
 	struct sigaction sa, old_int, old_term;
-	struct attached a = { 0 };
+	struct lv_reader r;
 	struct lv_state st;
-	int64_t now, next_list = 0, next_report;
-	int kind = lv_url_kind(opts->url), listed = 0, ret = 1;
-	char err[512];
+	struct lv_peer peer;
+	int64_t now, next_report, said_for = 0;
+	int ret = 1;
 
-	if (kind < 0) {
+	if (lv_url_kind(opts->url) < 0) {
 		fprintf(stderr, "ncclguard watch: %s: not a relayd URL (net://HOST[:PORT])\n",
 			opts->url);
 		return 2;
 	}
 	lv_state_init(&st, opts);
+	lv_peer_of(opts->url, &peer);
 	st.mono_start = lv_mono_ns();
 	next_report = st.mono_start + (int64_t)(opts->every_s * 1e9);
 	memset(&sa, 0, sizeof(sa));
@@ -110,59 +85,31 @@ int ng_watch(const struct ng_watch_opts *opts)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	stop_sig = 0;
-	for (;;) {
-		int progressed = 0, added = 0;
-
+	if (lv_reader_start(&r, &st, &peer)) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		goto out_state;
+	}
+	while (!stop_sig && !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+		nanosleep(&(struct timespec){ .tv_nsec = TICK_NS }, NULL);
 		now = lv_mono_ns();
-		if (stop_sig)
-			break;
-		if (now >= next_list) {
-			added = attach_new(&st, &a, kind == 1, err, sizeof(err));
-			if (added < 0 && !listed) {
-				fprintf(stderr, "ncclguard watch: %s: cannot list the relayd's "
-					"sessions: %s\n", opts->url, err);
-				if (lv_port_hint(opts->url, err, sizeof(err)))
-					fprintf(stderr, "ncclguard watch: %s\n", err);
-				goto out;
-			}
-			if (added < 0)
-				lv_note(&st, "cannot list the relayd's sessions: %s; trying again",
-					err);
-			else
-				listed = 1;
-			next_list = now + LIST_EVERY_NS;
-			/* the job is over: its sessions ended, none is new */
-			if (added == 0 && a.n && !a.open)
-				break;
-		}
-		for (int i = 0; i < a.n; i++) {
-			int r;
-
-			if (!a.s[i])
-				continue;
-			r = lv_session_step(a.s[i], STEP_BUDGET);
-			if (r > 0)
-				progressed = 1;
-			if (r < 0) {
-				lv_note(&st, "%s ended", a.urls[i]);
-				lv_session_close(a.s[i]);
-				a.s[i] = NULL;
-				a.open--;
-				/* ask at once whether others remain */
-				next_list = 0;
-			}
-		}
-		now = lv_mono_ns();
-		if (now >= next_report) {
-			lv_report(&st, now, a.open, a.n, 0);
+		silence(&st, &r, &peer, now, &said_for);
+		if (now >= next_report && !stop_sig && !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+			report(&st, &r, 0);
 			next_report += (int64_t)(opts->every_s * 1e9);
 			if (next_report < now)
 				next_report = now + (int64_t)(opts->every_s * 1e9);
 		}
-		if (!progressed)
-			nanosleep(&(struct timespec){ .tv_nsec = IDLE_NS }, NULL);
 	}
-	lv_report(&st, lv_mono_ns(), a.open, a.n, 1);
+	if (stop_sig)
+		stop_reader(&r, &peer);
+	else if (r.status) {
+		/* the relayd could not be read at all: said on stderr */
+		ret = r.status;
+		goto out;
+	}
+	report(&st, &r, 1);
+	pthread_mutex_lock(&st.lock);
 	if (st.opts.json)
 		fprintf(st.opts.out, "{\"type\": \"end\", \"reason\": \"%s\", \"hangs_reported\": "
 			"%d}\n", stop_sig ? "signal" : "sessions_ended", st.hangs_reported);
@@ -172,15 +119,17 @@ int ng_watch(const struct ng_watch_opts *opts)
 			st.hangs_reported == 1 ? "" : "s");
 	fflush(st.opts.out);
 	ret = st.hangs_reported ? NG_WATCH_HANG : 0;
+	pthread_mutex_unlock(&st.lock);
 out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	for (int i = 0; i < a.n; i++) {
-		lv_session_close(a.s[i]);
-		free(a.urls[i]);
+	if (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+		/* the reader is still in a call: what it uses stays */
+		lv_reader_free(&r);
+		return ret;
 	}
-	free(a.s);
-	free(a.urls);
+	lv_reader_free(&r);
+out_state:
 	lv_state_free(&st);
 	return ret;
 }

@@ -1123,10 +1123,13 @@ static void json_kv_str(FILE *f, const char *k, const char *v, int last)
 }
 
 /* DIR/<host>/run.json, flat, for the analyzer: written to a temporary file
- * in the same folder, then renamed over the old one. */
+ * in the same folder (mkstemp's 0600: it names the session, which is what
+ * `analyze` trusts at a relay), then renamed over the old one, which must
+ * be a regular file (a link or folder put there is left alone). */
 static void write_record(const struct run *r, const struct run_end *e)
 {
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	struct stat st;
 	FILE *f;
 	int fd;
 
@@ -1134,10 +1137,15 @@ static void write_record(const struct run *r, const struct run_end *e)
 		return;
 	snprintf(path, sizeof(path), "%s/run.json", r->hostdir);
 	snprintf(tmp, sizeof(tmp), "%s/.run.json.XXXXXX", r->hostdir);
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "ncclguard: cannot write %s: not a regular file; left as it is\n",
+			path);
+		return;
+	}
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		goto fail;
-	if (fchmod(fd, 0644)) {
+	if (fchmod(fd, 0600)) {
 		close(fd);
 		goto fail_tmp;
 	}
@@ -1153,6 +1161,9 @@ static void write_record(const struct run *r, const struct run_end *e)
 	fprintf(f, "  \"pid\": %ld,\n", r->creator > 0 ? r->creator : (long)r->launcher);
 	fprintf(f, "  \"tasks\": %d,\n", r->tasks > 0 ? r->tasks : 1);
 	json_kv_str(f, "relay", r->o.relay, 0);
+	/* what `analyze` matches a relay's session folders against */
+	json_kv_str(f, "session", r->traced ? r->s.name : "", 0);
+	json_kv_str(f, "session_host", r->host, 0);
 	fprintf(f, "  \"started\": %lld,\n", (long long)r->started);
 	fprintf(f, "  \"ended\": %lld,\n", (long long)time(NULL));
 	json_kv_str(f, "status", e->status, 0);

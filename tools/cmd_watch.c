@@ -20,7 +20,10 @@ static const char usage[] =
 	"each communicator) and the hangs: a collective some ranks entered and others\n"
 	"did not, or an init some ranks began, waiting longer than --stuck, with the\n"
 	"ranks waiting, the ranks missing and their hosts.  It ends when the job's\n"
-	"sessions end, or on Ctrl-C.\n"
+	"sessions end, or within a second of Ctrl-C or SIGTERM.  A relay silent for\n"
+	"10 s is said (\"relay not answering for 10 s\") and its connection remade;\n"
+	"a session another viewer holds (LTTng allows one), and a host with two\n"
+	"sessions of one name at the relay, are said in every report.\n"
 	"\n"
 	"  --stuck S   a collective waiting this long is a hang (default 60)\n"
 	"  --json      one JSON object per line (type: progress, hang, hang_resolved,\n"
@@ -32,8 +35,8 @@ static const char usage[] =
 	"              --port P`, whose start prints the line to use); a session's\n"
 	"              own URL, net://HOST[:PORT]/host/H/NAME, follows it alone\n"
 	"\n"
-	"Exit status: 0 the sessions ended without a hang, 5 a hang was reported,\n"
-	"1 the relayd could not be read, 2 usage.\n";
+	"Exit status: 0 the sessions ended without a hang (or a signal), 5 a hang\n"
+	"was reported, 1 the relayd could not be read, 2 usage.\n";
 
 static int seconds_opt(const char *opt, const char *val, int never_ok, double *out)
 {

@@ -4,6 +4,9 @@
 #   - `relay --help` and the relay at its start print the `run --relay`
 #     line with the control port P and the `watch` line with the live
 #     port P+2, for the host and --port given;
+#   - without --bind it listens on 127.0.0.1 only (lttng-relayd lets
+#     whoever reaches it read and add sessions), and says who can reach
+#     it; --bind 0.0.0.0 warns that every interface is open;
 #   - the printed `watch` line works (it lists the relay's sessions);
 #   - watch given the control port P, or the data port P+1, exits 1 and
 #     names the live port P+2;
@@ -97,9 +100,15 @@ note "relay --help: the lines to use, with P and P+2"
 assert_grep "^  record: ncclguard run --relay net://10.1.2.3:6100 -o RUNDIR -- CMD" "$NG_TMP/help"
 assert_grep "^  follow: ncclguard watch net://10.1.2.3:6102 " "$NG_TMP/help"
 "$NG_BIN" relay --help >"$NG_TMP/help" || fail "relay --help: exit status"
-assert_grep "run --relay net://$(hostname):5342 " "$NG_TMP/help"
-assert_grep "watch net://$(hostname):5344 " "$NG_TMP/help"
+assert_grep "run --relay net://127.0.0.1:5342 " "$NG_TMP/help"
+assert_grep "watch net://127.0.0.1:5344 " "$NG_TMP/help"
 assert_no_grep "watch net://[^ ]*:5342" "$NG_TMP/help"
+assert_grep "authenticates no one" "$NG_TMP/help"
+assert_grep "ssh -N -L P:127.0.0.1:P" "$NG_TMP/help"
+"$NG_BIN" relay --bind 0.0.0.0 --help >"$NG_TMP/help" || fail "relay --help: exit status"
+assert_grep "run --relay net://$(hostname):5342 " "$NG_TMP/help"
+rc=0; "$NG_BIN" relay --bind 10.0.0.1:5 -o "$NG_TMP/x" 2>"$NG_TMP/help.err" || rc=$?
+assert_eq "$rc" 2 "relay --bind ADDR:PORT: a usage error"
 
 note "the relay prints them at its start; its watch line works"
 tries=0
@@ -108,7 +117,7 @@ while :; do
 	ports=$(free_ports 3 1) || fail "no three consecutive free ports"
 	set -- $ports
 	P=$1
-	"$NG_BIN" relay -o "$NG_TMP/r" --port "$P" --bind 127.0.0.1 \
+	"$NG_BIN" relay -o "$NG_TMP/r" --port "$P" \
 		>"$NG_TMP/relay.out" 2>"$NG_TMP/relay.err" &
 	RELAY=$!
 	PIDS="$PIDS $RELAY"
@@ -123,6 +132,14 @@ while :; do
 	[ $tries -lt 5 ] || fail "ncclguard relay did not listen on $P-$((P + 2))"
 done
 assert_grep "^  record: ncclguard run --relay net://127.0.0.1:$P -o RUNDIR -- CMD" "$NG_TMP/relay.err"
+# Loopback only: every one of its ports, bound to 127.0.0.1 and nothing else.
+for port in $P $((P + 1)) $((P + 2)); do
+	assert_eq "$(ss -Hltn "sport = :$port" | awk '{print $4}')" "127.0.0.1:$port" \
+		"relay without --bind: port $port on loopback only"
+done
+assert_grep "^  access: 127.0.0.1 only: every local user of this host can read every session" "$NG_TMP/relay.err"
+assert_grep "ssh -N -L $P:127.0.0.1:$P -L $((P + 1)):127.0.0.1:$((P + 1)) " "$NG_TMP/relay.err"
+assert_no_grep "warning" "$NG_TMP/relay.err"
 assert_grep "^  follow: ncclguard watch net://127.0.0.1:$((P + 2)) " "$NG_TMP/relay.err"
 url=$(sed -n 's/^  follow: ncclguard watch \([^ ]*\) .*/\1/p' "$NG_TMP/relay.err")
 watch_lists "$url"
@@ -138,6 +155,19 @@ wrong "net://127.0.0.1:$((P + 3))"
 assert_no_grep "looks like" "$NG_TMP/w.err"
 # The relay still serves its viewers after being asked.
 watch_lists "$url"
+stop_all
+
+note "relay --bind 0.0.0.0 warns that every interface is open"
+ports=$(free_ports 3 1) || fail "no three consecutive free ports"
+set -- $ports
+"$NG_BIN" relay -o "$NG_TMP/r3" --port "$1" --bind 0.0.0.0 \
+	>"$NG_TMP/relay.out" 2>"$NG_TMP/relay.err" &
+RELAY=$!
+PIDS="$PIDS $RELAY"
+i=0
+until grep -q "^  stop:" "$NG_TMP/relay.err" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+assert_grep "^ncclguard relay: warning: --bind 0.0.0.0 listens on every interface: anyone who reaches this host on ports $1-$(($1 + 2)) can read every session and add sessions" "$NG_TMP/relay.err"
+assert_grep "^  access: every interface: every host that reaches it" "$NG_TMP/relay.err"
 stop_all
 # A relayd whose live port is not beside its control or data port.
 while :; do

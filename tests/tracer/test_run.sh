@@ -23,7 +23,10 @@ assert_eq "$(ng_run_field "$NG_TMP/st7" schema)" '"ncclguard-run/1"' "run.json s
 assert_eq "$(ng_run_field "$NG_TMP/st7" status)" '"finished"' "run.json status"
 assert_eq "$(ng_run_field "$NG_TMP/st7" exit_status)" 7 "run.json exit_status"
 assert_eq "$(ng_run_field "$NG_TMP/st7" disk_full)" false "run.json disk_full"
-assert_eq "$(stat -c %a "$NG_TMP"/st7/*/run.json)" 644 "run.json mode"
+# Private: it names the session `analyze` trusts at a relay.
+assert_eq "$(stat -c %a "$NG_TMP"/st7/*/run.json)" 600 "run.json mode"
+assert_grep '^  "session": "ncclguard-[0-9]*-[0-9]*-[A-Za-z0-9._-]*",$' "$NG_TMP"/st7/*/run.json
+assert_eq "$(ng_run_field "$NG_TMP/st7" session_host)" "\"$(hostname)\"" "run.json session_host"
 assert_eq "$(find "$NG_TMP/st7" -name '.*')" "" "hidden files left in the trace folder"
 run st0 -- true
 assert_eq "$rc" 0 "exit status of true"
