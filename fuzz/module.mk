@@ -93,7 +93,7 @@ TEST_BINS += $(BUILD)/tests/fuzz_dump_replay
 # (fuzz/corpus/doctor, dictionary fuzz/doctor.dict) is replayed by a gcc
 # build of the same harness in `make check` (tests/doctor/test_fuzz_corpus.sh).
 FUZZ_DOCTOR_SRCS := fuzz/fuzz_doctor.c doctor/compare.c doctor/report.c common/json_read.c \
-	common/json.c
+	common/json.c common/esc.c
 $(BUILD)/fuzz/fuzz_doctor: $(FUZZ_DOCTOR_SRCS) $(wildcard doctor/*.h) common/json_read.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Idoctor -Icommon -Wall -Wextra -Werror \
@@ -113,7 +113,7 @@ fuzz: fuzz-doctor
 $(BUILD)/obj/fuzz/fuzz_doctor.o: MOD_INC := -Idoctor -Icommon
 $(BUILD)/tests/fuzz_doctor_replay: $(BUILD)/obj/fuzz/fuzz_doctor.o $(BUILD)/obj/fuzz/replay.o \
 		$(BUILD)/obj/doctor/compare.o $(BUILD)/obj/doctor/report.o \
-		$(COMMON_JSON_READ_OBJ) $(COMMON_JSON_OBJ)
+		$(COMMON_JSON_READ_OBJ) $(COMMON_ESC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 TEST_BINS += $(BUILD)/tests/fuzz_doctor_replay
