@@ -8,8 +8,15 @@
  * No rank can hold the run: joining ends after --timeout, a round's
  * READYs and its results after the bounds below (mx_priv.h): on the
  * ranks, init, latency, the bandwidth warm-up, the timed bandwidth and
- * teardown each end at --timeout, and the rest is slack for a loaded host.  A rank that misses a deadline or whose connection closes is
+ * teardown each end at --timeout, and the rest is slack for a loaded
+ * host.  A rank that misses a deadline or whose connection closes is
  * gone; its remaining pairs fail with the reason and the others go on.
+ * Ranks hear WAIT at least every KEEPALIVE_S, so that they can give up
+ * on a coordinator that is gone rather than busy.
+ *
+ * Anyone who reaches the port can say HELLO: a wrong secret is refused
+ * before the slot is looked at, and a slot claimed twice is lost to both
+ * claimants (docs/matrix.md, "Who can join").
  */
 #include <errno.h>
 #include <stdarg.h>
