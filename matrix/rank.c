@@ -10,11 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "esc.h"
 #include "mx_priv.h"
+
+/* --local's secret for its ranks, when no --token-file gives one
+ * (internal, as NCCLGUARD_MATRIX_CONNECT). */
+#define LOCAL_KEY "NCCLGUARD_MATRIX_LOCAL_SECRET"
 
 static void host_name(char *buf, size_t len)
 {
@@ -226,8 +231,11 @@ static void *coord_thread(void *p)
 	return NULL;
 }
 
-int ng_mx_run_rank(const struct ng_mx_opts *o)
+int ng_mx_run_rank(const struct ng_mx_opts *opts)
 {
+	struct ng_mx_opts own = *opts, *o = &own;
+	const char *key = getenv(LOCAL_KEY);
+	char secret[NG_MX_TOKEN_MAX + 1];
 	struct ng_mx m = { 0 };
 	struct coord_arg ca = { .lfd = -1, .o = o, .m = &m, .ret = -1 };
 	struct mx_self me;
@@ -236,6 +244,12 @@ int ng_mx_run_rank(const struct ng_mx_opts *o)
 	pthread_t th;
 	int fd, port = 0, ret = 1, started = 0;
 
+	/* --local's own secret, kept from what this rank starts. */
+	if (key && !o->secret && getenv("NCCLGUARD_MATRIX_CONNECT")) {
+		snprintf(secret, sizeof(secret), "%s", key);
+		o->secret = secret;
+	}
+	unsetenv(LOCAL_KEY);
 	if (mx_launcher(&me)) {
 		fprintf(stderr, "ncclguard matrix: no rank: start it as every rank of a job "
 			"(torchrun --no-python, srun, mpirun) or give --local N\n");
@@ -345,10 +359,33 @@ static void reap(pid_t *pids, int n, double grace)
 	}
 }
 
-int ng_mx_run_local(const struct ng_mx_opts *o, int n, char *const child_argv[])
+/* A fresh secret for --local's ranks when none is given: the loopback
+ * port is open to every local user. */
+static int local_secret(char *buf, size_t len)
 {
+	unsigned char raw[24];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t r = getrandom(raw + got, sizeof(raw) - got, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	if (len < 2 * sizeof(raw) + 1)
+		return -1;
+	mx_hex(buf, raw, sizeof(raw));
+	return 0;
+}
+
+int ng_mx_run_local(const struct ng_mx_opts *opts, int n, char *const child_argv[])
+{
+	struct ng_mx_opts own = *opts, *o = &own;
 	struct ng_mx m = { 0 };
-	char err[256], token[256], v[64];
+	char err[256], token[256], v[64], secret[NG_MX_TOKEN_MAX + 1];
 	pid_t *pids;
 	int lfd, port, ret = 1;
 
@@ -368,6 +405,16 @@ int ng_mx_run_local(const struct ng_mx_opts *o, int n, char *const child_argv[])
 		return 1;
 	}
 	mx_job_token(token, sizeof(token));
+	if (!o->secret) {
+		if (local_secret(secret, sizeof(secret))) {
+			fprintf(stderr, "ncclguard matrix: no random bytes for the ranks' secret: %s\n",
+				strerror(errno));
+			close(lfd);
+			free(pids);
+			return 1;
+		}
+		o->secret = secret;
+	}
 	fflush(NULL);
 	for (int i = 0; i < n; i++) {
 		pid_t p = fork();
@@ -379,6 +426,8 @@ int ng_mx_run_local(const struct ng_mx_opts *o, int n, char *const child_argv[])
 		if (p == 0) {
 			snprintf(v, sizeof(v), "127.0.0.1:%d", port);
 			setenv("NCCLGUARD_MATRIX_CONNECT", v, 1);
+			if (!opts->secret)
+				setenv(LOCAL_KEY, o->secret, 1);
 			snprintf(v, sizeof(v), "%d", i);
 			setenv("RANK", v, 1);
 			setenv("LOCAL_RANK", v, 1);

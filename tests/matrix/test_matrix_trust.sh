@@ -7,7 +7,8 @@
 #  - ESC and BEL in what a peer sends (a host name, a reason, a BYE):
 #    printed escaped, never raw;
 #  - --token-file: a HELLO without the secret is refused and takes no
-#    slot; a file others can read is refused before the run.
+#    slot; a file others can read is refused before the run; --local
+#    without it makes a secret of its own for its ranks.
 . "$NG_ROOT/tests/lib.sh"
 . "$NG_ROOT/tests/matrix/common.sh"
 
@@ -129,6 +130,34 @@ timeout -k 5 120 "$NG_BIN" matrix --local 2 $SMALL --timeout 5 --token-file secr
 cat loc.out loc.err
 assert_eq "$rc" 0 "exit status"
 assert_grep "^1 pair: 1 measured, 0 failed, 0 slow$" loc.out
+
+note "--local without --token-file: a secret of its own"
+# Rank 1 stalls in its first all-reduce, which holds the run for the
+# coordinator's result bound: time for a stranger on the loopback port.
+LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=quiet NCCLGUARD_INJECT="stall:rank=1,op=allreduce" \
+	timeout -k 5 120 "$NG_BIN" matrix --local 2 $SMALL --timeout 2 -o own >own.out 2>own.err &
+parent=$!
+pids="$pids $parent"
+conn=""
+i=0
+while [ -z "$conn" ] && [ $i -lt 300 ]; do
+	for c in $(pgrep -P "$(pgrep -P $parent | head -n 1)" 2>/dev/null) $(pgrep -P $parent); do
+		conn=$(tr '\0' '\n' <"/proc/$c/environ" 2>/dev/null | sed -n 's/^NCCLGUARD_MATRIX_CONNECT=//p')
+		[ -n "$conn" ] && break
+	done
+	[ -n "$conn" ] || sleep 0.1
+	i=$((i + 1))
+done
+[ -n "$conn" ] || fail "no rank of --local found"
+$PEER hello "${conn#*:}" 'HELLO 1 2 - stranger - -' >own.peer
+cat own.peer
+assert_grep "^BYE wrong token (--token-file)$" own.peer
+rc=0
+wait $parent || rc=$?
+cat own.out own.err
+assert_eq "$rc" 1 "exit status"
+assert_grep "^1 pair: 0 measured, 1 failed, 0 slow$" own.out
+assert_no_grep "claimed twice" own.out
 
 note "a secret others can read, or too short, is refused before the run"
 chmod 644 secret
