@@ -4,7 +4,8 @@
 # ASan and UBSan on.  FUZZ_TIME seconds (0: build only); new crashes land
 # in $(BUILD)/fuzz/ as crash-*, and once fixed go to fuzz/corpus/trace-crash,
 # which tests/analyze/test_fuzz_corpus.sh replays in `make check`.
-FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c) events/decode.c common/json.c common/u64map.c
+FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c) events/decode.c common/json.c \
+	common/esc.c common/u64map.c
 FUZZ_TRACE_LEN  ?= 20000
 $(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h) events/events.h
 	@mkdir -p $(dir $@)
@@ -37,7 +38,8 @@ fuzz: fuzz-trace
 # ring file made in memory; its corpus (fuzz/corpus/flight) is replayed
 # by a gcc build of the same harness in `make check`
 # (tests/analyze/test_flight_corpus.sh).
-FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c) events/decode.c common/json.c common/u64map.c
+FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c) events/decode.c common/json.c \
+	common/esc.c common/u64map.c
 $(BUILD)/fuzz/fuzz_flight: $(FUZZ_FLIGHT_SRCS) $(wildcard analyze/*.h) events/events.h common/ringfile.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
@@ -65,7 +67,8 @@ TEST_BINS += $(BUILD)/tests/fuzz_flight_replay
 # input as one dump; its corpus (fuzz/corpus/dump, dictionary
 # fuzz/dump.dict) is replayed by a gcc build of the same harness in
 # `make check` (tests/analyze/test_dump_corpus.sh).
-FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c) events/decode.c common/json.c common/u64map.c
+FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c) events/decode.c common/json.c \
+	common/esc.c common/u64map.c
 $(BUILD)/fuzz/fuzz_dump: $(FUZZ_DUMP_SRCS) $(wildcard analyze/*.h) events/events.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
