@@ -90,8 +90,9 @@ int mx_file_connect(const struct mx_addr *a, const char *token, int world, doubl
 #define CLIENT_WAIT_S(t) ((t) + READY_S(t) + RESULT_S(t) + 10)
 /* The coordinator says WAIT to every rank at least every KEEPALIVE_S, so
  * that a rank gives up on one that says nothing for SILENCE_S (--timeout
- * and slack for a loaded host), however long the rounds take. */
-#define KEEPALIVE_S(t) ((t) / 2)
+ * and slack for a loaded host), however long the rounds take.  Not more
+ * often than twice a second: a tiny --timeout must not flood the ranks. */
+#define KEEPALIVE_S(t) ((t) / 2 > 0.5 ? (t) / 2 : 0.5)
 #define SILENCE_S(t) ((t) + 2)
 
 /* Run the whole schedule for n ranks that connect to listen_fd; the
