@@ -64,7 +64,8 @@ assert_grep 'rank 1: refused: you are \\x1b]0;owned\\aout' bye.err
 
 note "rank 1 claimed twice: by a stranger first, then by rank 1"
 port=$(free_port)
-launch claim 1 WORLD_SIZE=2 -- "$NG_BIN" matrix $SMALL --timeout 5 --rendezvous "127.0.0.1:$port" -o claim
+# --timeout: joining stays open while the stranger's Python starts.
+launch claim 1 WORLD_SIZE=2 -- "$NG_BIN" matrix $SMALL --timeout 15 --rendezvous "127.0.0.1:$port" -o claim
 $PEER hello "$port" 'HELLO 1 2 - stranger - -' >rogue.out &
 rogue=$!
 pids="$pids $rogue"
@@ -72,7 +73,7 @@ i=0
 while ! grep -q WELCOME rogue.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 assert_grep "^WELCOME 1" rogue.out
 rc=0
-rank1 --timeout 5 --rendezvous "127.0.0.1:$port" -o claim >claim.1.out 2>claim.1.err || rc=$?
+rank1 --timeout 15 --rendezvous "127.0.0.1:$port" -o claim >claim.1.out 2>claim.1.err || rc=$?
 wait_ranks claim 1 90
 wait "$rogue"
 cat rogue.out claim.1.out claim.1.err
@@ -90,7 +91,7 @@ check_json claim/matrix.json 2 | grep -q "^failed 0-1 rank 1 was claimed twice, 
 
 note "a rank whose host name and reason hold ESC and BEL"
 port=$(free_port)
-launch esc 1 WORLD_SIZE=2 -- "$NG_BIN" matrix $SMALL --timeout 3 --rendezvous "127.0.0.1:$port" -o esc
+launch esc 1 WORLD_SIZE=2 -- "$NG_BIN" matrix $SMALL --timeout 15 --rendezvous "127.0.0.1:$port" -o esc
 $PEER hello "$port" 'HELLO 1 2 - %1B[31mevil%07host - -' 'BROKEN no %1B]0;owned%07GPU' >peer.out
 wait_ranks esc 1 90
 show_rank esc 0
@@ -104,7 +105,7 @@ note "--token-file: a HELLO without the secret takes no slot"
 umask 077
 head -c 24 /dev/urandom | base64 >secret
 port=$(free_port)
-launch tok 1 WORLD_SIZE=2 -- "$NG_BIN" matrix $SMALL --timeout 5 --token-file secret \
+launch tok 1 WORLD_SIZE=2 -- "$NG_BIN" matrix $SMALL --timeout 20 --token-file secret \
 	--rendezvous "127.0.0.1:$port" -o tok
 $PEER hello "$port" 'HELLO 1 2 - stranger - -' >none.out
 $PEER hello "$port" 'HELLO 1 2 - stranger - wrong-secret-of-24-bytes' >wrong.out
@@ -114,7 +115,7 @@ for f in none wrong short; do
 	assert_grep "^BYE wrong token (--token-file)$" $f.out
 done
 rc=0
-rank1 --timeout 5 --token-file secret --rendezvous "127.0.0.1:$port" -o tok >tok.1.out 2>tok.1.err || rc=$?
+rank1 --timeout 20 --token-file secret --rendezvous "127.0.0.1:$port" -o tok >tok.1.out 2>tok.1.err || rc=$?
 wait_ranks tok 1 90
 show_rank tok 0
 cat tok.1.err
