@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "an_priv.h"
+#include "esc.h"
 #include "job.h"
 
 static struct an_job *job_get(struct an_state *an, uint64_t tag)
@@ -149,8 +150,11 @@ int an_job_settle(struct an_state *an, uint64_t *tag)
 			return 0;
 		job_name(keep, name, sizeof(name));
 		job_list(an, list, sizeof(list));
+		/* Job ids come from the trace. */
 		fprintf(stderr, "ncclguard analyze: --job %s: no event of that job; the trace "
-			"holds %s\n", name, list);
+			"holds ", name);
+		ng_esc_put(stderr, list);
+		fputc('\n', stderr);
 		return -1;
 	case AN_JOB_RECORD:
 		if (keep->events)

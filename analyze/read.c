@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "an_priv.h"
+#include "esc.h"
 #include "events.h"
 #include "merge.h"
 #include "read_priv.h"
@@ -484,8 +485,12 @@ static void dropped(struct an_state *an, int say, const char *what, const char *
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	an_incomplete(an, what, "%s", detail);
-	if (say)
-		fprintf(stderr, "ncclguard analyze: %s\n", detail);
+	if (say) {
+		/* It may quote the trace. */
+		fputs("ncclguard analyze: ", stderr);
+		ng_esc_put(stderr, detail);
+		fputc('\n', stderr);
+	}
 }
 
 /* Opening a trace parses its metadata and indexes its packets: a few

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "an_priv.h"
+#include "esc.h"
 
 /* Each finding, then what to do about it; notes need no step. */
 static int findings(struct an_state *an, FILE *f)
@@ -20,10 +21,16 @@ static int findings(struct an_state *an, FILE *f)
 		real += fd[i].severity != AN_SEV_INFO;
 		if (!show[i])
 			continue;
-		fprintf(f, "  %s %s\n", fd[i].severity == AN_SEV_BAD ? "!!" :
-			fd[i].severity == AN_SEV_WARN ? " !" : "  ", fd[i].summary);
-		if (fd[i].severity != AN_SEV_INFO)
-			fprintf(f, "     next: %s\n", fd[i].next_step);
+		/* Findings quote hosts, environments and names from traces. */
+		fprintf(f, "  %s ", fd[i].severity == AN_SEV_BAD ? "!!" :
+			fd[i].severity == AN_SEV_WARN ? " !" : "  ");
+		ng_esc_put(f, fd[i].summary);
+		fputc('\n', f);
+		if (fd[i].severity != AN_SEV_INFO) {
+			fputs("     next: ", f);
+			ng_esc_put(f, fd[i].next_step);
+			fputc('\n', f);
+		}
 		if (more[i] > 0)
 			fprintf(f, "     ... and %d more %s findings (see findings[] in report.json)\n",
 				more[i], fd[i].kind);
@@ -43,8 +50,12 @@ static void incomplete(const struct an_state *an, FILE *f)
 		fputs("INCOMPLETE: the trace holds no events: the disk was full (run.json)\n", f);
 	else
 		fputs("INCOMPLETE: this report could not see everything\n", f);
-	for (int i = 0; i < an->ninc && i < AN_SUMMARY_LIST; i++)
-		fprintf(f, "   ! %s: %s\n", an->inc[i].what, an->inc[i].detail);
+	for (int i = 0; i < an->ninc && i < AN_SUMMARY_LIST; i++) {
+		/* Details quote run records, session and folder names. */
+		fprintf(f, "   ! %s: ", an->inc[i].what);
+		ng_esc_put(f, an->inc[i].detail);
+		fputc('\n', f);
+	}
 	if (an->inc_more || an->ninc > AN_SUMMARY_LIST)
 		fprintf(f, "   ! and %llu more (see incomplete[] in report.json)\n",
 			(unsigned long long)an->inc_more +
@@ -64,12 +75,13 @@ static int cmp_frac(const void *a, const void *b)
 
 static void busy_rank(const struct an_state *an, FILE *f, const struct an_proc *p)
 {
-	char a[32], note[128];
+	char a[32], note[128], host[256];
 
 	an_fmt_ns((double)an_busy_time(p), a, sizeof(a));
 	an_busy_note(p, note, sizeof(note));
-	fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s%s%s)\n", (long long)p->rank,
-		p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name,
+	ng_esc_str(host, sizeof(host), p->info_host && *p->info_host ? p->info_host :
+		   an->hosts[p->host].name);
+	fprintf(f, "  rank %-5lld %-24s %5.1f%%  (%s%s%s)\n", (long long)p->rank, host,
 		100 * an_comm_fraction(p), a, *note ? "; " : "", note);
 }
 
@@ -135,13 +147,15 @@ void an_summary(struct an_state *an, FILE *f)
 
 		an_row_text(r, &t);
 		const struct an_choice *c = an_row_choice(r);
-		char how[48] = "";
+		char how[160] = "", op[128], algo[72], proto[40];
 
 		if (chose)
-			snprintf(how, sizeof(how), "  %s/%s/%d%s", c ? c->algo : "-",
-				 c ? c->proto : "-", c ? c->nch : 0, r->nchoice > 1 ? " (mixed)" : "");
+			snprintf(how, sizeof(how), "  %s/%s/%d%s",
+				 ng_esc_str(algo, sizeof(algo), c ? c->algo : "-"),
+				 ng_esc_str(proto, sizeof(proto), c ? c->proto : "-"), c ? c->nch : 0,
+				 r->nchoice > 1 ? " (mixed)" : "");
 		fprintf(f, "  %-14s %10s %6d %8llu %10s %10s %10s %10s %9.2f %9.2f%s%s\n",
-			an->ops[r->op], t.size, r->nranks, (unsigned long long)r->calls, t.mean,
+			ng_esc_str(op, sizeof(op), an->ops[r->op]), t.size, r->nranks, (unsigned long long)r->calls, t.mean,
 			t.p50, t.p99, t.max, t.algbw,
 			t.algbw * an_busbw_factor(an->ops[r->op], r->nranks), how,
 			an_row_below_link(an, r) ? "  << slow" : "");

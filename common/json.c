@@ -51,11 +51,17 @@ void ng_json_str(FILE *f, const char *s)
 			fputs("\\n", f);
 		else if (c == '\t')
 			fputs("\\t", f);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(f, "\\u%04x", c);
 		else if (c < 0x80)
 			fputc(c, f);
-		else if ((n = ng_utf8_len(p))) {
+		else if (c == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) {
+			/* C1 controls: valid JSON raw, but not for a terminal
+			 * that shows the file. */
+			fprintf(f, "\\u%04x", p[1]);
+			p += 2;
+			continue;
+		} else if ((n = ng_utf8_len(p))) {
 			fwrite(p, 1, (size_t)n, f);
 			p += n;
 			continue;

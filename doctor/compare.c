@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dr_priv.h"
+#include "esc.h"
 #include "json_read.h"
 
 #define FILE_MAX (4 << 20)		/* a host's file is some 10 KB */
@@ -170,29 +171,31 @@ out:
 
 static int read_file(const char *path, struct ng_doctor_report **out)
 {
-	char err[256];
+	char err[256], shown[1024], eshown[1024];
 	struct stat st;
 	char *buf = NULL;
 	size_t got = 0;
 	int fd, ret = -1;
 
+	/* A folder's file names are anyone's: escaped. */
+	ng_esc_str(shown, sizeof(shown), path);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", shown, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st)) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", shown, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", path,
+		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", shown,
 			!S_ISREG(st.st_mode) ? "not a regular file" : "larger than 4 MiB");
 		goto out;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: out of memory\n", path);
+		fprintf(stderr, "ncclguard doctor --compare: %s: out of memory\n", shown);
 		goto out;
 	}
 	while (got < (size_t)st.st_size) {
@@ -205,8 +208,8 @@ static int read_file(const char *path, struct ng_doctor_report **out)
 		got += (size_t)n;
 	}
 	if (ng_doctor_parse(buf, got, out, err, sizeof(err))) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: not a doctor file: %s\n", path,
-			err);
+		fprintf(stderr, "ncclguard doctor --compare: %s: not a doctor file: %s\n", shown,
+			ng_esc_str(eshown, sizeof(eshown), err));
 		goto out;
 	}
 	ret = 0;
@@ -397,16 +400,20 @@ static void print_values(FILE *f, const char *const *vals, char **labels, int n,
 		}
 		if (best < 0)
 			break;
-		fprintf(f, "%s%s: ", groups++ ? " | " : "",
-			!vals[best] ? "(absent)" : *vals[best] ? vals[best] : "(empty)");
+		/* Values and host names are the files' words: escaped. */
+		fputs(groups++ ? " | " : "", f);
+		ng_esc_put(f, !vals[best] ? "(absent)" : *vals[best] ? vals[best] : "(empty)");
+		fputs(": ", f);
 		for (int j = best, shown = 0; j < n; j++) {
 			if (done[j] || !same(vals[best], vals[j]))
 				continue;
 			done[j] = 1;
-			if (shown < 6)
-				fprintf(f, "%s%s", shown ? ", " : "", labels[j]);
-			else if (shown == 6)
+			if (shown < 6) {
+				fputs(shown ? ", " : "", f);
+				ng_esc_put(f, labels[j]);
+			} else if (shown == 6) {
 				fprintf(f, " and %d more", bestn - 6);
+			}
 			shown++;
 		}
 	}
@@ -449,8 +456,10 @@ int ng_doctor_compare(char *const *args, int nargs, FILE *f)
 			goto oom;
 	}
 	fprintf(f, "ncclguard doctor --compare: %d hosts:", files.n);
-	for (int i = 0; i < files.n && i < 8; i++)
-		fprintf(f, "%s %s", i ? "," : "", labels[i]);
+	for (int i = 0; i < files.n && i < 8; i++) {
+		fprintf(f, "%s ", i ? "," : "");
+		ng_esc_put(f, labels[i]);
+	}
 	fprintf(f, "%s\n\n", files.n > 8 ? ", ..." : "");
 	for (int i = 0; i < files.n; i++)
 		for (int k = 0; k < hosts[i]->n; k++)
@@ -491,7 +500,9 @@ int ng_doctor_compare(char *const *args, int nargs, FILE *f)
 	for (int i = 0, nf; i < files.n; i++) {
 		if (!(nf = ng_doctor_failures(hosts[i])))
 			continue;
-		fprintf(f, "%s%s (%d)", listed++ ? ", " : "\nfailed checks on: ", labels[i], nf);
+		fputs(listed++ ? ", " : "\nfailed checks on: ", f);
+		ng_esc_put(f, labels[i]);
+		fprintf(f, " (%d)", nf);
 	}
 	if (listed)
 		fputc('\n', f);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dr_priv.h"
+#include "esc.h"
 #include "json.h"
 
 static const char *const status_names[] = { "ok", "warn", "fail", "skip" };
@@ -157,7 +158,12 @@ void ng_doctor_print(const struct ng_doctor_report *r, FILE *f)
 	/* Past this, a long id pushes its own line only. */
 	if (width > 30)
 		width = 30;
-	fprintf(f, "ncclguard doctor: %s, %s\n", r->host, r->time);
+	/* Values quote files, environments and what drivers say: escaped. */
+	fputs("ncclguard doctor: ", f);
+	ng_esc_put(f, r->host);
+	fputs(", ", f);
+	ng_esc_put(f, r->time);
+	fputc('\n', f);
 	for (int i = 0; i < r->n; i++) {
 		const struct dr_check *c = &r->c[i];
 		const char *sep = *c->value && c->detail && *c->detail ? " - " : "";
@@ -165,10 +171,16 @@ void ng_doctor_print(const struct ng_doctor_report *r, FILE *f)
 		if (!i || area_len(c->id) != area_len(r->c[i - 1].id) ||
 		    strncmp(c->id, r->c[i - 1].id, area_len(c->id)))
 			fprintf(f, "\n%.*s\n", (int)area_len(c->id), c->id);
-		fprintf(f, "  %-4s  %-*s  %s%s%s\n", tags[c->st], width, c->id, c->value, sep,
-			c->detail ? c->detail : "");
-		if (c->fix && (c->st == DR_WARN || c->st == DR_FAIL))
-			fprintf(f, "  %-4s  %-*s  fix: %s\n", "", width, "", c->fix);
+		fprintf(f, "  %-4s  %-*s  ", tags[c->st], width, c->id);
+		ng_esc_put(f, c->value);
+		fputs(sep, f);
+		ng_esc_put(f, c->detail);
+		fputc('\n', f);
+		if (c->fix && (c->st == DR_WARN || c->st == DR_FAIL)) {
+			fprintf(f, "  %-4s  %-*s  fix: ", "", width, "");
+			ng_esc_put(f, c->fix);
+			fputc('\n', f);
+		}
 		count[c->st]++;
 	}
 	fprintf(f, "\n%d checks: %d ok, %d warning%s, %d failed, %d skipped\n", r->n,

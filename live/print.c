@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "esc.h"
 #include "json.h"
 #include "lv_priv.h"
 
@@ -106,7 +107,9 @@ static void by_host(FILE *f, const struct lv_state *st, const int *v, int n)
 	if (!n)
 		return;
 	if (st->procs[v[0]].host == st->procs[v[n - 1]].host) {
-		fprintf(f, " (%s)", st->hosts[st->procs[v[0]].host].name);
+		fputs(" (", f);
+		ng_esc_put(f, st->hosts[st->procs[v[0]].host].name);
+		fputc(')', f);
 		return;
 	}
 	for (int i = 0; i < n;) {
@@ -114,7 +117,9 @@ static void by_host(FILE *f, const struct lv_state *st, const int *v, int n)
 
 		while (j < n && st->procs[v[j]].host == h)
 			j++;
-		fprintf(f, "%s%s: ", i ? ", " : " (", st->hosts[h].name);
+		fputs(i ? ", " : " (", f);
+		ng_esc_put(f, st->hosts[h].name);
+		fputs(": ", f);
 		rank_list(f, st, v + i, j - i, h);
 		i = j;
 	}
@@ -134,7 +139,10 @@ void lv_note(struct lv_state *st, const char *fmt, ...)
 		ng_json_str(st->opts.out, buf);
 		fputs("}\n", st->opts.out);
 	} else {
-		fprintf(st->opts.out, "ncclguard watch: %s\n", buf);
+		/* Notes quote session names and URLs from the relay. */
+		fputs("ncclguard watch: ", st->opts.out);
+		ng_esc_put(st->opts.out, buf);
+		fputc('\n', st->opts.out);
 	}
 	fflush(st->opts.out);
 }
@@ -275,6 +283,7 @@ static void json_progress(struct lv_state *st, int j, const int *v, int n, doubl
 static void text_host_comm(FILE *f, const struct lv_state *st, const struct lv_comm *c,
 			   const int *v, int n, int host)
 {
+	char name[256];
 	int shown = 0;
 
 	for (int i = 0; i < n;) {
@@ -298,7 +307,8 @@ static void text_host_comm(FILE *f, const struct lv_state *st, const struct lv_c
 			j++;
 		}
 		if (!shown)
-			fprintf(f, "  %-16s comm %016llx:", st->hosts[host].name,
+			fprintf(f, "  %-16s comm %016llx:",
+				ng_esc_str(name, sizeof(name), st->hosts[host].name),
 				(unsigned long long)c->hash);
 		fprintf(f, "%s %s ", shown ? "," : "", j - i > 1 ? "ranks" : "rank");
 		rank_list(f, st, v + i, j - i, host);
@@ -322,8 +332,9 @@ static void text_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 {
 	int nexit = 0, njoin = 0;
 
-	fprintf(f, "  %s comm %016llx %s", h->is_new ? "HANG" : "hang",
-		(unsigned long long)h->comm->hash, h->op);
+	fprintf(f, "  %s comm %016llx ", h->is_new ? "HANG" : "hang",
+		(unsigned long long)h->comm->hash);
+	ng_esc_put(f, h->op);
 	if (h->seq)
 		fprintf(f, " seq %llu", (unsigned long long)h->seq);
 	fprintf(f, ", waiting %.0f s: %s ", h->waited_s, h->nwait == 1 ? "rank" : "ranks");
@@ -352,7 +363,7 @@ static void text_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 static void timeouts(struct lv_state *st)
 {
 	FILE *f = st->opts.out;
-	char w[32];
+	char w[32], host[256], op[128], action[128];
 
 	for (int i = 0; i < st->ntimeouts; i++) {
 		const struct lv_timeout *t = &st->timeouts[i];
@@ -371,9 +382,12 @@ static void timeouts(struct lv_state *st)
 			continue;
 		}
 		who(st, t->proc, w, sizeof(w));
+		/* Host, op and action come from the trace. */
 		fprintf(f, "  timeout: %s (%s) waited %.1f s in %s seq %llu of comm %016llx "
-			"(%s)\n", w, host_name(st, t->proc), (double)t->waited_ns / 1e9, t->op,
-			(unsigned long long)t->seq, (unsigned long long)t->comm, t->action);
+			"(%s)\n", w, ng_esc_str(host, sizeof(host), host_name(st, t->proc)),
+			(double)t->waited_ns / 1e9, ng_esc_str(op, sizeof(op), t->op),
+			(unsigned long long)t->seq, (unsigned long long)t->comm,
+			ng_esc_str(action, sizeof(action), t->action));
 	}
 	if (st->timeouts_more)
 		lv_note(st, "%llu more timeouts not shown", (unsigned long long)st->timeouts_more);
@@ -430,7 +444,7 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 	double rate = dt > 0 ? (double)(st->events - st->events_at_report) / dt : 0;
 	double behind = -1;
 	int64_t real = lv_real_ns();
-	char buf[32], tbuf[16];
+	char buf[32], tbuf[16], url[1024];
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -484,13 +498,13 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 	}
 	if (j < 0) {
 		fprintf(f, "[%s] %s: %d of %d session%s open, no ncclguard event of %s yet\n",
-			tbuf, st->opts.url, nsess_open, nsess, nsess == 1 ? "" : "s",
+			tbuf, ng_esc_str(url, sizeof(url), st->opts.url), nsess_open, nsess, nsess == 1 ? "" : "s",
 			st->want_job ? "that job" : "any job");
 		text_doubt(f, st, nheld);
 		goto out;
 	}
 	fprintf(f, "[%s] job %s: %d host%s, %d rank%s, %d comm%s; %.0f events/s", tbuf,
-		job_name(st, j, buf, sizeof(buf)), nhosts, nhosts == 1 ? "" : "s", n,
+		ng_esc_str(url, sizeof(url), job_name(st, j, buf, sizeof(buf))), nhosts, nhosts == 1 ? "" : "s", n,
 		n == 1 ? "" : "s", ncomms, ncomms == 1 ? "" : "s", rate);
 	if (behind >= 0)
 		fprintf(f, ", %.1f s behind", behind);

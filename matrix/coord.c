@@ -8,8 +8,15 @@
  * No rank can hold the run: joining ends after --timeout, a round's
  * READYs and its results after the bounds below (mx_priv.h): on the
  * ranks, init, latency, the bandwidth warm-up, the timed bandwidth and
- * teardown each end at --timeout, and the rest is slack for a loaded host.  A rank that misses a deadline or whose connection closes is
+ * teardown each end at --timeout, and the rest is slack for a loaded
+ * host.  A rank that misses a deadline or whose connection closes is
  * gone; its remaining pairs fail with the reason and the others go on.
+ * Ranks hear WAIT at least every KEEPALIVE_S, so that they can give up
+ * on a coordinator that is gone rather than busy.
+ *
+ * Anyone who reaches the port can say HELLO: a wrong secret is refused
+ * before the slot is looked at, and a slot claimed twice is lost to both
+ * claimants (docs/matrix.md, "Who can join").
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +37,8 @@ enum { R_ABSENT, R_LIVE, R_GONE };
 struct rk {
 	struct mx_conn c;
 	int state;
+	char addr[64];		/* whence its HELLO came; "": none yet */
+	int contested;		/* a second HELLO claimed it */
 	char why[MX_REASON_MAX];
 	int ready, go, result;	/* last round of each, -1 */
 	int have_id;
@@ -40,7 +49,8 @@ struct rk {
 struct co {
 	int n, lfd;
 	const char *token;
-	double timeout;
+	char secret[NG_MX_TOKEN_MAX + 2];	/* as a HELLO field */
+	double timeout, next_keepalive;
 	struct rk *rk;
 	struct mx_conn *pend;	/* connected, no HELLO yet */
 	int npend, joining;
@@ -55,7 +65,7 @@ static void stop_peer(struct co *co, int r)
 	struct rk *k = p < 0 ? NULL : &co->rk[p];
 
 	if (k && k->state == R_LIVE && k->go == round && k->result < round)
-		mx_send(k->c.fd, "ABORT %d", round);
+		mx_send(k->c.fd, co->timeout, "ABORT %d", round);
 }
 
 static void gone(struct co *co, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -75,36 +85,92 @@ static void gone(struct co *co, int r, const char *fmt, ...)
 		stop_peer(co, r);
 }
 
-static void refuse(struct mx_conn *c, const char *why)
+static void refuse(struct co *co, struct mx_conn *c, const char *why)
 {
-	mx_send(c->fd, "BYE %s", why);
+	mx_send(c->fd, co->timeout, "BYE %s", why);
 	mx_conn_close(c);
 }
 
-/* "HELLO rank world token host busid" on a new connection. */
+/* A second HELLO for rank: one of the two speaks for a rank it is not,
+ * and nothing tells which, so neither is measured (what was is dropped)
+ * and the run says so. */
+static void contested(struct co *co, struct mx_conn *c, int rank, const char *addr)
+{
+	struct rk *k = &co->rk[rank];
+	char why[MX_REASON_MAX], pair[MX_REASON_MAX + 16];
+
+	if (!k->contested) {
+		k->contested = 1;
+		snprintf(why, sizeof(why), "was claimed twice, from %s and from %s: neither is "
+			 "measured (another job, or someone else: give every rank --token-file)",
+			 k->addr, addr);
+		fprintf(stderr, "ncclguard matrix: rank %d %s\n", rank, why);
+		if (k->state == R_LIVE) {
+			mx_send(k->c.fd, co->timeout, "BYE rank %d %s", rank, why);
+			gone(co, rank, "%s", why);
+		} else {
+			snprintf(k->why, sizeof(k->why), "%s", why);
+		}
+		co->m->ranks[rank].joined = 0;
+		co->m->ranks[rank].host[0] = co->m->ranks[rank].busid[0] = '\0';
+		snprintf(pair, sizeof(pair), "rank %d %s", rank, why);
+		for (int b = 0; b < co->n; b++)
+			if (b != rank && !isnan(co->m->busbw[rank * co->n + b])) {
+				ng_mx_set(co->m, rank, b, NAN, NAN);
+				ng_mx_fail(co->m, rank, b, pair);
+			}
+	}
+	mx_send(c->fd, co->timeout, "BYE rank %d %s", rank, k->why);
+	mx_conn_close(c);
+}
+
+/* "HELLO rank world job host busid secret" on a new connection. */
 static void hello(struct co *co, struct mx_conn *c, char *line)
 {
-	char tok[256], host[800], bus[128], why[128];
+	char tok[256], host[800], bus[128], secret[NG_MX_TOKEN_MAX + 2], why[128], addr[64];
 	int rank, world;
 
-	if (sscanf(line, "HELLO %d %d %255s %799s %127s", &rank, &world, tok, host, bus) != 5) {
-		refuse(c, "not a matrix rank");
+	if (sscanf(line, "HELLO %d %d %255s %799s %127s %129s", &rank, &world, tok, host, bus,
+		   secret) != 6) {
+		refuse(co, c, "not a matrix rank");
 		return;
 	}
 	if (world != co->n || rank < 0 || rank >= co->n) {
 		snprintf(why, sizeof(why), "rank %d of %d, but this run has %d ranks", rank, world,
 			 co->n);
-		refuse(c, why);
+		refuse(co, c, why);
 		return;
 	}
 	if (strcmp(tok, *co->token ? co->token : "-")) {
-		refuse(c, "another job's rank");
+		refuse(co, c, "another job's rank");
 		return;
 	}
-	if (co->rk[rank].state != R_ABSENT || !co->joining) {
-		snprintf(why, sizeof(why), "rank %d %s", rank, co->joining ? "joined twice" :
-			 "joined after the run started without it");
-		refuse(c, why);
+	/* Before the slot is looked at: without the secret, no one can
+	 * take a rank's place or spoil it. */
+	mx_peer_name(c->fd, addr, sizeof(addr));
+	if (!mx_secret_equal(secret, co->secret)) {
+		fprintf(stderr, "ncclguard matrix: refused a rank %d from %s: %s\n", rank, addr,
+			strcmp(co->secret, "-") ? "wrong or no --token-file secret" :
+			"it gives a --token-file secret, this run has none");
+		refuse(co, c, "wrong token (--token-file)");
+		return;
+	}
+	/* Whenever it comes: the real rank may come after a stranger. */
+	if (co->rk[rank].addr[0]) {
+		contested(co, c, rank, addr);
+		return;
+	}
+	if (!co->joining) {
+		snprintf(why, sizeof(why), "rank %d joined after the run started without it", rank);
+		refuse(co, c, why);
+		return;
+	}
+	snprintf(co->rk[rank].addr, sizeof(co->rk[rank].addr), "%s", addr);
+	if (mx_send(c->fd, co->timeout, "WELCOME %d", rank)) {
+		mx_conn_close(c);
+		snprintf(co->rk[rank].why, sizeof(co->rk[rank].why),
+			 "left the run (its connection closed)");
+		co->rk[rank].state = R_GONE;
 		return;
 	}
 	co->rk[rank].c = *c;
@@ -166,6 +232,18 @@ static void accept_all(struct co *co)
 	}
 }
 
+/* WAIT to every rank now and then: a rank tells a coordinator that is
+ * busy from one that is gone or stuck. */
+static void keepalive(struct co *co)
+{
+	if (mx_now() < co->next_keepalive)
+		return;
+	for (int r = 0; r < co->n; r++)
+		if (co->rk[r].state == R_LIVE && mx_send(co->rk[r].c.fd, co->timeout, "WAIT"))
+			gone(co, r, "left the run (its connection closed)");
+	co->next_keepalive = mx_now() + KEEPALIVE_S(co->timeout);
+}
+
 /* Read what has come, at most until deadline; returns when done(co). */
 static int pump(struct co *co, double deadline, int (*done)(struct co *, int), int arg)
 {
@@ -183,6 +261,9 @@ static int pump(struct co *co, double deadline, int (*done)(struct co *, int), i
 		left = (int)((deadline - mx_now()) * 1000);
 		if (left <= 0)
 			break;
+		keepalive(co);
+		if (left > (int)((co->next_keepalive - mx_now()) * 1000) + 1)
+			left = (int)((co->next_keepalive - mx_now()) * 1000) + 1;
 		free(pf);
 		pf = calloc((size_t)(1 + co->npend + co->n), sizeof(*pf));
 		if (!pf)
@@ -281,9 +362,9 @@ static void round_start(struct co *co, int round)
 			gone(co, a, "sent no unique id for round %d", round);
 		if (ka->state == R_LIVE && kb->state == R_LIVE) {
 			mx_hex(hex, ka->id, MX_ID_BYTES);
-			if (mx_send(ka->c.fd, "GO %d %d %s", round, b, hex))
+			if (mx_send(ka->c.fd, co->timeout, "GO %d %d %s", round, b, hex))
 				gone(co, a, "left the run (its connection closed)");
-			if (mx_send(kb->c.fd, "GO %d %d %s", round, a, hex))
+			if (mx_send(kb->c.fd, co->timeout, "GO %d %d %s", round, a, hex))
 				gone(co, b, "left the run (its connection closed)");
 			ka->go = kb->go = round;
 			continue;
@@ -295,9 +376,9 @@ static void round_start(struct co *co, int round)
 		ng_mx_fail(co->m, a, b, why);
 		/* The survivor waits for word of its pair: it is skipped. */
 		if (ka->state == R_LIVE)
-			mx_send(ka->c.fd, "SKIP %d", round);
+			mx_send(ka->c.fd, co->timeout, "SKIP %d", round);
 		if (kb->state == R_LIVE)
-			mx_send(kb->c.fd, "SKIP %d", round);
+			mx_send(kb->c.fd, co->timeout, "SKIP %d", round);
 	}
 }
 
@@ -342,6 +423,7 @@ int mx_coord_run(int listen_fd, int n, const char *token, const struct ng_mx_opt
 
 	if (ng_mx_alloc(m, n))
 		return -1;
+	mx_secret_field(co.secret, sizeof(co.secret), o->secret);
 	m->bytes = o->bytes;
 	m->iters = o->iters;
 	m->timeout_s = o->timeout_s;
@@ -377,7 +459,7 @@ int mx_coord_run(int listen_fd, int n, const char *token, const struct ng_mx_opt
 	}
 	for (int r = 0; r < n; r++)
 		if (co.rk[r].state == R_LIVE)
-			mx_send(co.rk[r].c.fd, "DONE %d", m->nfailed);
+			mx_send(co.rk[r].c.fd, co.timeout, "DONE %d", m->nfailed);
 	ret = 0;
 out:
 	if (co.rk)

@@ -7,6 +7,7 @@
  *   schedule.c   the round-robin (circle method): pure
  *   launcher.c   rank, world size, local rank from the launcher's variables
  *   rendezvous.c sockets, lines, the rendezvous address and file
+ *   token.c      --token-file's secret: read, checked, compared
  *   coord.c      the coordinator: hellos, rounds, results (runs in rank 0,
  *                or in the parent of --local)
  *   measure.c    NCCL and CUDA through dlopen; one pair's measurement
@@ -36,6 +37,8 @@ struct ng_mx_opts {
 	double expect_gbps;	/* 0: none */
 	const char *outdir;
 	const char *rendezvous;	/* "HOST:PORT" or NULL */
+	const char *token_file;	/* --token-file, or NULL */
+	const char *secret;	/* what it holds (ng_mx_read_token), or NULL */
 };
 
 #define NG_MX_DEFAULT_BYTES ((size_t)64 << 20)
@@ -43,6 +46,12 @@ struct ng_mx_opts {
 #define NG_MX_DEFAULT_TIMEOUT 30.0
 #define NG_MX_DEFAULT_DIR "ncclguard-matrix"
 #define NG_MX_MAX_RANKS 4096
+#define NG_MX_TOKEN_MIN 16	/* bytes of a secret: fewer can be guessed */
+#define NG_MX_TOKEN_MAX 128
+
+/* The secret in path: its first line, from a regular file of this user
+ * (or root) that no one else may read or write.  0, or -1 with err. */
+int ng_mx_read_token(const char *path, char *buf, size_t len, char *err, size_t errlen);
 
 /* This process as one rank of a job (launcher variables; docs/matrix.md
  * for the rendezvous).  Rank 0 coordinates, writes the outputs and

@@ -7,7 +7,7 @@ $(BUILD)/obj/matrix/%.o: MOD_INC := -Imatrix -Icommon
 MATRIX_CORE := schedule result classify output report_json report_html text
 MATRIX_CORE_OBJS := $(patsubst %,$(BUILD)/obj/matrix/%.o,$(MATRIX_CORE))
 MATRIX_OBJS := $(MATRIX_CORE_OBJS) \
-	$(patsubst %,$(BUILD)/obj/matrix/%.o,launcher rendezvous coord measure rank)
+	$(patsubst %,$(BUILD)/obj/matrix/%.o,launcher rendezvous token coord measure rank)
 
 CLI_OBJS += $(MATRIX_OBJS)
 CLI_LIBS += -ldl -lpthread -lm

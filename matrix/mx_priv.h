@@ -49,8 +49,11 @@ int mx_take_prefixed(struct mx_conn *c, const char *prefix, char *line, size_t l
 int mx_fill(struct mx_conn *c);
 /* Wait for a line until deadline: 1 a line, 0 timed out, -1 closed. */
 int mx_recv_line(struct mx_conn *c, char *line, size_t len, double deadline);
-/* A whole line (fmt without the newline); -1 when the peer is gone. */
-int mx_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A whole line (fmt without the newline); -1 when the peer is gone or
+ * takes nothing for wait seconds. */
+int mx_send(int fd, double wait, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "ADDR:PORT" of the other end of fd, for messages. */
+void mx_peer_name(int fd, char *buf, size_t len);
 
 /* Listen on port (0: any) of every address (loopback only: local); the
  * port taken in *port.  fd, or -1 with err. */
@@ -85,11 +88,25 @@ int mx_file_connect(const struct mx_addr *a, const char *token, int world, doubl
 #define READY_S(t) (2 * (t) + 2)
 #define RESULT_S(t) (6 * (t) + 2)
 #define CLIENT_WAIT_S(t) ((t) + READY_S(t) + RESULT_S(t) + 10)
+/* The coordinator says WAIT to every rank at least every KEEPALIVE_S, so
+ * that a rank gives up on one that says nothing for SILENCE_S (--timeout
+ * and slack for a loaded host), however long the rounds take.  Not more
+ * often than twice a second: a tiny --timeout must not flood the ranks. */
+#define KEEPALIVE_S(t) ((t) / 2 > 0.5 ? (t) / 2 : 0.5)
+#define SILENCE_S(t) ((t) + 2)
 
 /* Run the whole schedule for n ranks that connect to listen_fd; the
  * result into m (allocated here).  0, or -1 when it could not run. */
 int mx_coord_run(int listen_fd, int n, const char *token, const struct ng_mx_opts *o,
 		 struct ng_mx *m);
+
+/* ---- token.c ------------------------------------------------------------ */
+
+/* --token-file's secret as a HELLO field ("-": none); always terminated. */
+void mx_secret_field(char *dst, size_t len, const char *secret);
+/* Whether a HELLO's field is ours, in a time that does not depend on
+ * where they first differ. */
+int mx_secret_equal(const char *got, const char *ours);
 
 /* ---- measure.c ---------------------------------------------------------- */
 

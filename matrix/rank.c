@@ -10,10 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "mx_priv.h"
+
+/* --local's secret for its ranks, when no --token-file gives one
+ * (internal, as NCCLGUARD_MATRIX_CONNECT). */
+#define LOCAL_KEY "NCCLGUARD_MATRIX_LOCAL_SECRET"
 
 static void host_name(char *buf, size_t len)
 {
@@ -23,7 +29,8 @@ static void host_name(char *buf, size_t len)
 }
 
 /* The coordinator's "ABORT round" while a pair runs: its peer has
- * failed or gone.  The socket is looked at every 10 ms at most. */
+ * failed or gone.  The socket is looked at every 10 ms at most; its
+ * WAITs are dropped, or they would fill the buffer. */
 struct stop_check {
 	struct mx_conn *c;
 	int round;
@@ -40,20 +47,39 @@ static int stop_asked(void *arg)
 		return 0;
 	s->next = mx_now() + 0.01;
 	mx_fill(s->c);
+	while (mx_take_prefixed(s->c, "WAIT", line, sizeof(line)))
+		;
 	while (mx_take_prefixed(s->c, "ABORT ", line, sizeof(line)))
 		if (sscanf(line, "ABORT %d", &r) == 1 && r == s->round)
 			return 1;
 	return 0;
 }
 
-/* The next line that is not a late ABORT (one for a pair already done). */
-static int next_line(struct mx_conn *c, char *line, size_t len, double deadline)
+/* The next line that is neither a WAIT nor a late ABORT (one for a pair
+ * already done): 1; 0 when the coordinator said nothing for silence
+ * seconds or nothing else until deadline; -1 when it closed. */
+static int next_line(struct mx_conn *c, char *line, size_t len, double silence,
+		     double deadline)
 {
 	int got;
 
-	while ((got = mx_recv_line(c, line, len, deadline)) == 1 && !strncmp(line, "ABORT ", 6))
-		;
-	return got;
+	for (;;) {
+		double until = mx_now() + silence;
+
+		got = mx_recv_line(c, line, len, until < deadline ? until : deadline);
+		if (got != 1 || (strcmp(line, "WAIT") && strncmp(line, "ABORT ", 6)))
+			return got;
+	}
+}
+
+/* The coordinator's own words, which may come from anyone who listens
+ * where it should. */
+static void said(int rank, const char *what, const char *line)
+{
+	char buf[2 * MX_LINE_MAX];
+
+	fprintf(stderr, "ncclguard matrix: rank %d: %s%s\n", rank, what,
+		ng_esc_str(buf, sizeof(buf), line));
 }
 
 /* The rank's side of the protocol (coord.c).  Returns the exit status. */
@@ -62,10 +88,11 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 {
 	char err[MX_REASON_MAX], enc[3 * MX_REASON_MAX], busid[64] = "", host[256], henc[800];
 	char line[MX_LINE_MAX], hex[2 * MX_ID_BYTES + 2], bus_enc[200];
-	double wait = CLIENT_WAIT_S(o->timeout_s);
+	char secret[NG_MX_TOKEN_MAX + 2];
+	double wait = CLIENT_WAIT_S(o->timeout_s), silence = SILENCE_S(o->timeout_s);
 	struct mx_conn c;
 	struct mx_lib *l;
-	int ret = 1, nfailed;
+	int ret = 1, nfailed, got = -1;
 
 	mx_conn_init(&c, fd);
 	l = mx_lib_open(me->rank != 0, err, sizeof(err));
@@ -76,18 +103,31 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 	host_name(host, sizeof(host));
 	mx_encode(henc, sizeof(henc), host);
 	mx_encode(bus_enc, sizeof(bus_enc), busid);
-	if (mx_send(fd, "HELLO %d %d %s %s %s", me->rank, me->world, *token ? token : "-", henc,
-		    *bus_enc ? bus_enc : "-"))
+	mx_secret_field(secret, sizeof(secret), o->secret);
+	if (mx_send(fd, o->timeout_s, "HELLO %d %d %s %s %s %s", me->rank, me->world,
+		    *token ? token : "-", henc, *bus_enc ? bus_enc : "-", secret))
 		goto lost;
+	/* Taken in, or refused; a silent listener is no coordinator. */
+	got = next_line(&c, line, sizeof(line), silence, mx_now() + silence);
+	if (got <= 0)
+		goto lost;
+	if (!strncmp(line, "BYE ", 4)) {
+		said(me->rank, "refused: ", line + 4);
+		goto out;
+	}
+	if (strncmp(line, "WELCOME ", 8)) {
+		said(me->rank, "not a matrix coordinator: it said ", line);
+		goto out;
+	}
 	if (!l) {
 		/* Joined all the same, so that the others learn why. */
 		fprintf(stderr, "ncclguard matrix: rank %d: %s\n", me->rank, err);
 		mx_encode(enc, sizeof(enc), err);
-		mx_send(fd, "BROKEN %s", enc);
+		mx_send(fd, o->timeout_s, "BROKEN %s", enc);
 		goto out;
 	}
 	for (int round = 0; round < ng_mx_rounds(me->world); round++) {
-		int peer = ng_mx_peer(me->world, round, me->rank), gr, gp, got;
+		int peer = ng_mx_peer(me->world, round, me->rank), gr, gp;
 		unsigned char id[MX_ID_BYTES];
 		struct mx_pair_result res;
 		struct stop_check stop;
@@ -97,28 +137,29 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 			if (mx_lib_new_id(l, id, err, sizeof(err))) {
 				fprintf(stderr, "ncclguard matrix: rank %d: %s\n", me->rank, err);
 				mx_encode(enc, sizeof(enc), err);
-				mx_send(fd, "BROKEN %s", enc);
+				mx_send(fd, o->timeout_s, "BROKEN %s", enc);
 				goto out;
 			}
 			mx_hex(hex, id, MX_ID_BYTES);
 		}
-		if (mx_send(fd, "READY %d %d %s", round, peer, hex))
+		if (mx_send(fd, o->timeout_s, "READY %d %d %s", round, peer, hex))
 			goto lost;
 		if (peer < 0)
 			continue;	/* a bye: nothing comes back */
-		got = next_line(&c, line, sizeof(line), mx_now() + wait);
+		got = next_line(&c, line, sizeof(line), silence, mx_now() + wait);
 		if (got <= 0)
 			goto lost;
 		if (sscanf(line, "SKIP %d", &gr) == 1)
 			continue;
 		if (!strncmp(line, "BYE ", 4)) {
-			fprintf(stderr, "ncclguard matrix: rank %d: refused: %s\n", me->rank, line + 4);
+			said(me->rank, "refused: ", line + 4);
 			goto out;
 		}
 		if (sscanf(line, "GO %d %d %257s", &gr, &gp, hex) != 3 || gr != round || gp != peer ||
 		    mx_unhex(id, MX_ID_BYTES, hex)) {
-			fprintf(stderr, "ncclguard matrix: rank %d: unexpected '%.80s' in round %d\n",
-				me->rank, line, round + 1);
+			snprintf(err, sizeof(err), "in round %d, unexpected: ", round + 1);
+			line[80] = '\0';
+			said(me->rank, err, line);
 			goto out;
 		}
 		stop.c = &c;
@@ -126,27 +167,31 @@ static int client(const struct ng_mx_opts *o, const struct mx_self *me, const ch
 		stop.next = 0;
 		mx_measure(l, id, me->rank < peer ? 0 : 1, o, stop_asked, &stop, &res);
 		if (res.ok) {
-			got = mx_send(fd, "RESULT %d %d OK %.9g %.9g", round, peer, res.lat_us,
-				      res.busbw);
+			got = mx_send(fd, o->timeout_s, "RESULT %d %d OK %.9g %.9g", round, peer,
+				      res.lat_us, res.busbw);
 		} else {
 			mx_encode(enc, sizeof(enc), res.reason);
-			got = mx_send(fd, "RESULT %d %d FAIL %s", round, peer, enc);
+			got = mx_send(fd, o->timeout_s, "RESULT %d %d FAIL %s", round, peer, enc);
 		}
 		if (got)
 			goto lost;
 	}
-	if (next_line(&c, line, sizeof(line), mx_now() + wait) <= 0)
+	got = next_line(&c, line, sizeof(line), silence, mx_now() + wait);
+	if (got <= 0)
 		goto lost;
 	if (!strncmp(line, "BYE ", 4)) {
-		fprintf(stderr, "ncclguard matrix: rank %d: refused: %s\n", me->rank, line + 4);
+		said(me->rank, "refused: ", line + 4);
 		goto out;
 	}
 	if (sscanf(line, "DONE %d", &nfailed) == 1)
 		ret = nfailed ? 1 : 0;
 	goto out;
 lost:
-	fprintf(stderr, "ncclguard matrix: rank %d: the coordinator went away or stopped "
-		"answering\n", me->rank);
+	if (got == 0)
+		fprintf(stderr, "ncclguard matrix: rank %d: the coordinator stopped answering "
+			"(nothing for %g s)\n", me->rank, silence);
+	else
+		fprintf(stderr, "ncclguard matrix: rank %d: the coordinator went away\n", me->rank);
 out:
 	mx_conn_close(&c);
 	mx_lib_close(l);
@@ -186,8 +231,11 @@ static void *coord_thread(void *p)
 	return NULL;
 }
 
-int ng_mx_run_rank(const struct ng_mx_opts *o)
+int ng_mx_run_rank(const struct ng_mx_opts *opts)
 {
+	struct ng_mx_opts own = *opts, *o = &own;
+	const char *key = getenv(LOCAL_KEY);
+	char secret[NG_MX_TOKEN_MAX + 1];
 	struct ng_mx m = { 0 };
 	struct coord_arg ca = { .lfd = -1, .o = o, .m = &m, .ret = -1 };
 	struct mx_self me;
@@ -196,6 +244,12 @@ int ng_mx_run_rank(const struct ng_mx_opts *o)
 	pthread_t th;
 	int fd, port = 0, ret = 1, started = 0;
 
+	/* --local's own secret, kept from what this rank starts. */
+	if (key && !o->secret && getenv("NCCLGUARD_MATRIX_CONNECT")) {
+		snprintf(secret, sizeof(secret), "%s", key);
+		o->secret = secret;
+	}
+	unsetenv(LOCAL_KEY);
 	if (mx_launcher(&me)) {
 		fprintf(stderr, "ncclguard matrix: no rank: start it as every rank of a job "
 			"(torchrun --no-python, srun, mpirun) or give --local N\n");
@@ -305,10 +359,33 @@ static void reap(pid_t *pids, int n, double grace)
 	}
 }
 
-int ng_mx_run_local(const struct ng_mx_opts *o, int n, char *const child_argv[])
+/* A fresh secret for --local's ranks when none is given: the loopback
+ * port is open to every local user. */
+static int local_secret(char *buf, size_t len)
 {
+	unsigned char raw[24];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t r = getrandom(raw + got, sizeof(raw) - got, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	if (len < 2 * sizeof(raw) + 1)
+		return -1;
+	mx_hex(buf, raw, sizeof(raw));
+	return 0;
+}
+
+int ng_mx_run_local(const struct ng_mx_opts *opts, int n, char *const child_argv[])
+{
+	struct ng_mx_opts own = *opts, *o = &own;
 	struct ng_mx m = { 0 };
-	char err[256], token[256], v[64];
+	char err[256], token[256], v[64], secret[NG_MX_TOKEN_MAX + 1];
 	pid_t *pids;
 	int lfd, port, ret = 1;
 
@@ -328,6 +405,16 @@ int ng_mx_run_local(const struct ng_mx_opts *o, int n, char *const child_argv[])
 		return 1;
 	}
 	mx_job_token(token, sizeof(token));
+	if (!o->secret) {
+		if (local_secret(secret, sizeof(secret))) {
+			fprintf(stderr, "ncclguard matrix: no random bytes for the ranks' secret: %s\n",
+				strerror(errno));
+			close(lfd);
+			free(pids);
+			return 1;
+		}
+		o->secret = secret;
+	}
 	fflush(NULL);
 	for (int i = 0; i < n; i++) {
 		pid_t p = fork();
@@ -339,6 +426,8 @@ int ng_mx_run_local(const struct ng_mx_opts *o, int n, char *const child_argv[])
 		if (p == 0) {
 			snprintf(v, sizeof(v), "127.0.0.1:%d", port);
 			setenv("NCCLGUARD_MATRIX_CONNECT", v, 1);
+			if (!opts->secret)
+				setenv(LOCAL_KEY, o->secret, 1);
 			snprintf(v, sizeof(v), "%d", i);
 			setenv("RANK", v, 1);
 			setenv("LOCAL_RANK", v, 1);

@@ -213,9 +213,10 @@ int mx_recv_line(struct mx_conn *c, char *line, size_t len, double deadline)
 	}
 }
 
-int mx_send(int fd, const char *fmt, ...)
+int mx_send(int fd, double wait, const char *fmt, ...)
 {
 	char line[MX_LINE_MAX];
+	double deadline = mx_now() + wait;
 	va_list ap;
 	size_t n, off = 0;
 	int w;
@@ -230,6 +231,7 @@ int mx_send(int fd, const char *fmt, ...)
 	while (off < n) {
 		ssize_t r = send(fd, line + off, n - off, MSG_NOSIGNAL);
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		double left = deadline - mx_now();
 
 		if (r > 0) {
 			off += (size_t)r;
@@ -237,8 +239,9 @@ int mx_send(int fd, const char *fmt, ...)
 		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		/* A peer that reads nothing for 5 s is as good as gone. */
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && poll(&p, 1, 5000) > 0)
+		/* A peer that reads nothing for --timeout is as good as gone. */
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && left > 0 &&
+		    poll(&p, 1, left > 1 ? 1000 : (int)(left * 1000) + 1) >= 0)
 			continue;
 		return -1;
 	}
@@ -246,6 +249,23 @@ int mx_send(int fd, const char *fmt, ...)
 }
 
 /* ---- sockets -------------------------------------------------------------- */
+
+void mx_peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN], port[8];
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) ||
+	    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV)) {
+		snprintf(buf, len, "an unknown address");
+		return;
+	}
+	/* An IPv4 peer on the dual-stack socket: shown as IPv4. */
+	snprintf(buf, len, strchr(host, ':') && strncmp(host, "::ffff:", 7) ? "[%s]:%s" : "%s:%s",
+		 strncmp(host, "::ffff:", 7) ? host : host + 7, port);
+}
 
 int mx_listen(int port, int local, int *port_out, char *err, size_t len)
 {

@@ -1,12 +1,14 @@
 /*
  * The text report: what was measured, the two matrices with ranks grouped
  * by host (up to TEXT_MAX_RANKS; beyond, a line per rank), the slow pairs
- * and what they share, the failed pairs with their reasons.
+ * and what they share, the failed pairs with their reasons.  Names and
+ * reasons come from other hosts: escaped (esc.h).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "esc.h"
 #include "mx_priv.h"
 
 #define TEXT_MAX_RANKS 24
@@ -17,14 +19,6 @@ static int is_slow(const struct ng_mx *m, int a, int b)
 		if ((m->slow[i].a == a && m->slow[i].b == b) || (m->slow[i].a == b && m->slow[i].b == a))
 			return 1;
 	return 0;
-}
-
-/* A name from another host on a terminal: nothing it holds may act as
- * a control sequence. */
-static void put_name(FILE *f, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		fputc(*p >= 0x20 && *p < 0x7f ? *p : '?', f);
 }
 
 static const char *reason(const struct ng_mx *m, int a, int b)
@@ -150,7 +144,7 @@ void ng_mx_write_text(FILE *f, const struct ng_mx *m)
 	for (int g = 0, i = 0; g < ngroups; g++) {
 		if (m->ranks[order[i]].joined) {
 			fprintf(f, "  h%d ", g);
-			put_name(f, m->ranks[order[i]].host);
+			ng_esc_put(f, m->ranks[order[i]].host);
 			fputs(": ranks", f);
 		} else {
 			fputs("  never joined: ranks", f);
@@ -182,14 +176,14 @@ void ng_mx_write_text(FILE *f, const struct ng_mx *m)
 			const struct ng_mx_suspect *s = &m->suspects[i];
 
 			fprintf(f, "common to the slow pairs: rank %d (host ", s->rank);
-			put_name(f, m->ranks[s->rank].host);
+			ng_esc_put(f, m->ranks[s->rank].host);
 			fputs(", GPU ", f);
-			put_name(f, m->ranks[s->rank].busid[0] ? m->ranks[s->rank].busid : "?");
+			ng_esc_put(f, m->ranks[s->rank].busid[0] ? m->ranks[s->rank].busid : "?");
 			fprintf(f, "): %d of its %d pairs slow\n", s->slow_pairs, s->pairs);
 		}
 		for (int i = 0; i < m->nsuspect_hosts; i++) {
 			fputs("common to the slow pairs: host ", f);
-			put_name(f, m->suspect_hosts[i]);
+			ng_esc_put(f, m->suspect_hosts[i]);
 			fputc('\n', f);
 		}
 		if (!m->nsuspects && !m->nsuspect_hosts)
@@ -201,7 +195,7 @@ void ng_mx_write_text(FILE *f, const struct ng_mx *m)
 			for (int b = a + 1; b < m->n; b++)
 				if (reason(m, a, b)) {
 					fprintf(f, "  %d-%d  ", a, b);
-					put_name(f, reason(m, a, b));
+					ng_esc_put(f, reason(m, a, b));
 					fputc('\n', f);
 				}
 	}

@@ -1,6 +1,6 @@
 /*
  * ncclguard matrix [--bytes N] [--iters N] [--timeout S] [--expect-gbps G]
- *                  [-o DIR] [--rendezvous HOST:PORT] [--local N]
+ *                  [-o DIR] [--rendezvous HOST:PORT] [--token-file FILE] [--local N]
  *
  * The command line only; the run is matrix/ (matrix.h, docs/matrix.md).
  * Exit status: 0 every pair measured, 1 a pair failed or the run could
@@ -36,6 +36,9 @@ static const char usage[] =
 	"  -o DIR           output folder (default ./ncclguard-matrix)\n"
 	"  --rendezvous HOST:PORT  where rank 0 listens; else MASTER_ADDR and\n"
 	"                   MASTER_PORT+1, else a file in DIR (DIR shared by the hosts)\n"
+	"  --token-file FILE  a secret (its first line, 16 characters or more; mode 600)\n"
+	"                   that every rank gives: without it, anyone who reaches the\n"
+	"                   port can take a rank's place\n"
 	"  --local N        start N ranks on this host, at least 2 (GPU = local rank %\n"
 	"                   GPUs)\n"
 	"\n"
@@ -86,7 +89,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 int ng_cmd_matrix(int argc, char **argv)
 {
-	enum { OPT_BYTES = 256, OPT_ITERS, OPT_TIMEOUT, OPT_EXPECT, OPT_RDV, OPT_LOCAL };
+	enum { OPT_BYTES = 256, OPT_ITERS, OPT_TIMEOUT, OPT_EXPECT, OPT_RDV, OPT_TOKEN, OPT_LOCAL };
 	static const struct option longopts[] = {
 		{ "bytes", required_argument, NULL, OPT_BYTES },
 		{ "iters", required_argument, NULL, OPT_ITERS },
@@ -94,6 +97,7 @@ int ng_cmd_matrix(int argc, char **argv)
 		{ "expect-gbps", required_argument, NULL, OPT_EXPECT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "rendezvous", required_argument, NULL, OPT_RDV },
+		{ "token-file", required_argument, NULL, OPT_TOKEN },
 		{ "local", required_argument, NULL, OPT_LOCAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -102,7 +106,8 @@ int ng_cmd_matrix(int argc, char **argv)
 		.bytes = NG_MX_DEFAULT_BYTES, .iters = NG_MX_DEFAULT_ITERS,
 		.timeout_s = NG_MX_DEFAULT_TIMEOUT, .outdir = NG_MX_DEFAULT_DIR,
 	};
-	char bytes[32], iters[16], timeout[32], expect[32], *child[16], *end;
+	char bytes[32], iters[16], timeout[32], expect[32], *child[18], *end;
+	char secret[NG_MX_TOKEN_MAX + 1], err[4400];
 	const char *why;
 	int c, local = 0, k = 0;
 
@@ -146,6 +151,9 @@ int ng_cmd_matrix(int argc, char **argv)
 							  "HOST:PORT", optarg);
 			o.rendezvous = optarg;
 			break;
+		case OPT_TOKEN:
+			o.token_file = optarg;
+			break;
 		case OPT_LOCAL:
 			/* one rank has no pair: nothing to measure or write */
 			if (parse_int(optarg, 2, NG_MX_MAX_RANKS, &local))
@@ -166,6 +174,15 @@ int ng_cmd_matrix(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ng_cli_usage_error("matrix", "unexpected argument '%s'", argv[optind]);
+	/* Read once here: a file that will not do ends the run before any
+	 * rank joins with it. */
+	if (o.token_file) {
+		if (ng_mx_read_token(o.token_file, secret, sizeof(secret), err, sizeof(err))) {
+			fprintf(stderr, "ncclguard matrix: --token-file %s\n", err);
+			return 2;
+		}
+		o.secret = secret;
+	}
 	if (!local)
 		return ng_mx_run_rank(&o);
 	/* The ranks run this command again, as parsed, without --local. */
@@ -184,6 +201,10 @@ int ng_cmd_matrix(int argc, char **argv)
 	if (o.expect_gbps > 0) {
 		child[k++] = "--expect-gbps";
 		child[k++] = expect;
+	}
+	if (o.token_file) {
+		child[k++] = "--token-file";
+		child[k++] = (char *)o.token_file;
 	}
 	child[k++] = "-o";
 	child[k++] = (char *)o.outdir;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "esc.h"
 #include "policy.h"
 #include "trust.h"
 
@@ -72,6 +73,13 @@ struct view {
 	int n;
 	int violations;
 };
+
+/* A line of the view: it quotes the policy file's values. */
+static void put_line(const char *line)
+{
+	ng_esc_put(stdout, line);
+	putchar('\n');
+}
 
 static void add_line(struct view *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_line(struct view *v, const char *fmt, ...)
@@ -241,7 +249,7 @@ static int show_ranks(const struct ng_policy *p, int nranks, const uint64_t *cpu
 		printf("\nevery local rank (0-%d):\n", nranks - 1);
 		for (int i = 0; i < v[0].n; i++)
 			if (v[0].shared[i])
-				printf("%s\n", v[0].line[i]);
+				put_line(v[0].line[i]);
 	}
 	memset(done, 0, nranks * sizeof(int));
 	for (int r = 0; r < nranks; r++) {
@@ -260,7 +268,7 @@ static int show_ranks(const struct ng_policy *p, int nranks, const uint64_t *cpu
 			printf("\nany local rank:\n");
 		for (int i = 0; i < v[r].n; i++)
 			if (!shared || !v[r].shared[i])
-				printf("%s\n", v[r].line[i]);
+				put_line(v[r].line[i]);
 	}
 out:
 	for (int r = 0; v && r < nranks; r++)
@@ -321,7 +329,8 @@ int ng_cmd_policy(int argc, char **argv)
 	if (ng_policy_load(file, &p, &trust)) {
 		for (int i = 0; i < p.nerr; i++) {
 			ng_policy_format_error(&p, i, line, sizeof(line));
-			fprintf(stderr, "%s\n", line);
+			ng_esc_put(stderr, line);
+			fputc('\n', stderr);
 		}
 		if (p.more_errors)
 			fprintf(stderr, "%s: %d more errors\n", file, p.more_errors);

@@ -35,6 +35,7 @@
 #endif
 
 #include "cli.h"
+#include "esc.h"
 #include "group.h"
 #include "inject_spec.h"
 #include "job.h"
@@ -242,7 +243,10 @@ static int check_policy(const char *opt, const char *file)
 		/* Each error names FILE:LINE. */
 		for (int i = 0; i < p.nerr; i++) {
 			ng_policy_format_error(&p, i, line, sizeof(line));
-			fprintf(stderr, "ncclguard run: %s %s\n", opt, line);
+			/* It quotes the file. */
+			fprintf(stderr, "ncclguard run: %s ", opt);
+			ng_esc_put(stderr, line);
+			fputc('\n', stderr);
 		}
 		if (p.more_errors)
 			fprintf(stderr, "ncclguard run: %s %s: %d more errors\n", opt, file,

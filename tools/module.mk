@@ -3,7 +3,7 @@
 # common; nothing includes tools/.
 CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cmd_run.o cmd_analyze.o cmd_policy.o \
 	cmd_doctor.o cmd_matrix.o cmd_relay.o cmd_watch.o flight.o group.o launcher.o rundir.o) \
-	$(DOCTOR_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_INJECT_OBJ)
+	$(DOCTOR_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_ESC_OBJ) $(COMMON_INJECT_OBJ)
 CLI_LIBS += $(INIH_LIB)
 $(BUILD)/obj/tools/%.o: MOD_INC := -Itools -Ianalyze -Ilive -Idoctor -Isession -Ipolicy -Imatrix -Icommon
 

@@ -1,6 +1,7 @@
 # tests/common: what every module shares.
 $(BUILD)/obj/tests/common/%.o: MOD_INC := -Icommon
 $(eval $(call ng_unit_test,common,test_json,$(COMMON_JSON_OBJ),))
+$(eval $(call ng_unit_test,common,test_esc,$(COMMON_ESC_OBJ),))
 $(eval $(call ng_unit_test,common,test_json_read,$(COMMON_JSON_READ_OBJ) $(COMMON_JSON_OBJ),))
 # --wrap=malloc: the test makes the map's allocations fail.
 TEST_U64MAP_LIBS := -Wl,--wrap=malloc

@@ -47,6 +47,8 @@ static void test_escapes(void **state)
 	expect("a\"b\\c", "\"a\\\"b\\\\c\"");
 	expect("line\nnext\ttab", "\"line\\nnext\\ttab\"");
 	expect("\x01\x1f", "\"\\u0001\\u001f\"");
+	/* DEL and the C1 controls, which a terminal showing the file obeys. */
+	expect("\x7f\xc2\x9b", "\"\\u007f\\u009b\"");
 }
 
 static void test_utf8(void **state)

@@ -3,4 +3,4 @@
 # on the CPU backend.
 $(BUILD)/obj/tests/matrix/%.o: MOD_INC := -Imatrix -Icommon
 $(eval $(call ng_unit_test,matrix,test_matrix_schedule,$(BUILD)/obj/matrix/schedule.o,))
-$(eval $(call ng_unit_test,matrix,test_matrix_report,$(MATRIX_CORE_OBJS) $(COMMON_JSON_OBJ),-lm))
+$(eval $(call ng_unit_test,matrix,test_matrix_report,$(MATRIX_CORE_OBJS) $(COMMON_ESC_OBJ),-lm))

@@ -185,6 +185,9 @@ static void test_names(void **state)
 	text = render(ng_mx_write_text, &m);
 	assert_null(strchr(text, '\x1b'));
 	assert_null(strchr(text, '\xff'));
+	/* Escaped, not lost: the name can still be told from another. */
+	assert_non_null(strstr(text, "<b>&\"x'\\x1b[31m"));
+	assert_non_null(strstr(text, "\\xffbad"));
 	free(html);
 	free(json);
 	free(text);
