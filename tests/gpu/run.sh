@@ -36,6 +36,10 @@
 #  18  calls the sampling leaves untimed, then 3 s idle with the comm
 #      alive: the watchdog's probe confirms them (no hang, nothing in
 #      flight); with NCCLGUARD_TIMING=0, no completion and still no hang
+#  19  trust and honest numbers (tests/gpu/trust19.sh): a killed rank's
+#      calls unconfirmed, not hung; a fast untimed loop's numbers; a policy
+#      under a folder others can write refused; a squatted meeting folder;
+#      bit flips in a real trace
 # STAGES="1 2 3" picks stages (default all); NP ranks, default 1;
 # NG_HEADERS=own builds everything against common/abi/ instead of the
 # real headers.  With
@@ -50,7 +54,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19"}
 NP=${NP:-1}
 NGPU=$(nvidia-smi -L | grep -c '^GPU')
 [ -n "${CUDA_VISIBLE_DEVICES+x}" ] && NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
@@ -392,6 +396,10 @@ print([(c['calls'], c['timed']) for c in r['collectives']], r['hangs'], [i.get('
 		row "18 timing $t: coll_complete / without GPU times" "$(count "$OUT/tail$t" coll_complete) / \
 $(lt babeltrace2 "$OUT/tail$t" 2>/dev/null | grep coll_complete: | grep -c 'gpu_start_ns = 0,')"
 	done
+fi
+if want 19; then
+	stage 19
+	. tests/gpu/trust19.sh
 fi
 if [ "$NP" -ge 2 ] && [ $FAKE = 0 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
