@@ -253,6 +253,7 @@ struct lv_reader {
 	struct lv_state *st;
 	const struct lv_peer *peer;
 	char **urls;			/* every session met, by URL */
+	char **hosts;			/* ... and the host the relay lists it under */
 	struct lv_session **s;		/* NULL: not open */
 	unsigned char *held;		/* another live viewer holds it */
 	unsigned char *lost;		/* its connection was cut: attach again */

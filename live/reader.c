@@ -50,13 +50,15 @@ static int find(const struct lv_reader *r, const char *url)
 	return -1;
 }
 
-static int add(struct lv_reader *r, const char *url)
+static int add(struct lv_reader *r, const char *url, const char *host)
 {
 	r->urls = lv_xrealloc(r->urls, (r->n + 1) * sizeof(*r->urls));
+	r->hosts = lv_xrealloc(r->hosts, (r->n + 1) * sizeof(*r->hosts));
 	r->s = lv_xrealloc(r->s, (r->n + 1) * sizeof(*r->s));
 	r->held = lv_xrealloc(r->held, r->n + 1);
 	r->lost = lv_xrealloc(r->lost, r->n + 1);
 	r->urls[r->n] = lv_xstrdup(url);
+	r->hosts[r->n] = lv_xstrdup(host ? host : "");
 	r->s[r->n] = NULL;
 	r->held[r->n] = r->lost[r->n] = 0;
 	pthread_mutex_lock(&r->st->lock);
@@ -65,8 +67,11 @@ static int add(struct lv_reader *r, const char *url)
 	return r->n - 1;
 }
 
-static void set_held(struct lv_reader *r, int i, int held, const char *host)
+/* The host is the listing's: a refusal at attach comes without one. */
+static void set_held(struct lv_reader *r, int i, int held)
 {
+	const char *host = r->hosts[i];
+
 	if (r->held[i] == held)
 		return;
 	pthread_mutex_lock(&r->st->lock);
@@ -75,7 +80,7 @@ static void set_held(struct lv_reader *r, int i, int held, const char *host)
 	if (held)
 		lv_note(r->st, "%s%s%s is held by another live viewer (LTTng serves a session "
 			"to one viewer at a time): its ranks are not shown; trying again",
-			r->urls[i], host && *host ? ", host " : "", host ? host : "");
+			r->urls[i], *host ? ", host " : "", host);
 	pthread_mutex_unlock(&r->st->lock);
 }
 
@@ -153,7 +158,7 @@ static int attach_new(struct lv_reader *r, int one_session, char *err, size_t er
 		int i = find(r, r->st->opts.url);
 
 		if (i < 0)
-			i = add(r, r->st->opts.url);
+			i = add(r, r->st->opts.url, NULL);
 		else if (r->s[i] || (!r->lost[i] && !r->held[i]))
 			return 0;
 		attach(r, i, NULL);
@@ -172,7 +177,7 @@ static int attach_new(struct lv_reader *r, int one_session, char *err, size_t er
 		for (k = 0; k < n && strcmp(l[k].url, r->urls[i]); k++)
 			;
 		if (k == n) {
-			set_held(r, i, 0, NULL);
+			set_held(r, i, 0);
 			r->lost[i] = 0;
 		}
 	}
@@ -182,13 +187,13 @@ static int attach_new(struct lv_reader *r, int one_session, char *err, size_t er
 		if (i >= 0 && (r->s[i] || (!r->lost[i] && !r->held[i])))
 			continue;
 		if (i < 0)
-			i = add(r, l[k].url);
+			i = add(r, l[k].url, l[k].host);
 		/* LTTng serves a session to one live viewer at a time */
 		if (l[k].clients) {
-			set_held(r, i, 1, l[k].host);
+			set_held(r, i, 1);
 			continue;
 		}
-		set_held(r, i, 0, NULL);
+		set_held(r, i, 0);
 		attach(r, i, l[k].host);
 		added = 1;
 	}
@@ -215,7 +220,7 @@ static int read_turn(struct lv_reader *r, int64_t *next_list)
 			progressed = 1;
 		/* attached: the viewer that held it is gone */
 		if (ret >= 0 && r->held[i])
-			set_held(r, i, 0, NULL);
+			set_held(r, i, 0);
 		if (ret >= 0 || stopping(r))
 			continue;
 		lv_session_close(r->s[i]);
@@ -230,7 +235,7 @@ static int read_turn(struct lv_reader *r, int64_t *next_list)
 			lv_note(r->st, "%s ended", r->urls[i]);
 		pthread_mutex_unlock(&r->st->lock);
 		if (ret == LV_STEP_HELD && cuts(r) == c)
-			set_held(r, i, 1, NULL);
+			set_held(r, i, 1);
 		/* ask at once whether others remain */
 		*next_list = 0;
 	}
@@ -312,9 +317,11 @@ void lv_reader_free(struct lv_reader *r)
 	for (int i = 0; i < r->n; i++) {
 		lv_session_close(r->s[i]);
 		free(r->urls[i]);
+		free(r->hosts[i]);
 	}
 	free(r->s);
 	free(r->urls);
+	free(r->hosts);
 	free(r->held);
 	free(r->lost);
 }

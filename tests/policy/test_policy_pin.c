@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,6 +528,8 @@ static void test_env_conf(void **state)
 	const struct ng_decision *d;
 	const char *conf = "[env]\nNCCL_A = enforce x\nNCCL_B = default y\nNCCL_C = forbid\n"
 			   "NCCL_D = allow\nstrict = yes\n";
+	char dir[] = "/tmp/ngpinXXXXXX", site[64], text[160];
+	int fd;
 
 	(void)state;
 	env_reset();
@@ -621,16 +624,29 @@ static void test_env_conf(void **state)
 	ng_plan_free(&pl);
 
 	/* NCCL reads the NCCL_CONF_FILE the policy leaves, whatever its place
-	 * in the file. */
+	 * in the file.  An enforced path is set only when it passes the trust
+	 * check: a file of ours in a private folder does. */
 	env_reset();
 	nconf = 0;
 	conf_put("NCCL_B", "fileb");
 	env_put("NCCL_CONF_FILE", "/home/u/mine.conf");
 	conf_file_for_b = "none";
-	plan("[env]\nNCCL_B = default y\nNCCL_CONF_FILE = enforce /site/nccl.conf\n", 0, NULL, 0,
-	     &pl);
-	assert_string_equal(conf_file_for_b, "/site/nccl.conf");
+	assert_non_null(mkdtemp(dir));
+	snprintf(site, sizeof(site), "%s/nccl.conf", dir);
+	fd = open(site, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(text, sizeof(text), "[env]\nNCCL_B = default y\nNCCL_CONF_FILE = enforce %s\n", site);
+	plan(text, 0, NULL, 0, &pl);
+	assert_string_equal(conf_file_for_b, site);
 	ng_plan_free(&pl);
+	/* One another user could replace is not set. */
+	conf_file_for_b = "none";
+	assert_int_equal(chmod(dir, 0777), 0);
+	plan(text, 0, NULL, 0, &pl);
+	assert_string_equal(conf_file_for_b, "/home/u/mine.conf");
+	ng_plan_free(&pl);
+	assert_int_equal(chmod(dir, 0700), 0);
 	conf_file_for_b = "none";
 	plan("[env]\nNCCL_B = default y\nstrict = yes\n", 0, NULL, 0, &pl);
 	assert_null(conf_file_for_b);
@@ -646,11 +662,14 @@ static void test_env_conf(void **state)
 	env_reset();
 	nconf = 0;
 	conf_put("NCCL_CONF_FILE", "/from/etc.conf");
-	plan("[env]\nNCCL_CONF_FILE = default /site/nccl.conf\n", 0, NULL, 0, &pl);
+	snprintf(text, sizeof(text), "[env]\nNCCL_CONF_FILE = default %s\n", site);
+	plan(text, 0, NULL, 0, &pl);
 	d = find(&pl, "NCCL_CONF_FILE");
 	assert_int_equal(d->set, NG_SET_ENV);
-	assert_string_equal(d->effective, "/site/nccl.conf");
+	assert_string_equal(d->effective, site);
 	ng_plan_free(&pl);
+	unlink(site);
+	rmdir(dir);
 
 	/* A forbidden interface set only in the file: withheld, so the
 	 * checks see NCCL's own pick, at start and at every recheck. */
