@@ -426,12 +426,19 @@ static int op_index(const char *op, int call)
 	return -1;
 }
 
-/* A named op must be one the shim names (call: a call's). */
+/* A named op must be one the shim names (call: a call's).  The name is
+ * shown with what is not printable ASCII as '?': it is a damaged one. */
 static int op_ok(struct ev_decoder *d, const char *op, int call)
 {
+	char shown[24];
+	size_t i;
+
 	if (strcmp(op, "-") && op_index(op, call) >= 0)
 		return 1;
-	bad_why(d, EV_WHY_OP, "op \"%.40s\"", op);
+	for (i = 0; op[i] && i < sizeof(shown) - 1; i++)
+		shown[i] = op[i] >= 0x20 && op[i] < 0x7f ? op[i] : '?';
+	shown[i] = '\0';
+	bad_why(d, EV_WHY_OP, "op \"%s\"", shown);
 	return 0;
 }
 
@@ -651,6 +658,12 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 		};
 		if (!rank_ok(d, ev->r.proc.rank, ev->r.proc.world_size))
 			return 0;
+		/* the process names itself: its pid is its events' vpid */
+		if (ev->src.vpid > 0 && ev->r.proc.pid && ev->r.proc.pid != ev->src.vpid) {
+			bad_why(d, EV_WHY_RANGE, "pid %lld of process %lld",
+				(long long)ev->r.proc.pid, (long long)ev->src.vpid);
+			ev->r.proc.pid = ev->src.vpid;
+		}
 		break;
 	case EV_INIT_BEGIN:
 	case EV_INIT_END:
