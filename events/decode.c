@@ -32,6 +32,14 @@ static const uint8_t type_size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
 #define NTYPES ((int64_t)(sizeof(type_size) / sizeof(type_size[0])))
 #define TYPE_MAX 64		/* past this, not an ncclDataType_t */
 
+/* NCCL's algorithm and protocol names as the shim writes them ("" and
+ * "other" for ones it does not know). */
+static const char *const algo_names[] = {
+	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
+	"other",
+};
+static const char *const proto_names[] = { "", "LL", "LL128", "SIMPLE", "other" };
+
 /* Why an event was implausible, as incomplete[] counts them. */
 static const char *const why_names[EV_NWHY] = {
 	[EV_WHY_RANGE] = "a value out of range",
@@ -611,6 +619,31 @@ static int comm_ok(struct ev_decoder *d, uint64_t hash)
 	return 1;
 }
 
+static int name_in(const char *s, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return 1;
+	return 0;
+}
+
+/* NCCL's choice for a call: names it has, a size a call can carry. */
+static int algo_ok(struct ev_decoder *d, const struct ev_rec_algo *a)
+{
+	if (!op_ok(d, a->op, 1) || !comm_ok(d, a->comm_hash))
+		return 0;
+	if (!name_in(a->algo, algo_names, sizeof(algo_names) / sizeof(algo_names[0])) ||
+	    !name_in(a->proto, proto_names, sizeof(proto_names) / sizeof(proto_names[0]))) {
+		bad_why(d, EV_WHY_STRING, "algo or proto of %.8s/%.8s", a->algo, a->proto);
+		return 0;
+	}
+	if (a->bytes > BYTES_MAX) {
+		bad_why(d, EV_WHY_SIZE, "bytes %llu", (unsigned long long)a->bytes);
+		return 0;
+	}
+	return 1;
+}
+
 /* A call event's values together: what a call can carry, in order. */
 static int call_ok(struct ev_decoder *d, const struct ev_event *ev)
 {
@@ -690,6 +723,8 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 			.nranks = IN(nranks, 0, EV_NRANKS_MAX, 0),
 			.plugin_only = fi(p, c, F_plugin_only) != 0,
 		};
+		if (!bad && !algo_ok(d, &ev->r.algo))
+			return 0;
 		break;
 	case EV_ENQ:
 	case EV_DONE:
@@ -729,9 +764,11 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 			.user_value = S(user_value), .effective_value = S(effective_value),
 			.result = fi(p, c, F_result),
 		};
-		/* a timeout or an injection names the call's op */
+		/* a timeout or an injection names the call's op, or what the
+		 * watchdog's probe knows of it */
 		if (!bad && (ev->kind == EV_TIMEOUT || ev->kind == EV_INJECT) &&
-		    ((*ev->r.misc.op && !op_ok(d, ev->r.misc.op, 0)) ||
+		    ((*ev->r.misc.op && strcmp(ev->r.misc.op, "collective") &&
+		      strcmp(ev->r.misc.op, "unknown") && !op_ok(d, ev->r.misc.op, 0)) ||
 		     (ev->r.misc.comm_hash && !comm_ok(d, ev->r.misc.comm_hash))))
 			return 0;
 		break;
