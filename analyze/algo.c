@@ -119,6 +119,16 @@ void an_algo_finish(struct an_state *an)
 	if (an->algo_done)
 		return;
 	an->algo_done = 1;
+	/* A size that only NCCL's choices name, never a call: a choice
+	 * event's size damaged (its row shows no call). */
+	for (int r = 0; r < an->nrows; r++)
+		if (!an->rows[r].calls && an->rows[r].nchoice)
+			i++;
+	if (i)
+		an_incomplete(an, "events_implausible", "%d size%s only in NCCL's algorithm "
+			      "choices, in no call: a damaged trace's (shown with no calls)", i,
+			      i == 1 ? "" : "s");
+	i = 0;
 	for (int k = 0; k < an->nalgos; k++)
 		an->algos[k].rank = an->procs[an->algos[k].proc].rank;
 	if (an->nalgos)		/* qsort of NULL is undefined, even for 0 */

@@ -9,6 +9,7 @@ struct kv {
 	char *val;
 	int64_t rank;
 	int host;
+	const struct an_proc *proc;
 };
 
 /* By host, then value: a host whose ranks disagree is found in one pass. */
@@ -79,6 +80,51 @@ static char *field_value(const struct an_proc *p, const char *key)
 	}
 }
 
+/* Bits apart: a number field as the trace holds it (binary), a string
+ * byte by byte; 64 where the lengths differ. */
+static int bits_apart(const char *key, const struct kv *a, const struct kv *b)
+{
+	size_t la = strlen(a->val), lb = strlen(b->val);
+	int bits = 0;
+
+	if (!strcmp(key, "nccl_version"))
+		return __builtin_popcountll((uint64_t)(a->proc->nccl_version ^ b->proc->nccl_version));
+	if (!strcmp(key, "driver_version"))
+		return __builtin_popcountll((uint64_t)(a->proc->driver_version ^
+						       b->proc->driver_version));
+	if (!strcmp(key, "cudart_version"))
+		return __builtin_popcountll((uint64_t)(a->proc->cudart_version ^
+						       b->proc->cudart_version));
+	if (la != lb)
+		return 64;
+	for (size_t i = 0; i < la && bits < 64; i++)
+		bits += __builtin_popcount((unsigned char)(a->val[i] ^ b->val[i]));
+	return bits;
+}
+
+/* One rank alone whose value is a bit or two from every other rank's is
+ * what a flipped bit in its process_info makes (CTF has no checksum):
+ * the finding stands, and incomplete[] says it may be that.  kv: n pairs
+ * sorted by value. */
+static void say_if_flipped(struct an_state *an, const char *key, const struct kv *kv, int n)
+{
+	int lone;
+
+	if (n < 3)
+		return;
+	if (strcmp(kv[0].val, kv[1].val) && !strcmp(kv[1].val, kv[n - 1].val))
+		lone = 0;
+	else if (strcmp(kv[n - 1].val, kv[n - 2].val) && !strcmp(kv[0].val, kv[n - 2].val))
+		lone = n - 1;
+	else
+		return;
+	if (bits_apart(key, &kv[lone], &kv[lone ? 0 : 1]) > 2)
+		return;
+	an_incomplete(an, "events_implausible", "%s of rank %lld is a bit or two from every "
+		      "other rank's: a damaged trace reads like this, so the config "
+		      "difference may not be real", key, (long long)kv[lone].rank);
+}
+
 /*
  * NCCL_HOSTID names a host to NCCL, which joins ranks of one id through
  * shared memory and their GPUs' links, and others through the network.
@@ -124,6 +170,7 @@ static void cfg_add_key(struct an_state *an, const char *key)
 		if (!kv[n].val)
 			break;
 		kv[n].host = an->procs[i].host;
+		kv[n].proc = &an->procs[i];
 		kv[n++].rank = an->procs[i].rank;
 	}
 	if (per_host) {
@@ -133,6 +180,8 @@ static void cfg_add_key(struct an_state *an, const char *key)
 	qsort(kv, n, sizeof(*kv), cmp_kv);
 	for (i = 1; i < n && !per_host && !report; i++)
 		report = strcmp(kv[i].val, kv[i - 1].val) != 0;
+	if (report && !per_host)
+		say_if_flipped(an, key, kv, n);
 	c = report ? realloc(an->cfg, (an->ncfg + 1) * sizeof(*an->cfg)) : NULL;
 	if (!c) {
 		for (i = 0; i < n; i++)

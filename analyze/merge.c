@@ -16,6 +16,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "keyheap.h"
 #include "merge.h"
@@ -28,10 +29,13 @@ struct mport {
 	uint64_t count, pos;
 	int64_t key;		/* of msgs[pos] */
 	int done;
+	uint64_t events;	/* handed out */
+	char *stream;		/* its stream's name, once begun */
 };
 
 struct merge {
 	an_merge_fn fn;
+	an_merge_cut_fn cut;
 	void *ctx;
 	uint64_t nports;
 	struct mport *ports;
@@ -43,6 +47,7 @@ struct merge {
 struct merge_init {
 	uint64_t nports;
 	an_merge_fn fn;
+	an_merge_cut_fn cut;
 	void *ctx;
 };
 
@@ -61,58 +66,112 @@ static void key_of(struct mport *p)
 		p->key = ns;
 }
 
-/* The port's next batch: 1 got one, 0 at its end, AGAIN or an error as
- * the sink's status (negative). */
-static int refill(struct mport *p)
+enum fill { FILL_GOT, FILL_END, FILL_AGAIN, FILL_BROKEN, FILL_NOMEM };
+
+/* The port's next batch.  babeltrace2's error of a broken stream is
+ * taken here: the port's loss is the reader's to say. */
+static enum fill refill(struct mport *p, char *why, size_t len)
 {
+	const bt_error *err;
+
 	p->pos = 0;
 	p->count = 0;
 	switch (bt_message_iterator_next(p->it, &p->msgs, &p->count)) {
 	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-		return p->count ? 1 : -BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+		if (p->count)
+			return FILL_GOT;
+		snprintf(why, len, "no message from its reader");
+		return FILL_BROKEN;
 	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
 		p->done = 1;
-		return 0;
+		return FILL_END;
 	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-		return -BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+		return FILL_AGAIN;
 	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
-		return -BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+		return FILL_NOMEM;
 	case BT_MESSAGE_ITERATOR_NEXT_STATUS_ERROR:
 	default:
-		return -BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+		break;
 	}
+	p->done = 1;
+	why[0] = '\0';
+	err = bt_current_thread_take_error();
+	if (err) {
+		/* the root cause names the fault; its text up to the first
+		 * colon, as the rest is addresses */
+		uint64_t n = bt_error_get_cause_count(err);
+		const char *msg = n ? bt_error_cause_get_message(
+			bt_error_borrow_cause_by_index(err, 0)) : "";
+
+		snprintf(why, len, "%.*s", (int)strcspn(msg, ":\n"), msg);
+		bt_error_release(err);
+	}
+	if (!why[0])
+		snprintf(why, len, "not decodable");
+	return FILL_BROKEN;
+}
+
+/* A port's stream broken: told, and left out from here on. */
+static void port_broken(struct merge *m, struct mport *p, const char *why)
+{
+	if (m->cut)
+		m->cut(m->ctx, p->stream, p->events, why);
 }
 
 /* Every port's first batch, once, into the heap.  A port that says AGAIN
  * is asked again on the next call; those done are left out. */
 static int start(struct merge *m)
 {
+	char why[256];
+
 	for (uint64_t i = 0; i < m->nports; i++) {
 		struct mport *p = &m->ports[i];
-		int r;
 
 		if (p->done || p->count)
 			continue;
-		r = refill(p);
-		if (r < 0)
-			return r;
-		if (!r)
-			continue;
-		key_of(p);
-		an_kh_push(&m->heap, p->key, (uint32_t)i);
+		switch (refill(p, why, sizeof(why))) {
+		case FILL_GOT:
+			key_of(p);
+			an_kh_push(&m->heap, p->key, (uint32_t)i);
+			break;
+		case FILL_END:
+			break;
+		case FILL_BROKEN:
+			port_broken(m, p, why);
+			break;
+		case FILL_AGAIN:
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+		case FILL_NOMEM:
+		default:
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+		}
 	}
 	m->started = 1;
 	return 0;
+}
+
+/* The stream's name kept from its beginning, for a loss to name it. */
+static void note_stream(struct mport *p, const bt_message *msg)
+{
+	const char *name;
+
+	if (p->stream || bt_message_get_type(msg) != BT_MESSAGE_TYPE_STREAM_BEGINNING)
+		return;
+	name = bt_stream_get_name(bt_message_stream_beginning_borrow_stream_const(msg));
+	if (name)
+		p->stream = strdup(name);
 }
 
 static bt_component_class_sink_consume_method_status
 merge_consume(bt_self_component_sink *self)
 {
 	struct merge *m = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+	char why[256];
 	int r;
 
-	if (!m->started && (r = start(m)) < 0)
-		return (bt_component_class_sink_consume_method_status)-r;
+	/* an AGAIN port is asked again on the next call */
+	if (!m->started && (r = start(m)) != 0)
+		return (bt_component_class_sink_consume_method_status)r;
 	for (int n = 0; n < BURST; n++) {
 		struct mport *p;
 		const bt_message *msg;
@@ -124,29 +183,36 @@ merge_consume(bt_self_component_sink *self)
 		if (p->pos == p->count) {
 			/* Its batch is spent: the next one, then its place
 			 * (AGAIN leaves it on top, asked on the next call). */
-			r = refill(p);
-			if (r < 0)
-				return (bt_component_class_sink_consume_method_status)-r;
-			if (!r) {
-				an_kh_pop(&m->heap);
-			} else {
+			switch (refill(p, why, sizeof(why))) {
+			case FILL_GOT:
 				key_of(p);
 				an_kh_top_key(&m->heap, p->key);
+				break;
+			case FILL_BROKEN:
+				port_broken(m, p, why);
+				/* fall through */
+			case FILL_END:
+				an_kh_pop(&m->heap);
+				break;
+			case FILL_AGAIN:
+				return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+			case FILL_NOMEM:
+			default:
+				return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
 			}
 			continue;
 		}
-		/* Merged sorted streams only go back when one of them does:
-		 * refused as the muxer refuses it. */
-		if (p->key < m->last) {
-			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-				bt_self_component_sink_as_self_component(self),
-				"a stream's time goes backwards: %lld ns after %lld ns",
-				(long long)p->key, (long long)m->last);
-			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
-		}
-		m->last = p->key;
 		msg = p->msgs[p->pos++];
-		failed = m->fn(m->ctx, msg, p->key);
+		note_stream(p, msg);
+		/* Merged sorted streams only go back when one of them does:
+		 * that event is implausible, the stream's later ones stand. */
+		if (p->key < m->last) {
+			failed = m->fn(m->ctx, msg, p->key, 1);
+		} else {
+			m->last = p->key;
+			failed = m->fn(m->ctx, msg, p->key, 0);
+		}
+		p->events += bt_message_get_type(msg) == BT_MESSAGE_TYPE_EVENT;
 		bt_message_put_ref(msg);
 		if (failed)
 			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
@@ -172,6 +238,7 @@ merge_init(bt_self_component_sink *self, bt_self_component_sink_configuration *c
 	if (!m)
 		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
 	m->fn = in->fn;
+	m->cut = in->cut;
 	m->ctx = in->ctx;
 	m->nports = in->nports;
 	m->ports = calloc(in->nports ? in->nports : 1, sizeof(*m->ports));
@@ -227,16 +294,17 @@ static void merge_finalize(bt_self_component_sink *self)
 		for (uint64_t k = p->pos; k < p->count; k++)
 			bt_message_put_ref(p->msgs[k]);
 		bt_message_iterator_put_ref(p->it);
+		free(p->stream);
 	}
 	free(m->ports);
 	free(m->heap.e);
 	free(m);
 }
 
-int an_merge_add(bt_graph *graph, uint64_t nports, an_merge_fn fn, void *ctx,
-		 const bt_component_sink **sink)
+int an_merge_add(bt_graph *graph, uint64_t nports, an_merge_fn fn, an_merge_cut_fn cut,
+		 void *ctx, const bt_component_sink **sink)
 {
-	struct merge_init in = { .nports = nports, .fn = fn, .ctx = ctx };
+	struct merge_init in = { .nports = nports, .fn = fn, .cut = cut, .ctx = ctx };
 	bt_component_class_sink *cls;
 	int ret = -1;
 

@@ -176,18 +176,35 @@ static int worker_msg(struct worker *w, const bt_message *msg)
 	}
 }
 
-static int worker_merged(void *ctx, const bt_message *msg, int64_t key)
+static int worker_merged(void *ctx, const bt_message *msg, int64_t key, int back)
 {
 	struct worker *w = ctx;
 	int ret;
 
 	w->key = key;
+	/* a stream gone back in time: its event dropped, counted */
+	if (back && bt_message_get_type(msg) == BT_MESSAGE_TYPE_EVENT) {
+		ev_late_event(w->dec, msg);
+		return 0;
+	}
 	rd_in_sink = 1;
 	ret = worker_msg(w, msg);
 	rd_in_sink = 0;
 	if (ret)
 		w->failed = 1;
 	return ret ? -1 : 0;
+}
+
+/* A stream babeltrace2 could not read on: its loss to the matcher. */
+static void worker_cut(void *ctx, const char *stream, uint64_t events, const char *why)
+{
+	struct worker *w = ctx;
+	char buf[PATH_MAX + 256];
+	struct rec r = { .type = REC_CUT, .n = events, .str2 = why };
+
+	r.str = stream ? real_name(w, stream, buf, sizeof(buf)) : NULL;
+	r.id = !stream;
+	wput(w, &r);
 }
 
 static void worker_bad(void *ctx, const char *name, uint64_t n, const char *first)
@@ -262,7 +279,7 @@ static int worker_run(struct worker *w, const bt_component_class_source *cls, in
 			if (wput(w, &r))
 				return 1;
 		}
-	if (rd_connect_merge(graph, srcs, w->nparts, worker_merged, w, &sink))
+	if (rd_connect_merge(graph, srcs, w->nparts, worker_merged, worker_cut, w, &sink))
 		return worker_fail(w, REC_FAIL_SETUP, 0, "cannot connect the streams to the sink");
 	if (rd_run_graph(graph, &rs))
 		return worker_fail(w, REC_FAIL_CRASH, rd_crash_sig, "");
@@ -550,6 +567,9 @@ static int merge_workers(struct reader *rd, struct pool *pl, int nin)
 				.first = an_xstrdup(r.str2), .n = r.n };
 			break;
 		}
+		case REC_CUT:
+			rd_say_cut(an, r.id ? NULL : r.str, r.n, r.str2);
+			break;
 		case REC_BADSUM:
 			an->bad_values += r.n;
 			break;
@@ -597,6 +617,10 @@ static int merge_workers(struct reader *rd, struct pool *pl, int nin)
 				"%llu events without its records\n", WEXITSTATUS(status),
 				(unsigned long long)rd->nevents);
 	}
+#ifdef NG_FUZZ_WORKER_DEATH
+	/* a worker's fault is ours to see (fuzz/fuzz_trace.c) */
+	abort();
+#endif
 	goto out;
 broken:
 	rd_progress(rd, 1);

@@ -362,16 +362,28 @@ consume(bt_message_iterator *it, void *data)
 	return ret;
 }
 
-/* merge.c's sink hands each message here, in time order. */
-static int merged(void *ctx, const bt_message *msg, int64_t key)
+/* merge.c's sink hands each message here, in time order; an event of a
+ * stream gone back in time is dropped, counted. */
+static int merged(void *ctx, const bt_message *msg, int64_t key, int back)
 {
 	struct reader *rd = ctx;
 
 	(void)key;
+	if (back && bt_message_get_type(msg) == BT_MESSAGE_TYPE_EVENT) {
+		ev_late_event(rd->dec, msg);
+		return 0;
+	}
 	if (!handled(rd, msg))
 		return 0;
 	rd->failed = 1;
 	return -1;
+}
+
+static void merged_cut(void *ctx, const char *stream, uint64_t events, const char *why)
+{
+	struct reader *rd = ctx;
+
+	rd_say_cut(rd->an, stream, events, why);
 }
 
 /* The trace's streams into one merge.c sink, ordered by a heap: the
@@ -379,13 +391,14 @@ static int merged(void *ctx, const bt_message *msg, int64_t key)
  * hundred stream files.  NCCLGUARD_ANALYZE_MUXER=1 reads through
  * babeltrace2's muxer instead, the reference the tests compare with. */
 int rd_connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,
-		     an_merge_fn fn, void *ctx, const bt_component_sink **sink)
+		     an_merge_fn fn, an_merge_cut_fn cut, void *ctx,
+		     const bt_component_sink **sink)
 {
 	uint64_t nports = 0, k = 0;
 
 	for (int i = 0; i < nsrc; i++)
 		nports += bt_component_source_get_output_port_count(srcs[i]);
-	if (an_merge_add(graph, nports, fn, ctx, sink)) {
+	if (an_merge_add(graph, nports, fn, cut, ctx, sink)) {
 		print_bt_error("cannot create the sink");
 		return -1;
 	}
@@ -811,22 +824,29 @@ out:
 	return ret;
 }
 
-void rd_say_stream(void *ctx, const char *name, uint64_t n, const char *first)
+void rd_say_stream(void *ctx, const char *name, uint64_t n, const char *what)
 {
 	struct counted *c = ctx;
 
 	c->n += n;
-	dropped(c->an, 1, "stream_unreadable", "%s: %llu value%s out of range (the first: "
-		"%s): %s", name ? name : "a stream", (unsigned long long)n, n == 1 ? "" : "s",
-		first, "their events dropped or the values cleared");
+	dropped(c->an, 1, "events_implausible", "%s: %llu implausible (%s): the events "
+		"dropped or the values cleared", name ? name : "a stream",
+		(unsigned long long)n, what);
+}
+
+void rd_say_cut(struct an_state *an, const char *stream, uint64_t events, const char *why)
+{
+	dropped(an, 1, "stream_unreadable", "%s: not readable after its first %llu events "
+		"(babeltrace2: %s): the rest of it left out", stream ? stream : "a stream",
+		(unsigned long long)events, why);
 }
 
 /* What the read left out or forced, once the graph is done, after the
- * streams with values out of range were said (c). */
+ * streams with implausible values were said (c). */
 void rd_say_rest(struct an_state *an, const struct counted *c)
 {
 	if (an->bad_values > c->n)
-		dropped(an, 1, "stream_unreadable", "%llu event%s named a size, rank, peer or "
+		dropped(an, 1, "events_implausible", "%llu event%s named a size, rank, peer or "
 			"seq its communicator cannot have: ignored",
 			(unsigned long long)(an->bad_values - c->n),
 			an->bad_values - c->n == 1 ? "" : "s");
@@ -1041,7 +1061,7 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 				  bt_component_source_get_output_port_count(srcs[i]));
 	}
 	if (!muxer) {
-		if (rd_connect_merge(graph, srcs, nin, merged, &rd, &sink))
+		if (rd_connect_merge(graph, srcs, nin, merged, merged_cut, &rd, &sink))
 			goto out;
 	} else if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL,
 						      &rd, &sink) !=

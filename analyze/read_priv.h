@@ -60,16 +60,19 @@ int rd_is_crash(int sig);
 bt_value *rd_source_params(const char *dir);
 /* The sources' ports into one merge.c sink; 0, or -1 with why said. */
 int rd_connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,
-		     an_merge_fn fn, void *ctx, const bt_component_sink **sink);
+		     an_merge_fn fn, an_merge_cut_fn cut, void *ctx,
+		     const bt_component_sink **sink);
 
 /* A view of the trace in dir with only the stream files `use` marks;
  * removed (and freed) by rd_remove_view(), which takes NULL. */
 char *rd_make_view(const char *dir, const struct an_tcheck *tc, const char *use);
 void rd_remove_view(char *view);
 
-/* A stream's values out of range said (ctx: struct counted); then the
+/* A stream's implausible values said (ctx: struct counted); then the
  * rest the read left out or forced. */
-void rd_say_stream(void *ctx, const char *name, uint64_t n, const char *first);
+void rd_say_stream(void *ctx, const char *name, uint64_t n, const char *what);
+/* A stream babeltrace2 could not read on after `events` events. */
+void rd_say_cut(struct an_state *an, const char *stream, uint64_t events, const char *why);
 void rd_say_rest(struct an_state *an, const struct counted *c);
 
 /* ---- pread.c ---------------------------------------------------------- */

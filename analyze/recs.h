@@ -18,12 +18,13 @@ enum rec_type {
 	REC_HOST,	/* the worker's host number id is named str */
 	REC_LOST,	/* n events discarded by the tracer */
 	REC_PKTS,	/* stream str: n packets missing */
-	REC_BAD,	/* stream str: n values out of range, the first str2 */
-	REC_BADSUM,	/* n values out of range in all the worker's streams */
+	REC_BAD,	/* stream str: n values implausible, which str2 */
+	REC_BADSUM,	/* n values implausible in all the worker's streams */
 	REC_END,	/* the worker read all its streams */
 	REC_FAIL,	/* the read failed: code (REC_FAIL_*), status, text str */
 	REC_EXPECT,	/* host id (the matcher's numbering) has n more streams */
 	REC_SEND,	/* a stream of host str ended: its last event went before */
+	REC_CUT,	/* stream str (id: unnamed) unreadable after n events, why str2 */
 };
 
 enum { REC_FAIL_GRAPH, REC_FAIL_CRASH, REC_FAIL_SETUP };

@@ -30,6 +30,12 @@ struct bt_stream;
 #define EV_SEQ_MAX	(UINT64_C(1) << 48)	/* a call's seq or p2p seq */
 #define EV_TS_MAX	(INT64_C(1) << 62)	/* ns: times and durations */
 
+/* Why a value or an event was implausible (counted by kind). */
+enum ev_why {
+	EV_WHY_RANGE, EV_WHY_OP, EV_WHY_TYPE, EV_WHY_SIZE, EV_WHY_SEQ, EV_WHY_TIME,
+	EV_WHY_RANK, EV_WHY_STRING, EV_WHY_COMM, EV_NWHY,
+};
+
 /* Where an event came from: a process is (host, vpid). */
 struct ev_src {
 	int host;		/* the reader's id of the trace's env.hostname */
@@ -115,18 +121,25 @@ int ev_stream(struct ev_decoder *d, const struct bt_stream *stream);
  * range (counted against its stream); -1: out of memory. */
 int ev_head(struct ev_decoder *d, const struct bt_message *msg, struct ev_event *ev);
 
-/* The record of an event ev_head() took: 1, or 0 when a value that sizes,
- * indexes or is subtracted is out of range (the event is to be dropped;
- * counted against its stream).  A value merely shown is clamped instead.
- * Strings stay valid until the next call. */
+/* The record of an event ev_head() took: 1, or 0 when the event is
+ * implausible (to be dropped; counted against its stream): a value that
+ * sizes, indexes or is subtracted out of range, an op, type or size no
+ * call has, a rank outside its communicator, a seq out of its stream's
+ * order, a call's time outside its event's.  A value merely shown is
+ * clamped instead, a string with a control character cleared.  Strings
+ * stay valid until the next call. */
 int ev_body(struct ev_decoder *d, struct ev_event *ev);
 
-/* Values out of range so far, in all streams. */
+/* An event message dropped unread: its time is before its stream's
+ * previous (the stream went back in time); counted against its stream. */
+void ev_late_event(struct ev_decoder *d, const struct bt_message *msg);
+
+/* Implausible values so far, in all streams. */
 uint64_t ev_bad_values(const struct ev_decoder *d);
-/* fn for each stream with values out of range: its name (NULL: none),
- * how many, and the first as "field value". */
+/* fn for each stream with implausible values: its name (NULL: none), how
+ * many, and what: "N <kind>, ...; the first: <field value>". */
 void ev_bad_streams(const struct ev_decoder *d,
-		    void (*fn)(void *ctx, const char *stream, uint64_t n, const char *first),
+		    void (*fn)(void *ctx, const char *stream, uint64_t n, const char *what),
 		    void *ctx);
 
 #endif

@@ -9,7 +9,13 @@
  *                metadata and LTTng's streams (a recorded job)
  *   bits 1-7, %3 0: metadata, 1: the first stream file, 2: the second
  * tests/analyze/test_fuzz_corpus.sh rebuilds the same trace from an input
- * and runs `ncclguard analyze` on it. */
+ * and runs `ncclguard analyze` on it.
+ *
+ * Built with NG_FUZZ_JOBS=2 (fuzz_trace_par), the trace is read by the
+ * parallel reader: its two stream files by two worker processes.  A
+ * worker that dies without its records (a sanitizer's report, a fault
+ * in our code) aborts the reader there (NG_FUZZ_WORKER_DEATH), so that
+ * libFuzzer sees it. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +27,9 @@
 
 #ifndef NG_FUZZ_BASE
 #define NG_FUZZ_BASE "fuzz/trace_base"
+#endif
+#ifndef NG_FUZZ_JOBS
+#define NG_FUZZ_JOBS 1
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -103,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.on_coll = an_chrome_coll;
 	opts.on_coll_ctx = ch;
 	an = an_new(&opts);
-	if (!an_read_traces(dirs, 1, an, 0, 1)) {
+	if (!an_read_traces(dirs, 1, an, 0, NG_FUZZ_JOBS)) {
 		an_finish(an);
 		if (an_chrome_end(ch, an) || an_report_json(an, out) || an_report_html(an, out))
 			abort();

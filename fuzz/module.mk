@@ -25,6 +25,26 @@ $(BUILD)/fuzz/trace-seeds/.done: $(wildcard fuzz/trace_base/*/*)
 		{ printf "\\$$(printf %o $$s)"; cat fuzz/trace_base/$$f; } > $(dir $@)seed-$$s; \
 	done; touch $@
 
+# The parallel reader (analyze/pread.c, merge.c) under the same harness:
+# the two stream files read by two workers (-j 2); a worker's death
+# aborts the reader, for libFuzzer to see.  Same seeds and crash corpus.
+$(BUILD)/fuzz/fuzz_trace_par: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h) events/events.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
+		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
+		-DNG_FUZZ_BASE='"$(CURDIR)/fuzz/trace_base"' -DNG_FUZZ_JOBS=2 -DNG_FUZZ_WORKER_DEATH \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_TRACE_SRCS) $(NG_BT2_LIBS) -lm
+
+.PHONY: fuzz-trace-par
+fuzz-trace-par: $(BUILD)/fuzz/fuzz_trace_par $(BUILD)/fuzz/trace-seeds/.done
+	@mkdir -p $(BUILD)/fuzz/trace-par-corpus
+	@if [ "$(FUZZ_TIME)" != 0 ]; then cd $(BUILD)/fuzz && \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp ./fuzz_trace_par -max_total_time=$(FUZZ_TIME) -timeout=30 -rss_limit_mb=4096 \
+		-max_len=$(FUZZ_TRACE_LEN) -close_fd_mask=2 -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+		trace-par-corpus trace-seeds $(CURDIR)/fuzz/corpus/trace-crash; fi
+fuzz: fuzz-trace-par
+
 .PHONY: fuzz-trace
 fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace-seeds/.done
 	@mkdir -p $(BUILD)/fuzz/trace-corpus

@@ -757,8 +757,11 @@ int main(int argc, char **argv)
 
 			if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter"))
 				count = bytes / 4 / ranks;
-			if (r == mm_rank && seq == mm_seq)
+			/* bytes follow the count, as the shim computes them */
+			if (r == mm_rank && seq == mm_seq) {
 				count = mm_count;
+				b = count * 4 * (bytes / 4 == count * (uint64_t)ranks ? (uint64_t)ranks : 1);
+			}
 			if (!joins)
 				continue;
 			if (r == drop_rank && seq == drop_seq)
