@@ -149,6 +149,32 @@ static void no_events_comm(struct an_state *an, struct an_comm *c, const char *h
 	free(miss);
 }
 
+/* One comm rank in two processes: NCCL never makes it, a flipped pid in
+ * a damaged trace (or two traces mixed) does, and then a member's calls
+ * are split between a phantom and the real process. */
+static void rank_twice(struct an_state *an, const struct an_comm *c)
+{
+	for (int i = 0; i < c->nmembers; i++) {
+		int64_t r = an->pcs[c->member_pc[i]].comm_rank;
+
+		if (r < 0)
+			continue;
+		for (int j = i + 1; j < c->nmembers; j++) {
+			const struct an_proc *a = &an->procs[c->members[i]];
+			const struct an_proc *b = &an->procs[c->members[j]];
+
+			if (an->pcs[c->member_pc[j]].comm_rank != r || a->vpid == b->vpid)
+				continue;
+			an_incomplete(an, "comm_rank_twice", "comm %016llx rank %lld is claimed "
+				      "by two processes (pids %lld and %lld): a damaged trace "
+				      "or traces of two runs mixed; what this comm's calls "
+				      "show may be wrong", (unsigned long long)c->hash,
+				      (long long)r, (long long)a->vpid, (long long)b->vpid);
+			return;
+		}
+	}
+}
+
 void an_incomplete_scan(struct an_state *an)
 {
 	int64_t world = 0;
@@ -167,8 +193,10 @@ void an_incomplete_scan(struct an_state *an)
 	}
 	if (world)
 		no_events_world(an, have, world);
-	for (int i = 0; i < an->ncomms; i++)
+	for (int i = 0; i < an->ncomms; i++) {
 		no_events_comm(an, an->comms[i], have, world);
+		rank_twice(an, an->comms[i]);
+	}
 	free(have);
 	if (an->unknown_end || an->unknown_p2p)
 		an_incomplete(an, "timing_off", "%llu collectives called by every rank and %llu "

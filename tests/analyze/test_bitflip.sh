@@ -1,26 +1,28 @@
 #!/bin/sh
 # A damaged trace never crashes the analyzer and never changes a report
-# silently.  A 4-rank job is recorded on the CPU backend and analysed;
-# then, 100 times with a fixed seed, 1-16 random bits of one of its
-# stream files are flipped and the damaged copy analysed by the parallel
-# reader (-j 2) and the single graph (-j 1): exit 0, 1 or 5 only (no
-# signal, no sanitizer report), and a report whose ranks, collectives
-# rows (op, size, calls), hangs, mismatches, stragglers or finding kinds
-# differ from the clean one says why in incomplete[].  CTF has no
-# checksums: a flip that keeps every value plausible may change the
-# report unseen, so that is not asked.
+# silently.  Two real 4-rank recordings of the CPU backend kept with the
+# golden traces (a straggler; a skipped call, so a hang and a mismatch)
+# are analysed clean; then, 100 times each with a fixed seed, 1-16
+# random bits of one of their stream files are flipped and the damaged
+# copy analysed by the parallel reader (-j 2) and the single graph
+# (-j 1): exit 0, 1 or 5 only (no signal, no sanitizer report), and a
+# report whose ranks, collectives rows (op, size, calls), hangs,
+# mismatches, stragglers or finding kinds differ from the clean one says
+# why in incomplete[].  The traces are kept, not recorded afresh, so the
+# seed picks the same bits every run.  CTF has no checksums: a flip that
+# keeps every value plausible may change the report unseen, so that is
+# not asked of a fresh recording.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
-export LD_LIBRARY_PATH="$NG_SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-note "a clean 4-rank job"
-"$NG_BIN" run -o "$NG_TMP/job" -- "$NG_BUILD/bin/allreduce_example" --launch 4 \
-	--max-bytes 1M --iters 8 > "$NG_TMP/job.out" 2>&1 || { cat "$NG_TMP/job.out"; fail "run"; }
-trace=$(dirname "$(find "$NG_TMP/job" -name metadata | head -n 1)")
-[ -d "$trace" ] || fail "no trace recorded"
+for case in real_slow_rank real_skip; do
+trace=$(dirname "$(find "$NG_ROOT/tests/analyze/traces/$case/trace" -name metadata | head -n 1)")
+[ -d "$trace" ] || fail "$case: no trace"
+note "$case: 100 damaged copies"
 # stderr is kept apart: only the exit status and report.json are compared
-"$NG_BIN" analyze -j 2 "$trace" --json "$NG_TMP/clean.json" > /dev/null 2> "$NG_TMP/clean.err" ||
-	{ cat "$NG_TMP/clean.err"; fail "clean trace: exit $?"; }
+rc=0
+"$NG_BIN" analyze -j 2 "$trace" --json "$NG_TMP/clean.json" > /dev/null 2> "$NG_TMP/clean.err" || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 5 ] || { cat "$NG_TMP/clean.err"; fail "$case clean: exit $rc"; }
 
 python3 - "$NG_BIN" "$trace" "$NG_TMP/clean.json" "$NG_TMP/work" <<'PY' || fail "bit flips"
 import json, os, random, shutil, subprocess, sys
@@ -85,9 +87,10 @@ for i in range(100):
                 what, ", ".join(diff), {k: got[k] for k in diff}))
         kind = "changed, said" if diff else "same, said" if said else "same"
         counts[kind] = counts.get(kind, 0) + 1
-print("200 reads of 100 damaged copies:", counts)
+print("200 reads of 100 damaged copies of %s:" % trace, counts)
 for b in bad:
     print("BAD:", b)
 sys.exit(1 if bad else 0)
 PY
+done
 echo "bit flips: no crash, no silent change"
