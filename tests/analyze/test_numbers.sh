@@ -48,7 +48,7 @@ if [ -x "$EX" ] && [ -f "$NG_SIM/libnccl.so.2" ]; then
 		timeout -k 5 300 "$NG_BIN" run -o "$NG_TMP/job" -- "$EX" --min-bytes 8 \
 		--max-bytes 8 --iters 200000 --warmup 0 >"$NG_TMP/job.out" 2>"$NG_TMP/job.err" ||
 		{ cat "$NG_TMP/job.err"; fail "the job failed"; }
-	wall=$(echo "$(date +%s.%N) - $t0" | bc)
+	wall=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
 	"$NG_BIN" analyze "$NG_TMP/job" --json "$NG_TMP/job.json" --html "$NG_TMP/job.html" \
 		>"$NG_TMP/job.txt" 2>"$NG_TMP/job.aerr" || { cat "$NG_TMP/job.aerr"; fail "analyze"; }
 	cat "$NG_TMP/job.txt"

@@ -9,6 +9,9 @@
 #  - a rank stuck in an all-reduce (an injected stall): its peer's wait
 #    ends at --timeout, the coordinator gives up on the rank, the others
 #    go on and --local stops the stuck process.
+# How many measured pairs are slow is left alone: on a loaded machine one
+# of three tiny pairs can fall below half the median, and that is the
+# slow-pair test's business (test_matrix_slow).
 . "$NG_ROOT/tests/lib.sh"
 . "$NG_ROOT/tests/matrix/common.sh"
 
@@ -23,7 +26,7 @@ done
 # launch sets WORLD_SIZE=3, then ours: env takes the last, 4.
 assert_grep "^ncclguard matrix: 4 ranks, 6 pairs in 3 rounds" job.0.out
 assert_grep "^  never joined: ranks 3$" job.0.out
-assert_grep "^6 pairs: 3 measured, 3 failed, 0 slow$" job.0.out
+assert_grep "^6 pairs: 3 measured, 3 failed, [0-9]* slow$" job.0.out
 check_json out/matrix.json 4 >got || exit 1
 cat got
 cat >want <<'W'
@@ -46,7 +49,7 @@ LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=quiet \
 	timeout -k 5 120 "$NG_BIN" matrix --local 4 $SMALL --timeout 2 -o init >init.out 2>init.err || rc=$?
 cat init.out init.err
 assert_eq "$rc" 1 "exit status"
-assert_grep "^6 pairs: 3 measured, 3 failed, 0 slow$" init.out
+assert_grep "^6 pairs: 3 measured, 3 failed, [0-9]* slow$" init.out
 check_json init/matrix.json 4 >got || exit 1
 cat got
 for r in 0 1 2; do
@@ -60,7 +63,7 @@ LD_PRELOAD="$NG_PRELOAD" NCCLGUARD_LOG=quiet NCCLGUARD_INJECT="stall:rank=3,op=a
 	timeout -k 5 120 "$NG_BIN" matrix --local 4 $SMALL --timeout 1 -o stall >stall.out 2>stall.err || rc=$?
 cat stall.out stall.err
 assert_eq "$rc" 1 "exit status"
-assert_grep "^6 pairs: 3 measured, 3 failed, 0 slow$" stall.out
+assert_grep "^6 pairs: 3 measured, 3 failed, [0-9]* slow$" stall.out
 check_json stall/matrix.json 4 >got || exit 1
 cat got
 # Round 1 pairs rank 3 with rank 0 (the circle method).
