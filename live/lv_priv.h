@@ -257,6 +257,7 @@ struct lv_reader {
 	struct lv_session **s;		/* NULL: not open */
 	unsigned char *held;		/* another live viewer holds it */
 	unsigned char *lost;		/* its connection was cut: attach again */
+	unsigned *good_cut;		/* cuts as of its last good answer */
 	int n, open, nheld;		/* under st->lock */
 	int listed;			/* the relay answered a listing once */
 	int status;			/* when it ended alone: 0, or 1 (said why) */

@@ -57,9 +57,11 @@ static int add(struct lv_reader *r, const char *url, const char *host)
 	r->s = lv_xrealloc(r->s, (r->n + 1) * sizeof(*r->s));
 	r->held = lv_xrealloc(r->held, r->n + 1);
 	r->lost = lv_xrealloc(r->lost, r->n + 1);
+	r->good_cut = lv_xrealloc(r->good_cut, (r->n + 1) * sizeof(*r->good_cut));
 	r->urls[r->n] = lv_xstrdup(url);
 	r->hosts[r->n] = lv_xstrdup(host ? host : "");
 	r->s[r->n] = NULL;
+	r->good_cut[r->n] = 0;
 	r->held[r->n] = r->lost[r->n] = 0;
 	pthread_mutex_lock(&r->st->lock);
 	r->n++;
@@ -87,10 +89,12 @@ static void set_held(struct lv_reader *r, int i, int held)
 /* Session i (index kept across attaches: its clock and processes). */
 static void attach(struct lv_reader *r, int i, const char *host)
 {
+	unsigned c = cuts(r);
 	struct lv_session *s = lv_session_open(r->st, i, r->urls[i]);
 
 	if (!s)
 		return;
+	r->good_cut[i] = c;
 	pthread_mutex_lock(&r->st->lock);
 	r->s[i] = s;
 	r->open++;
@@ -218,6 +222,8 @@ static int read_turn(struct lv_reader *r, int64_t *next_list)
 		busy(r, 0);
 		if (ret > 0)
 			progressed = 1;
+		if (ret >= 0)
+			r->good_cut[i] = c;
 		/* attached: the viewer that held it is gone */
 		if (ret >= 0 && r->held[i])
 			set_held(r, i, 0);
@@ -227,7 +233,9 @@ static int read_turn(struct lv_reader *r, int64_t *next_list)
 		pthread_mutex_lock(&r->st->lock);
 		r->s[i] = NULL;
 		r->open--;
-		if (cuts(r) != c)
+		/* A cut ends every connection, also one made while another
+		 * call (a listing) was the one stuck: lost since then. */
+		if (cuts(r) != r->good_cut[i])
 			r->lost[i] = 1;
 		else if (ret == LV_STEP_FAILED)
 			fprintf(stderr, "ncclguard watch: %s: %s\n", r->urls[i], why);
@@ -324,4 +332,5 @@ void lv_reader_free(struct lv_reader *r)
 	free(r->hosts);
 	free(r->held);
 	free(r->lost);
+	free(r->good_cut);
 }
