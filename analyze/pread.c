@@ -195,27 +195,28 @@ static int worker_merged(void *ctx, const bt_message *msg, int64_t key, int back
 	return ret ? -1 : 0;
 }
 
-/* A stream babeltrace2 could not read on: its loss to the matcher. */
-static void worker_cut(void *ctx, const char *stream, uint64_t events, const char *why)
+/* What befell a stream (NULL: the whole trace), to the matcher. */
+static void worker_stream_rec(struct worker *w, enum rec_type type, const char *stream, uint64_t n,
+			      const char *what)
 {
-	struct worker *w = ctx;
 	char buf[PATH_MAX + 256];
-	struct rec r = { .type = REC_CUT, .n = events, .str2 = why };
+	struct rec r = { .type = type, .n = n, .str2 = what };
 
 	r.str = stream ? real_name(w, stream, buf, sizeof(buf)) : NULL;
 	r.id = !stream;
 	wput(w, &r);
 }
 
+/* A stream babeltrace2 could not read on: its loss. */
+static void worker_cut(void *ctx, const char *stream, uint64_t events, const char *why)
+{
+	worker_stream_rec(ctx, REC_CUT, stream, events, why);
+}
+
+/* A stream's implausible events: how many, and the first. */
 static void worker_bad(void *ctx, const char *name, uint64_t n, const char *first)
 {
-	struct worker *w = ctx;
-	char buf[PATH_MAX + 256];
-	struct rec r = { .type = REC_BAD, .n = n, .str2 = first };
-
-	r.str = name ? real_name(w, name, buf, sizeof(buf)) : NULL;
-	r.id = !name;
-	wput(w, &r);
+	worker_stream_rec(ctx, REC_BAD, name, n, first);
 }
 
 /* The worker's end on a failure: what the matcher's process prints. */

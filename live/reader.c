@@ -104,17 +104,6 @@ static void attach(struct lv_reader *r, int i, const char *host)
 	pthread_mutex_unlock(&r->st->lock);
 }
 
-/* A name from the relay (anyone's say), fit for a terminal. */
-static const char *printable(char *dst, size_t len, const char *src)
-{
-	size_t i;
-
-	for (i = 0; src[i] && i + 1 < len; i++)
-		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
-	dst[i] = '\0';
-	return dst;
-}
-
 /* Two sessions of one host and name: one of them is not what it says
  * (a relay takes sessions from anyone); the host's ranks may be doubled.
  * Asked of the relayd itself: babeltrace2's list shows them as one. */
@@ -129,7 +118,6 @@ static void doubled(struct lv_reader *r)
 	if (ret)
 		return;
 	for (int i = 0; i < n; i++) {
-		char host[sizeof(t->host)], name[sizeof(t->name)];
 		int k, h;
 
 		for (k = 0; k < i; k++)
@@ -139,12 +127,12 @@ static void doubled(struct lv_reader *r)
 			continue;
 		pthread_mutex_lock(&r->st->lock);
 		h = lv_host_id(r->st, t[i].host);
+		/* lv_note escapes what the relay says */
 		if (h >= 0 && !r->st->hosts[h].doubled) {
 			r->st->hosts[h].doubled = 1;
 			lv_note(r->st, "host %s has two sessions named %s at the relay (one may be "
 				"forged: a relay takes sessions from anyone); its ranks may be "
-				"counted twice", printable(host, sizeof(host), t[i].host),
-				printable(name, sizeof(name), t[i].name));
+				"counted twice", t[i].host, t[i].name);
 		}
 		pthread_mutex_unlock(&r->st->lock);
 	}
