@@ -626,10 +626,15 @@ static void unconfirmed_findings(struct an_state *an)
 		int nw = an_unconf_waiting(an, u, &w);
 		struct line l = { 0 };
 
-		add(&l, "unconfirmed: rank %lld %s after its %s seq %llu on comm %016llx; its "
+		if (p->rank >= 0)
+			add(&l, "unconfirmed: rank %lld ", (long long)p->rank);
+		else
+			add(&l, "unconfirmed: a process without process_info (%s, pid %lld) ",
+			    an->hosts[p->host].name, (long long)p->vpid);
+		add(&l, "%s after its %s seq %llu on comm %016llx; its "
 		    "last confirmed call is seq %llu, so its %llu call%s from seq %llu on may "
 		    "have completed or not (the trace cannot tell) and none is named hung",
-		    (long long)p->rank, u->killed ? "was killed (its flight ring was recovered)" :
+		    u->killed ? "was killed (its flight ring was recovered)" :
 		    "stopped (no event after its peers' watchdogs fired, none of its own)",
 		    an->ops[u->op], (unsigned long long)u->last_seq,
 		    (unsigned long long)u->comm_hash, (unsigned long long)u->confirmed_seq,

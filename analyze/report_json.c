@@ -276,9 +276,15 @@ static void unconfirmed(const struct an_state *an, FILE *f)
 		hash(f, u->comm_hash);
 		fputs(", \"op\": ", f);
 		ng_json_str(f, an->ops[u->op]);
-		fprintf(f, ", \"rank\": %lld, \"killed\": %s, \"last_confirmed_seq\": %llu, "
+		/* rank null: a process without process_info */
+		fputs(", \"rank\": ", f);
+		if (an->procs[u->proc].rank >= 0)
+			fprintf(f, "%lld", (long long)an->procs[u->proc].rank);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"killed\": %s, \"last_confirmed_seq\": %llu, "
 			"\"first_seq\": %llu, \"last_seq\": %llu, \"calls\": %llu",
-			(long long)an->procs[u->proc].rank, u->killed ? "true" : "false",
+			u->killed ? "true" : "false",
 			(unsigned long long)u->confirmed_seq, (unsigned long long)u->first_seq,
 			(unsigned long long)u->last_seq, (unsigned long long)u->calls);
 		n = an_unconf_waiting(an, u, &w);

@@ -6,10 +6,10 @@
 # the oldest call they could not confirm, which every rank had finished:
 # the shim times a sample of the calls (here almost none, so that the
 # calls after the last confirmed one are many whatever the machine's
-# speed) and confirms the others by a marker when one is 50 ms old.  The report must not name any call up to N as
-# hung: the hung call is one rank 1 never entered, and rank 1's calls
-# after its last confirmed one are `unconfirmed` (summary, report.json,
-# HTML), not hung.
+# speed) and confirms the others by a marker when one is 50 ms old.  The
+# report must not name any call up to N as hung: the hung call is N + 1,
+# and rank 1's calls after its last confirmed one are `unconfirmed`
+# (summary, report.json, HTML), not hung.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/tracer/common.sh"
 EX="$NG_BUILD/bin/allreduce_example"
@@ -72,15 +72,32 @@ for h in r["hangs"]:
     # Every rank finished calls 1..n: none of them hung.
     assert h["seq"] > n, ("a hang named at a call every rank finished", h, n)
     assert 1 not in h["waiting_ranks"], ("the killed rank named waiting", h)
-assert [h for h in r["hangs"] if 1 in h["missing_ranks"]], r["hangs"]
+# Rank 1 may be stopped after it printed N but before it entered N + 1
+# (the hang is N + 1, rank 1 missing), or just after it entered N + 1:
+# then every rank entered every call, none is named hung, and rank 1's
+# unconfirmed calls run to N + 1 with the others timed out on them.
+# A SIGSTOP that lands inside an event's write leaves it reserved and
+# never committed: LTTng cannot write out that CPU's open sub-buffer,
+# whoever's events it holds.  Then the report must say so, and still
+# name no finished call hung.
+cut = [i for i in r["incomplete"] if i["what"] in ("stream_truncated", "rank_without_events")]
+missing = [h for h in r["hangs"] if 1 in h["missing_ranks"]]
+late = [u for u in r["unconfirmed"]
+        if u["last_seq"] == n + 1 and u["timed_out_ranks"] == [0, 2, 3]]
+assert cut or missing or (late and not r["hangs"]), (r["hangs"], r["unconfirmed"])
+if cut:
+    print("--- the kill cut a sub-buffer:", cut)
 for u in r["unconfirmed"]:
-    assert u["rank"] == 1, u
+    assert u["rank"] == 1 or (cut and u["rank"] is None), u
     assert u["last_confirmed_seq"] < u["first_seq"] <= u["last_seq"] <= n + 1, u
     assert u["calls"] == u["last_seq"] - u["first_seq"] + 1, u
 kinds = [f["kind"] for f in r["findings"]]
 assert ("unconfirmed" in kinds) == bool(r["unconfirmed"]), (kinds, r["unconfirmed"])
 EOF
-if grep -q '"unconfirmed": \[$' "$NG_TMP/r.json"; then
+# Either way the job is stuck, and --fail-on hang says so.
+rc=0; "$NG_BIN" analyze "$NG_TMP/trace" --fail-on hang >/dev/null 2>&1 || rc=$?
+assert_eq "$rc" 5 "analyze --fail-on hang"
+if grep -q '"rank": 1, "killed"' "$NG_TMP/r.json"; then
 	assert_grep "unconfirmed: rank 1 " "$NG_TMP/sum"
 	assert_grep "badge\">unconfirmed</span>rank 1 " "$NG_TMP/r.html"
 fi
