@@ -29,7 +29,8 @@ job() {
 		r=$((r + 1))
 	done
 	cat "$tag.0.out"
-	assert_grep "^3 pairs: 3 measured, 0 failed, 0 slow$" "$tag.0.out"
+	# The slow count is test_matrix_slow's: a loaded machine may slow one pair.
+	assert_grep "^3 pairs: 3 measured, 0 failed, [0-9]* slow$" "$tag.0.out"
 	[ ! -s "$tag.1.out" ] || fail "$tag: rank 1 printed: only rank 0 reports"
 }
 
@@ -99,6 +100,6 @@ timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe -np 4 -x LD_LIBRARY_
 	>mpi.out 2>mpi.err || rc=$?
 cat mpi.out mpi.err
 assert_eq "$rc" 0 "mpirun exit status"
-assert_grep "^6 pairs: 6 measured, 0 failed, 0 slow$" mpi.out
+assert_grep "^6 pairs: 6 measured, 0 failed, [0-9]* slow$" mpi.out
 check_json mpi/matrix.json 4 >/dev/null || exit 1
 echo ok
