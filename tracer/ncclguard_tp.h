@@ -41,7 +41,7 @@ extern uint64_t ncclguard_tp_job;
 /* Each event of common/events.def, its fields laid out by kind.  LTTng
  * reads this part again with other meanings of its macros: these expand
  * to them each time. */
-#define NG_EV_F(kind, ctype, name) NG_TP_F_##kind(ctype, name)
+#define NG_EV_F(kind, ctype, name, dec) NG_TP_F_##kind(ctype, name)
 #define NG_EV(name, fields)						\
 	LTTNG_UST_TRACEPOINT_EVENT(ncclguard, name,			\
 		LTTNG_UST_TP_ARGS(const struct ng_ev_##name *, e),	\

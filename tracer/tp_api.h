@@ -27,7 +27,7 @@
 
 /* struct ng_ev_<event or layout>, one member per field of the event
  * (common/events.def). */
-#define NG_EV_F(kind, ctype, name) ctype name;
+#define NG_EV_F(kind, ctype, name, dec) ctype name;
 #define NG_EV(name, fields) struct ng_ev_##name { fields };
 #define NG_EV_CLASS(layout, fields) struct ng_ev_##layout { fields };
 #include "events.def"

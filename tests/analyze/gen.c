@@ -79,7 +79,7 @@
 #define GEN_dec(ctype) GEN_T_##ctype
 #define GEN_hex(ctype) "x"
 #define GEN_str(ctype) "s"
-#define NG_EV_F(kind, ctype, name) GEN_##kind(ctype) ":" #name " "
+#define NG_EV_F(kind, ctype, name, dec) GEN_##kind(ctype) ":" #name " "
 
 enum {
 #define NG_EV(name, fields) E_##name,
