@@ -33,6 +33,8 @@
 #include "events.def"
 #undef NG_EV_F
 
+/* One op per event of events.def (tp.c makes them), in the order the
+ * ABI gained them: a new event's is appended. */
 struct ng_tp_ops {
 	int abi;
 	void (*process_info)(const struct ng_ev_process_info *);
