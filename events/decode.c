@@ -93,8 +93,11 @@ struct row {
 	enum store store;
 	size_t off;
 };
+/* A text() row goes into a string member, any other into an integer:
+ * else the array's size is -1 and the build fails. */
 #define ROW(h, rg, m) .how = h, .range = rg, .off = offsetof(struct ev_event, r.m), \
-	.store = STORE_OF(((struct ev_event *)0)->r.m)
+	.store = STORE_OF(((struct ev_event *)0)->r.m) + 0 * sizeof(char[ \
+		((h) == HOW_TEXT) == (STORE_OF(((struct ev_event *)0)->r.m) == ST_STR) ? 1 : -1])
 #define DEC_raw(m) ROW(HOW_RAW, 0, m)
 #define DEC_flag(m) ROW(HOW_FLAG, 0, m)
 #define DEC_text(m) ROW(HOW_TEXT, 0, m)
