@@ -20,7 +20,7 @@ $(BUILD)/bench/ab_loop_null: bench/ab_loop.c $(BUILD)/bench/null/libnccl.so.2 $(
 # keeping up (bench/watch_live.sh).
 $(BUILD)/bench/live_emit: bench/live_emit.c | $(BUILD)/lib/libncclguard-tp.so
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itracer $(ALL_LDFLAGS) -o $@ $< -ldl
+	$(Q)$(CC) $(ALL_CFLAGS) -Itracer -Icommon $(ALL_LDFLAGS) -o $@ $< -ldl
 
 bench: all $(BUILD)/bench/host_overhead $(BUILD)/bench/ab_loop $(BUILD)/bench/ab_loop_null $(BUILD)/tests/preload/job \
 		$(BUILD)/bench/live_emit $(BUILD)/tests/tp_emit

@@ -1,11 +1,13 @@
 /*
- * Decoding: an event class resolved once to the member indexes of the
- * fields we read (struct evclass), a stream's host, process and clock
- * offset learnt once (struct streaminfo), then per event a few borrows by
- * index.  Field names are those of tracer/tp_api.h.
+ * Decoding: an event class resolved once to the member indexes of its
+ * fields (struct evclass), a stream's host, process and clock offset
+ * learnt once (struct streaminfo), then per event a few borrows by index.
+ * The events, their fields and what each is read as into which record
+ * member are common/events.def's.
  */
 #include <babeltrace2/babeltrace.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,44 +55,108 @@ static const char *const why_names[EV_NWHY] = {
 	[EV_WHY_COMM] = "a comm hash a few bits from another's",
 };
 
-static const char *const kind_names[] = {
-	[EV_PROC] = "ncclguard:process_info",
-	[EV_INIT_BEGIN] = "ncclguard:comm_init_begin",
-	[EV_INIT_END] = "ncclguard:comm_init_end",
-	[EV_COMM_END] = "ncclguard:comm_end",
-	[EV_ENQ] = "ncclguard:coll_enqueue",
-	[EV_DONE] = "ncclguard:coll_complete",
-	[EV_TIMEOUT] = "ncclguard:timeout",
-	[EV_POLICY] = "ncclguard:policy",
-	[EV_INJECT] = "ncclguard:inject",
-	[EV_CALLSITE] = "ncclguard:callsite",
-	[EV_ALGO] = "ncclguard:coll_algo",
+/* What a field is read as (events.def's DECODE column). */
+enum how { HOW_SKIP, HOW_RAW, HOW_FLAG, HOW_TEXT, HOW_TIME, HOW_IN, HOW_KEEP };
+
+/* The ranges of in() and keep(): [lo, hi], the default an implausible
+ * value is replaced with, and the value of a field an older tracer's
+ * event lacks. */
+#define RANGES(X) \
+	X(rank, -1, EV_NRANKS_MAX - 1, -1, 0)	/* a rank of a communicator */ \
+	X(peer, -1, EV_NRANKS_MAX - 1, -1, -1)	/* a root or peer, -1 if none */ \
+	X(nranks, 0, EV_NRANKS_MAX, 0, 0) \
+	X(seq, 0, (int64_t)EV_SEQ_MAX, 0, 0) \
+	X(ns, 0, EV_TS_MAX, 0, 0)		/* a duration */ \
+	X(pos, 0, INT32_MAX, 0, 0)		/* a pid, a version code */ \
+	X(node, -1, INT32_MAX, -1, -1)		/* a NUMA node, -1 if unknown */ \
+	X(bit, 0, 1, 0, 0) \
+	X(type, -1, INT32_MAX, -1, 0)		/* an ncclDataType_t, -1 if none */ \
+	X(chans, 0, 255, 0, 0)			/* NCCL's channels */
+#define X(name, lo, hi, dflt, absent) R_##name,
+enum { RANGES(X) };
+#undef X
+#define X(name, lo, hi, dflt, absent) { lo, hi, dflt, absent },
+static const struct { int64_t lo, hi, dflt, absent; } ranges[] = { RANGES(X) };
+#undef X
+
+/* How a decoded value is stored, by its record member's type. */
+enum store { ST_U64, ST_I64, ST_INT, ST_STR };
+#define STORE_OF(lv) _Generic((lv), uint64_t: ST_U64, int64_t: ST_I64, int: ST_INT, \
+			      const char *: ST_STR)
+
+/* A field of an event as events.def has it, and where its value goes:
+ * the member at `off` of struct ev_event. */
+struct row {
+	const char *field;
+	enum how how;
+	int range;
+	enum store store;
+	size_t off;
 };
-#define NKINDS ((int)(sizeof(kind_names) / sizeof(kind_names[0])))
+/* A text() row goes into a string member, any other into an integer:
+ * else the array's size is -1 and the build fails. */
+#define ROW(h, rg, m) .how = h, .range = rg, .off = offsetof(struct ev_event, r.m), \
+	.store = STORE_OF(((struct ev_event *)0)->r.m) + 0 * sizeof(char[ \
+		((h) == HOW_TEXT) == (STORE_OF(((struct ev_event *)0)->r.m) == ST_STR) ? 1 : -1])
+#define DEC_raw(m) ROW(HOW_RAW, 0, m)
+#define DEC_flag(m) ROW(HOW_FLAG, 0, m)
+#define DEC_text(m) ROW(HOW_TEXT, 0, m)
+#define DEC_time(m) ROW(HOW_TIME, 0, m)
+#define DEC_in(rg, m) ROW(HOW_IN, R_##rg, m)
+#define DEC_keep(rg, m) ROW(HOW_KEEP, R_##rg, m)
+#define DEC_skip .how = HOW_SKIP
+#define NG_EV_F(kind, ctype, name, dec) { .field = #name, DEC_##dec },
 
-/* Every payload field we read, by its name in tracer/tp_api.h. */
-#define FIELDS(X) \
-	X(host) X(pid) X(rank) X(local_rank) X(world_size) X(nccl_version) \
-	X(nccl_path) X(cudart_version) X(driver_version) X(gpu_pci_bus_id) \
-	X(numa_node) X(cpu_affinity) X(socket_ifname) X(env) X(policy_digest) \
-	X(rank_source) X(comm_hash) X(parent_hash) X(nranks) X(result) X(kind) \
-	X(seq) X(p2p_seq) X(op) X(count) X(datatype) X(bytes) X(root_or_peer) \
-	X(stream) X(enter_ns) X(exit_ns) X(enter_coarse) X(gpu_start_ns) X(gpu_end_ns) \
-	X(duration_ns) X(waited_ns) X(action) X(what) X(key) X(user_value) \
-	X(effective_value) X(detail) X(job) X(job_id) X(op_seq) X(algo) X(proto) \
-	X(nchannels) X(plugin_only) X(timing_off)
+/* Fields an event may have (process_info has the most). */
+#define ROWS_MAX 24
+#define NROWS(rows) ((int)(sizeof(rows) / sizeof(struct row)))
 
-#define X(name) F_##name,
-enum field { FIELDS(X) NF };
-#undef X
-#define X(name) #name,
-static const char *const field_names[NF] = { FIELDS(X) };
-#undef X
+/* rows_<event or layout>: its fields, in events.def's order. */
+#define ROWS(name, ...) \
+	static const struct row rows_##name[] = { __VA_ARGS__ }; \
+	_Static_assert(NROWS(rows_##name) <= ROWS_MAX, "ROWS_MAX");
+#define NG_EV(name, fields) ROWS(name, fields)
+#define NG_EV_CLASS(layout, fields) ROWS(layout, fields)
+#include "events.def"
+
+/* The record each event is read into, so that members no field of the
+ * event fills start as 0 or "". */
+enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_NONE, NRECS };
+
+/* Each event's kind (events.h) and record. */
+#define OF_process_info		EV_PROC, REC_PROC
+#define OF_comm_init_begin	EV_INIT_BEGIN, REC_INIT
+#define OF_comm_init_end	EV_INIT_END, REC_INIT
+#define OF_comm_end		EV_COMM_END, REC_MISC
+#define OF_coll_enqueue		EV_ENQ, REC_COLL
+#define OF_coll_complete	EV_DONE, REC_COLL
+#define OF_coll_algo		EV_ALGO, REC_ALGO
+#define OF_timeout		EV_TIMEOUT, REC_MISC
+#define OF_policy		EV_POLICY, REC_MISC
+#define OF_inject		EV_INJECT, REC_MISC
+#define OF_callsite		EV_CALLSITE, REC_NONE
+
+static const struct evdef {
+	const char *name;
+	const struct row *rows;
+	int nrows;
+	enum ev_kind kind;
+	enum rec rec;
+} evdefs[] = {
+#define NG_EV(name, fields) { "ncclguard:" #name, rows_##name, NROWS(rows_##name), OF_##name },
+#define NG_EV_OF(name, layout) \
+	{ "ncclguard:" #name, rows_##layout, NROWS(rows_##layout), OF_##name },
+#include "events.def"
+};
+#undef NG_EV_F
+#define NDEFS ((int)(sizeof(evdefs) / sizeof(evdefs[0])))
 
 struct evclass {
 	const bt_event_class *ec;
 	enum ev_kind kind;
-	int idx[NF];		/* payload member index, -1 if absent */
+	int def;		/* its evdefs[] entry, -1 if none of ours */
+	int idx[ROWS_MAX];	/* payload member index of each row, -1 if absent */
+	int job_idx, job_id_idx;	/* and of `job`, `job_id` */
 	int vpid_idx;		/* in the common context, -1 if absent */
 };
 
@@ -135,7 +201,13 @@ struct ev_decoder {
 	struct { uint64_t hash, n; } *comms;
 	int ncomms;
 	uint64_t bad_values;
-	char *strbuf[NF];	/* cut copies of over-long strings */
+	/* cut copies of over-long strings: a row's, and job_id's */
+	char *strbuf[NDEFS][ROWS_MAX], *job_id_buf;
+	/* Each event's rows read, in the order of its record's members:
+	 * which of an event's implausible values is named first stays
+	 * what it was when each record was filled member by member. */
+	uint8_t order[NDEFS][ROWS_MAX], nread[NDEFS];
+	struct ev_event blank[NRECS];	/* each record's members 0 or "" */
 };
 
 /* ---- classes and streams ---------------------------------------------- */
@@ -157,22 +229,32 @@ static int resolve_class(struct ev_decoder *d, const bt_event_class *ec)
 	cls = &d->classes[d->nclasses];
 	memset(cls, 0, sizeof(*cls));
 	cls->ec = ec;
-	for (k = 0; k < NF; k++)
+	for (k = 0; k < ROWS_MAX; k++)
 		cls->idx[k] = -1;
-	cls->vpid_idx = -1;
+	cls->job_idx = cls->job_id_idx = cls->vpid_idx = -1;
 	cls->kind = EV_OTHER;
-	for (k = 1; name && k < NKINDS; k++)
-		if (!strcmp(name, kind_names[k]))
-			cls->kind = k;
-	if (payload && bt_field_class_get_type(payload) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
+	cls->def = -1;
+	for (k = 0; name && k < NDEFS; k++)
+		if (!strcmp(name, evdefs[k].name)) {
+			cls->kind = evdefs[k].kind;
+			cls->def = k;
+		}
+	if (cls->def >= 0 && payload &&
+	    bt_field_class_get_type(payload) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
+		const struct evdef *def = &evdefs[cls->def];
+
 		n = bt_field_class_structure_get_member_count(payload);
 		for (i = 0; i < n; i++) {
 			const char *m = bt_field_class_structure_member_get_name(
 				bt_field_class_structure_borrow_member_by_index_const(payload, i));
 
-			for (k = 0; k < NF; k++)
-				if (!strcmp(m, field_names[k]))
+			for (k = 0; k < def->nrows; k++)
+				if (!strcmp(m, def->rows[k].field))
 					cls->idx[k] = (int)i;
+			if (!strcmp(m, "job"))
+				cls->job_idx = (int)i;
+			if (!strcmp(m, "job_id"))
+				cls->job_id_idx = (int)i;
 		}
 	}
 	if (ctx && bt_field_class_get_type(ctx) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
@@ -263,11 +345,12 @@ static int64_t int_of(const bt_field *f)
 	return 0;
 }
 
-static int64_t fi(const bt_field *payload, const struct evclass *c, enum field k)
+/* The integer of payload member idx; 0 if absent (idx -1). */
+static int64_t fi(const bt_field *payload, int idx)
 {
-	if (c->idx[k] < 0)
+	if (idx < 0)
 		return 0;
-	return int_of(bt_field_structure_borrow_member_field_by_index_const(payload, c->idx[k]));
+	return int_of(bt_field_structure_borrow_member_field_by_index_const(payload, idx));
 }
 
 /* An event's implausible value: counted against its stream, by kind. */
@@ -289,53 +372,57 @@ static void bad_why(struct ev_decoder *d, enum ev_why why, const char *fmt, ...)
 	}
 }
 
-static void bad_value(struct ev_decoder *d, enum field k, int64_t v)
+static void bad_value(struct ev_decoder *d, const char *name, int64_t v)
 {
-	bad_why(d, EV_WHY_RANGE, "%s %lld", field_names[k], (long long)v);
+	bad_why(d, EV_WHY_RANGE, "%s %lld", name, (long long)v);
 }
 
-/* Field k if within [lo, hi]; else `dflt`, counted (and *bad set, where
- * the event is to be dropped). */
-static int64_t fi_in(struct ev_decoder *d, const bt_field *p, const struct evclass *c,
-		     enum field k, int64_t lo, int64_t hi, int64_t dflt, int *bad)
+/* Row w's integer if within its range; else the range's default,
+ * counted (and *bad set, where the event is to be dropped). */
+static int64_t fi_in(struct ev_decoder *d, const bt_field *p, int idx, const struct row *w,
+		     int *bad)
 {
-	int64_t v = fi(p, c, k);
+	int64_t v;
 
-	if (v >= lo && v <= hi)
+	if (idx < 0)
+		return ranges[w->range].absent;
+	v = fi(p, idx);
+	if (v >= ranges[w->range].lo && v <= ranges[w->range].hi)
 		return v;
-	bad_value(d, k, v);
-	if (bad)
+	bad_value(d, w->field, v);
+	if (w->how == HOW_IN)
 		*bad = 1;
-	return dflt;
+	return ranges[w->range].dflt;
 }
 
 /* A time field on the trace's clock: 0 when absent; a raw value or a sum
  * past EV_TS_MAX is corrupt and would overflow the differences taken of
  * it later. */
-static int64_t ft(struct ev_decoder *d, const bt_field *p, const struct evclass *c,
-		  enum field k, int *bad)
+static int64_t ft(struct ev_decoder *d, const bt_field *p, int idx, const char *name, int *bad)
 {
-	int64_t v = fi(p, c, k), off = d->cur->offset_ns;
+	int64_t v = fi(p, idx), off = d->cur->offset_ns;
 
 	if (!v)
 		return 0;
 	if (v < 0 || v > EV_TS_MAX || v > EV_TS_MAX - off) {
-		bad_why(d, EV_WHY_TIME, "%s %lld", field_names[k], (long long)v);
+		bad_why(d, EV_WHY_TIME, "%s %lld", name, (long long)v);
 		*bad = 1;
 		return 0;
 	}
 	return v + off;
 }
 
-static const char *fs(struct ev_decoder *d, const bt_field *payload, const struct evclass *c,
-		      enum field k)
+/* The string of payload member idx ("" if absent), named `name`; one
+ * over-long is cut into *buf. */
+static const char *fs(struct ev_decoder *d, const bt_field *payload, int idx, const char *name,
+		      char **buf)
 {
 	const bt_field *f;
 	const char *v;
 
-	if (c->idx[k] < 0)
+	if (idx < 0)
 		return "";
-	f = bt_field_structure_borrow_member_field_by_index_const(payload, c->idx[k]);
+	f = bt_field_structure_borrow_member_field_by_index_const(payload, idx);
 	if (bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING)
 		return "";
 	v = bt_field_string_get_value(f);
@@ -345,17 +432,17 @@ static const char *fs(struct ev_decoder *d, const bt_field *payload, const struc
 	 * is a flipped bit, and the string is not shown. */
 	for (const unsigned char *c = (const unsigned char *)v; *c; c++)
 		if ((*c < 0x20 && *c != '\t' && *c != '\n') || *c == 0x7f) {
-			bad_why(d, EV_WHY_STRING, "%s byte 0x%02x", field_names[k], *c);
+			bad_why(d, EV_WHY_STRING, "%s byte 0x%02x", name, *c);
 			return "";
 		}
 	if (strnlen(v, STR_MAX + 1) <= STR_MAX)
 		return v;
-	bad_value(d, k, (int64_t)strlen(v));
-	if (!d->strbuf[k] && !(d->strbuf[k] = malloc(STR_MAX + 1)))
+	bad_value(d, name, (int64_t)strlen(v));
+	if (!*buf && !(*buf = malloc(STR_MAX + 1)))
 		return "";
-	memcpy(d->strbuf[k], v, STR_MAX);
-	d->strbuf[k][STR_MAX] = '\0';
-	return d->strbuf[k];
+	memcpy(*buf, v, STR_MAX);
+	(*buf)[STR_MAX] = '\0';
+	return *buf;
 }
 
 /* ---- events ----------------------------------------------------------- */
@@ -406,8 +493,8 @@ int ev_head(struct ev_decoder *d, const struct bt_message *m, struct ev_event *e
 	p = bt_event_borrow_payload_field_const(e);
 	if (!p)
 		return 0;
-	ev->src.job = (uint64_t)fi(p, c, F_job);
-	ev->job_id = c->kind == EV_PROC ? fs(d, p, c, F_job_id) : "";
+	ev->src.job = (uint64_t)fi(p, c->job_idx);
+	ev->job_id = c->kind == EV_PROC ? fs(d, p, c->job_id_idx, "job_id", &d->job_id_buf) : "";
 	ev->payload_ = p;
 	ev->class_ = c;
 	return 1;
@@ -659,36 +746,77 @@ static int call_ok(struct ev_decoder *d, const struct ev_event *ev)
 	return rank_ok(d, c->root_or_peer, c->nranks) && times_ok(d, ev) && seq_ok(d, ev);
 }
 
+/* Row w's value into its member of ev. */
+static void store(struct ev_event *ev, const struct row *w, int64_t v, const char *str)
+{
+	char *at = (char *)ev + w->off;
+
+	switch (w->store) {
+	case ST_U64:
+		*(uint64_t *)at = (uint64_t)v;
+		break;
+	case ST_I64:
+		*(int64_t *)at = v;
+		break;
+	case ST_INT:
+		*(int *)at = (int)v;
+		break;
+	case ST_STR:
+		*(const char **)at = str;
+		break;
+	}
+}
+
+/* The event's fields into its record, each as events.def says.  Every
+ * value that sizes, indexes or is subtracted is bounded here: an event
+ * with one out of range is dropped (*bad set, counted against its
+ * stream), one merely shown is clamped. */
+static void read_rows(struct ev_decoder *d, const bt_field *p, const struct evclass *c,
+		      struct ev_event *ev, int *bad)
+{
+	const struct evdef *def = &evdefs[c->def];
+
+	ev->r = d->blank[def->rec].r;
+	for (int i = 0; i < d->nread[c->def]; i++) {
+		int k = d->order[c->def][i], idx = c->idx[k];
+		const struct row *w = &def->rows[k];
+		const char *str = NULL;
+		int64_t v = 0;
+
+		switch (w->how) {
+		case HOW_RAW:
+			v = fi(p, idx);
+			break;
+		case HOW_FLAG:
+			v = fi(p, idx) != 0;
+			break;
+		case HOW_TEXT:
+			str = fs(d, p, idx, w->field, &d->strbuf[c->def][k]);
+			break;
+		case HOW_TIME:
+			v = ft(d, p, idx, w->field, bad);
+			break;
+		case HOW_IN:
+		case HOW_KEEP:
+			v = fi_in(d, p, idx, w, bad);
+			break;
+		case HOW_SKIP:
+			continue;
+		}
+		store(ev, w, v, str);
+	}
+}
+
 int ev_body(struct ev_decoder *d, struct ev_event *ev)
 {
 	const bt_field *p = ev->payload_;
 	const struct evclass *c = ev->class_;
 	int bad = 0;
 
-	/* Every value that sizes, indexes or is subtracted is bounded here:
-	 * an event with one out of range is dropped (and counted against
-	 * its stream), one merely printed is clamped. */
-#define IN(f, lo, hi, dflt) fi_in(d, p, c, F_##f, lo, hi, dflt, &bad)
-#define KEEP(f, lo, hi, dflt) fi_in(d, p, c, F_##f, lo, hi, dflt, NULL)
-#define S(f) fs(d, p, c, F_##f)
+	read_rows(d, p, c, ev, &bad);
+	/* What is plausible of the values together. */
 	switch (ev->kind) {
 	case EV_PROC:
-		ev->r.proc = (struct ev_rec_proc){
-			.host = S(host), .nccl_path = S(nccl_path),
-			.gpu_pci_bus_id = S(gpu_pci_bus_id), .cpu_affinity = S(cpu_affinity),
-			.socket_ifname = S(socket_ifname), .env = S(env),
-			.policy_digest = S(policy_digest), .rank_source = S(rank_source),
-			.pid = KEEP(pid, 0, INT32_MAX, 0),
-			.rank = KEEP(rank, -1, EV_NRANKS_MAX - 1, -1),
-			.local_rank = KEEP(local_rank, -1, EV_NRANKS_MAX - 1, -1),
-			.world_size = KEEP(world_size, 0, EV_NRANKS_MAX, 0),
-			.nccl_version = KEEP(nccl_version, 0, INT32_MAX, 0),
-			.cudart_version = KEEP(cudart_version, 0, INT32_MAX, 0),
-			.driver_version = KEEP(driver_version, 0, INT32_MAX, 0),
-			.numa_node = c->idx[F_numa_node] >= 0 ?
-				KEEP(numa_node, -1, INT32_MAX, -1) : -1,
-			.timing_off = c->idx[F_timing_off] >= 0 ? KEEP(timing_off, 0, 1, 0) : 0,
-		};
 		if (!rank_ok(d, ev->r.proc.rank, ev->r.proc.world_size))
 			return 0;
 		/* the process names itself: its pid is its events' vpid */
@@ -700,52 +828,18 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 		break;
 	case EV_INIT_BEGIN:
 	case EV_INIT_END:
-		ev->r.init = (struct ev_rec_init){
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.parent_hash = (uint64_t)fi(p, c, F_parent_hash),
-			.nranks = IN(nranks, 0, EV_NRANKS_MAX, 0),
-			.rank = IN(rank, -1, EV_NRANKS_MAX - 1, -1),
-			.result = fi(p, c, F_result), .end = ev->kind == EV_INIT_END,
-			.plugin = !strcmp(S(kind), "plugin"),
-		};
+		ev->r.init.end = ev->kind == EV_INIT_END;
+		ev->r.init.plugin = !strcmp(ev->r.init.kind, "plugin");
 		if (!bad && (!rank_ok(d, ev->r.init.rank, ev->r.init.nranks) ||
 			     !comm_ok(d, ev->r.init.comm_hash)))
 			return 0;
 		break;
 	case EV_ALGO:
-		ev->r.algo = (struct ev_rec_algo){
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)IN(seq, 0, (int64_t)EV_SEQ_MAX, 0),
-			.op_seq = (uint64_t)fi(p, c, F_op_seq),
-			.bytes = (uint64_t)fi(p, c, F_bytes),
-			.op = S(op), .algo = S(algo), .proto = S(proto),
-			.nchannels = IN(nchannels, 0, 255, 0),
-			.nranks = IN(nranks, 0, EV_NRANKS_MAX, 0),
-			.plugin_only = fi(p, c, F_plugin_only) != 0,
-		};
 		if (!bad && !algo_ok(d, &ev->r.algo))
 			return 0;
 		break;
 	case EV_ENQ:
 	case EV_DONE:
-		ev->r.coll = (struct ev_rec_coll){
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)IN(seq, 0, (int64_t)EV_SEQ_MAX, 0),
-			.p2p_seq = (uint64_t)IN(p2p_seq, 0, (int64_t)EV_SEQ_MAX, 0),
-			.count = (uint64_t)fi(p, c, F_count), .bytes = (uint64_t)fi(p, c, F_bytes),
-			.stream = (uint64_t)fi(p, c, F_stream), .op = S(op),
-			.datatype = KEEP(datatype, -1, INT32_MAX, -1),
-			.root_or_peer = c->idx[F_root_or_peer] >= 0 ?
-				IN(root_or_peer, -1, EV_NRANKS_MAX - 1, -1) : -1,
-			.result = fi(p, c, F_result),
-			.nranks = IN(nranks, 0, EV_NRANKS_MAX, 0),
-			.enter_ns = ft(d, p, c, F_enter_ns, &bad),
-			.exit_ns = ft(d, p, c, F_exit_ns, &bad),
-			.enter_coarse = fi(p, c, F_enter_coarse) != 0,
-			.gpu_start_ns = ft(d, p, c, F_gpu_start_ns, &bad),
-			.gpu_end_ns = ft(d, p, c, F_gpu_end_ns, &bad),
-			.duration_ns = IN(duration_ns, 0, EV_TS_MAX, 0),
-		};
 		if (!bad && !call_ok(d, ev))
 			return 0;
 		if (ev->kind == EV_ENQ && !ev->r.coll.enter_ns)
@@ -755,15 +849,6 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 	case EV_TIMEOUT:
 	case EV_POLICY:
 	case EV_INJECT:
-		ev->r.misc = (struct ev_rec_misc){
-			.comm_hash = (uint64_t)fi(p, c, F_comm_hash),
-			.seq = (uint64_t)IN(seq, 0, (int64_t)EV_SEQ_MAX, 0),
-			.waited_ns = (uint64_t)KEEP(waited_ns, 0, EV_TS_MAX, 0),
-			.op = S(op), .kind = S(kind), .action = S(action),
-			.what = S(what), .detail = S(detail), .key = S(key),
-			.user_value = S(user_value), .effective_value = S(effective_value),
-			.result = fi(p, c, F_result),
-		};
 		/* a timeout or an injection names the call's op, or what the
 		 * watchdog's probe knows of it */
 		if (!bad && (ev->kind == EV_TIMEOUT || ev->kind == EV_INJECT) &&
@@ -775,13 +860,41 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 	default:
 		return 0;
 	}
-#undef IN
-#undef KEEP
-#undef S
 	return !bad;
 }
 
 /* ---- the decoder ------------------------------------------------------ */
+
+/* d->order and d->nread: each event's rows read, by member offset. */
+static void order_rows(struct ev_decoder *d)
+{
+	for (int e = 0; e < NDEFS; e++) {
+		const struct evdef *def = &evdefs[e];
+		uint8_t *o = d->order[e];
+		int n = 0;
+
+		for (int k = 0; k < def->nrows; k++) {
+			int at;
+
+			if (def->rows[k].how == HOW_SKIP)
+				continue;
+			for (at = n++; at > 0 && def->rows[o[at - 1]].off > def->rows[k].off; at--)
+				o[at] = o[at - 1];
+			o[at] = (uint8_t)k;
+		}
+		d->nread[e] = (uint8_t)n;
+	}
+}
+
+/* d->blank: each record with its string members "", from the text rows
+ * of every event read into it. */
+static void blank_records(struct ev_decoder *d)
+{
+	for (int e = 0; e < NDEFS; e++)
+		for (int k = 0; k < evdefs[e].nrows; k++)
+			if (evdefs[e].rows[k].how == HOW_TEXT)
+				store(&d->blank[evdefs[e].rec], &evdefs[e].rows[k], 0, "");
+}
 
 struct ev_decoder *ev_decoder_new(int (*host_id)(void *ctx, const char *hostname), void *ctx)
 {
@@ -791,6 +904,8 @@ struct ev_decoder *ev_decoder_new(int (*host_id)(void *ctx, const char *hostname
 		return NULL;
 	d->host_id = host_id;
 	d->ctx = ctx;
+	order_rows(d);
+	blank_records(d);
 	return d;
 }
 
@@ -798,8 +913,10 @@ void ev_decoder_free(struct ev_decoder *d)
 {
 	if (!d)
 		return;
-	for (int i = 0; i < NF; i++)
-		free(d->strbuf[i]);
+	for (int e = 0; e < NDEFS; e++)
+		for (int k = 0; k < ROWS_MAX; k++)
+			free(d->strbuf[e][k]);
+	free(d->job_id_buf);
 	free(d->classes);
 	free(d->streams);
 	free(d->seqs);

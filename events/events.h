@@ -56,6 +56,7 @@ struct ev_rec_proc {
 struct ev_rec_init {
 	uint64_t comm_hash, parent_hash;
 	int64_t nranks, rank, result;
+	const char *kind;	/* initrank, split, ..., plugin */
 	int end;		/* comm_init_end (else comm_init_begin) */
 	int plugin;		/* made by the shim's profiler plugin (kind "plugin") */
 };

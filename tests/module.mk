@@ -11,5 +11,5 @@ include tests/matrix/module.mk
 include tests/tracer/module.mk
 include tests/live/module.mk
 include tests/tools/module.mk
-$(BUILD)/obj/tests/analyze/%.o: MOD_INC := -Itracer
+$(BUILD)/obj/tests/analyze/%.o: MOD_INC := -Itracer -Icommon
 $(BUILD)/obj/examples/%.o: MOD_INC :=

@@ -82,70 +82,69 @@ static void op_set_job(uint64_t tag)
 	__atomic_store_n(&ncclguard_tp_job, tag, __ATOMIC_RELAXED);
 }
 
-#define NG_TP_OP(name, type)						\
-	static void op_##name(const struct type *e)			\
+/* Per event: op_<event>, which records it.  The times of an event
+ * (events.def's time() fields, CLOCK_MONOTONIC) are moved onto a clock
+ * plugin's clock first, into a copy; ntimes_<layout> counts them, so
+ * that an event without stays a bare tracepoint call.  NG_TP_TIME and
+ * NG_TP_OTHER say what to make of a field of either sort, per pass. */
+#define NG_TP_DEC_raw(m) NG_TP_OTHER
+#define NG_TP_DEC_flag(m) NG_TP_OTHER
+#define NG_TP_DEC_text(m) NG_TP_OTHER
+#define NG_TP_DEC_time(m) NG_TP_TIME
+#define NG_TP_DEC_in(rg, m) NG_TP_OTHER
+#define NG_TP_DEC_keep(rg, m) NG_TP_OTHER
+#define NG_TP_DEC_skip NG_TP_OTHER
+#define NG_EV_F(kind, ctype, name, dec) NG_TP_DEC_##dec(name)
+#define NG_TP_OTHER(name)
+
+#define NG_TP_TIME(name) + 1
+#define NG_EV(layout, fields) enum { ntimes_##layout = 0 fields };
+#define NG_EV_CLASS(layout, fields) NG_EV(layout, fields)
+#include "events.def"
+#undef NG_TP_TIME
+
+#define NG_TP_TIME(name) to->name = shifted(e->name, d);
+#define NG_TP_SHIFT_DEF(layout, fields)						\
+	static inline void shift_##layout(struct ng_ev_##layout *to,		\
+					  const struct ng_ev_##layout *e)	\
+	{									\
+		int64_t d __attribute__((unused)) = clock_shift();		\
+										\
+		*to = *e;							\
+		fields								\
+	}
+#define NG_EV(layout, fields) NG_TP_SHIFT_DEF(layout, fields)
+#define NG_EV_CLASS(layout, fields) NG_TP_SHIFT_DEF(layout, fields)
+#include "events.def"
+#undef NG_EV_F
+#undef NG_TP_TIME
+#undef NG_TP_OTHER
+
+#define NG_TP_OP(name, layout)						\
+	static void op_##name(const struct ng_ev_##layout *e)		\
 	{								\
+		struct ng_ev_##layout moved;				\
+									\
+		if (ntimes_##layout && trace_clock) {			\
+			shift_##layout(&moved, e);			\
+			e = &moved;					\
+		}							\
 		lttng_ust_tracepoint(ncclguard, name, e);		\
 	}
-
-NG_TP_OP(process_info, ng_ev_process_info)
-NG_TP_OP(comm_init_begin, ng_ev_comm_init)
-NG_TP_OP(comm_init_end, ng_ev_comm_init)
-NG_TP_OP(comm_end, ng_ev_comm_end)
-
-static void op_coll_enqueue(const struct ng_ev_coll_enqueue *e)
-{
-	struct ng_ev_coll_enqueue moved;
-
-	if (trace_clock) {
-		int64_t d = clock_shift();
-
-		moved = *e;
-		moved.enter_ns = shifted(e->enter_ns, d);
-		moved.exit_ns = shifted(e->exit_ns, d);
-		e = &moved;
-	}
-	lttng_ust_tracepoint(ncclguard, coll_enqueue, e);
-}
-
-static void op_coll_complete(const struct ng_ev_coll_complete *e)
-{
-	struct ng_ev_coll_complete moved;
-
-	if (trace_clock) {
-		int64_t d = clock_shift();
-
-		moved = *e;
-		moved.gpu_start_ns = shifted(e->gpu_start_ns, d);
-		moved.gpu_end_ns = shifted(e->gpu_end_ns, d);
-		e = &moved;
-	}
-	lttng_ust_tracepoint(ncclguard, coll_complete, e);
-}
-NG_TP_OP(coll_algo, ng_ev_coll_algo)
-NG_TP_OP(timeout, ng_ev_timeout)
-NG_TP_OP(policy, ng_ev_policy)
-NG_TP_OP(inject, ng_ev_inject)
-NG_TP_OP(callsite, ng_ev_callsite)
+#define NG_EV(name, fields) NG_TP_OP(name, name)
+#define NG_EV_OF(name, layout) NG_TP_OP(name, layout)
+#include "events.def"
 
 __attribute__((visibility("default")))
 const struct ng_tp_ops ncclguard_tp_ops = {
 	.abi = NG_TP_ABI,
-	.process_info = op_process_info,
-	.comm_init_begin = op_comm_init_begin,
-	.comm_init_end = op_comm_init_end,
-	.comm_end = op_comm_end,
-	.coll_enqueue = op_coll_enqueue,
-	.coll_complete = op_coll_complete,
-	.timeout = op_timeout,
-	.policy = op_policy,
-	.inject = op_inject,
-	.callsite = op_callsite,
+#define NG_EV(name, fields) .name = op_##name,
+#define NG_EV_OF(name, layout) .name = op_##name,
+#include "events.def"
 	/* What lttng_ust_tracepoint_enabled() reads. */
 	.coll_state = {
 		&lttng_ust_tracepoint_ncclguard___coll_enqueue.state,
 		&lttng_ust_tracepoint_ncclguard___coll_complete.state,
 	},
 	.set_job = op_set_job,
-	.coll_algo = op_coll_algo,
 };

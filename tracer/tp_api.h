@@ -25,113 +25,16 @@
  * 6: process_info's timing_off. */
 #define NG_TP_ABI 6
 
-struct ng_ev_process_info {
-	const char *host;
-	int pid, rank, local_rank, world_size;
-	int nccl_version;		/* ncclGetVersion code, 0 if unknown */
-	const char *nccl_path;		/* dladdr of the resolved ncclGetVersion */
-	int cudart_version, driver_version;
-	const char *gpu_pci_bus_id;
-	int numa_node;			/* -1 if unknown */
-	const char *cpu_affinity;	/* cpulist, "0-15,32-47" */
-	const char *socket_ifname;	/* NCCL_SOCKET_IFNAME as NCCL will see it */
-	const char *env;		/* NCCL_* variables, "K=V;K=V" */
-	const char *policy_path;	/* "" if none */
-	const char *policy_digest;	/* sha256 hex of the file, "" if none */
-	const char *rank_source;	/* torchrun, slurm, ompi, mpich, comm, none */
-	const char *job_id;		/* NCCLGUARD_JOB or SLURM_JOB_ID, "" if none */
-	int timing_off;			/* NCCLGUARD_TIMING=0: no coll_complete comes */
-};
+/* struct ng_ev_<event or layout>, one member per field of the event
+ * (common/events.def). */
+#define NG_EV_F(kind, ctype, name, dec) ctype name;
+#define NG_EV(name, fields) struct ng_ev_##name { fields };
+#define NG_EV_CLASS(layout, fields) struct ng_ev_##layout { fields };
+#include "events.def"
+#undef NG_EV_F
 
-struct ng_ev_comm_init {
-	uint64_t comm_hash, parent_hash;	/* parent 0 for a root comm */
-	int nranks, rank, cuda_dev;
-	int result;				/* -1 at begin */
-	uint64_t duration_ns;			/* 0 at begin */
-	const char *kind;			/* initrank, initconfig, initall, scalable, split, shrink */
-	int comm_index;				/* creation order in this process, from 0 */
-	int blocking;				/* config.blocking as NCCL will see it */
-};
-
-struct ng_ev_comm_end {
-	uint64_t comm_hash;
-	const char *kind;		/* destroy, finalize, abort, revoke */
-	int result;
-};
-
-struct ng_ev_coll_enqueue {
-	uint64_t comm_hash;
-	uint64_t seq;			/* collective sequence, 0 for p2p */
-	uint64_t p2p_seq;		/* p2p sequence, 0 for collectives */
-	const char *op;			/* allreduce, send, ... */
-	uint64_t count;
-	int datatype;			/* ncclDataType_t */
-	uint64_t bytes;			/* nccl-tests size */
-	int root_or_peer;		/* -1 if none */
-	uint64_t stream;
-	int group_depth;		/* depth at the call, 0 outside a group */
-	int captured;			/* stream was being captured into a graph */
-	int result;
-	int nranks;
-	int redop;			/* ncclRedOp_t, -1 if none */
-	uint64_t enter_ns, exit_ns;	/* host entry and exit (0: not measured) */
-	int enter_coarse;		/* enter_ns is the watchdog's coarse time */
-};
-
-struct ng_ev_coll_complete {
-	uint64_t comm_hash;
-	uint64_t seq, p2p_seq;
-	const char *op;
-	uint64_t bytes;
-	uint64_t stream;
-	uint64_t gpu_start_ns, gpu_end_ns, duration_ns;
-	int nranks;
-	int root_or_peer;
-};
-
-/* What NCCL chose, from its profiler plugin: written for the first call
- * of each op and size on a comm, and again when the choice changes (NCCL
- * chooses per size).  seq is ours where the plugin alone saw the call (it
- * then also wrote its coll_enqueue), else 0; op_seq is NCCL's count of
- * that operation on the comm, from 0. */
-struct ng_ev_coll_algo {
-	uint64_t comm_hash;
-	uint64_t seq, p2p_seq;
-	const char *op;
-	uint64_t op_seq;
-	uint64_t bytes;
-	const char *algo;		/* Ring, Tree, NVLS, ...; "" for p2p */
-	const char *proto;		/* LL, LL128, Simple */
-	int nchannels, nwarps;
-	int nranks;
-	int plugin_only;		/* no wrapper saw this comm */
-};
-
-struct ng_ev_timeout {
-	uint64_t comm_hash;
-	uint64_t seq;
-	const char *op;
-	uint64_t waited_ns;
-	const char *action;		/* warn, abort, exit */
-	const char *what;		/* collective, init, host */
-};
-
-struct ng_ev_policy {
-	const char *key, *action, *user_value, *effective_value;
-};
-
-struct ng_ev_inject {
-	const char *kind;		/* delay, drop, stall, error */
-	uint64_t comm_hash, seq;
-	const char *op;
-	const char *detail;		/* "ms=50", "code=ncclSystemError" */
-};
-
-struct ng_ev_callsite {
-	uint64_t comm_hash, seq;
-	const char *frames;		/* "fn+0x12 (lib.so);fn2+0x40 (exe)" */
-};
-
+/* One op per event of events.def (tp.c makes them), in the order the
+ * ABI gained them: a new event's is appended. */
 struct ng_tp_ops {
 	int abi;
 	void (*process_info)(const struct ng_ev_process_info *);

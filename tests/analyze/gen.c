@@ -3,7 +3,7 @@
  * LTTng-UST's layout (DIR[/HOST]/ust/uid/0/64-bit/{metadata,channel0_R}),
  * with LTTng's env, monotonic clock, packet context and vpid/vtid/procname
  * stream context, and the ncclguard events with the fields of
- * tracer/tp_api.h.  Deterministic for a seed, so traces made with it can be
+ * common/events.def.  Deterministic for a seed, so traces made with it can be
  * committed next to their expected reports; fast enough for the
  * multi-million-event benchmark.
  *
@@ -35,8 +35,8 @@
  * --warn-timeout: call SEQ takes 5.5 s, rank 0's watchdog warns at 5 s, and
  * the call completes; --cut-last: the trace stops while the last call runs
  * (entered by all, no completion, no timeout).
- * --job: every event carries the job's tag (`job`) and process_info its
- * id (`job_id`), as the shim writes them; --vpid-base, --comm
+ * --job: every event carries the job's tag (`job`, else 0) and
+ * process_info its id (`job_id`, else ""), as the shim writes them; --vpid-base, --comm
  * and --start-ms give a second job written beside the first its own
  * processes, communicator and start.
  *
@@ -70,32 +70,35 @@
 
 #define PKT_MAX (1 << 20)
 
-enum { E_PROC, E_INIT_BEGIN, E_INIT_END, E_COMM_END, E_ENQ, E_DONE, E_TIMEOUT,
-       E_POLICY, E_INJECT, E_CALLSITE, E_COUNT };
+/* Events and their fields from common/events.def: E_<event> is the event's
+ * id, its spec the fields in order, "T:name" with T i an int, u a
+ * uint64_t, x a uint64_t shown in hex, s a string.  Every event starts
+ * with `job`, as the tracer writes it. */
+#define GEN_T_int "i"
+#define GEN_T_uint64_t "u"
+#define GEN_dec(ctype) GEN_T_##ctype
+#define GEN_hex(ctype) "x"
+#define GEN_str(ctype) "s"
+#define NG_EV_F(kind, ctype, name, dec) GEN_##kind(ctype) ":" #name " "
 
-/* Fields in tracer/tp_api.h order: i int, u uint64_t, s string. */
+enum {
+#define NG_EV(name, fields) E_##name,
+#define NG_EV_OF(name, layout) E_##name,
+#include "events.def"
+	E_COUNT
+};
+
+#define NG_EV_CLASS(layout, fields) static const char layout_##layout[] = fields;
+#include "events.def"
+
 static const struct {
 	const char *name, *fields;
 } events[E_COUNT] = {
-	[E_PROC] = { "process_info", "s:host i:pid i:rank i:local_rank i:world_size "
-		"i:nccl_version s:nccl_path i:cudart_version i:driver_version "
-		"s:gpu_pci_bus_id i:numa_node s:cpu_affinity s:socket_ifname s:env "
-		"s:policy_path s:policy_digest s:rank_source" },
-	[E_INIT_BEGIN] = { "comm_init_begin", "u:comm_hash u:parent_hash i:nranks i:rank "
-		"i:cuda_dev i:result u:duration_ns s:kind i:comm_index i:blocking" },
-	[E_INIT_END] = { "comm_init_end", "u:comm_hash u:parent_hash i:nranks i:rank "
-		"i:cuda_dev i:result u:duration_ns s:kind i:comm_index i:blocking" },
-	[E_COMM_END] = { "comm_end", "u:comm_hash s:kind i:result" },
-	[E_ENQ] = { "coll_enqueue", "u:comm_hash u:seq u:p2p_seq s:op u:count i:datatype "
-		"u:bytes i:root_or_peer u:stream i:group_depth i:captured i:result i:nranks "
-		"i:redop u:enter_ns u:exit_ns i:enter_coarse" },
-	[E_DONE] = { "coll_complete", "u:comm_hash u:seq u:p2p_seq s:op u:bytes u:stream "
-		"u:gpu_start_ns u:gpu_end_ns u:duration_ns i:nranks i:root_or_peer" },
-	[E_TIMEOUT] = { "timeout", "u:comm_hash u:seq s:op u:waited_ns s:action s:what" },
-	[E_POLICY] = { "policy", "s:key s:action s:user_value s:effective_value" },
-	[E_INJECT] = { "inject", "s:kind u:comm_hash u:seq s:op s:detail" },
-	[E_CALLSITE] = { "callsite", "u:comm_hash u:seq s:frames" },
+#define NG_EV(name, fields) [E_##name] = { #name, fields },
+#define NG_EV_OF(name, layout) [E_##name] = { #name, layout_##layout },
+#include "events.def"
 };
+#undef NG_EV_F
 
 /* --job: the job's id and tag (common/job.h's ng_job_tag) */
 static const char *job_id;
@@ -209,6 +212,7 @@ static void emit(struct stream *s, int id, uint64_t ts, ...)
 	put(s, &vpid, 4);
 	put(s, &vpid, 4);	/* vtid: single-threaded caller */
 	put(s, procname, 17);
+	put_u64(s, job_tag);
 	va_start(ap, ts);
 	for (const char *p = spec; *p; ) {
 		char t = *p;
@@ -217,7 +221,7 @@ static void emit(struct stream *s, int id, uint64_t ts, ...)
 			int32_t v = va_arg(ap, int);
 
 			put(s, &v, 4);
-		} else if (t == 'u') {
+		} else if (t == 'u' || t == 'x') {
 			put_u64(s, va_arg(ap, uint64_t));
 		} else {
 			const char *v = va_arg(ap, const char *);
@@ -230,11 +234,6 @@ static void emit(struct stream *s, int id, uint64_t ts, ...)
 		p++;
 	}
 	va_end(ap);
-	if (job_id) {
-		if (id == E_PROC)
-			put(s, job_id, strlen(job_id) + 1);
-		put_u64(s, job_tag);
-	}
 }
 
 static void mkdirs(const char *path)
@@ -308,7 +307,9 @@ static void write_metadata(const char *dir, const char *host, const unsigned cha
 		const char *p = events[e].fields;
 
 		fprintf(f, "event {\n\tname = \"ncclguard:%s\";\n\tid = %d;\n\tstream_id = 0;\n"
-			"\tloglevel = 13;\n\tfields := struct {\n", events[e].name, e);
+			"\tloglevel = 13;\n\tfields := struct {\n"
+			"\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; "
+			"base = 16; } _job;\n", events[e].name, e);
 		while (p && *p) {
 			const char *sp = strchr(p, ' ');
 			int len = sp ? (int)(sp - p) : (int)strlen(p);
@@ -316,18 +317,13 @@ static void write_metadata(const char *dir, const char *host, const unsigned cha
 			if (p[0] == 'i')
 				fprintf(f, "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; "
 					"base = 10; } _%.*s;\n", len - 2, p + 2);
-			else if (p[0] == 'u')
+			else if (p[0] == 'u' || p[0] == 'x')
 				fprintf(f, "\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; "
-					"base = 10; } _%.*s;\n", len - 2, p + 2);
+					"base = %d; } _%.*s;\n", p[0] == 'x' ? 16 : 10, len - 2, p + 2);
 			else
 				fprintf(f, "\t\tstring _%.*s;\n", len - 2, p + 2);
 			p = sp ? sp + 1 : NULL;
 		}
-		if (job_id && e == E_PROC)
-			fputs("\t\tstring _job_id;\n", f);
-		if (job_id)
-			fputs("\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; "
-			      "base = 10; } _job;\n", f);
 		fputs("\t};\n};\n\n", f);
 	}
 	(void)host_idx;
@@ -481,13 +477,13 @@ static int script(const char *out, int ranks, const char *path, const char *host
 		if (!strcmp(ev, "proc")) {
 			ok = sscanf(line + off, "%d %d", &a, &b) == 2;
 			if (ok)
-				emit(&st[r], E_PROC, ts, hostname, st[r].vpid, a, a, b, 22105, "/x",
+				emit(&st[r], E_process_info, ts, hostname, st[r].vpid, a, a, b, 22105, "/x",
 				     12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", "", "", "",
-				     "torchrun");
+				     "torchrun", job_id ? job_id : "", 0);
 		} else if (!strcmp(ev, "initb") || !strcmp(ev, "inite") || !strcmp(ev, "initp")) {
 			ok = sscanf(line + off, "%" SCNx64 " %d %d", &c, &a, &b) == 3;
 			if (ok)
-				emit(&st[r], ev[4] == 'b' ? E_INIT_BEGIN : E_INIT_END, ts, c,
+				emit(&st[r], ev[4] == 'b' ? E_comm_init_begin : E_comm_init_end, ts, c,
 				     (uint64_t)0, a, b, 0,
 				     ev[4] == 'b' ? -1 : ev[4] == 'p' ? 7 : 0, (uint64_t)0,
 				     ev[4] == 'p' ? "initconfig" : "initrank", 0, ev[4] != 'p');
@@ -499,7 +495,7 @@ static int script(const char *out, int ranks, const char *path, const char *host
 				     &t1, &coarse);
 			ok = got == 9 || got == 10;
 			if (ok)
-				emit(&st[r], E_ENQ, ts, c, seq, p2p, op, bytes / 4, 7, bytes, a,
+				emit(&st[r], E_coll_enqueue, ts, c, seq, p2p, op, bytes / 4, 7, bytes, a,
 				     (uint64_t)0x7f0000001000ULL, 0, 0, res, n, 0,
 				     (uint64_t)RAWT(t1), ts, coarse);
 		} else if (!strcmp(ev, "done")) {
@@ -507,24 +503,24 @@ static int script(const char *out, int ranks, const char *path, const char *host
 				    " %lf %lf %d %d", &c, &seq, &p2p, op, &bytes, &t1, &t2, &n,
 				    &a) == 9;
 			if (ok)
-				emit(&st[r], E_DONE, ts, c, seq, p2p, op, bytes,
+				emit(&st[r], E_coll_complete, ts, c, seq, p2p, op, bytes,
 				     (uint64_t)0x7f0000001000ULL, (uint64_t)RAWT(t1),
 				     (uint64_t)RAWT(t2), (uint64_t)((t2 - t1) * 1000), n, a);
 		} else if (!strcmp(ev, "end")) {
 			ok = sscanf(line + off, "%" SCNx64 " %31s", &c, kind) == 2;
 			if (ok)
-				emit(&st[r], E_COMM_END, ts, c, kind, 0);
+				emit(&st[r], E_comm_end, ts, c, kind, 0);
 		} else if (!strcmp(ev, "timeout")) {
 			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %31s %31s", &c, &seq, op,
 				    what) == 4;
 			if (ok)
-				emit(&st[r], E_TIMEOUT, ts, c, seq, op, (uint64_t)5000000000ULL,
+				emit(&st[r], E_timeout, ts, c, seq, op, (uint64_t)5000000000ULL,
 				     "warn", what);
 		} else if (!strcmp(ev, "inject")) {
 			ok = sscanf(line + off, "%31s %" SCNx64 " %" SCNu64 " %31s", kind, &c, &seq,
 				    op) == 4;
 			if (ok)
-				emit(&st[r], E_INJECT, ts, kind, c, seq, op, "");
+				emit(&st[r], E_inject, ts, kind, c, seq, op, "");
 		} else {
 			ok = 0;
 		}
@@ -695,25 +691,26 @@ int main(int argc, char **argv)
 			/* Stuck before init_process_group (or no shim at all):
 			 * nothing of the comm, the others wait for it. */
 			if (!init_untraced)
-				emit(&st[r], E_PROC, RAW(r, t), host, st[r].vpid, r,
+				emit(&st[r], E_process_info, RAW(r, t), host, st[r].vpid, r,
 				     r % (ranks / hosts), ranks, ver, path, 12080, 12080,
-				     "0000:1b:00.0", 0, "0-15", "eth0", env, "", "", "torchrun");
+				     "0000:1b:00.0", 0, "0-15", "eth0", env, "", "", "torchrun",
+				     job_id ? job_id : "", 0);
 			continue;
 		}
-		emit(&st[r], E_PROC, RAW(r, t), host, st[r].vpid, r, r % (ranks / hosts),
+		emit(&st[r], E_process_info, RAW(r, t), host, st[r].vpid, r, r % (ranks / hosts),
 		     ranks, ver, path, 12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", env,
-		     "", "", "torchrun");
+		     "", "", "torchrun", job_id ? job_id : "", 0);
 		if (init_missing >= 0) {
 			/* The watchdog's init timeout (NCCLGUARD_INIT_TIMEOUT, 300 s). */
-			emit(&st[r], E_INIT_BEGIN, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0,
+			emit(&st[r], E_comm_init_begin, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0,
 			     -1, (uint64_t)0, "initrank", 0, 1);
-			emit(&st[r], E_TIMEOUT, RAW(r, t + 100000 + 300000000000ULL), comm,
+			emit(&st[r], E_timeout, RAW(r, t + 100000 + 300000000000ULL), comm,
 			     (uint64_t)0, "init", (uint64_t)300000000000ULL, "warn", "init");
 			continue;
 		}
-		emit(&st[r], E_INIT_BEGIN, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0, -1,
+		emit(&st[r], E_comm_init_begin, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0, -1,
 		     (uint64_t)0, "initrank", 0, 1);
-		emit(&st[r], E_INIT_END, RAW(r, T0 + 8000000), comm, (uint64_t)0, ranks, r, 0, 0,
+		emit(&st[r], E_comm_init_end, RAW(r, T0 + 8000000), comm, (uint64_t)0, ranks, r, 0, 0,
 		     (uint64_t)(T0 + 8000000 - t - 100000), "initrank", 0, 1);
 	}
 
@@ -765,13 +762,13 @@ int main(int argc, char **argv)
 			if (!joins)
 				continue;
 			if (r == drop_rank && seq == drop_seq)
-				emit(&st[r], E_INJECT, RAW(r, t_enter[r] + 1000), "drop", comm, seq, op,
+				emit(&st[r], E_inject, RAW(r, t_enter[r] + 1000), "drop", comm, seq, op,
 				     "");
-			emit(&st[r], E_ENQ, RAW(r, t_exit[r]), comm, seq, (uint64_t)0, op, count, 7, b,
+			emit(&st[r], E_coll_enqueue, RAW(r, t_exit[r]), comm, seq, (uint64_t)0, op, count, 7, b,
 			     -1, (uint64_t)0x7f0000001000ULL, grouped, 0, 0, ranks, 0,
 			     (uint64_t)RAW(r, t_enter[r]), (uint64_t)RAW(r, t_exit[r]), 0);
 			if (seq == warn_seq && r == 0)
-				emit(&st[r], E_TIMEOUT, RAW(r, t_enter[r] + 5000000000ULL), comm, seq,
+				emit(&st[r], E_timeout, RAW(r, t_enter[r] + 5000000000ULL), comm, seq,
 				     op, (uint64_t)5000000000ULL, "warn", "collective");
 			t_end[r] = go + dur + jitter(3000);
 			if (!hang && (i % sample == 0 || last_call)) {
@@ -782,7 +779,7 @@ int main(int argc, char **argv)
 						.seq = seq, .bytes = b, .s0 = s0, .end = t_end[r], .op = op };
 					continue;
 				}
-				emit(&st[r], E_DONE, RAW(r, t_end[r] + 30000), comm, seq, (uint64_t)0, op,
+				emit(&st[r], E_coll_complete, RAW(r, t_end[r] + 30000), comm, seq, (uint64_t)0, op,
 				     b, (uint64_t)0x7f0000001000ULL, (uint64_t)RAW(r, s0),
 				     (uint64_t)RAW(r, t_end[r]), t_end[r] - s0, ranks, -1);
 			}
@@ -791,7 +788,7 @@ int main(int argc, char **argv)
 				for (int k = 0; k < nlate[r]; k++) {
 					struct late *l = &late[r * (iters + 1) + k];
 
-					emit(&st[r], E_DONE, RAW(r, t_end[r] + 31000 + k), comm, l->seq,
+					emit(&st[r], E_coll_complete, RAW(r, t_end[r] + 31000 + k), comm, l->seq,
 					     (uint64_t)0, l->op, l->bytes, (uint64_t)0x7f0000001000ULL,
 					     (uint64_t)RAW(r, l->s0), (uint64_t)RAW(r, l->end),
 					     l->end - l->s0, ranks, -1);
@@ -804,7 +801,7 @@ int main(int argc, char **argv)
 			for (int r = 0; r < ranks && !cut_last; r++) {
 				if ((last_call && r == skip_last) || (r == drop_rank && seq == drop_seq))
 					continue;
-				emit(&st[r], E_TIMEOUT, RAW(r, t_enter[r] + 5000000000ULL), comm, seq, op,
+				emit(&st[r], E_timeout, RAW(r, t_enter[r] + 5000000000ULL), comm, seq, op,
 				     (uint64_t)5000000000ULL, "warn", "collective");
 			}
 			stop_at = i;
@@ -816,12 +813,12 @@ int main(int argc, char **argv)
 	}
 	if (stop_at == iters)
 		for (int r = 0; r < ranks; r++) {
-			emit(&st[r], E_COMM_END, RAW(r, t + 1000000), comm, "destroy", 0);
+			emit(&st[r], E_comm_end, RAW(r, t + 1000000), comm, "destroy", 0);
 			/* The exit flush. */
 			for (int k = 0; k < nlate[r]; k++) {
 				struct late *l = &late[r * (iters + 1) + k];
 
-				emit(&st[r], E_DONE, RAW(r, t + 2000000 + k * 1000), comm, l->seq,
+				emit(&st[r], E_coll_complete, RAW(r, t + 2000000 + k * 1000), comm, l->seq,
 				     (uint64_t)0, l->op, l->bytes, (uint64_t)0x7f0000001000ULL,
 				     (uint64_t)RAW(r, l->s0), (uint64_t)RAW(r, l->end),
 				     l->end - l->s0, ranks, -1);
@@ -858,7 +855,7 @@ int main(int argc, char **argv)
 		if (r == 0 && lost) {
 			/* a last packet that says the ring buffer dropped `lost` events */
 			st[r].discarded = (uint64_t)lost;
-			emit(&st[r], E_POLICY, RAW(r, t + 2000000), "NCCL_DEBUG", "allow", "WARN", "WARN");
+			emit(&st[r], E_policy, RAW(r, t + 2000000), "NCCL_DEBUG", "allow", "WARN", "WARN");
 			flush_packet(&st[r]);
 		}
 		if (fclose(st[r].f))

@@ -79,7 +79,7 @@ expect_partial "junk stream" "channel0_0: no whole packet" "$NG_TMP/junk"
 # implausible and says so in incomplete[].
 "$GEN" -o "$NG_TMP/bad_event" --ranks 2 --iters 20
 f="$NG_TMP/bad_event/ust/uid/0/64-bit/channel0_0"
-printf '\377%.0s' $(seq 1 64) | dd of="$f" bs=1 seek=400 conv=notrunc 2>/dev/null
+printf '\377%.0s' $(seq 1 64) | dd of="$f" bs=1 seek=433 conv=notrunc 2>/dev/null
 NCCLGUARD_ANALYZE_MUXER=1 expect_fail "bad event (muxer)" "corrupt trace\\|not a readable CTF trace" \
 	"$NG_TMP/bad_event"
 for j in 1 2; do

@@ -75,7 +75,7 @@ note "a trace damaged mid-stream"
 "$GEN" -o "$NG_TMP/bad/trace" --ranks 8 --hosts 2 --iters 20 || fail "gen bad"
 f="$NG_TMP/bad/trace/node1/ust/uid/0/64-bit/channel0_1"
 [ -f "$f" ] || f=$(find "$NG_TMP/bad/trace" -name 'channel0_1' | tail -1)
-printf '\377%.0s' $(seq 1 64) | dd of="$f" bs=1 seek=400 conv=notrunc 2>/dev/null
+printf '\377%.0s' $(seq 1 64) | dd of="$f" bs=1 seek=433 conv=notrunc 2>/dev/null
 same bad "$NG_TMP/bad/trace"
 assert_grep "readers over" "$NG_TMP/bad.4.err"
 assert_grep "rc 0" "$NG_TMP/bad.4.out"

@@ -1,6 +1,6 @@
 # tests/tracer: the provider library and recording end to end.  tp_emit
 # emits events through the library as the shim would.
-$(BUILD)/obj/tests/tracer/%.o: MOD_INC := -Itracer
+$(BUILD)/obj/tests/tracer/%.o: MOD_INC := -Itracer -Icommon
 $(BUILD)/tests/tp_emit: $(BUILD)/obj/tests/tracer/tp_emit.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
