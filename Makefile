@@ -105,6 +105,7 @@ include analyze/module.mk
 include matrix/module.mk
 include doctor/module.mk
 include live/module.mk
+include run/module.mk
 include fuzz/module.mk
 include tools/module.mk
 include examples/module.mk

@@ -1,5 +1,5 @@
 # session/: LTTng recording sessions through liblttng-ctl, for
-# `ncclguard run` (tools/cmd_run.c).
+# `ncclguard run` (run/).
 SESSION_OBJS := $(BUILD)/obj/session/session.o
 $(BUILD)/obj/session/%.o: MOD_INC := -Isession -Icommon
 CLI_OBJS += $(SESSION_OBJS)

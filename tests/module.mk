@@ -10,6 +10,6 @@ include tests/sim/module.mk
 include tests/matrix/module.mk
 include tests/tracer/module.mk
 include tests/live/module.mk
-include tests/tools/module.mk
+include tests/run/module.mk
 $(BUILD)/obj/tests/analyze/%.o: MOD_INC := -Itracer -Icommon
 $(BUILD)/obj/examples/%.o: MOD_INC :=

@@ -17,7 +17,7 @@ import os, re, subprocess, sys
 root, build = sys.argv[1], sys.argv[2]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
            "preload/watch", "preload/enforce", "preload/wrap", "preload", "events",
-           "analyze", "live", "matrix", "doctor", "tools", "sim"]
+           "analyze", "live", "matrix", "doctor", "run", "tools", "sim"]
 allowed = {
     "common": set(),
     "policy": {"common"},
@@ -37,7 +37,8 @@ allowed = {
     "live": {"events", "common"},
     "matrix": {"common"},
     "doctor": {"policy", "common"},
-    "tools": {"analyze", "live", "doctor", "session", "policy", "matrix", "common"},
+    "run": {"session", "common"},
+    "tools": {"run", "analyze", "live", "doctor", "policy", "matrix", "common"},
     "sim": {"common"},
 }
 
@@ -65,7 +66,7 @@ for f in files:
 private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze", "mx_priv.h": "matrix",
            "timing.h": "preload/watch", "ring.h": "preload/watch",
            "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap",
-           "dr_priv.h": "doctor", "lv_priv.h": "live"}
+           "dr_priv.h": "doctor", "lv_priv.h": "live", "run_priv.h": "run"}
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 edges, bad = {}, []

@@ -255,7 +255,7 @@ fi
 if want 13; then
 	stage 13
 	AR="build/gpu/allreduce --launch 1 --min-bytes 8 --max-bytes 8 --warmup 0"
-	# the runtime folder (tools/rundir.c)
+	# the runtime folder (run/rundir.c)
 	if [ "$(id -u)" = 0 ]; then FL=/run/ncclguard
 	elif [ -d "${XDG_RUNTIME_DIR:-/nonexistent}" ]; then FL=$XDG_RUNTIME_DIR/ncclguard
 	else FL=/dev/shm/ncclguard-$(id -u); fi

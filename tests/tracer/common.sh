@@ -92,7 +92,7 @@ ng_need_no_sessiond() {
 	fi
 }
 
-# ng_rundir: the runtime folder `ncclguard run` picks (tools/rundir.c).
+# ng_rundir: the runtime folder `ncclguard run` picks (run/rundir.c).
 ng_rundir() {
 	if [ "$(id -u)" = 0 ]; then
 		echo /run/ncclguard

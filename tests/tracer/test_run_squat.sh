@@ -1,5 +1,5 @@
 #!/bin/sh
-# The runtime folder where the runs of a job meet (tools/rundir.c) is one
+# The runtime folder where the runs of a job meet (run/rundir.c) is one
 # no other user can have made.  Another user (uid 1001) squats
 # /dev/shm/ncclguard-0 as a 0777 folder, a file, or a symlink to a folder
 # of theirs: a root run still records the job (in /run/ncclguard), and

@@ -1,5 +1,5 @@
 /*
- * Which launcher started `ncclguard run` (group.h): torchrun or a shell
+ * Which launcher started `ncclguard run` (run_priv.h): torchrun or a shell
  * start one run per host; srun and mpirun one per task, so that several
  * runs of one job meet on a host and must share its recording.  Read from
  * the variables each launcher sets for its tasks:
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "group.h"
+#include "run_priv.h"
 
 static const char *env(const char *name)
 {
@@ -68,7 +68,7 @@ static int uniform_tasks(const char *v)
 	return n;
 }
 
-static void set_job(struct ng_launch *l, const char *prefix, const char *value,
+static void set_job(struct rn_launch *l, const char *prefix, const char *value,
 		    const char *var)
 {
 	if (snprintf(l->job, sizeof(l->job), "%s%s", prefix, value) >= (int)sizeof(l->job))
@@ -77,7 +77,7 @@ static void set_job(struct ng_launch *l, const char *prefix, const char *value,
 		l->job_var = var;
 }
 
-void ng_launch_detect(struct ng_launch *l)
+void rn_launch_detect(struct rn_launch *l)
 {
 	const char *v;
 
@@ -170,7 +170,7 @@ static int is_torchrun(char **cmd)
 	return 0;
 }
 
-int ng_launch_torchrun(char **cmd, char *job, size_t len)
+int rn_launch_torchrun(char **cmd, char *job, size_t len)
 {
 	const char *nnodes, *ep, *port, *id;
 	int n;

@@ -1,6 +1,6 @@
 /*
  * The runs of one job on one host: their meeting folder, record and
- * member files (group.h).  Every change happens under the folder's lock;
+ * member files (run_priv.h).  Every change happens under the folder's lock;
  * a member's liveness is its file's flock, which the kernel drops when
  * the last of its launcher and guardian dies, whatever killed them.
  */
@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "group.h"
+#include "run_priv.h"
 #include "session.h"
 #include "u64map.h"
 
@@ -114,7 +113,7 @@ static int put_str(FILE *f, const char *k, const char *v)
 	return fprintf(f, "%s=%s\n", k, v) < 0 ? -1 : 0;
 }
 
-static int rec_write(const char *dir, const struct ng_group_rec *r)
+static int rec_write(const char *dir, const struct rn_meet_rec *r)
 {
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
 	int fd, err = 0;
@@ -164,7 +163,7 @@ static int get_ll(long long *dst, const char *v)
 	return errno || end == v || *end ? -1 : 0;
 }
 
-static int rec_parse(char *buf, struct ng_group_rec *r)
+static int rec_parse(char *buf, struct rn_meet_rec *r)
 {
 	char *line, *save = NULL;
 	long long n;
@@ -234,7 +233,7 @@ out:
 	return buf;
 }
 
-static int rec_read(const char *dir, struct ng_group_rec *r)
+static int rec_read(const char *dir, struct rn_meet_rec *r)
 {
 	char *buf = read_small(dir, REC_FILE, REC_MAX);
 	int ret;
@@ -349,7 +348,7 @@ static void remove_folder(const char *dir)
  * it, so that its trace is complete, and remove the folder. */
 static void sweep_one(const char *dir)
 {
-	struct ng_group_rec r;
+	struct rn_meet_rec r;
 	struct ng_session s;
 	int fd, have;
 
@@ -396,7 +395,7 @@ static void sweep(const char *parent, const char *self, const char *host_suffix)
 
 /* ---- the interface --------------------------------------------------------- */
 
-int ng_group_open(struct ng_group *g, const char *parent, uint64_t tag, const char *host, long pid,
+int rn_meet_open(struct rn_meet *g, const char *parent, uint64_t tag, const char *host, long pid,
 		  int wait_ms)
 {
 	char suffix[96];
@@ -426,22 +425,22 @@ int ng_group_open(struct ng_group *g, const char *parent, uint64_t tag, const ch
 	return 0;
 }
 
-int ng_group_read(struct ng_group *g, struct ng_group_rec *rec)
+int rn_meet_read(struct rn_meet *g, struct rn_meet_rec *rec)
 {
 	return rec_read(g->path, rec);
 }
 
-int ng_group_write(struct ng_group *g, const struct ng_group_rec *rec)
+int rn_meet_write(struct rn_meet *g, const struct rn_meet_rec *rec)
 {
 	return rec_write(g->path, rec);
 }
 
-int ng_group_alive(struct ng_group *g)
+int rn_meet_alive(struct rn_meet *g)
 {
 	return probe(g->path, g->pid, 1);
 }
 
-void ng_group_reset(struct ng_group *g)
+void rn_meet_reset(struct rn_meet *g)
 {
 	char path[PATH_MAX + 16];
 
@@ -451,10 +450,10 @@ void ng_group_reset(struct ng_group *g)
 		unlink(path);
 }
 
-int ng_group_enter(struct ng_group *g)
+int rn_meet_enter(struct rn_meet *g)
 {
 	char name[32], path[PATH_MAX + 32];
-	struct ng_group_rec rec;
+	struct rn_meet_rec rec;
 	int fd;
 
 	snprintf(name, sizeof(name), "m-%ld", g->pid);
@@ -479,14 +478,14 @@ int ng_group_enter(struct ng_group *g)
 	return 0;
 }
 
-void ng_group_unlock(struct ng_group *g)
+void rn_meet_unlock(struct rn_meet *g)
 {
 	if (g->lock >= 0 && g->locked)
 		flock(g->lock, LOCK_UN);
 	g->locked = 0;
 }
 
-static int relock(struct ng_group *g)
+static int relock(struct rn_meet *g)
 {
 	int fd;
 
@@ -503,7 +502,7 @@ static int relock(struct ng_group *g)
 	return 0;
 }
 
-void ng_group_read_ended(const char *dir, struct ng_group_end *end)
+void rn_meet_read_ended(const char *dir, struct rn_meet_end *end)
 {
 	char *buf = read_small(dir, ENDED_FILE, ENDED_MAX), *line, *save = NULL;
 	struct ng_u64map seen = { 0 };
@@ -545,8 +544,8 @@ void ng_group_read_ended(const char *dir, struct ng_group_end *end)
 	free(buf);
 }
 
-int ng_group_leave(struct ng_group *g, const char *status, int exit_status, int grace_ms,
-		   struct ng_group_rec *rec, struct ng_group_end *end)
+int rn_meet_leave(struct rn_meet *g, const char *status, int exit_status, int grace_ms,
+		   struct rn_meet_rec *rec, struct rn_meet_end *end)
 {
 	struct stat st;
 	int waited = 0, said = 0;
@@ -579,14 +578,14 @@ int ng_group_leave(struct ng_group *g, const char *status, int exit_status, int 
 	for (;;) {
 		int have;
 
-		if (ng_group_alive(g)) {
-			ng_group_unlock(g);
+		if (rn_meet_alive(g)) {
+			rn_meet_unlock(g);
 			return 0;
 		}
 		have = rec_read(g->path, rec);
 		if (have <= 0) {
 			/* Nothing to stop: the session was never made. */
-			ng_group_unlock(g);
+			rn_meet_unlock(g);
 			return have < 0 ? -1 : 0;
 		}
 		if (rec->joined >= rec->expected || waited >= grace_ms)
@@ -595,26 +594,26 @@ int ng_group_leave(struct ng_group *g, const char *status, int exit_status, int 
 			fprintf(stderr, "ncclguard: %d of the %d tasks of job %s announced on this "
 				"host have joined its recording; waiting up to %d s for the others\n",
 				rec->joined, rec->expected, rec->job, grace_ms / 1000);
-		ng_group_unlock(g);
+		rn_meet_unlock(g);
 		sleep_ms(200);
 		waited += 200;
 		if (relock(g))
 			return -1;
 	}
-	ng_group_read_ended(g->path, end);
+	rn_meet_read_ended(g->path, end);
 	return 1;
 }
 
-void ng_group_close(struct ng_group *g)
+void rn_meet_close(struct rn_meet *g)
 {
 	if (g->path[0] && g->locked)
 		remove_folder(g->path);
-	ng_group_release(g);
+	rn_meet_release(g);
 }
 
-void ng_group_drop(struct ng_group *g)
+void rn_meet_drop(struct rn_meet *g)
 {
-	struct ng_group_rec rec;
+	struct rn_meet_rec rec;
 
 	if (g->path[0] && g->locked) {
 		if (g->member >= 0) {
@@ -629,10 +628,10 @@ void ng_group_drop(struct ng_group *g)
 		if (!probe(g->path, g->pid, 0) && !rec_read(g->path, &rec))
 			remove_folder(g->path);
 	}
-	ng_group_release(g);
+	rn_meet_release(g);
 }
 
-void ng_group_release(struct ng_group *g)
+void rn_meet_release(struct rn_meet *g)
 {
 	if (g->member >= 0) {
 		char name[32], path[PATH_MAX + 32];
@@ -643,7 +642,7 @@ void ng_group_release(struct ng_group *g)
 		close(g->member);
 	}
 	g->member = -1;
-	ng_group_unlock(g);
+	rn_meet_unlock(g);
 	if (g->lock >= 0)
 		close(g->lock);
 	g->lock = -1;

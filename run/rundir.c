@@ -1,5 +1,5 @@
 /*
- * The user's runtime folder (cli.h): where the runs of one job on a host
+ * The user's runtime folder (run_priv.h): where the runs of one job on a host
  * meet and keep their flight rings.  Every run of the user on the host
  * must pick the same one, and no other user may have made or be able to
  * replace it: a folder squatted there would leave the job untraced, or
@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "run_priv.h"
 
 enum { FOR_ROOT = 1, FOR_USER = 2, FOR_ALL = 3 };
 
@@ -108,7 +108,7 @@ static const char *base_ok(const char *base, uid_t uid)
 	return NULL;
 }
 
-int ng_runtime_dir(char *buf, size_t len)
+int rn_runtime_dir(char *buf, size_t len)
 {
 	uid_t uid = geteuid();
 	int who = uid == 0 ? FOR_ROOT : FOR_USER;
@@ -158,7 +158,7 @@ int ng_runtime_dir(char *buf, size_t len)
 	return -1;
 }
 
-int ng_lttng_rundir_check(char *buf, size_t len, const char **why)
+int rn_lttng_rundir_check(char *buf, size_t len, const char **why)
 {
 	uid_t uid = geteuid();
 	const char *home = getenv("LTTNG_HOME");

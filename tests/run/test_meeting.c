@@ -1,5 +1,5 @@
 /*
- * What a job folder says of the runs that left it (tools/group.c): each
+ * What a job folder says of the runs that left it (run/meeting.c): each
  * run counted once, however many lines it left.  A launcher killed
  * between its own line and the removal of its member file leaves its
  * guardian to write another, and run.json then said 5 tasks for 4.
@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "group.h"
+#include "run_priv.h"
 
 static char dir[64];
 
@@ -50,13 +50,13 @@ static int teardown(void **state)
 
 static void test_each_run_once(void **state)
 {
-	struct ng_group_end e;
+	struct rn_meet_end e;
 
 	(void)state;
 	/* pid 100's launcher said finished, then its guardian wrote again. */
 	ended("100 finished 0\n200 failed 3\n100 launcher_killed -1\n300 launcher_killed -1\n"
 	      "400 finished 0\n");
-	ng_group_read_ended(dir, &e);
+	rn_meet_read_ended(dir, &e);
 	assert_int_equal(e.tasks, 4);
 	assert_int_equal(e.killed, 1);
 	assert_int_equal(e.failed, 1);
@@ -65,12 +65,12 @@ static void test_each_run_once(void **state)
 
 static void test_guardian_alone(void **state)
 {
-	struct ng_group_end e;
+	struct rn_meet_end e;
 
 	(void)state;
 	/* A launcher killed before its line: its guardian's is the one. */
 	ended("100 finished 0\n200 launcher_killed -1\n");
-	ng_group_read_ended(dir, &e);
+	rn_meet_read_ended(dir, &e);
 	assert_int_equal(e.tasks, 2);
 	assert_int_equal(e.killed, 1);
 	assert_int_equal(e.exit_status, -1);	/* unknown for the killed one */
@@ -78,24 +78,24 @@ static void test_guardian_alone(void **state)
 
 static void test_bad_lines(void **state)
 {
-	struct ng_group_end e;
+	struct rn_meet_end e;
 
 	(void)state;
 	ended("garbage\n100 finished\n\n200 finished 0\n200 finished 0\nx y z\n");
-	ng_group_read_ended(dir, &e);
+	rn_meet_read_ended(dir, &e);
 	assert_int_equal(e.tasks, 1);
 	assert_int_equal(e.exit_status, 0);
 }
 
 static void test_no_file(void **state)
 {
-	struct ng_group_end e;
+	struct rn_meet_end e;
 	char path[128];
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/ended", dir);
 	unlink(path);
-	ng_group_read_ended(dir, &e);
+	rn_meet_read_ended(dir, &e);
 	assert_int_equal(e.tasks, 0);
 	assert_int_equal(e.exit_status, -1);
 }

@@ -1,5 +1,5 @@
 /*
- * The flight folder of a run (cli.h): made private on tmpfs, and at the
+ * The flight folder of a run (run_priv.h): made private on tmpfs, and at the
  * end the calls dead processes left in their flight ring files
  * (common/ringfile.h) recovered: each file whose process is gone and
  * which holds a call LTTng never got is copied, header, slots and the
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "run_priv.h"
 #include "ringfile.h"
 
 /* How long a process that is still exiting may hold its ring's lock. */
@@ -206,7 +206,7 @@ static int flight_dir_clear(const char *path, int only_dead)
 	return n;
 }
 
-void ng_flight_dir_remove(struct ng_flight_dir *f)
+void rn_flight_dir_remove(struct rn_flight_dir *f)
 {
 	if (f->path[0])
 		flight_dir_clear(f->path, 0);
@@ -252,7 +252,7 @@ static void flight_dirs_sweep(const char *parent)
  * random name cannot have been made beforehand by another user, and
  * /dev/shm is sticky, so nobody else can replace it.
  */
-int ng_flight_dir_make(struct ng_flight_dir *f, const char *parent, uint64_t tag, long launcher)
+int rn_flight_dir_make(struct rn_flight_dir *f, const char *parent, uint64_t tag, long launcher)
 {
 	char own[64], path[PATH_MAX + 16];
 
@@ -278,7 +278,7 @@ lock:
 	    flock(f->lock, LOCK_EX | LOCK_NB)) {
 		fprintf(stderr, "ncclguard: warning: %s: %s; running without flight rings\n", path,
 			strerror(errno));
-		ng_flight_dir_remove(f);
+		rn_flight_dir_remove(f);
 		return -1;
 	}
 	return 0;
@@ -289,7 +289,7 @@ fail:
 	return -1;
 }
 
-int ng_flight_collect(const char *flight_dir, const char *tracedir)
+int rn_flight_collect(const char *flight_dir, const char *tracedir)
 {
 	char outdir[4096];
 	struct dirent *d;
