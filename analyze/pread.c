@@ -228,7 +228,7 @@ static int worker_fail(struct worker *w, int code, int status, const char *what)
 
 	causes[0] = '\0';
 	if (code != REC_FAIL_CRASH)
-		rd_error_text(causes, sizeof(causes));
+		ev_bt_causes(causes, sizeof(causes));
 	say_hello(w, 0, 0);
 	w->failed = 0;
 	wput(w, &r);
@@ -256,19 +256,14 @@ static int worker_run(struct worker *w, const bt_component_class_source *cls, in
 	if (!srcs || !graph || !w->dec)
 		return worker_fail(w, REC_FAIL_SETUP, 0, "out of memory");
 	for (int i = 0; i < w->nparts; i++) {
-		bt_value *params = rd_source_params(w->parts[i].dir);
 		char name[32];
 
 		snprintf(name, sizeof(name), "src%d", i);
-		if (!params || bt_graph_add_source_component(graph, cls, name, params,
-							     BT_LOGGING_LEVEL_NONE, &srcs[i]) !=
-		    BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-			bt_value_put_ref(params);
+		if (ev_add_source(graph, cls, EV_SOURCE_FS, name, w->parts[i].dir, &srcs[i])) {
 			snprintf(what, sizeof(what), "%s: not a readable CTF trace",
 				 w->parts[i].orig);
 			return worker_fail(w, REC_FAIL_SETUP, 0, what);
 		}
-		bt_value_put_ref(params);
 	}
 	/* Each part's streams, ahead of every event (the least key): the
 	 * matcher counts a host's streams before any of them ends. */

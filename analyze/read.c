@@ -34,6 +34,7 @@
 #include "an_priv.h"
 #include "esc.h"
 #include "events.h"
+#include "graph.h"
 #include "merge.h"
 #include "read_priv.h"
 
@@ -43,63 +44,11 @@ static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 
 /* ---- errors ----------------------------------------------------------- */
 
-/* babeltrace2's causes of the current error, one per line, into buf. */
-void rd_error_text(char *buf, size_t len)
-{
-	const bt_error *err = bt_current_thread_take_error();
-	uint64_t n, i, shown = 0;
-	size_t at = 0;
-
-	buf[0] = '\0';
-	if (!err)
-		return;
-	n = bt_error_get_cause_count(err);
-	/* Outermost first, down to the root cause, as babeltrace2 prints
-	 * them; the library's own causes only repeat addresses. */
-	for (i = n; i-- > 0 && shown < 5 && at < len;) {
-		const bt_error_cause *c = bt_error_borrow_cause_by_index(err, i);
-		const char *msg = bt_error_cause_get_message(c);
-		const char *nl = strchr(msg, '\n');
-		int w;
-
-		if (bt_error_cause_get_actor_type(c) == BT_ERROR_CAUSE_ACTOR_TYPE_UNKNOWN)
-			continue;
-		w = snprintf(buf + at, len - at, "  %.*s\n",
-			     nl ? (int)(nl - msg) : (int)strlen(msg), msg);
-		if (w < 0)
-			break;
-		at += (size_t)w;
-		shown++;
-	}
-	bt_error_release(err);
-}
-
-/* The root cause of the current error, its first line: what names the
- * fault (the outer ones name the folder, here a view's). */
-static void bt_error_root(char *buf, size_t len)
-{
-	const bt_error *err = bt_current_thread_take_error();
-	const char *msg = NULL;
-
-	buf[0] = '\0';
-	if (!err)
-		return;
-	for (uint64_t i = 0; i < bt_error_get_cause_count(err) && !msg; i++) {
-		const bt_error_cause *c = bt_error_borrow_cause_by_index(err, i);
-
-		if (bt_error_cause_get_actor_type(c) != BT_ERROR_CAUSE_ACTOR_TYPE_UNKNOWN)
-			msg = bt_error_cause_get_message(c);
-	}
-	if (msg)
-		snprintf(buf, len, "%.*s", (int)strcspn(msg, "\n"), msg);
-	bt_error_release(err);
-}
-
 static void print_bt_error(const char *what)
 {
 	char buf[2048];
 
-	rd_error_text(buf, sizeof(buf));
+	ev_bt_causes(buf, sizeof(buf));
 	fprintf(stderr, "ncclguard analyze: %s\n%s", what, buf);
 }
 
@@ -329,37 +278,17 @@ static int handled(struct reader *rd, const bt_message *msg)
 	return ret;
 }
 
-static bt_graph_simple_sink_component_consume_func_status
-consume(bt_message_iterator *it, void *data)
+/* The muxer's sink: a batch of messages in time order. */
+static int consume(void *ctx, bt_message_array_const msgs, uint64_t count)
 {
-	struct reader *rd = data;
-	bt_message_array_const msgs;
-	bt_graph_simple_sink_component_consume_func_status ret =
-		BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
-	uint64_t count = 0, i;
+	struct reader *rd = ctx;
 
-	switch (bt_message_iterator_next(it, &msgs, &count)) {
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-		break;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_ERROR:
-	default:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-	}
-	for (i = 0; i < count; i++) {
-		if (ret == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK &&
-		    handled(rd, msgs[i])) {
+	for (uint64_t i = 0; i < count; i++)
+		if (handled(rd, msgs[i])) {
 			rd->failed = 1;
-			ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+			return -1;
 		}
-		bt_message_put_ref(msgs[i]);
-	}
-	return ret;
+	return 0;
 }
 
 /* merge.c's sink hands each message here, in time order; an event of a
@@ -406,10 +335,9 @@ int rd_connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc
 		uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
 
 		for (uint64_t p = 0; p < n; p++, k++)
-			if (bt_graph_connect_ports(graph,
-				    bt_component_source_borrow_output_port_by_index_const(srcs[i], p),
-				    bt_component_sink_borrow_input_port_by_index_const(*sink, k),
-				    NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+			if (ev_connect(graph,
+				       bt_component_source_borrow_output_port_by_index_const(srcs[i], p),
+				       bt_component_sink_borrow_input_port_by_index_const(*sink, k))) {
 				print_bt_error("cannot connect the streams to the sink");
 				return -1;
 			}
@@ -419,48 +347,27 @@ int rd_connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc
 
 /* ---- graph ------------------------------------------------------------ */
 
-bt_value *rd_source_params(const char *dir)
-{
-	bt_value *params = bt_value_map_create(), *inputs = NULL;
-
-	if (!params)
-		return NULL;
-	if (bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) !=
-	    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
-	    bt_value_array_append_string_element(inputs, dir) !=
-	    BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
-	    /* Hosts' clocks have different UUIDs; the muxer refuses to order
-	     * them unless their origin is the epoch (LTTng's offset is). */
-	    bt_value_map_insert_bool_entry(params, "force-clock-class-origin-unix-epoch",
-					   BT_TRUE) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
-		bt_value_put_ref(params);
-		return NULL;
-	}
-	return params;
-}
-
 /* The trace's source, its streams connected to the muxer where one is
  * given (else merge.c's sink connects them). */
 static int add_source(bt_graph *graph, const bt_component_class_source *cls,
 		      const char *dir, int i, const bt_component_filter *muxer,
 		      const bt_component_source **out_src)
 {
-	bt_value *params = rd_source_params(dir);
 	const bt_component_source *src = NULL;
 	char name[32], what[4200];
 	uint64_t p, nports;
-	int ret = -1;
+	int r;
 
-	if (!params) {
-		fputs("ncclguard analyze: out of memory\n", stderr);
-		goto out;
-	}
 	snprintf(name, sizeof(name), "src%d", i);
-	if (bt_graph_add_source_component(graph, cls, name, params, BT_LOGGING_LEVEL_NONE,
-					  &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+	r = ev_add_source(graph, cls, EV_SOURCE_FS, name, dir, &src);
+	if (r == -ENOMEM) {
+		fputs("ncclguard analyze: out of memory\n", stderr);
+		return -1;
+	}
+	if (r) {
 		snprintf(what, sizeof(what), "%s: not a readable CTF trace", dir);
 		print_bt_error(what);
-		goto out;
+		return -1;
 	}
 	*out_src = src;
 	nports = muxer ? bt_component_source_get_output_port_count(src) : 0;
@@ -471,17 +378,13 @@ static int add_source(bt_graph *graph, const bt_component_class_source *cls,
 		const bt_port_input *in = bt_component_filter_borrow_input_port_by_index_const(
 			muxer, bt_component_filter_get_input_port_count(muxer) - 1);
 
-		if (bt_graph_connect_ports(graph, out, in, NULL) !=
-		    BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+		if (ev_connect(graph, out, in)) {
 			snprintf(what, sizeof(what), "%s: cannot connect its streams", dir);
 			print_bt_error(what);
-			goto out;
+			return -1;
 		}
 	}
-	ret = 0;
-out:
-	bt_value_put_ref(params);
-	return ret;
+	return 0;
 }
 
 /* ---- the guard: checked files, a view, a child with a deadline -------- */
@@ -523,20 +426,19 @@ static int open_in_child(const bt_component_class_source *cls, const char *const
 
 	buf[0] = '\0';
 	for (int i = 0; i < n && !ret; i++) {
-		bt_value *params = rd_source_params(dirs[i]);
 		const bt_component_source *src = NULL;
+		int r = -ENOMEM;
 
 		snprintf(name, sizeof(name), "src%d", i);
-		if (!graph || !params) {
+		if (graph)
+			r = ev_add_source(graph, cls, EV_SOURCE_FS, name, dirs[i], &src);
+		if (r == -ENOMEM) {
 			snprintf(buf, sizeof(buf), "out of memory\n");
 			ret = 1;
-		} else if (bt_graph_add_source_component(graph, cls, name, params,
-							 BT_LOGGING_LEVEL_NONE, &src) !=
-			   BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-			bt_error_root(buf, sizeof(buf));
+		} else if (r) {
+			ev_bt_root(buf, sizeof(buf), 0);
 			ret = 1;
 		}
-		bt_value_put_ref(params);
 	}
 	if (write(fd, buf, strlen(buf)) < 0)
 		ret = 1;
@@ -920,14 +822,13 @@ static void check_groups(const bt_component_class_source *cls, char **traces, in
 int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 		   int show_progress, int jobs)
 {
-	/* Loaded once a process: finding them loads every plugin, which
-	 * costs more than reading a small trace (the fuzzer reads many). */
-	static const bt_plugin *ctf, *utils;
+	const bt_plugin *ctf, *utils;
 	const bt_component_class_source *fs_cls;
 	const bt_component_class_filter *mux_cls;
 	const bt_component_filter *muxer = NULL;
 	const bt_component_sink *sink = NULL;
 	struct reader rd = { .an = an, .progress = show_progress };
+	struct ev_sink muxed_sink = { .fn = consume, .ctx = &rd };
 	struct input *in = NULL;
 	const bt_component_source **srcs = NULL;
 	const char *mux;
@@ -963,10 +864,7 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 			goto out;
 		}
 	}
-	if ((!ctf && bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
-		     BT_PLUGIN_FIND_STATUS_OK) ||
-	    (!utils && bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE,
-				      &utils) != BT_PLUGIN_FIND_STATUS_OK)) {
+	if (!(ctf = ev_bt_plugin("ctf")) || !(utils = ev_bt_plugin("utils"))) {
 		print_bt_error("babeltrace2's ctf and utils plugins are missing "
 			       "(install the babeltrace2 package)");
 		goto out;
@@ -1063,15 +961,12 @@ int an_read_traces(const char *const *dirs, int ndirs, struct an_state *an,
 	if (!muxer) {
 		if (rd_connect_merge(graph, srcs, nin, merged, merged_cut, &rd, &sink))
 			goto out;
-	} else if (bt_graph_add_simple_sink_component(graph, "ncclguard", NULL, consume, NULL,
-						      &rd, &sink) !=
-		   BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+	} else if (ev_add_sink(graph, "ncclguard", &muxed_sink, &sink)) {
 		print_bt_error("cannot create the sink");
 		goto out;
-	} else if (bt_graph_connect_ports(graph,
-				bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
-				bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
-				NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+	} else if (ev_connect(graph,
+			      bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
+			      bt_component_sink_borrow_input_port_by_name_const(sink, "in"))) {
 		print_bt_error("cannot connect the muxer to the sink");
 		goto out;
 	}

@@ -13,6 +13,7 @@
 
 #include "an_priv.h"
 #include "events.h"
+#include "graph.h"
 #include "merge.h"
 
 struct reader {
@@ -41,8 +42,6 @@ struct counted {
 
 /* ---- read.c ----------------------------------------------------------- */
 
-/* babeltrace2's causes of the current error, one per line, into buf. */
-void rd_error_text(char *buf, size_t len);
 /* The progress line, at most twice a second; done: cleared. */
 void rd_progress(struct reader *rd, int done);
 /* A decoded event to the matcher. */
@@ -56,8 +55,6 @@ int rd_run_graph(bt_graph *graph, bt_graph_run_status *rs);
 /* 1 if sig is one libbabeltrace2 may die of on a corrupt trace. */
 int rd_is_crash(int sig);
 
-/* src.ctf.fs's parameters for the trace in dir; NULL: out of memory. */
-bt_value *rd_source_params(const char *dir);
 /* The sources' ports into one merge.c sink; 0, or -1 with why said. */
 int rd_connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,
 		     an_merge_fn fn, an_merge_cut_fn cut, void *ctx,

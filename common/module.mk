@@ -2,7 +2,8 @@
 # NCCL API table (nccl_api.def), the NCCL configuration-file line splitter,
 # the version, JSON strings and a strict JSON reader, strings from
 # elsewhere escaped for text output (esc.h), fault injection specs, a
-# uint64 -> index map (u64map.h).  common/abi/: the CUDA and NCCL
+# uint64 -> index map (u64map.h), the launchers' variables
+# (launcher_env.def).  common/abi/: the CUDA and NCCL
 # declarations a build uses where their headers are absent (the Makefile's
 # NG_HEADER_INC), as tables (*.def) that tests/common/test_abi.sh checks
 # against the real headers.

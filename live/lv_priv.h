@@ -197,12 +197,9 @@ void lv_session_close(struct lv_session *s);
 
 /* ---- sessions.c ------------------------------------------------------- */
 
-/* babeltrace2's src.ctf.lttng-live (its plugin loaded once); NULL with
- * why in err. */
+/* babeltrace2's src.ctf.lttng-live; NULL with why in err. */
 struct bt_component_class_source;
 const struct bt_component_class_source *lv_live_class(char *err, size_t errlen);
-/* The root cause of babeltrace2's current error, taken ("" if none). */
-void lv_bt_error(char *buf, size_t len);
 
 struct lv_listed {
 	char *url, *host, *name;

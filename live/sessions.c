@@ -8,17 +8,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "graph.h"
 #include "lv_priv.h"
 
 const struct bt_component_class_source *lv_live_class(char *err, size_t errlen)
 {
-	/* Loaded once a process: finding it loads every plugin. */
-	static const bt_plugin *ctf;
+	const bt_plugin *ctf = ev_bt_plugin("ctf");
 	const bt_component_class_source *cls;
 
-	if (!ctf && bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
-		    BT_PLUGIN_FIND_STATUS_OK) {
-		lv_bt_error(err, errlen);
+	if (!ctf) {
+		ev_bt_root(err, errlen, 1);
 		snprintf(err, errlen, "babeltrace2's ctf plugin is missing (install the "
 			 "babeltrace2 package)");
 		return NULL;
@@ -27,29 +26,6 @@ const struct bt_component_class_source *lv_live_class(char *err, size_t errlen)
 	if (!cls)
 		snprintf(err, errlen, "babeltrace2 has no src.ctf.lttng-live");
 	return cls;
-}
-
-void lv_bt_error(char *buf, size_t len)
-{
-	const bt_error *e = bt_current_thread_take_error();
-	const char *msg = NULL;
-
-	if (len)
-		buf[0] = '\0';
-	if (!e)
-		return;
-	/* The root cause names what went wrong (a refused connection). */
-	for (uint64_t i = 0; i < bt_error_get_cause_count(e) && !msg; i++) {
-		const bt_error_cause *c = bt_error_borrow_cause_by_index(e, i);
-
-		if (bt_error_cause_get_actor_type(c) != BT_ERROR_CAUSE_ACTOR_TYPE_UNKNOWN)
-			msg = bt_error_cause_get_message(c);
-	}
-	if (!msg && bt_error_get_cause_count(e))
-		msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0));
-	if (msg)
-		snprintf(buf, len, "%.*s", (int)strcspn(msg, "\n"), msg);
-	bt_error_release(e);
 }
 
 int lv_url_kind(const char *url)
@@ -138,7 +114,7 @@ int lv_list_sessions(const char *relay_url, struct lv_listed **out, int *n, char
 	case BT_QUERY_EXECUTOR_QUERY_STATUS_UNKNOWN_OBJECT:
 	case BT_QUERY_EXECUTOR_QUERY_STATUS_ERROR:
 	default:
-		lv_bt_error(err, errlen);
+		ev_bt_root(err, errlen, 1);
 		if (!*err)
 			snprintf(err, errlen, "cannot list its sessions");
 		goto out;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "lv_priv.h"
 
 struct lv_session {
@@ -23,6 +24,7 @@ struct lv_session {
 	char *url;
 	bt_graph *graph;
 	struct ev_decoder *dec;
+	struct ev_sink sink;
 	int ended;
 };
 
@@ -73,60 +75,19 @@ static int handle(struct lv_session *s, const bt_message *msg, int64_t mono)
 	}
 }
 
-static bt_graph_simple_sink_component_consume_func_status
-consume(bt_message_iterator *it, void *data)
+/* The sink's batch, handled under the lock: the reports read the
+ * tracker from the other thread. */
+static int consume(void *ctx, bt_message_array_const msgs, uint64_t count)
 {
-	struct lv_session *s = data;
-	bt_message_array_const msgs;
-	bt_graph_simple_sink_component_consume_func_status ret =
-		BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
-	uint64_t count = 0, i;
-	int64_t mono;
+	struct lv_session *s = ctx;
+	int64_t mono = lv_mono_ns();
+	int ret = 0;
 
-	switch (bt_message_iterator_next(it, &msgs, &count)) {
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-		break;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_ERROR:
-	default:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-	}
-	mono = lv_mono_ns();
-	/* the reports read the tracker from the other thread */
 	pthread_mutex_lock(&s->st->lock);
-	for (i = 0; i < count; i++) {
-		if (ret == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK &&
-		    handle(s, msgs[i], mono))
-			ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-		bt_message_put_ref(msgs[i]);
-	}
+	for (uint64_t i = 0; i < count && !ret; i++)
+		ret = handle(s, msgs[i], mono) ? -1 : 0;
 	pthread_mutex_unlock(&s->st->lock);
 	return ret;
-}
-
-static bt_value *source_params(const char *url)
-{
-	bt_value *params = bt_value_map_create(), *inputs = NULL;
-
-	if (!params)
-		return NULL;
-	if (bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) !=
-	    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
-	    bt_value_array_append_string_element(inputs, url) !=
-	    BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
-	    /* A destroyed session ends its graph, rather than waiting for
-	     * another of its name (the component's default). */
-	    bt_value_map_insert_string_entry(params, "session-not-found-action", "end") !=
-	    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
-		bt_value_put_ref(params);
-		return NULL;
-	}
-	return params;
 }
 
 struct lv_session *lv_session_open(struct lv_state *st, int sess, const char *url)
@@ -135,8 +96,8 @@ struct lv_session *lv_session_open(struct lv_state *st, int sess, const char *ur
 	const bt_component_source *src = NULL;
 	const bt_component_sink *sink = NULL;
 	struct lv_session *s = lv_xcalloc(1, sizeof(*s));
-	bt_value *params = NULL;
 	char why[512];
+	int r;
 
 	s->st = st;
 	s->sess = sess;
@@ -146,27 +107,22 @@ struct lv_session *lv_session_open(struct lv_state *st, int sess, const char *ur
 		goto fail;
 	s->dec = ev_decoder_new(host_id, st);
 	s->graph = bt_graph_create(0);
-	params = source_params(url);
-	if (!s->dec || !s->graph || !params) {
+	s->sink = (struct ev_sink){ .fn = consume, .ctx = s };
+	r = s->dec && s->graph ?
+	    ev_add_source(s->graph, cls, EV_SOURCE_LIVE, "live", url, &src) : -ENOMEM;
+	if (r == -ENOMEM) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto fail;
 	}
-	if (bt_graph_add_source_component(s->graph, cls, "live", params, BT_LOGGING_LEVEL_NONE,
-					  &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
-	    bt_graph_add_simple_sink_component(s->graph, "ncclguard-watch", NULL, consume, NULL,
-					       s, &sink) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
-	    bt_graph_connect_ports(s->graph,
-				   bt_component_source_borrow_output_port_by_name_const(src, "out"),
-				   bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
-				   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-		lv_bt_error(why, sizeof(why));
+	if (r || ev_add_sink(s->graph, "ncclguard-watch", &s->sink, &sink) ||
+	    ev_connect(s->graph, bt_component_source_borrow_output_port_by_name_const(src, "out"),
+		       bt_component_sink_borrow_input_port_by_name_const(sink, "in"))) {
+		ev_bt_root(why, sizeof(why), 1);
 		goto fail;
 	}
-	bt_value_put_ref(params);
 	return s;
 fail:
 	fprintf(stderr, "ncclguard watch: %s: %s\n", url, *why ? why : "cannot read it");
-	bt_value_put_ref(params);
 	lv_session_close(s);
 	return NULL;
 }
@@ -192,7 +148,7 @@ int lv_session_step(struct lv_session *s, int budget, char *why, size_t len)
 		case BT_GRAPH_RUN_ONCE_STATUS_MEMORY_ERROR:
 		case BT_GRAPH_RUN_ONCE_STATUS_ERROR:
 		default:
-			lv_bt_error(why, len);
+			ev_bt_root(why, len, 1);
 			if (len && !*why)
 				snprintf(why, len, "reading it failed");
 			s->ended = 1;

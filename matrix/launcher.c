@@ -1,52 +1,33 @@
 /*
- * Who this process is in the job, from the launcher's variables, in the
- * shim's order (preload/core/rank.c): most specific first, since an sbatch
- * script has SLURM_PROCID=0 in every process it mpiruns.
+ * Who this process is in the job, from the launcher's variables (their
+ * names and order are common/launcher_env.def's, the shim's too).  Unlike
+ * the shim, a launcher here must give the world size: the matrix has no
+ * communicator to learn it from.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "launcher_env.h"
 #include "mx_priv.h"
-
-struct launcher {
-	const char *rank, *size, *local;
-};
-
-static const struct launcher launchers[] = {
-	{ "RANK", "WORLD_SIZE", "LOCAL_RANK" },				/* torchrun */
-	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK" },
-	{ "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID" },			/* MPICH, Hydra */
-	{ "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" },
-};
-#define NLAUNCHERS (int)(sizeof(launchers) / sizeof(launchers[0]))
 
 static int env_int(const char *name, int *out)
 {
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -1;
-	v = strtol(s, &end, 10);
-	if (*end || v < 0 || v > 1 << 24)
-		return -1;
-	*out = (int)v;
-	return 0;
+	return ng_launcher_int(getenv(name), out);
 }
 
 int mx_launcher(struct mx_self *me)
 {
-	for (int i = 0; i < NLAUNCHERS; i++) {
+	for (int i = 0; i < NG_NLAUNCHERS; i++) {
 		int rank, size, local = -1;
 
-		if (env_int(launchers[i].rank, &rank) || env_int(launchers[i].size, &size) ||
+		if (env_int(ng_launchers[i].rank, &rank) || env_int(ng_launchers[i].size, &size) ||
 		    size < 1 || rank >= size)
 			continue;
 		/* RANK exported from another launcher's variable, LOCAL_RANK
-		 * not: that launcher's local rank. */
-		for (int j = i; local < 0 && j < i + NLAUNCHERS; j++)
-			if (env_int(launchers[j % NLAUNCHERS].local, &local))
+		 * not: that launcher's local rank, looked for in the rows
+		 * after this one, in turn (the shim looks from the top). */
+		for (int j = i; local < 0 && j < i + NG_NLAUNCHERS; j++)
+			if (env_int(ng_launchers[j % NG_NLAUNCHERS].local, &local))
 				local = -1;
 		me->rank = rank;
 		me->world = size;
@@ -60,17 +41,10 @@ int mx_launcher(struct mx_self *me)
  * file of this job from one left by another: "" when the launcher has none. */
 void mx_job_token(char *buf, size_t len)
 {
-	static const char *const vars[][2] = {
-		{ "TORCHELASTIC_RUN_ID", NULL },
-		{ "SLURM_JOB_ID", "SLURM_STEP_ID" },
-		{ "OMPI_MCA_ess_base_jobid", NULL },
-		{ "PMIX_NAMESPACE", NULL },
-	};
-
 	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *a = getenv(vars[i][0]);
-		const char *b = vars[i][1] ? getenv(vars[i][1]) : NULL;
+	for (int i = 0; i < NG_NLAUNCHER_JOBS; i++) {
+		const char *a = getenv(ng_launcher_jobs[i][0]);
+		const char *b = ng_launcher_jobs[i][1] ? getenv(ng_launcher_jobs[i][1]) : NULL;
 
 		if (!a || !*a)
 			continue;

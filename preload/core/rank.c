@@ -1,50 +1,26 @@
-/* Who we are in the job: from the launcher's variables, else from the first
- * communicator.  Launchers are tried most specific first: an sbatch script
- * has SLURM_PROCID=0 in every process it mpiruns, so Slurm comes last. */
+/* Who we are in the job: from the launcher's variables (the order and the
+ * names are common/launcher_env.def's), else from the first communicator.
+ * A launcher here needs only the rank: the world size may come from the
+ * communicator. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
+#include "launcher_env.h"
 
 struct ng_rank ng_rank = { .rank = -1, .local_rank = -1, .world_size = -1,
 			   .source = "none" };
 
-struct launcher {
-	const char *name, *rank, *size, *local;
-};
-
-static const struct launcher launchers[] = {
-	{ "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK" },
-	{ "ompi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-	  "OMPI_COMM_WORLD_LOCAL_RANK" },
-	{ "mpich", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID" },
-	{ "slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" },
-};
-
-static int parse_int(const char *s, int *out)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -1;
-	v = strtol(s, &end, 10);
-	if (*end || v < 0 || v > 1 << 24)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 void ng_rank_discover(struct ng_rank *out, char *(*get)(const char *))
 {
-	for (size_t i = 0; i < sizeof(launchers) / sizeof(*launchers); i++) {
-		const struct launcher *l = &launchers[i];
+	for (int i = 0; i < NG_NLAUNCHERS; i++) {
+		const struct ng_launcher *l = &ng_launchers[i];
 		int rank, size = -1, local = -1;
 
-		if (parse_int(get(l->rank), &rank))
+		if (ng_launcher_int(get(l->rank), &rank))
 			continue;
-		parse_int(get(l->size), &size);
-		if (parse_int(get(l->local), &local) && size == 1)
+		ng_launcher_int(get(l->size), &size);
+		if (ng_launcher_int(get(l->local), &local) && size == 1)
 			local = 0;
 		if (size >= 0 && rank >= size)
 			continue;	/* inconsistent: try the next launcher */
@@ -52,9 +28,9 @@ void ng_rank_discover(struct ng_rank *out, char *(*get)(const char *))
 		 * no LOCAL_RANK is how torch scripts run under mpirun and
 		 * srun: take the local rank of the launcher that started us,
 		 * in the same order. */
-		for (size_t j = 0; local < 0 && j < sizeof(launchers) / sizeof(*launchers); j++)
+		for (int j = 0; local < 0 && j < NG_NLAUNCHERS; j++)
 			if (j != i)
-				parse_int(get(launchers[j].local), &local);
+				ng_launcher_int(get(ng_launchers[j].local), &local);
 		out->rank = rank;
 		out->world_size = size;
 		out->local_rank = local;
