@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "analyze.h"
 #include "events.h"
 #include "json.h"
 #include "u64map.h"
@@ -921,13 +922,19 @@ void an_tcheck_free(struct an_tcheck *tc);
 
 enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
 
-/* One finding, as every writer shows it.  kind is one of hang, mismatch,
- * policy, incomplete, config, straggler, slow, sends_forgotten,
- * unconfirmed, clock, in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
- * clock could not be aligned: a warning); ranks sorted, -1 for
- * a process without process_info; hosts point into an_state. */
+/* The kinds (findings.def). */
+enum an_kind {
+#define NG_FINDING(kind, fail_on, severity, builder, meaning) AN_FK_##kind,
+#include "findings.def"
+	AN_FK_N
+};
+
+/* One finding, as every writer shows it.  kind is its findings.def name;
+ * ranks sorted, -1 for a process without process_info; hosts point into
+ * an_state. */
 struct an_finding {
 	const char *kind, *next_step;
+	enum an_kind id;
 	int severity;
 	char *summary;
 	int nranks, nhosts;
@@ -946,6 +953,9 @@ int an_findings_list(struct an_state *an, const struct an_finding **out);
 void an_findings_pick(const struct an_finding *fd, int n, char *show, int *more);
 void an_findings_free(struct an_state *an);
 const char *an_severity_name(int severity);	/* error, warning, info */
+/* The --fail-on names (NG_FAIL() bits) the findings count for: a kind's
+ * own, where its builder did not say it below the kind's severity. */
+unsigned an_findings_fail(struct an_state *an);
 
 typedef void (*an_finding_fn)(void *ctx, int severity, const char *line);
 /* The same list as sentences; returns how many are not notes. */

@@ -414,38 +414,9 @@ static void early_on(struct an_state *an, const struct ng_analyze_opts *opts)
 	an->early_clear = opts->progress;
 }
 
-/* The kinds of findings present, as NG_FAIL_* bits. */
-static unsigned found_kinds(struct an_state *an)
-{
-	unsigned k = 0;
-
-	if (an->nhangs)
-		k |= NG_FAIL_HANG;
-	/* Peers waiting on a stopped rank: the job is stuck. */
-	for (int i = 0; i < an->nunconf; i++) {
-		int64_t *w;
-
-		if (an_unconf_waiting(an, &an->unconf[i], &w))
-			k |= NG_FAIL_HANG;
-		free(w);
-	}
-	if (an->mism_total || an->nalgo_mism)
-		k |= NG_FAIL_MISMATCH;
-	for (int i = 0; i < an->npolicy; i++)
-		if (!strcmp(an->policy[i].action, "violation"))
-			k |= NG_FAIL_POLICY;
-	for (int i = 0; i < an->nprocs; i++)
-		if (an_straggler_flagged(an, &an->procs[i]))
-			k |= NG_FAIL_STRAGGLER;
-	if (an->ncfg)
-		k |= NG_FAIL_CONFIG;
-	if (an->ninc || an->inc_more)
-		k |= NG_FAIL_INCOMPLETE;
-	return k;
-}
-
 static const char *const kind_names[] = {
-	"hang", "mismatch", "policy", "straggler", "config", "incomplete",
+#define NG_FAIL_ON(name, words) #name,
+#include "findings.def"
 };
 
 int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts *opts)
@@ -570,7 +541,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 			goto out;
 		}
 	}
-	found = found_kinds(an) & opts->fail_on;
+	found = an_findings_fail(an) & opts->fail_on;
 	if (found) {
 		fputs("ncclguard analyze: --fail-on:", stderr);
 		for (i = 0; i < (int)(sizeof(kind_names) / sizeof(kind_names[0])); i++)
