@@ -12,19 +12,14 @@
 
 #include "an_priv.h"
 
-/* "all-reduces" for an op name, for sentences. */
+/* "all-reduces" for an op name, for sentences (nccl_api.def's PLURAL). */
 static const char *op_plural(const char *op)
 {
-	static const struct { const char *op, *words; } names[] = {
-		{ "allreduce", "all-reduces" }, { "allgather", "all-gathers" },
-		{ "reducescatter", "reduce-scatters" }, { "broadcast", "broadcasts" },
-		{ "reduce", "reduces" }, { "alltoall", "all-to-alls" },
-		{ "gather", "gathers" }, { "scatter", "scatters" },
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(op, names[i].op))
-			return names[i].words;
+#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
+		  busbw, plural) \
+	if (!strcmp(op, #op_)) \
+		return plural;
+#include "nccl_api.def"
 	return "collectives";
 }
 
