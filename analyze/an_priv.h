@@ -566,9 +566,10 @@ struct an_runrec {
 	int exit_status;		/* the job's; -1: not said */
 	double free_start, free_end;	/* free_bytes_start, _end; -1: not said */
 };
-/* A flat JSON object of strings, numbers, booleans and nulls: fn is
- * called once per member (type 's', 'n', 'b' or 'z'; num holds a number
- * or a boolean's 0/1).  Returns 0, or -1 with why in err. */
+/* A flat JSON object of strings, numbers, booleans and nulls, read by
+ * common/json_read.c: fn is called once per member, in order (type 's',
+ * 'n', 'b' or 'z'; num holds a number or a boolean's 0/1).  Returns 0, or
+ * -1 with why in err (fn's own where fn refused). */
 int an_flat_json(const char *buf, size_t len,
 		 int (*fn)(void *ctx, const char *key, int type, const char *str, double num),
 		 void *ctx, char *err, size_t errlen);
