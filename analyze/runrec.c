@@ -8,15 +8,13 @@
  * not fatal.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "an_priv.h"
 #include "json_read.h"
+#include "read_file.h"
 
 #define RUNREC_MAX	65536
 
@@ -168,10 +166,8 @@ int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errl
 {
 	struct rr_ctx c = { .rr = rr, .err = err, .errlen = errlen };
 	char path[4200], *buf = NULL;
-	struct stat st;
-	ssize_t got;
-	size_t len = 0;
-	int fd, ret = -1;
+	size_t len;
+	int ret = -1;
 
 	memset(rr, 0, sizeof(*rr));
 	rr->disk_full = rr->lost_unknown = rr->recorded = rr->exit_status = -1;
@@ -180,42 +176,8 @@ int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errl
 		snprintf(err, errlen, "path too long");
 		return -1;
 	}
-	/* O_NONBLOCK: a FIFO put there must not stall the analysis. */
-	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
-		goto out;
-	}
-	if (st.st_size > RUNREC_MAX) {
-		snprintf(err, errlen, "%lld bytes, more than a run record's %d",
-			 (long long)st.st_size, RUNREC_MAX);
-		goto out;
-	}
-	buf = malloc(RUNREC_MAX + 1);
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	/* Read to the cap whatever fstat said: the file may be growing. */
-	while (len <= RUNREC_MAX && (got = read(fd, buf + len, RUNREC_MAX + 1 - len)) != 0) {
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s", strerror(errno));
-			goto out;
-		}
-		len += (size_t)got;
-		if (len > RUNREC_MAX) {
-			snprintf(err, errlen, "more than a run record's %d bytes", RUNREC_MAX);
-			goto out;
-		}
-	}
+	if (ng_read_file(path, RUNREC_MAX, 0, "run record", &buf, &len, err, errlen))
+		return errno == ENOENT ? 0 : -1;
 	if (an_flat_json(buf, len, member, &c, err, errlen))
 		goto out;
 	if (!rr->schema || strcmp(rr->schema, "ncclguard-run/1")) {
@@ -228,7 +190,6 @@ out:
 	if (ret < 0)
 		an_runrec_free(rr);
 	free(buf);
-	close(fd);
 	return ret;
 }
 
