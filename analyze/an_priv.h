@@ -494,15 +494,19 @@ struct an_state {
 #define AN_INCOMPLETE_MAX	256
 #define AN_SUMMARY_LIST	16	/* findings of one kind, rows of a list, shown */
 
-/* One thing the report could not see.  `what` is one of a fixed set,
- * stable for report.json readers: stream_missing, stream_truncated,
- * stream_unreadable, metadata_unreadable, rank_without_events,
- * events_lost, folder_twice, disk_full, window_exceeded, other_job,
- * recording_failed,
- * launcher_killed, calls_recovered, run_record_unreadable,
- * hang_dump_unreadable, timeout_not_in_trace. */
+/* The kinds of incomplete[] (incomplete.def): AN_INC_disk_full... */
+enum an_inc_kind {
+#define NG_INCOMPLETE(what, meaning) AN_INC_##what,
+#include "incomplete.def"
+	AN_INC_N
+};
+
+/* One thing the report could not see: its kind, and `what` its name
+ * (incomplete.def's, not to be freed). */
 struct an_incomplete {
-	char *what, *detail;
+	enum an_inc_kind kind;
+	const char *what;
+	char *detail;
 };
 
 /* What a trace may say, past which a value is corrupt (a bit flip, a
@@ -527,7 +531,7 @@ void an_map_put(struct ng_u64map *m, uint64_t key, int32_t val);
 
 /* ---- incomplete.c ----------------------------------------------------- */
 
-void an_incomplete(struct an_state *an, const char *what, const char *fmt, ...)
+void an_incomplete(struct an_state *an, enum an_inc_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void an_incomplete_free(struct an_state *an);
 /* End of trace: ranks without events (an_comm.no_events), lost events. */

@@ -342,7 +342,7 @@ static void read_path(struct an_state *an, const char *path)
 
 	if (ng_read_file(path, DUMP_FILE_MAX, O_NOFOLLOW, "dump", &buf, &len, err, sizeof(err)) ||
 	    an_dump_parse(buf, len, &d, err, sizeof(err))) {
-		an_incomplete(an, "hang_dump_unreadable", "%s: not a hang dump we can read (%s); "
+		an_incomplete(an, AN_INC_hang_dump_unreadable, "%s: not a hang dump we can read (%s); "
 			      "ignored", path, err);
 		goto out;
 	}
@@ -485,7 +485,7 @@ void an_dumps_check(struct an_state *an)
 				added++;
 			}
 		}
-		an_incomplete(an, "timeout_not_in_trace",
+		an_incomplete(an, AN_INC_timeout_not_in_trace,
 			      "rank %lld (%s, pid %lld) wrote a hang dump (%s) but the trace holds "
 			      "%s of it: its last events never reached the trace%s", (long long)d->rank,
 			      d->host, (long long)d->pid, d->reason,

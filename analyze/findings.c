@@ -417,7 +417,7 @@ static void incomplete_finding(struct an_state *an)
 		int dup = 0;
 
 		for (int j = 0; j < i && !dup; j++)
-			dup = !strcmp(an->inc[j].what, an->inc[i].what);
+			dup = an->inc[j].kind == an->inc[i].kind;
 		if (!dup)
 			add(&l, "%s%s", i ? ", " : "", an->inc[i].what);
 	}

@@ -198,26 +198,26 @@ void an_runrec_note(struct an_state *an, const char *dir, const struct an_runrec
 	char a[32], b[32];
 
 	if (rr->status && !strcmp(rr->status, "launcher_killed"))
-		an_incomplete(an, "launcher_killed", "%s: the launcher was killed before the job "
+		an_incomplete(an, AN_INC_launcher_killed, "%s: the launcher was killed before the job "
 			      "ended (run.json); ranks may have stopped without their last events",
 			      dir);
 	if (rr->disk_full == 1) {
 		an->disk_full = 1;
 		an_fmt_bytes(rr->free_start > 0 ? (uint64_t)rr->free_start : 0, a, sizeof(a));
 		an_fmt_bytes(rr->free_end > 0 ? (uint64_t)rr->free_end : 0, b, sizeof(b));
-		an_incomplete(an, "disk_full", "%s: the disk filled while recording%s%s "
+		an_incomplete(an, AN_INC_disk_full, "%s: the disk filled while recording%s%s "
 			      "(free: %s at the start, %s at the end); events after that are "
 			      "missing", dir, rr->disk_detail && *rr->disk_detail ? ": " : "",
 			      rr->disk_detail ? rr->disk_detail : "",
 			      rr->free_start >= 0 ? a : "?", rr->free_end >= 0 ? b : "?");
 	}
 	if (rr->lost_unknown == 1)
-		an_incomplete(an, "events_lost", "%s: LTTng reported a lost-event count that cannot "
+		an_incomplete(an, AN_INC_events_lost, "%s: LTTng reported a lost-event count that cannot "
 			      "be one (run.json); events may be missing", dir);
 	if (rr->status && !strcmp(rr->status, "failed"))
-		an_incomplete(an, "recording_failed", "%s: the recording did not end cleanly "
+		an_incomplete(an, AN_INC_recording_failed, "%s: the recording did not end cleanly "
 			      "(run.json status failed); events may be missing", dir);
 	if (rr->consumer_error && *rr->consumer_error)
-		an_incomplete(an, "events_lost", "%s: the trace's consumer reported an error: %s; "
+		an_incomplete(an, AN_INC_events_lost, "%s: the trace's consumer reported an error: %s; "
 			      "events may be missing", dir, rr->consumer_error);
 }
