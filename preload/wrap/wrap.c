@@ -62,8 +62,8 @@ static int ensure(int fn, void *const *slot)
 	NG_EXPORT NG_HOT ncclResult_t name params                             \
 	NG_FORWARD(name, 0, count, dtype, root, comm, stream, per_rank, args)
 
-#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...)     \
-	NG_EXPORT NG_HOT ncclResult_t name params                             \
+#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...) \
+	NG_EXPORT NG_HOT ncclResult_t name params                               \
 	NG_FORWARD(name, 1, count, dtype, peer, comm, stream, 0, args)
 
 #include "nccl_api.def"
