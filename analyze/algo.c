@@ -125,7 +125,7 @@ void an_algo_finish(struct an_state *an)
 		if (!an->rows[r].calls && an->rows[r].nchoice)
 			i++;
 	if (i)
-		an_incomplete(an, "events_implausible", "%d size%s only in NCCL's algorithm "
+		an_incomplete(an, AN_INC_events_implausible, "%d size%s only in NCCL's algorithm "
 			      "choices, in no call: a damaged trace's (shown with no calls)", i,
 			      i == 1 ? "" : "s");
 	i = 0;

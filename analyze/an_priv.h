@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "analyze.h"
 #include "events.h"
 #include "json.h"
 #include "u64map.h"
@@ -493,15 +494,19 @@ struct an_state {
 #define AN_INCOMPLETE_MAX	256
 #define AN_SUMMARY_LIST	16	/* findings of one kind, rows of a list, shown */
 
-/* One thing the report could not see.  `what` is one of a fixed set,
- * stable for report.json readers: stream_missing, stream_truncated,
- * stream_unreadable, metadata_unreadable, rank_without_events,
- * events_lost, folder_twice, disk_full, window_exceeded, other_job,
- * recording_failed,
- * launcher_killed, calls_recovered, run_record_unreadable,
- * hang_dump_unreadable, timeout_not_in_trace. */
+/* The kinds of incomplete[] (incomplete.def): AN_INC_disk_full... */
+enum an_inc_kind {
+#define NG_INCOMPLETE(what, meaning) AN_INC_##what,
+#include "incomplete.def"
+	AN_INC_N
+};
+
+/* One thing the report could not see: its kind, and `what` its name
+ * (incomplete.def's, not to be freed). */
 struct an_incomplete {
-	char *what, *detail;
+	enum an_inc_kind kind;
+	const char *what;
+	char *detail;
 };
 
 /* What a trace may say, past which a value is corrupt (a bit flip, a
@@ -526,7 +531,7 @@ void an_map_put(struct ng_u64map *m, uint64_t key, int32_t val);
 
 /* ---- incomplete.c ----------------------------------------------------- */
 
-void an_incomplete(struct an_state *an, const char *what, const char *fmt, ...)
+void an_incomplete(struct an_state *an, enum an_inc_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void an_incomplete_free(struct an_state *an);
 /* End of trace: ranks without events (an_comm.no_events), lost events. */
@@ -565,9 +570,10 @@ struct an_runrec {
 	int exit_status;		/* the job's; -1: not said */
 	double free_start, free_end;	/* free_bytes_start, _end; -1: not said */
 };
-/* A flat JSON object of strings, numbers, booleans and nulls: fn is
- * called once per member (type 's', 'n', 'b' or 'z'; num holds a number
- * or a boolean's 0/1).  Returns 0, or -1 with why in err. */
+/* A flat JSON object of strings, numbers, booleans and nulls, read by
+ * common/json_read.c: fn is called once per member, in order (type 's',
+ * 'n', 'b' or 'z'; num holds a number or a boolean's 0/1).  Returns 0, or
+ * -1 with why in err (fn's own where fn refused). */
 int an_flat_json(const char *buf, size_t len,
 		 int (*fn)(void *ctx, const char *key, int type, const char *str, double num),
 		 void *ctx, char *err, size_t errlen);
@@ -921,13 +927,19 @@ void an_tcheck_free(struct an_tcheck *tc);
 
 enum { AN_SEV_INFO, AN_SEV_WARN, AN_SEV_BAD };
 
-/* One finding, as every writer shows it.  kind is one of hang, mismatch,
- * policy, incomplete, config, straggler, slow, sends_forgotten,
- * unconfirmed, clock, in_flight (the last two are notes, AN_SEV_INFO, but for a host whose
- * clock could not be aligned: a warning); ranks sorted, -1 for
- * a process without process_info; hosts point into an_state. */
+/* The kinds (findings.def). */
+enum an_kind {
+#define NG_FINDING(kind, fail_on, severity, builder, meaning) AN_FK_##kind,
+#include "findings.def"
+	AN_FK_N
+};
+
+/* One finding, as every writer shows it.  kind is its findings.def name;
+ * ranks sorted, -1 for a process without process_info; hosts point into
+ * an_state. */
 struct an_finding {
 	const char *kind, *next_step;
+	enum an_kind id;
 	int severity;
 	char *summary;
 	int nranks, nhosts;
@@ -946,6 +958,9 @@ int an_findings_list(struct an_state *an, const struct an_finding **out);
 void an_findings_pick(const struct an_finding *fd, int n, char *show, int *more);
 void an_findings_free(struct an_state *an);
 const char *an_severity_name(int severity);	/* error, warning, info */
+/* The --fail-on names (NG_FAIL() bits) the findings count for: a kind's
+ * own, where its builder did not say it below the kind's severity. */
+unsigned an_findings_fail(struct an_state *an);
 
 typedef void (*an_finding_fn)(void *ctx, int severity, const char *line);
 /* The same list as sentences; returns how many are not notes. */

@@ -294,13 +294,13 @@ static int collect(struct an_state *an, const char *const *dirs, int ndirs,
 		}
 		used[i] = dup < nfound;
 		if (dup == nfound && !strcmp(dirs[i], dirs[from]))
-			an_incomplete(an, "folder_twice", "%s given twice; read once", dirs[i]);
+			an_incomplete(an, AN_INC_folder_twice, "%s given twice; read once", dirs[i]);
 		else if (dup == nfound)
-			an_incomplete(an, "folder_twice", "%s reaches the same traces as %s (the same "
+			an_incomplete(an, AN_INC_folder_twice, "%s reaches the same traces as %s (the same "
 				      "folder, or one inside the other); read once", dirs[i],
 				      dirs[from]);
 		else if (dup)
-			an_incomplete(an, "folder_twice", "%s: %d of its %d traces were reached "
+			an_incomplete(an, AN_INC_folder_twice, "%s: %d of its %d traces were reached "
 				      "twice (through another DIR or a link); each read once",
 				      dirs[i], dup, nfound);
 	}
@@ -337,7 +337,7 @@ static void run_record(struct an_state *an, const char *dir, char **job,
 
 	r = an_runrec_read(dir, &rr, err, sizeof(err));
 	if (r < 0) {
-		an_incomplete(an, "run_record_unreadable", "%s/run.json: %s; how the run "
+		an_incomplete(an, AN_INC_run_record_unreadable, "%s/run.json: %s; how the run "
 			      "ended is not known", dir, err);
 		return;
 	}
@@ -402,7 +402,7 @@ static int verified_only(struct an_state *an, struct trace_list *t, const struct
 	fputs("ncclguard analyze: no trace left to read: every session at the relay was left "
 	      "out (not named by the job's run records, or two of one host and name)\n", stderr);
 	for (int i = 0; i < an->ninc; i++)
-		if (!strcmp(an->inc[i].what, "session_unverified"))
+		if (an->inc[i].kind == AN_INC_session_unverified)
 			fprintf(stderr, "ncclguard analyze: %s\n", an->inc[i].detail);
 	return -1;
 }
@@ -414,38 +414,9 @@ static void early_on(struct an_state *an, const struct ng_analyze_opts *opts)
 	an->early_clear = opts->progress;
 }
 
-/* The kinds of findings present, as NG_FAIL_* bits. */
-static unsigned found_kinds(struct an_state *an)
-{
-	unsigned k = 0;
-
-	if (an->nhangs)
-		k |= NG_FAIL_HANG;
-	/* Peers waiting on a stopped rank: the job is stuck. */
-	for (int i = 0; i < an->nunconf; i++) {
-		int64_t *w;
-
-		if (an_unconf_waiting(an, &an->unconf[i], &w))
-			k |= NG_FAIL_HANG;
-		free(w);
-	}
-	if (an->mism_total || an->nalgo_mism)
-		k |= NG_FAIL_MISMATCH;
-	for (int i = 0; i < an->npolicy; i++)
-		if (!strcmp(an->policy[i].action, "violation"))
-			k |= NG_FAIL_POLICY;
-	for (int i = 0; i < an->nprocs; i++)
-		if (an_straggler_flagged(an, &an->procs[i]))
-			k |= NG_FAIL_STRAGGLER;
-	if (an->ncfg)
-		k |= NG_FAIL_CONFIG;
-	if (an->ninc || an->inc_more)
-		k |= NG_FAIL_INCOMPLETE;
-	return k;
-}
-
 static const char *const kind_names[] = {
-	"hang", "mismatch", "policy", "straggler", "config", "incomplete",
+#define NG_FAIL_ON(name, words) #name,
+#include "findings.def"
 };
 
 int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts *opts)
@@ -529,7 +500,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 			early_on(next, opts);
 
 			for (i = 0; i < an->ninc; i++)
-				an_incomplete(next, an->inc[i].what, "%s", an->inc[i].detail);
+				an_incomplete(next, an->inc[i].kind, "%s", an->inc[i].detail);
 			an_job_want(next, NULL, tag, AN_JOB_MOST);
 			an_free(an);
 			an = next;
@@ -570,7 +541,7 @@ int ng_analyze(const char *const *dirs, int ndirs, const struct ng_analyze_opts 
 			goto out;
 		}
 	}
-	found = found_kinds(an) & opts->fail_on;
+	found = an_findings_fail(an) & opts->fail_on;
 	if (found) {
 		fputs("ncclguard analyze: --fail-on:", stderr);
 		for (i = 0; i < (int)(sizeof(kind_names) / sizeof(kind_names[0])); i++)

@@ -33,12 +33,14 @@ struct ng_analyze_opts {
 	int chrome_nranks;
 };
 
-/* Kinds of findings, for fail_on (`--fail-on`), in this order. */
+/* The --fail-on names (findings.def), for fail_on: NG_FAIL(hang) is 1. */
 enum {
-	NG_FAIL_HANG = 1, NG_FAIL_MISMATCH = 2, NG_FAIL_POLICY = 4,
-	NG_FAIL_STRAGGLER = 8, NG_FAIL_CONFIG = 16, NG_FAIL_INCOMPLETE = 32,
-	NG_FAIL_ANY = 63,
+#define NG_FAIL_ON(name, words) NG_FAIL_BIT_##name,
+#include "findings.def"
+	NG_FAIL_NAMES
 };
+#define NG_FAIL(name)	(1u << NG_FAIL_BIT_##name)
+#define NG_FAIL_ANY	((1u << NG_FAIL_NAMES) - 1)
 #define NG_ANALYZE_FOUND	5
 
 /* Each report is written whole or not at all, and replaces only a regular

@@ -120,7 +120,7 @@ static void say_if_flipped(struct an_state *an, const char *key, const struct kv
 		return;
 	if (bits_apart(key, &kv[lone], &kv[lone ? 0 : 1]) > 2)
 		return;
-	an_incomplete(an, "events_implausible", "%s of rank %lld is a bit or two from every "
+	an_incomplete(an, AN_INC_events_implausible, "%s of rank %lld is a bit or two from every "
 		      "other rank's: a damaged trace reads like this, so the config "
 		      "difference may not be real", key, (long long)kv[lone].rank);
 }

@@ -5,298 +5,83 @@
  * completed is "waiting on the GPU"; a host call that never returned
  * is "stuck in its host call".
  *
- * Nothing in a file is trusted: it is read to a cap, parsed by a strict
- * JSON reader of bounded depth, and one that is not a whole dump of the
- * schema we write is left out and said so (incomplete[]).  Only what a
- * finding needs is kept; the rest (comms, splits) is checked and skipped.
+ * Nothing in a file is trusted: it is read to a cap (common/read_file.c),
+ * parsed by the strict JSON reader (common/json_read.c) at a bounded
+ * depth, and one that is not a whole dump of the schema we write is left
+ * out and said so (incomplete[]).  Only what a finding needs is kept; the
+ * rest (comms, splits) is passed over.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "an_priv.h"
 #include "job.h"
+#include "json.h"
+#include "json_read.h"
 #include "nvml_abi.h"
+#include "read_file.h"
 
 #define DUMP_FILE_MAX	(1 << 20)	/* bytes: thousands of comms */
 #define DUMP_DEPTH_MAX	8
 #define DUMP_STR_MAX	512		/* kept strings are cut there */
 
-struct jp {
-	const char *s, *p, *end;
-	const char *err;		/* the first error */
+/* The first thing wrong with a dump, and the byte of the value it is in. */
+struct dp {
+	const char *err;
+	size_t at;
 };
 
-static int jfail(struct jp *j, const char *why)
+static int dfail(struct dp *p, const struct ng_jval *v, const char *why)
 {
-	if (!j->err)
-		j->err = why;
-	return -1;
-}
-
-static void ws(struct jp *j)
-{
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-		j->p++;
-}
-
-static int eat(struct jp *j, char c)
-{
-	ws(j);
-	if (j->p < j->end && *j->p == c) {
-		j->p++;
-		return 1;
+	if (!p->err) {
+		p->err = why;
+		p->at = v->off;
 	}
-	return 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
 	return -1;
 }
 
-/* A string, into out (cut to len - 1) if out is not NULL.  What is kept
- * is printable ASCII, anything else '?': it goes into reports. */
-static int jstr(struct jp *j, char *out, size_t len)
+/* A string into out, cut to len - 1.  What is kept is printable ASCII,
+ * any other character one '?': it goes into reports. */
+static int dstr(struct dp *p, const struct ng_jval *v, char *out, size_t len)
 {
+	const unsigned char *s;
 	size_t n = 0;
 
-	ws(j);
-	if (j->p >= j->end || *j->p != '"')
-		return jfail(j, "a string expected");
-	j->p++;
-	while (j->p < j->end && *j->p != '"') {
-		unsigned char c = (unsigned char)*j->p++;
+	if (v->type != NG_JSTR)
+		return dfail(p, v, "a string expected");
+	/* json_read gives well-formed UTF-8 only. */
+	for (s = (const unsigned char *)v->str; *s; ) {
+		int l = *s < 0x80 ? 1 : ng_utf8_len(s);
+		char c = *s >= 0x20 && *s < 0x7f ? (char)*s : '?';
 
-		if (c < 0x20)
-			return jfail(j, "a control character in a string");
-		if (c == '\\') {
-			if (j->p >= j->end)
-				break;
-			c = (unsigned char)*j->p++;
-			switch (c) {
-			case '"': case '\\': case '/':
-				break;
-			case 'b': case 'f': case 'n': case 'r': case 't':
-				c = '?';
-				break;
-			case 'u': {
-				unsigned v = 0;
-
-				if (j->end - j->p < 4)
-					return jfail(j, "a bad \\u escape");
-				for (int i = 0; i < 4; i++) {
-					int h = hexval(j->p[i]);
-
-					if (h < 0)
-						return jfail(j, "a bad \\u escape");
-					v = v << 4 | (unsigned)h;
-				}
-				j->p += 4;
-				c = v >= 0x20 && v < 0x7f ? (unsigned char)v : '?';
-				break;
-			}
-			default:
-				return jfail(j, "a bad escape");
-			}
-		} else if (c >= 0x7f) {
-			c = '?';
-		}
-		if (out && n + 1 < len)
-			out[n++] = (char)c;
+		if (n + 1 < len)
+			out[n++] = c;
+		s += l > 0 ? l : 1;
 	}
-	if (j->p >= j->end)
-		return jfail(j, "a string not closed");
-	j->p++;
-	if (out && len)
+	if (len)
 		out[n] = '\0';
 	return 0;
 }
 
-/* A number in JSON's grammar; *isint: it is whole and fits *i. */
-static int jnum(struct jp *j, double *d, int64_t *i, int *isint)
+static int duint(struct dp *p, const struct ng_jval *v, uint64_t max, uint64_t *out)
 {
-	const char *b;
-	char buf[64];
-	int whole = 1, digits = 0;
-
-	ws(j);
-	b = j->p;
-	if (j->p < j->end && *j->p == '-')
-		j->p++;
-	if (j->p < j->end && *j->p == '0') {
-		j->p++;
-		digits = 1;
-	} else {
-		while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-			j->p++;
-			digits++;
-		}
-	}
-	if (!digits)
-		return jfail(j, "a value expected");
-	if (j->p < j->end && *j->p == '.') {
-		int k = 0;
-
-		whole = 0;
-		for (j->p++; j->p < j->end && *j->p >= '0' && *j->p <= '9'; j->p++)
-			k++;
-		if (!k)
-			return jfail(j, "a bad number");
-	}
-	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-		int k = 0;
-
-		whole = 0;
-		j->p++;
-		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-			j->p++;
-		for (; j->p < j->end && *j->p >= '0' && *j->p <= '9'; j->p++)
-			k++;
-		if (!k)
-			return jfail(j, "a bad number");
-	}
-	if (j->p - b >= (long)sizeof(buf))
-		return jfail(j, "a number too long");
-	memcpy(buf, b, (size_t)(j->p - b));
-	buf[j->p - b] = '\0';
-	*d = strtod(buf, NULL);
-	/* 18 digits always fit an int64_t. */
-	*isint = whole && digits <= 18;
-	*i = *isint ? strtoll(buf, NULL, 10) : 0;
-	return 0;
+	return ng_json_u64(v, max, out) ? dfail(p, v, "a number out of range") : 0;
 }
 
-static int jlit(struct jp *j, const char *w)
+static int dint(struct dp *p, const struct ng_jval *v, int64_t min, int64_t max, int64_t *out)
 {
-	size_t n = strlen(w);
-
-	ws(j);
-	if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n))
-		return jfail(j, "a value expected");
-	j->p += n;
-	return 0;
-}
-
-static int jnull(struct jp *j)
-{
-	ws(j);
-	if (j->end - j->p >= 4 && !memcmp(j->p, "null", 4))
-		return !jlit(j, "null");
-	return 0;
-}
-
-/* Any value, checked and passed over. */
-static int jskip(struct jp *j, int depth)
-{
-	double d;
-	int64_t i;
-	int isint;
-	char open;
-
-	if (depth > DUMP_DEPTH_MAX)
-		return jfail(j, "nested too deep");
-	ws(j);
-	if (j->p >= j->end)
-		return jfail(j, "a value expected");
-	switch (*j->p) {
-	case '"':
-		return jstr(j, NULL, 0);
-	case 't':
-		return jlit(j, "true");
-	case 'f':
-		return jlit(j, "false");
-	case 'n':
-		return jlit(j, "null");
-	case '{':
-	case '[':
-		break;
-	default:
-		return jnum(j, &d, &i, &isint);
-	}
-	open = *j->p++;
-	if (eat(j, open == '{' ? '}' : ']'))
-		return 0;
-	do {
-		if (open == '{' && (jstr(j, NULL, 0) || (!eat(j, ':') && jfail(j, "':' expected"))))
-			return -1;
-		if (jskip(j, depth + 1))
-			return -1;
-	} while (eat(j, ','));
-	return eat(j, open == '{' ? '}' : ']') ? 0 : jfail(j, "',' or a closing bracket expected");
-}
-
-/* An object: fn reads each member's value; returns -1 on error. */
-static int jobject(struct jp *j, int (*fn)(struct jp *j, const char *key, void *ctx), void *ctx)
-{
-	char key[64];
-
-	if (!eat(j, '{'))
-		return jfail(j, "'{' expected");
-	if (eat(j, '}'))
-		return 0;
-	do {
-		if (jstr(j, key, sizeof(key)))
-			return -1;
-		if (!eat(j, ':'))
-			return jfail(j, "':' expected");
-		if (fn(j, key, ctx))
-			return -1;
-	} while (eat(j, ','));
-	return eat(j, '}') ? 0 : jfail(j, "',' or '}' expected");
-}
-
-static int juint(struct jp *j, uint64_t max, uint64_t *out)
-{
-	double d;
-	int64_t i;
-	int isint;
-
-	if (jnum(j, &d, &i, &isint))
-		return -1;
-	if (!isint || i < 0 || (uint64_t)i > max)
-		return jfail(j, "a number out of range");
-	*out = (uint64_t)i;
-	return 0;
-}
-
-static int jint(struct jp *j, int64_t min, int64_t max, int64_t *out)
-{
-	double d;
-	int64_t i;
-	int isint;
-
-	if (jnum(j, &d, &i, &isint))
-		return -1;
-	if (!isint || i < min || i > max)
-		return jfail(j, "a number out of range");
-	*out = i;
-	return 0;
+	return ng_json_i64(v, min, max, out) ? dfail(p, v, "a number out of range") : 0;
 }
 
 /* A finite number >= 0. */
-static int jsecs(struct jp *j, double *out)
+static int dsecs(struct dp *p, const struct ng_jval *v, double *out)
 {
-	double d;
-	int64_t i;
-	int isint;
-
-	if (jnum(j, &d, &i, &isint))
-		return -1;
-	if (!(d >= 0 && d <= 1e12))
-		return jfail(j, "a number out of range");
-	*out = d;
+	if (v->type != NG_JNUM || !(v->num >= 0 && v->num <= 1e12))
+		return dfail(p, v, "a number out of range");
+	*out = v->num;
 	return 0;
 }
 
@@ -304,53 +89,44 @@ static int jsecs(struct jp *j, double *out)
 
 enum { C_HASH = 1, C_SEQ = 2, C_NAME = 4 };
 
-struct call_ctx {
-	struct an_dump_call c;
-	int where, have;
-};
-
-static int call_member(struct jp *j, const char *key, void *ctx)
+static int comm_hash(struct dp *p, const struct ng_jval *v, uint64_t *out)
 {
-	struct call_ctx *cc = ctx;
-	struct an_dump_call *c = &cc->c;
 	char hex[32];
+	size_t n;
 
+	if (dstr(p, v, hex, sizeof(hex)))
+		return -1;
+	n = strlen(hex);
+	if (!n || n > 16 || strspn(hex, "0123456789abcdefABCDEF") != n)
+		return dfail(p, v, "a bad comm_hash");
+	*out = strtoull(hex, NULL, 16);
+	return 0;
+}
+
+static int call_member(struct dp *p, const char *key, const struct ng_jval *v,
+		       struct an_dump_call *c, int *have)
+{
 	if (!strcmp(key, "comm_hash")) {
-		size_t n;
-
-		if (jstr(j, hex, sizeof(hex)))
-			return -1;
-		n = strlen(hex);
-		if (!n || n > 16)
-			return jfail(j, "a bad comm_hash");
-		c->comm_hash = 0;
-		for (size_t k = 0; k < n; k++) {
-			int h = hexval(hex[k]);
-
-			if (h < 0)
-				return jfail(j, "a bad comm_hash");
-			c->comm_hash = c->comm_hash << 4 | (uint64_t)h;
-		}
-		cc->have |= C_HASH;
-		return 0;
+		*have |= C_HASH;
+		return comm_hash(p, v, &c->comm_hash);
 	}
 	if (!strcmp(key, "seq")) {
-		cc->have |= C_SEQ;
-		return juint(j, AN_SEQ_MAX, &c->seq);
+		*have |= C_SEQ;
+		return duint(p, v, AN_SEQ_MAX, &c->seq);
 	}
 	if (!strcmp(key, "p2p_seq"))
-		return juint(j, AN_SEQ_MAX, &c->p2p_seq);
+		return duint(p, v, AN_SEQ_MAX, &c->p2p_seq);
 	if (!strcmp(key, "waited_s"))
-		return jsecs(j, &c->waited_s);
-	if (cc->where == AN_DUMP_GPU && !strcmp(key, "op")) {
-		cc->have |= C_NAME;
-		return jstr(j, c->op, sizeof(c->op));
+		return dsecs(p, v, &c->waited_s);
+	if (c->where == AN_DUMP_GPU && !strcmp(key, "op")) {
+		*have |= C_NAME;
+		return dstr(p, v, c->op, sizeof(c->op));
 	}
-	if (cc->where == AN_DUMP_HOST && !strcmp(key, "call")) {
-		cc->have |= C_NAME;
-		return jstr(j, c->call, sizeof(c->call));
+	if (c->where == AN_DUMP_HOST && !strcmp(key, "call")) {
+		*have |= C_NAME;
+		return dstr(p, v, c->call, sizeof(c->call));
 	}
-	return jskip(j, 3);
+	return 0;
 }
 
 /* A host call's op: its function's name without "nccl", in lower case
@@ -368,143 +144,138 @@ static void host_op(struct an_dump_call *c)
 }
 
 /* An array of calls, appended to d->calls. */
-static int calls(struct jp *j, struct an_dump *d, int where)
+static int calls(struct dp *p, const struct ng_jval *a, struct an_dump *d, int where)
 {
-	if (!eat(j, '['))
-		return jfail(j, "'[' expected");
-	if (eat(j, ']'))
-		return 0;
-	do {
-		struct call_ctx cc = { .where = where };
+	if (a->type != NG_JARR)
+		return dfail(p, a, "'[' expected");
+	for (int i = 0; i < a->n; i++) {
+		const struct ng_jval *o = &a->v[i];
+		struct an_dump_call c = { .where = where };
+		int have = 0;
 
-		cc.c.where = where;
-		if (jobject(j, call_member, &cc))
-			return -1;
-		if (cc.have != (C_HASH | C_SEQ | C_NAME) || !(where == AN_DUMP_GPU ? cc.c.op : cc.c.call)[0])
-			return jfail(j, "a call without its comm_hash, seq or name");
+		if (o->type != NG_JOBJ)
+			return dfail(p, o, "'{' expected");
+		for (int k = 0; k < o->n; k++)
+			if (call_member(p, o->k[k], &o->v[k], &c, &have))
+				return -1;
+		if (have != (C_HASH | C_SEQ | C_NAME) || !(where == AN_DUMP_GPU ? c.op : c.call)[0])
+			return dfail(p, o, "a call without its comm_hash, seq or name");
 		if (where == AN_DUMP_HOST)
-			host_op(&cc.c);
+			host_op(&c);
 		if (d->ncalls >= AN_DUMP_CALLS_MAX) {
 			d->calls_more++;
 			continue;
 		}
 		d->calls = an_xrealloc(d->calls, (size_t)(d->ncalls + 1) * sizeof(*d->calls));
-		d->calls[d->ncalls++] = cc.c;
-	} while (eat(j, ','));
-	return eat(j, ']') ? 0 : jfail(j, "',' or ']' expected");
+		d->calls[d->ncalls++] = c;
+	}
+	return 0;
 }
 
 /* ---- GPU health ------------------------------------------------------ */
 
-static int health_member(struct jp *j, const char *key, void *ctx)
+static int health_member(struct dp *p, const char *key, const struct ng_jval *v,
+			 struct an_gpu_health *g)
 {
-	struct an_gpu_health *g = ctx;
-	int64_t *v = !strcmp(key, "utilization_pct") ? &g->util :
+	int64_t *n = !strcmp(key, "utilization_pct") ? &g->util :
 		     !strcmp(key, "throttle_reasons") ? &g->throttle :
 		     !strcmp(key, "ecc_uncorrected") ? &g->ecc :
 		     !strcmp(key, "retired_pages") ? &g->retired :
 		     !strcmp(key, "pcie_replays") ? &g->replays : NULL;
 
-	if (v)
-		return jint(j, 0, INT64_MAX, v);
+	if (n)
+		return dint(p, v, 0, INT64_MAX, n);
 	if (!strcmp(key, "pci_bus_id"))
-		return jstr(j, g->bus, sizeof(g->bus));
-	return jskip(j, 1);
+		return dstr(p, v, g->bus, sizeof(g->bus));
+	return 0;
 }
 
-static int health(struct jp *j, struct an_dump *d)
+static int health(struct dp *p, const struct ng_jval *a, struct an_dump *d)
 {
-	if (!eat(j, '['))
-		return jfail(j, "'[' expected");
-	if (eat(j, ']'))
-		return 0;
-	do {
+	if (a->type != NG_JARR)
+		return dfail(p, a, "'[' expected");
+	for (int i = 0; i < a->n; i++) {
+		const struct ng_jval *o = &a->v[i];
 		struct an_gpu_health g = { .util = -1, .throttle = -1, .ecc = -1,
 					   .retired = -1, .replays = -1 };
 
-		if (jobject(j, health_member, &g))
-			return -1;
+		if (o->type != NG_JOBJ)
+			return dfail(p, o, "'{' expected");
+		for (int k = 0; k < o->n; k++)
+			if (health_member(p, o->k[k], &o->v[k], &g))
+				return -1;
 		if (g.bus[0] && d->ngpu < AN_DUMP_GPUS_MAX)
 			d->gpu[d->ngpu++] = g;
-	} while (eat(j, ','));
-	return eat(j, ']') ? 0 : jfail(j, "',' or ']' expected");
+	}
+	return 0;
 }
 
 /* ---- the dump -------------------------------------------------------- */
 
 enum { D_SCHEMA = 1, D_PID = 2, D_RANK = 4, D_REASON = 8, D_HOST = 16, D_INFLIGHT = 32,
-       D_HOSTCALLS = 64, D_TIMEOUT = 128 };
+       D_HOSTCALLS = 64, D_TIMEOUT = 128, D_ALL = 255 };
 
-struct dump_ctx {
-	struct an_dump *d;
-	int have;
-};
-
-static int keep_str(struct jp *j, char **out)
+static int keep_str(struct dp *p, const struct ng_jval *v, char **out)
 {
 	char buf[DUMP_STR_MAX];
 
-	if (jstr(j, buf, sizeof(buf)))
+	if (dstr(p, v, buf, sizeof(buf)))
 		return -1;
 	free(*out);
 	*out = an_xstrdup(buf);
 	return 0;
 }
 
-static int dump_member(struct jp *j, const char *key, void *ctx)
+/* json_read refuses a key given twice, so each is met once. */
+static int dump_member(struct dp *p, const char *key, const struct ng_jval *v, struct an_dump *d,
+		       int *have)
 {
-	struct dump_ctx *dc = ctx;
-	struct an_dump *d = dc->d;
 	char schema[32];
 
 	if (!strcmp(key, "schema")) {
-		if (jstr(j, schema, sizeof(schema)))
+		if (dstr(p, v, schema, sizeof(schema)))
 			return -1;
 		if (strcmp(schema, "ncclguard-hang/1"))
-			return jfail(j, "not the schema ncclguard-hang/1");
-		dc->have |= D_SCHEMA;
+			return dfail(p, v, "not the schema ncclguard-hang/1");
+		*have |= D_SCHEMA;
 		return 0;
 	}
 	if (!strcmp(key, "pid")) {
-		dc->have |= D_PID;
-		return jint(j, 1, INT32_MAX, &d->pid);
+		*have |= D_PID;
+		return dint(p, v, 1, INT32_MAX, &d->pid);
 	}
 	if (!strcmp(key, "rank")) {
-		dc->have |= D_RANK;
-		return jint(j, -1, AN_NRANKS_MAX, &d->rank);
+		*have |= D_RANK;
+		return dint(p, v, -1, AN_NRANKS_MAX, &d->rank);
 	}
 	if (!strcmp(key, "reason")) {
-		dc->have |= D_REASON;
-		return keep_str(j, &d->reason);
+		*have |= D_REASON;
+		return keep_str(p, v, &d->reason);
 	}
 	if (!strcmp(key, "host")) {
-		dc->have |= D_HOST;
-		return keep_str(j, &d->host);
+		*have |= D_HOST;
+		return keep_str(p, v, &d->host);
 	}
 	if (!strcmp(key, "action"))
-		return keep_str(j, &d->action);
+		return keep_str(p, v, &d->action);
 	if (!strcmp(key, "gpu_health"))
-		return health(j, d);
+		return health(p, v, d);
 	if (!strcmp(key, "job"))
-		return jnull(j) ? 0 : keep_str(j, &d->job);
+		return v->type == NG_JNULL ? 0 : keep_str(p, v, &d->job);
 	if (!strcmp(key, "timeout_s")) {
-		dc->have |= D_TIMEOUT;
+		*have |= D_TIMEOUT;
 		d->timeout_s = -1;
-		return jnull(j) ? 0 : jsecs(j, &d->timeout_s);
+		return v->type == NG_JNULL ? 0 : dsecs(p, v, &d->timeout_s);
 	}
 	if (!strcmp(key, "inflight")) {
-		if (dc->have & D_INFLIGHT)
-			return jfail(j, "inflight twice");
-		dc->have |= D_INFLIGHT;
-		return calls(j, d, AN_DUMP_GPU);
+		*have |= D_INFLIGHT;
+		return calls(p, v, d, AN_DUMP_GPU);
 	}
 	if (!strcmp(key, "host_calls")) {
-		if (dc->have & D_HOSTCALLS)
-			return jfail(j, "host_calls twice");
-		dc->have |= D_HOSTCALLS;
-		return calls(j, d, AN_DUMP_HOST);
+		*have |= D_HOSTCALLS;
+		return calls(p, v, d, AN_DUMP_HOST);
 	}
-	return jskip(j, 1);
+	return 0;
 }
 
 void an_dump_clear(struct an_dump *d)
@@ -520,77 +291,40 @@ void an_dump_clear(struct an_dump *d)
 
 int an_dump_parse(const char *buf, size_t len, struct an_dump *d, char *err, size_t errlen)
 {
-	struct jp j = { .s = buf, .p = buf, .end = buf + len };
-	struct dump_ctx dc = { .d = d };
+	struct ng_jval *root = NULL;
+	struct dp p = { 0 };
+	int have = 0, ret = -1;
 
 	memset(d, 0, sizeof(*d));
 	d->rank = -1;
 	d->timeout_s = -1;
-	if (jobject(&j, dump_member, &dc))
-		goto bad;
-	ws(&j);
-	if (j.p != j.end) {
-		jfail(&j, "something after the object");
+	/* The reader's own words (line, column) for what is not JSON. */
+	if (ng_json_parse_depth(buf, len, DUMP_DEPTH_MAX, &root, err, errlen))
+		goto out;
+	if (root->type != NG_JOBJ) {
+		dfail(&p, root, "'{' expected");
 		goto bad;
 	}
-	if ((dc.have & 0xff) != 0xff) {
-		jfail(&j, "a member missing (schema, pid, rank, reason, host, timeout_s, "
+	for (int i = 0; i < root->n; i++)
+		if (dump_member(&p, root->k[i], &root->v[i], d, &have))
+			goto bad;
+	if (have != D_ALL) {
+		dfail(&p, root, "a member missing (schema, pid, rank, reason, host, timeout_s, "
 		      "inflight or host_calls)");
 		goto bad;
 	}
-	return 0;
+	ret = 0;
+	goto out;
 bad:
-	snprintf(err, errlen, "%s at byte %ld", j.err ? j.err : "malformed",
-		 (long)(j.p - j.s));
-	an_dump_clear(d);
-	return -1;
+	snprintf(err, errlen, "%s at byte %zu", p.err, p.at);
+out:
+	if (ret)
+		an_dump_clear(d);
+	ng_json_free(root);
+	return ret;
 }
 
 /* ---- the files ------------------------------------------------------- */
-
-/* The file, read to the cap: -1 (why in err) if it is not one we read. */
-static int slurp(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
-{
-	struct stat st;
-	size_t len = 0;
-	char *buf = NULL;
-	ssize_t got;
-	int fd, ret = -1;
-
-	/* O_NONBLOCK: a FIFO named like one must not stall the analysis. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
-		goto out;
-	}
-	buf = an_xcalloc(1, DUMP_FILE_MAX + 1);
-	/* To the cap whatever fstat said: the file may be growing. */
-	while (len <= DUMP_FILE_MAX && (got = read(fd, buf + len, DUMP_FILE_MAX + 1 - len)) != 0) {
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s", strerror(errno));
-			goto out;
-		}
-		len += (size_t)got;
-	}
-	if (len > DUMP_FILE_MAX) {
-		snprintf(err, errlen, "more than a dump's %d bytes", DUMP_FILE_MAX);
-		goto out;
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	ret = 0;
-out:
-	free(buf);
-	close(fd);
-	return ret;
-}
 
 static int debug(void)
 {
@@ -606,9 +340,9 @@ static void read_path(struct an_state *an, const char *path)
 	size_t len;
 	int gpu = 0;
 
-	if (slurp(path, &buf, &len, err, sizeof(err)) ||
+	if (ng_read_file(path, DUMP_FILE_MAX, O_NOFOLLOW, "dump", &buf, &len, err, sizeof(err)) ||
 	    an_dump_parse(buf, len, &d, err, sizeof(err))) {
-		an_incomplete(an, "hang_dump_unreadable", "%s: not a hang dump we can read (%s); "
+		an_incomplete(an, AN_INC_hang_dump_unreadable, "%s: not a hang dump we can read (%s); "
 			      "ignored", path, err);
 		goto out;
 	}
@@ -751,7 +485,7 @@ void an_dumps_check(struct an_state *an)
 				added++;
 			}
 		}
-		an_incomplete(an, "timeout_not_in_trace",
+		an_incomplete(an, AN_INC_timeout_not_in_trace,
 			      "rank %lld (%s, pid %lld) wrote a hang dump (%s) but the trace holds "
 			      "%s of it: its last events never reached the trace%s", (long long)d->rank,
 			      d->host, (long long)d->pid, d->reason,

@@ -69,7 +69,7 @@ static int gaps(const struct an_state *an)
 	if (an->lost_events || an->inc_more)
 		return 1;
 	for (int i = 0; i < an->ninc; i++)
-		if (!strcmp(an->inc[i].what, "events_lost"))
+		if (an->inc[i].kind == AN_INC_events_lost)
 			return 1;
 	return 0;
 }

@@ -1,10 +1,10 @@
 /*
- * The findings, built once into one list, worst first: hangs, mismatched
- * calls, policy violations, what the report could not see, config
- * differences, stragglers, sizes far below the link, then notes.  Each
- * has a sentence, the ranks and hosts it concerns and one line on what to
- * do next; the summary, report.json's findings[] and the HTML report show
- * the same list.
+ * The findings, built once into one list, worst first, the builders run
+ * in findings.def's order: hangs, mismatched calls, policy violations,
+ * what the report could not see, config differences, stragglers, sizes
+ * far below the link, then notes.  Each has a sentence, the ranks and
+ * hosts it concerns and one line on what to do next; the summary,
+ * report.json's findings[] and the HTML report show the same list.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -12,19 +12,14 @@
 
 #include "an_priv.h"
 
-/* "all-reduces" for an op name, for sentences. */
+/* "all-reduces" for an op name, for sentences (nccl_api.def's PLURAL). */
 static const char *op_plural(const char *op)
 {
-	static const struct { const char *op, *words; } names[] = {
-		{ "allreduce", "all-reduces" }, { "allgather", "all-gathers" },
-		{ "reducescatter", "reduce-scatters" }, { "broadcast", "broadcasts" },
-		{ "reduce", "reduces" }, { "alltoall", "all-to-alls" },
-		{ "gather", "gathers" }, { "scatter", "scatters" },
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(op, names[i].op))
-			return names[i].words;
+#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
+		  busbw, plural) \
+	if (!strcmp(op, #op_)) \
+		return plural;
+#include "nccl_api.def"
 	return "collectives";
 }
 
@@ -69,7 +64,21 @@ static void add_ranks(struct line *l, const int64_t *r, int n)
 		add(l, " (?: a process whose process_info is not in the trace)");
 }
 
-static void push(struct an_state *an, const char *kind, int sev, const char *summary,
+/* A kind of no --fail-on name: NG_FAIL(none) is past NG_FAIL_ANY. */
+enum { NG_FAIL_BIT_none = NG_FAIL_NAMES };
+
+static const struct kind {
+	const char *name;
+	int severity;
+	unsigned fail_on;
+} kinds[AN_FK_N] = {
+#define NG_FINDING(kind, fail_on, severity, builder, meaning) \
+	[AN_FK_##kind] = { #kind, AN_SEV_##severity, NG_FAIL(fail_on) & NG_FAIL_ANY },
+#include "findings.def"
+};
+
+/* A finding of its kind's severity; the builder may say another after. */
+static void push(struct an_state *an, enum an_kind kind, const char *summary,
 		 const int64_t *ranks, int n, const char *next_step)
 {
 	struct an_finding *f;
@@ -77,8 +86,9 @@ static void push(struct an_state *an, const char *kind, int sev, const char *sum
 	an->findings = an_xrealloc(an->findings, (an->nfindings + 1) * sizeof(*an->findings));
 	f = &an->findings[an->nfindings++];
 	memset(f, 0, sizeof(*f));
-	f->kind = kind;
-	f->severity = sev;
+	f->id = kind;
+	f->kind = kinds[kind].name;
+	f->severity = kinds[kind].severity;
 	f->summary = an_xstrdup(summary);
 	f->next_step = next_step;
 	f->ranks = an_xcalloc((size_t)n + 1, sizeof(*f->ranks));
@@ -111,12 +121,12 @@ static void push(struct an_state *an, const char *kind, int sev, const char *sum
 }
 
 /* A process without a rank: its host is known all the same. */
-static void push_proc(struct an_state *an, const char *kind, int sev, const char *summary,
+static void push_proc(struct an_state *an, enum an_kind kind, const char *summary,
 		      const struct an_proc *p, const char *next_step)
 {
 	struct an_finding *f;
 
-	push(an, kind, sev, summary, &p->rank, 1, next_step);
+	push(an, kind, summary, &p->rank, 1, next_step);
 	f = &an->findings[an->nfindings - 1];
 	if (!f->nhosts)
 		f->hosts[f->nhosts++] = p->info_host && *p->info_host ? p->info_host :
@@ -280,7 +290,7 @@ static void hang_findings(struct an_state *an)
 			add(&l, "; %s for %s at the end of the trace",
 			    h->timed_out ? "timed out, stuck" : "stuck", age);
 			no_events_note(&l, comm_of(an, h->comm_hash));
-			push(an, "hang", AN_SEV_BAD, l.buf, all, h->nwait + h->nmiss, hang_next(h));
+			push(an, AN_FK_hang, l.buf, all, h->nwait + h->nmiss, hang_next(h));
 			continue;
 		}
 		if (h->seq)
@@ -325,7 +335,7 @@ static void hang_findings(struct an_state *an)
 		if (h->queued_after)
 			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
 		no_events_note(&l, comm_of(an, h->comm_hash));
-		push(an, "hang", AN_SEV_BAD, l.buf, all, h->nwait + h->nmiss,
+		push(an, AN_FK_hang, l.buf, all, h->nwait + h->nmiss,
 		     sick_gpu(an, all, h->nwait + h->nmiss, &l) ? sick_next : hang_next(h));
 	}
 }
@@ -364,14 +374,14 @@ static void mismatch_findings(struct an_state *an)
 			if (m->root[j] >= 0)
 				add(&l, " root/peer %d", m->root[j]);
 		}
-		push(an, "mismatch", AN_SEV_BAD, l.buf, m->rank, m->n, next);
+		push(an, AN_FK_mismatch, l.buf, m->rank, m->n, next);
 	}
 	if (an->mism_total > (uint64_t)shown) {
 		char buf[128];
 
 		snprintf(buf, sizeof(buf), "mismatch: %llu mismatched collectives in all (%d shown)",
 			 (unsigned long long)an->mism_total, shown);
-		push(an, "mismatch", AN_SEV_BAD, buf, NULL, 0, next);
+		push(an, AN_FK_mismatch, buf, NULL, 0, next);
 	}
 }
 
@@ -387,7 +397,7 @@ static void policy_findings(struct an_state *an)
 		add(&l, "policy: %s violates the policy on ", r->key);
 		add_ranks(&l, r->ranks, r->nranks);
 		add(&l, " (value \"%s\", policy \"%s\")", r->user_value, r->effective_value);
-		push(an, "policy", AN_SEV_BAD, l.buf, r->ranks, r->nranks,
+		push(an, AN_FK_policy, l.buf, r->ranks, r->nranks,
 		     "Set what the policy wants in the job's environment, or change the "
 		     "policy file (ncclguard policy check FILE shows its plan).");
 	}
@@ -407,12 +417,12 @@ static void incomplete_finding(struct an_state *an)
 		int dup = 0;
 
 		for (int j = 0; j < i && !dup; j++)
-			dup = !strcmp(an->inc[j].what, an->inc[i].what);
+			dup = an->inc[j].kind == an->inc[i].kind;
 		if (!dup)
 			add(&l, "%s%s", i ? ", " : "", an->inc[i].what);
 	}
 	add(&l, "); findings may miss what it lacks");
-	push(an, "incomplete", AN_SEV_WARN, l.buf, NULL, 0,
+	push(an, AN_FK_incomplete, l.buf, NULL, 0,
 	     "Read incomplete[] in report.json; where events were lost or a rank's "
 	     "stream is missing, record again with more disk or buffer space.");
 }
@@ -442,7 +452,7 @@ static void algo_findings(struct an_state *an)
 			add(&l, "%s rank %lld %s/%s %d ch", n > 1 ? "," : "", (long long)r, b->algo,
 			    b->proto, b->nch);
 		}
-		push(an, "algo_mismatch", AN_SEV_WARN, l.buf, ranks, n,
+		push(an, AN_FK_algo_mismatch, l.buf, ranks, n,
 		     "Ranks that run different algorithms or channel counts wait on peers that "
 		     "never come, or crawl: give every rank the same NCCL_ALGO, NCCL_PROTO and "
 		     "NCCL_*_NCHANNELS, NCCL version and topology (see config_mismatches; "
@@ -454,7 +464,7 @@ static void algo_findings(struct an_state *an)
 
 		snprintf(buf, sizeof(buf), "algorithm mismatch: %llu more op sizes not listed",
 			 (unsigned long long)an->algo_mism_more);
-		push(an, "algo_mismatch", AN_SEV_WARN, buf, NULL, 0,
+		push(an, AN_FK_algo_mismatch, buf, NULL, 0,
 		     "See algo_mismatches in report.json.");
 	}
 }
@@ -476,7 +486,7 @@ static void config_findings(struct an_state *an)
 			add_ranks(&l, &c->rank[j], k - j);
 			j = k;
 		}
-		push(an, "config", AN_SEV_WARN, l.buf, c->rank, c->n,
+		push(an, AN_FK_config, l.buf, c->rank, c->n,
 		     c->per_host ?
 		     "NCCL takes the ranks of one NCCL_HOSTID for one host: give every rank "
 		     "of a host the same id and each host its own, or leave it unset." :
@@ -513,17 +523,16 @@ static void straggler_findings(struct an_state *an)
 				no_events_note(&l, an->pcs[i].comm);
 				break;
 			}
-		push_proc(an, "straggler", AN_SEV_WARN, l.buf, p,
+		push_proc(an, AN_FK_straggler, l.buf, p,
 			  "Look at what the late rank does between collectives (data loading, "
 			  "CPU affinity, a slower GPU or link).");
 	}
 	free(order);
 }
 
-static void note_findings(struct an_state *an)
+static void slow_findings(struct an_state *an)
 {
-	char buf[512], a[32], b[32];
-	int n;
+	char buf[512], a[32];
 
 	for (int i = 0; i < an->nrows; i++) {
 		const struct an_row *r = &an->rows[i];
@@ -535,38 +544,53 @@ static void note_findings(struct an_state *an)
 			 "bandwidth, under half the %.1f GB/s link", an->ops[r->op], a, r->nranks,
 			 (double)r->bytes_sum_timed / r->time_sum_ns *
 			 an_busbw_factor(an->ops[r->op], r->nranks), an->opts.link_gbps);
-		push(an, "slow", AN_SEV_WARN, buf, NULL, 0,
+		push(an, AN_FK_slow, buf, NULL, 0,
 		     "Check the transport NCCL chose (NCCL_DEBUG=INFO) and the interfaces "
 		     "it uses (NCCL_SOCKET_IFNAME, NCCL_IB_HCA).");
 	}
-	{
-		int64_t *ranks = an_xcalloc((size_t)an->nprocs + 1, sizeof(*ranks));
-		int n = 0;
-		struct line l = { .n = 0 };
+}
 
-		for (int i = 0; i < an->nprocs; i++)
-			if (an->procs[i].plugin_only)
-				ranks[n++] = an->procs[i].rank;
-		if (n) {
-			qsort(ranks, (size_t)n, sizeof(*ranks), an_cmp_i64);
-			add(&l, "plugin only: ");
-			add_ranks(&l, ranks, n);
-			add(&l, " made NCCL calls no wrapper saw (through dlsym'd pointers, or "
-			    "NCCL linked statically): recorded through NCCL's profiler plugin, "
-			    "without policy, GPU pinning or fault injection");
-			push(an, "plugin_only", AN_SEV_INFO, l.buf, ranks, n,
-			     "Preload the library as well (ncclguard run does) where the policy "
-			     "or injection must apply; JAX/XLA's calls stay out of its reach.");
-		}
-		free(ranks);
+static void plugin_findings(struct an_state *an)
+{
+	int64_t *ranks = an_xcalloc((size_t)an->nprocs + 1, sizeof(*ranks));
+	int n = 0;
+	struct line l = { .n = 0 };
+
+	for (int i = 0; i < an->nprocs; i++)
+		if (an->procs[i].plugin_only)
+			ranks[n++] = an->procs[i].rank;
+	if (n) {
+		qsort(ranks, (size_t)n, sizeof(*ranks), an_cmp_i64);
+		add(&l, "plugin only: ");
+		add_ranks(&l, ranks, n);
+		add(&l, " made NCCL calls no wrapper saw (through dlsym'd pointers, or "
+		    "NCCL linked statically): recorded through NCCL's profiler plugin, "
+		    "without policy, GPU pinning or fault injection");
+		push(an, AN_FK_plugin_only, l.buf, ranks, n,
+		     "Preload the library as well (ncclguard run does) where the policy "
+		     "or injection must apply; JAX/XLA's calls stay out of its reach.");
 	}
-	if (an->p2p_forgotten) {
-		snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
-			 "kept per rank and comm): a hang among them is not reported",
-			 (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
-		push(an, "sends_forgotten", AN_SEV_WARN, buf, NULL, 0,
-		     "Check that every send has its recv; record a shorter run to see them all.");
-	}
+	free(ranks);
+}
+
+static void forgotten_findings(struct an_state *an)
+{
+	char buf[512];
+
+	if (!an->p2p_forgotten)
+		return;
+	snprintf(buf, sizeof(buf), "sends/recvs: %llu pending for long were forgotten (%d "
+		 "kept per rank and comm): a hang among them is not reported",
+		 (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
+	push(an, AN_FK_sends_forgotten, buf, NULL, 0,
+	     "Check that every send has its recv; record a shorter run to see them all.");
+}
+
+static void clock_findings(struct an_state *an)
+{
+	char buf[512], a[32], b[32];
+	int n;
+
 	for (int i = 0; i < an->nhosts; i++) {
 		const struct an_host *h = &an->hosts[i];
 
@@ -577,10 +601,11 @@ static void note_findings(struct an_state *an)
 		if (!h->nsamples) {
 			snprintf(buf, sizeof(buf), "clock: host %s shares no timed collective with "
 				 "%s: its times are not corrected", h->name, b);
-			push(an, "clock", AN_SEV_WARN, buf, NULL, 0,
+			push(an, AN_FK_clock, buf, NULL, 0,
 			     "Compare its times with the others' with care; record GPU timing "
 			     "(NCCLGUARD_SAMPLE) of a communicator it shares with the first host "
 			     "given.");
+			an->findings[an->nfindings - 1].severity = AN_SEV_WARN;
 			continue;
 		}
 		an_fmt_ns((double)llabs(h->offset_ns), a, sizeof(a));
@@ -595,20 +620,26 @@ static void note_findings(struct an_state *an)
 		}
 		if (n > 0 && n < (int)sizeof(buf))
 			snprintf(buf + n, sizeof(buf) - n, "); corrected");
-		push(an, "clock", AN_SEV_INFO, buf, NULL, 0,
+		push(an, AN_FK_clock, buf, NULL, 0,
 		     "Nothing: the times are corrected; keep the hosts' clocks in sync (NTP/PTP).");
 		an->findings[an->nfindings - 1].weight = llabs(h->offset_ns);
 	}
+}
+
+static void inflight_findings(struct an_state *an)
+{
+	char buf[512];
+
 	if (an->inflight_end && !an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives had not completed when the "
 			 "trace ended", (unsigned long long)an->inflight_end);
-		push(an, "in_flight", AN_SEV_INFO, buf, NULL, 0,
+		push(an, AN_FK_in_flight, buf, NULL, 0,
 		     "Nothing, unless the job should have finished: then record until it ends.");
 	} else if (an->inflight_p2p) {
 		snprintf(buf, sizeof(buf), "in flight: %llu collectives and %llu sends/recvs had not "
 			 "completed when the trace ended", (unsigned long long)an->inflight_end,
 			 (unsigned long long)an->inflight_p2p);
-		push(an, "in_flight", AN_SEV_INFO, buf, NULL, 0,
+		push(an, AN_FK_in_flight, buf, NULL, 0,
 		     "Nothing, unless the job should have finished: then record until it ends.");
 	}
 }
@@ -646,9 +677,12 @@ static void unconfirmed_findings(struct an_state *an)
 			add(&l, " timed out waiting on the comm (their watchdogs name the oldest "
 			    "call they could not confirm)");
 		}
-		push_proc(an, "unconfirmed", nw ? AN_SEV_BAD : AN_SEV_WARN, l.buf, p,
+		push_proc(an, AN_FK_unconfirmed, l.buf, p,
 			  "Find why the rank stopped (its log, the scheduler's, dmesg for the OOM "
 			  "killer); NCCLGUARD_SAMPLE=1 confirms every call, at a cost.");
+		/* No peer waits on it: the job may go on, not stuck. */
+		if (!nw)
+			an->findings[an->nfindings - 1].severity = AN_SEV_WARN;
 		free(w);
 	}
 }
@@ -676,15 +710,8 @@ int an_findings_list(struct an_state *an, const struct an_finding **out)
 {
 	if (!an->findings_built) {
 		an->findings_built = 1;
-		hang_findings(an);
-		unconfirmed_findings(an);
-		mismatch_findings(an);
-		policy_findings(an);
-		incomplete_finding(an);
-		config_findings(an);
-		algo_findings(an);
-		straggler_findings(an);
-		note_findings(an);
+#define NG_FINDING(kind, fail_on, severity, builder, meaning) builder(an);
+#include "findings.def"
 		sort_findings(an->findings, an->nfindings);
 	}
 	*out = an->findings;
@@ -702,6 +729,18 @@ void an_findings_free(struct an_state *an)
 	an->findings = NULL;
 	an->nfindings = 0;
 	an->findings_built = 0;
+}
+
+unsigned an_findings_fail(struct an_state *an)
+{
+	const struct an_finding *f;
+	int n = an_findings_list(an, &f);
+	unsigned k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (f[i].severity >= kinds[f[i].id].severity)
+			k |= kinds[f[i].id].fail_on;
+	return k;
 }
 
 int an_findings(struct an_state *an, an_finding_fn fn, void *ctx)

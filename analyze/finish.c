@@ -117,7 +117,7 @@ static int killed(const struct an_state *an, const struct an_proc *p)
 
 	snprintf(pat, sizeof(pat), "pid %lld)", (long long)(p->has_info ? p->pid : p->vpid));
 	for (int i = 0; i < an->ninc; i++)
-		if (!strcmp(an->inc[i].what, "calls_recovered") && strstr(an->inc[i].detail, pat))
+		if (an->inc[i].kind == AN_INC_calls_recovered && strstr(an->inc[i].detail, pat))
 			return 1;
 	return 0;
 }

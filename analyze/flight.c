@@ -192,7 +192,7 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 			 (unsigned long long)c->comm_hash, (unsigned long long)c->seq);
 	}
 	if (bad)
-		an_incomplete(an, "calls_recovered", "%s: %llu records overwritten or corrupt",
+		an_incomplete(an, AN_INC_calls_recovered, "%s: %llu records overwritten or corrupt",
 			      path, (unsigned long long)bad);
 	if (!fed && !inside[0])
 		return;
@@ -204,13 +204,13 @@ static void read_file(struct an_state *an, struct file *f, const char *path)
 		snprintf(who, sizeof(who), "a process %s", proc ? "without process_info" :
 			 "not in the trace");
 	if (fed)
-		an_incomplete(an, "calls_recovered",
+		an_incomplete(an, AN_INC_calls_recovered,
 			      "%s (%s, pid %lld) ended before %llu of its calls reached the trace: "
 			      "they were recovered from its flight ring, their arrival times "
 			      "approximate%s%s", who, host, (long long)f->pid,
 			      (unsigned long long)fed, inside[0] ? "; it ended" : "", inside);
 	else
-		an_incomplete(an, "calls_recovered", "%s (%s, pid %lld) ended%s", who, host,
+		an_incomplete(an, AN_INC_calls_recovered, "%s (%s, pid %lld) ended%s", who, host,
 			      (long long)f->pid, inside);
 }
 
@@ -227,7 +227,7 @@ static void read_path(struct an_state *an, const char *path)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < NG_RF_HDR_SIZE ||
 	    (uint64_t)st.st_size > FLIGHT_FILE_MAX) {
 		close(fd);
-		an_incomplete(an, "calls_recovered", "%s: not a flight ring file; ignored", path);
+		an_incomplete(an, AN_INC_calls_recovered, "%s: not a flight ring file; ignored", path);
 		return;
 	}
 	f.size = (size_t)st.st_size;
@@ -237,7 +237,7 @@ static void read_path(struct an_state *an, const char *path)
 		return;
 	f.h = (const void *)f.p;
 	if (!ng_rf_valid(f.h, f.size, &f.nrings))
-		an_incomplete(an, "calls_recovered", "%s: not a flight ring file; ignored", path);
+		an_incomplete(an, AN_INC_calls_recovered, "%s: not a flight ring file; ignored", path);
 	else if (an->njobs && f.h->job_tag != an->job_keep)
 		an->job_dropped++;	/* another job's process */
 	else

@@ -9,7 +9,12 @@
 
 #include "an_priv.h"
 
-void an_incomplete(struct an_state *an, const char *what, const char *fmt, ...)
+static const char *const inc_names[] = {
+#define NG_INCOMPLETE(what, meaning) [AN_INC_##what] = #what,
+#include "incomplete.def"
+};
+
+void an_incomplete(struct an_state *an, enum an_inc_kind kind, const char *fmt, ...)
 {
 	char detail[512];
 	va_list ap;
@@ -19,14 +24,15 @@ void an_incomplete(struct an_state *an, const char *what, const char *fmt, ...)
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	for (i = 0; i < an->ninc; i++)
-		if (!strcmp(an->inc[i].what, what) && !strcmp(an->inc[i].detail, detail))
+		if (an->inc[i].kind == kind && !strcmp(an->inc[i].detail, detail))
 			return;
 	if (an->ninc >= AN_INCOMPLETE_MAX) {
 		an->inc_more++;
 		return;
 	}
 	an->inc = an_xrealloc(an->inc, (an->ninc + 1) * sizeof(*an->inc));
-	an->inc[an->ninc].what = an_xstrdup(what);
+	an->inc[an->ninc].kind = kind;
+	an->inc[an->ninc].what = inc_names[kind];
 	an->inc[an->ninc].detail = an_xstrdup(detail);
 	an->ninc++;
 }
@@ -34,7 +40,6 @@ void an_incomplete(struct an_state *an, const char *what, const char *fmt, ...)
 void an_incomplete_free(struct an_state *an)
 {
 	for (int i = 0; i < an->ninc; i++) {
-		free(an->inc[i].what);
 		free(an->inc[i].detail);
 	}
 	free(an->inc);
@@ -90,7 +95,7 @@ static void no_events_world(struct an_state *an, char *have, int64_t world)
 		noinfo += !an->procs[i].has_info;
 	if (nmiss) {
 		an_rank_ranges(miss, nmiss, list, sizeof(list));
-		an_incomplete(an, "rank_without_events", "%s %s of %lld (world_size) %s no "
+		an_incomplete(an, AN_INC_rank_without_events, "%s %s of %lld (world_size) %s no "
 			      "events in the trace%s", nmiss == 1 ? "rank" : "ranks", list,
 			      (long long)world, nmiss == 1 ? "has" : "have",
 			      noinfo ? "; a process without process_info may be one of them" :
@@ -139,7 +144,7 @@ static void no_events_comm(struct an_state *an, struct an_comm *c, const char *h
 		/* The world's missing ranks are said once, by rank. */
 		if (!world_order || world != c->nranks) {
 			an_rank_ranges(miss, n, list, sizeof(list));
-			an_incomplete(an, "rank_without_events", "comm %016llx has %d ranks; comm "
+			an_incomplete(an, AN_INC_rank_without_events, "comm %016llx has %d ranks; comm "
 				      "%s %s %s no events in the trace",
 				      (unsigned long long)c->hash, c->nranks,
 				      n == 1 ? "rank" : "ranks", list, n == 1 ? "has" : "have");
@@ -165,7 +170,7 @@ static void rank_twice(struct an_state *an, const struct an_comm *c)
 
 			if (an->pcs[c->member_pc[j]].comm_rank != r || a->vpid == b->vpid)
 				continue;
-			an_incomplete(an, "comm_rank_twice", "comm %016llx rank %lld is claimed "
+			an_incomplete(an, AN_INC_comm_rank_twice, "comm %016llx rank %lld is claimed "
 				      "by two processes (pids %lld and %lld): a damaged trace "
 				      "or traces of two runs mixed; what this comm's calls "
 				      "show may be wrong", (unsigned long long)c->hash,
@@ -199,14 +204,14 @@ void an_incomplete_scan(struct an_state *an)
 	}
 	free(have);
 	if (an->unknown_end || an->unknown_p2p)
-		an_incomplete(an, "timing_off", "%llu collectives called by every rank and %llu "
+		an_incomplete(an, AN_INC_timing_off, "%llu collectives called by every rank and %llu "
 			      "matched sends/recvs were not seen to complete: their ranks recorded "
 			      "without GPU timing (NCCLGUARD_TIMING=0), so no completion comes; "
 			      "not told apart from hangs",
 			      (unsigned long long)an->unknown_end,
 			      (unsigned long long)an->unknown_p2p);
 	if (an->lost_events)
-		an_incomplete(an, "events_lost", "the tracer dropped %llu events (its ring buffers "
+		an_incomplete(an, AN_INC_events_lost, "the tracer dropped %llu events (its ring buffers "
 			      "were full: give LTTng bigger buffers); counts are lower bounds and a "
 			      "call may look unfinished",
 			      (unsigned long long)an->lost_events);

@@ -164,7 +164,7 @@ int an_job_settle(struct an_state *an, uint64_t *tag)
 		if (best->tag) {
 			job_name(keep, name, sizeof(name));
 			job_list(an, list, sizeof(list));
-			an_incomplete(an, "other_job", "run.json names job %s, but no event "
+			an_incomplete(an, AN_INC_other_job, "run.json names job %s, but no event "
 				      "carries it; the trace holds %s", name, list);
 		}
 		break;
@@ -191,7 +191,7 @@ void an_job_note(struct an_state *an)
 		job_name(keep, name, sizeof(name));
 	else
 		snprintf(name, sizeof(name), "?");
-	an_incomplete(an, "other_job", "trace holds %d%s jobs: %s; reported %s, dropped the "
+	an_incomplete(an, AN_INC_other_job, "trace holds %d%s jobs: %s; reported %s, dropped the "
 		      "%" PRIu64 " events of the others; use --job to choose",
 		      seen_jobs(an), an->jobs_more ? "+" : "", list, name, an->job_dropped);
 }

@@ -8,8 +8,10 @@ NG_AN_CORE := util traces incomplete job runrec relaysess quantile fmt state sta
 	clock p2p match early finish findings report_json chrome chrome_sel numfmt html html_axis html_plot \
 	html_heat html_hang html_table summary dumps algo
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
-# summary.c escapes what traces and run records hold (esc.h).
-NG_AN_OBJS += $(COMMON_ESC_OBJ)
+# summary.c escapes what traces and run records hold (esc.h); runrec.c
+# and dumps.c read run.json and hang dumps with the strict reader
+# (json_read.h) from a bounded read (read_file.h).
+NG_AN_OBJS += $(COMMON_ESC_OBJ) $(COMMON_JSON_READ_OBJ) $(COMMON_READ_FILE_OBJ)
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 

@@ -548,7 +548,7 @@ static int merge_workers(struct reader *rd, struct pool *pl, int nin)
 			an_lost(an, r.n);
 			break;
 		case REC_PKTS:
-			an_incomplete(an, "events_lost", "%s: packets missing (%llu)", r.str,
+			an_incomplete(an, AN_INC_events_lost, "%s: packets missing (%llu)", r.str,
 				      (unsigned long long)r.n);
 			break;
 		case REC_BAD: {

@@ -101,7 +101,7 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 			/* NCCL runs a 1-rank comm's collectives as local copies
 			 * and tells a plugin nothing of them. */
 			if (ev->r.init.nranks == 1)
-				an_incomplete(an, "plugin_one_rank",
+				an_incomplete(an, AN_INC_plugin_one_rank,
 					      "a 1-rank communicator seen only through NCCL's "
 					      "profiler plugin: NCCL reports none of its collectives "
 					      "to a plugin, so its calls are not in this report "
@@ -185,7 +185,7 @@ static int handle(struct reader *rd, const bt_message *msg)
 		if (bt_message_discarded_packets_get_count(msg, &n) !=
 		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
 			n = 0;
-		an_incomplete(rd->an, "events_lost", "%s: packets missing (%llu)",
+		an_incomplete(rd->an, AN_INC_events_lost, "%s: packets missing (%llu)",
 			      name ? name : "a stream", (unsigned long long)n);
 		return 0;
 	}
@@ -390,9 +390,9 @@ static int add_source(bt_graph *graph, const bt_component_class_source *cls,
 /* ---- the guard: checked files, a view, a child with a deadline -------- */
 
 /* Said in incomplete[] and, where something was left out, on stderr. */
-static void dropped(struct an_state *an, int say, const char *what, const char *fmt, ...)
+static void dropped(struct an_state *an, int say, enum an_inc_kind what, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static void dropped(struct an_state *an, int say, const char *what, const char *fmt, ...)
+static void dropped(struct an_state *an, int say, enum an_inc_kind what, const char *fmt, ...)
 {
 	char detail[1024];
 	va_list ap;
@@ -626,12 +626,12 @@ static int open_trace(struct an_state *an, const bt_component_class_source *cls,
 	in->view = NULL;
 	in->bytes = 0;
 	if (an_trace_check(dir, &tc)) {
-		dropped(an, 1, "stream_unreadable", "%s: cannot list it: %s; skipped", dir,
+		dropped(an, 1, AN_INC_stream_unreadable, "%s: cannot list it: %s; skipped", dir,
 			strerror(errno));
 		return -1;
 	}
 	if (!tc.meta_ok) {
-		dropped(an, 1, "metadata_unreadable", "%s/metadata: %s: not a readable CTF "
+		dropped(an, 1, AN_INC_metadata_unreadable, "%s/metadata: %s: not a readable CTF "
 			"trace; skipped", dir, tc.meta_why);
 		goto out;
 	}
@@ -650,22 +650,22 @@ static int open_trace(struct an_state *an, const bt_component_class_source *cls,
 		changed |= f->state == AN_SF_CUT || f->state == AN_SF_BAD;
 		if (f->state == AN_SF_EMPTY)
 			/* nothing of it is lost in reading: only said */
-			dropped(an, 0, "stream_truncated", "%s/%s: empty (0 bytes)", dir, f->name);
+			dropped(an, 0, AN_INC_stream_truncated, "%s/%s: empty (0 bytes)", dir, f->name);
 		else if (f->state == AN_SF_CUT)
-			dropped(an, 1, "stream_truncated", "%s/%s: cut inside a packet: the "
+			dropped(an, 1, AN_INC_stream_truncated, "%s/%s: cut inside a packet: the "
 				"%lld bytes of whole packets read, the last %lld skipped", dir,
 				f->name, (long long)f->keep, (long long)(f->size - f->keep));
 		else if (f->state == AN_SF_BAD)
-			dropped(an, 1, "stream_unreadable", "%s/%s: no whole packet in its %lld "
+			dropped(an, 1, AN_INC_stream_unreadable, "%s/%s: no whole packet in its %lld "
 				"bytes; skipped", dir, f->name, (long long)f->size);
 	}
 	if (tc.nmissing)
-		dropped(an, 0, "stream_missing", "%s: %d per-CPU stream file%s missing: %s%s",
+		dropped(an, 0, AN_INC_stream_missing, "%s: %d per-CPU stream file%s missing: %s%s",
 			dir, tc.nmissing, tc.nmissing == 1 ? "" : "s", tc.missing,
 			tc.nmissing > 1 && strlen(tc.missing) > sizeof(tc.missing) - 48 ?
 			", ..." : "");
 	if (changed && !(in->view = rd_make_view(dir, &tc, use))) {
-		dropped(an, 1, "stream_unreadable", "%s: cannot leave out its bad files (%s); "
+		dropped(an, 1, AN_INC_stream_unreadable, "%s: cannot leave out its bad files (%s); "
 			"skipped", dir, strerror(errno));
 		goto out;
 	}
@@ -686,7 +686,7 @@ static int open_trace(struct an_state *an, const bt_component_class_source *cls,
 		if (!view)
 			snprintf(why, sizeof(why), "cannot check it: %s", strerror(errno));
 		rd_remove_view(view);
-		dropped(an, 1, "metadata_unreadable", "%s/metadata: %s; skipped", dir, why);
+		dropped(an, 1, AN_INC_metadata_unreadable, "%s/metadata: %s; skipped", dir, why);
 		goto out;
 	}
 	rd_remove_view(view);
@@ -702,14 +702,14 @@ static int open_trace(struct an_state *an, const bt_component_class_source *cls,
 		}
 		rd_remove_view(view);
 		use[i] = 0;
-		dropped(an, 1, "stream_unreadable", "%s/%s: %s; skipped", dir, tc.f[i].name,
+		dropped(an, 1, AN_INC_stream_unreadable, "%s/%s: %s; skipped", dir, tc.f[i].name,
 			view ? why : "cannot check it");
 	}
 	rd_remove_view(in->view);
 	in->dir = dir;
 	in->view = rd_make_view(dir, &tc, use);
 	if (!in->view || try_open(cls, in->view, secs, why, sizeof(why))) {
-		dropped(an, 1, "stream_unreadable", "%s: %s; skipped", dir,
+		dropped(an, 1, AN_INC_stream_unreadable, "%s: %s; skipped", dir,
 			in->view ? why : "cannot leave out its bad files");
 		goto out;
 	}
@@ -731,14 +731,14 @@ void rd_say_stream(void *ctx, const char *name, uint64_t n, const char *what)
 	struct counted *c = ctx;
 
 	c->n += n;
-	dropped(c->an, 1, "events_implausible", "%s: %llu implausible (%s): the events "
+	dropped(c->an, 1, AN_INC_events_implausible, "%s: %llu implausible (%s): the events "
 		"dropped or the values cleared", name ? name : "a stream",
 		(unsigned long long)n, what);
 }
 
 void rd_say_cut(struct an_state *an, const char *stream, uint64_t events, const char *why)
 {
-	dropped(an, 1, "stream_unreadable", "%s: not readable after its first %llu events "
+	dropped(an, 1, AN_INC_stream_unreadable, "%s: not readable after its first %llu events "
 		"(babeltrace2: %s): the rest of it left out", stream ? stream : "a stream",
 		(unsigned long long)events, why);
 }
@@ -748,13 +748,13 @@ void rd_say_cut(struct an_state *an, const char *stream, uint64_t events, const 
 void rd_say_rest(struct an_state *an, const struct counted *c)
 {
 	if (an->bad_values > c->n)
-		dropped(an, 1, "events_implausible", "%llu event%s named a size, rank, peer or "
+		dropped(an, 1, AN_INC_events_implausible, "%llu event%s named a size, rank, peer or "
 			"seq its communicator cannot have: ignored",
 			(unsigned long long)(an->bad_values - c->n),
 			an->bad_values - c->n == 1 ? "" : "s");
 	for (int i = 0; i < an->ncomms; i++)
 		if (an->comms[i]->forced)
-			an_incomplete(an, "window_exceeded", "comm %016llx: %llu collectives "
+			an_incomplete(an, AN_INC_window_exceeded, "comm %016llx: %llu collectives "
 				      "more than %d in flight were matched as they stood",
 				      (unsigned long long)an->comms[i]->hash,
 				      (unsigned long long)an->comms[i]->forced, AN_WINDOW_MAX);
@@ -762,13 +762,13 @@ void rd_say_rest(struct an_state *an, const struct counted *c)
 	 * times are lost, but on a comm of one rank (match.c keeps them). */
 	for (int i = 0; i < an->ncomms; i++)
 		if (an->comms[i]->forced_seen && an->comms[i]->nranks != 1)
-			an_incomplete(an, "window_exceeded", "comm %016llx: %llu collectives "
+			an_incomplete(an, AN_INC_window_exceeded, "comm %016llx: %llu collectives "
 				      "more than %d in flight were closed before their "
 				      "completions came; the times of those timed are not "
 				      "counted", (unsigned long long)an->comms[i]->hash,
 				      (unsigned long long)an->comms[i]->forced_seen, AN_WINDOW_MAX);
 	if (an->p2p_forgotten)
-		an_incomplete(an, "window_exceeded", "%llu sends and recvs more than %d "
+		an_incomplete(an, AN_INC_window_exceeded, "%llu sends and recvs more than %d "
 			      "pending on a rank were forgotten",
 			      (unsigned long long)an->p2p_forgotten, AN_P2P_PENDING_MAX);
 }

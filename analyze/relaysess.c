@@ -188,18 +188,18 @@ void an_sessions_keep(struct an_state *an, char *const *paths, int n,
 		if (!at[i].first)
 			continue;
 		if (is_named)
-			an_incomplete(an, "session_unverified", "%s: host %s has %d sessions "
+			an_incomplete(an, AN_INC_session_unverified, "%s: host %s has %d sessions "
 				      "named %s at the relay, and the run record names one: "
 				      "none is read (one was not made by the job's run); that "
 				      "host's ranks are missing", at[i].folder, at[i].host,
 				      same + 1, at[i].name);
 		else if (claimed(rec, &at[i]))
-			an_incomplete(an, "session_unverified", "%s: session %s of host %s "
+			an_incomplete(an, AN_INC_session_unverified, "%s: session %s of host %s "
 				      "carries the job's id, but no run record names it: not read",
 				      at[i].folder, at[i].name, at[i].host);
 	}
 	if (unchecked)
-		an_incomplete(an, "session_unverified", "no run record names a session of the "
+		an_incomplete(an, AN_INC_session_unverified, "no run record names a session of the "
 			      "relay (give the runs' -o folders): %d session%s read unchecked: "
 			      "%s%s", unchecked, unchecked == 1 ? "" : "s", list,
 			      len >= sizeof(list) - 1 ? "..." : "");

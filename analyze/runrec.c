@@ -2,274 +2,69 @@
  * The run record: DIR/run.json, a flat JSON object `ncclguard run` writes
  * when the job ends ("schema": "ncclguard-run/1"), saying how the run
  * ended and whether the disk filled.  The analyzer reads it to say what
- * the trace may lack.  It is read with a strict parser of its own: a flat
- * object of strings, numbers, booleans and nulls, at most 64 KiB; any
- * other content makes the record unreadable, which is said, not fatal.
+ * the trace may lack.  It is read with common/json_read.c, strict and
+ * fuzzed: a flat object of strings, numbers, booleans and nulls, at most
+ * 64 KiB; any other content makes the record unreadable, which is said,
+ * not fatal.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "an_priv.h"
+#include "json_read.h"
+#include "read_file.h"
 
 #define RUNREC_MAX	65536
 
-struct parser {
-	const char *start, *p, *end;
-	char *err;
-	size_t errlen;
-};
-
-static int bad(struct parser *ps, const char *what)
-{
-	snprintf(ps->err, ps->errlen, "%s at byte %ld", what, (long)(ps->p - ps->start));
-	return -1;
-}
-
-static void ws(struct parser *ps)
-{
-	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' ||
-				   *ps->p == '\r'))
-		ps->p++;
-}
-
-static int hex4(const char *s, unsigned *v)
-{
-	*v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = s[i];
-
-		*v <<= 4;
-		if (c >= '0' && c <= '9')
-			*v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			*v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			*v |= (unsigned)(c - 'A' + 10);
-		else
-			return -1;
-	}
-	return 0;
-}
-
-/* A string into out (room for the rest of the input, so it always fits);
- * escapes decoded, \u0000 refused so the value stays a C string. */
-static int string(struct parser *ps, char *out)
-{
-	size_t n = 0;
-
-	if (ps->p >= ps->end || *ps->p != '"')
-		return bad(ps, "expected a string");
-	ps->p++;
-	while (ps->p < ps->end && *ps->p != '"') {
-		unsigned char c = (unsigned char)*ps->p++;
-		unsigned u, lo;
-
-		if (c < 0x20)
-			return bad(ps, "control character in a string");
-		if (c != '\\') {
-			out[n++] = (char)c;
-			continue;
-		}
-		if (ps->p >= ps->end)
-			break;
-		c = (unsigned char)*ps->p++;
-		switch (c) {
-		case '"': case '\\': case '/': out[n++] = (char)c; continue;
-		case 'b': out[n++] = '\b'; continue;
-		case 'f': out[n++] = '\f'; continue;
-		case 'n': out[n++] = '\n'; continue;
-		case 'r': out[n++] = '\r'; continue;
-		case 't': out[n++] = '\t'; continue;
-		case 'u': break;
-		default: return bad(ps, "bad escape");
-		}
-		if (ps->end - ps->p < 4 || hex4(ps->p, &u))
-			return bad(ps, "bad \\u escape");
-		ps->p += 4;
-		if (u >= 0xd800 && u < 0xdc00) {
-			if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' ||
-			    hex4(ps->p + 2, &lo) || lo < 0xdc00 || lo >= 0xe000)
-				return bad(ps, "lone surrogate");
-			ps->p += 6;
-			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-		} else if (u >= 0xdc00 && u < 0xe000) {
-			return bad(ps, "lone surrogate");
-		}
-		if (!u)
-			return bad(ps, "\\u0000 in a string");
-		/* UTF-8: never longer than the escape it came from */
-		if (u < 0x80) {
-			out[n++] = (char)u;
-		} else if (u < 0x800) {
-			out[n++] = (char)(0xc0 | u >> 6);
-			out[n++] = (char)(0x80 | (u & 0x3f));
-		} else if (u < 0x10000) {
-			out[n++] = (char)(0xe0 | u >> 12);
-			out[n++] = (char)(0x80 | (u >> 6 & 0x3f));
-			out[n++] = (char)(0x80 | (u & 0x3f));
-		} else {
-			out[n++] = (char)(0xf0 | u >> 18);
-			out[n++] = (char)(0x80 | (u >> 12 & 0x3f));
-			out[n++] = (char)(0x80 | (u >> 6 & 0x3f));
-			out[n++] = (char)(0x80 | (u & 0x3f));
-		}
-	}
-	if (ps->p >= ps->end)
-		return bad(ps, "unterminated string");
-	ps->p++;
-	out[n] = '\0';
-	return 0;
-}
-
-/* JSON's number grammar, exactly: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-static int number(struct parser *ps, double *v)
-{
-	const char *s = ps->p;
-	char buf[64];
-
-	if (ps->p < ps->end && *ps->p == '-')
-		ps->p++;
-	if (ps->p < ps->end && *ps->p == '0') {
-		ps->p++;
-	} else if (ps->p < ps->end && *ps->p >= '1' && *ps->p <= '9') {
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	} else {
-		return bad(ps, "bad value");
-	}
-	if (ps->p < ps->end && *ps->p == '.') {
-		ps->p++;
-		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
-			return bad(ps, "bad number");
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	}
-	if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
-		ps->p++;
-		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
-			ps->p++;
-		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
-			return bad(ps, "bad number");
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	}
-	if (ps->p - s >= (long)sizeof(buf))
-		return bad(ps, "number too long");
-	memcpy(buf, s, (size_t)(ps->p - s));
-	buf[ps->p - s] = '\0';
-	*v = strtod(buf, NULL);
-	return 0;
-}
-
-static int word(struct parser *ps, const char *w)
-{
-	size_t n = strlen(w);
-
-	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, w, n))
-		return 0;
-	ps->p += n;
-	return 1;
-}
-
+/* run.json through common/json_read.c, the one strict reader: then each
+ * member in order, refusing what a flat record never holds. */
 int an_flat_json(const char *buf, size_t len,
 		 int (*fn)(void *ctx, const char *key, int type, const char *str, double num),
 		 void *ctx, char *err, size_t errlen)
 {
-	struct parser ps = { .start = buf, .p = buf, .end = buf + len, .err = err, .errlen = errlen };
-	char *key = NULL, *val = NULL;
-	int ret = -1, n = 0;
+	struct ng_jval *root = NULL;
+	int ret = -1;
 
 	if (memchr(buf, '\0', len)) {
 		snprintf(err, errlen, "NUL byte in the file");
 		return -1;
 	}
-	key = malloc(len + 1);
-	val = malloc(len + 1);
-	if (!key || !val) {
-		snprintf(err, errlen, "out of memory");
+	if (ng_json_parse(buf, len, &root, err, errlen))
+		return -1;
+	if (root->type != NG_JOBJ) {
+		snprintf(err, errlen, "expected an object");
 		goto out;
 	}
-	ws(&ps);
-	if (ps.p >= ps.end || *ps.p++ != '{') {
-		bad(&ps, "expected an object");
+	if (root->n > 1024) {
+		snprintf(err, errlen, "too many members");
 		goto out;
 	}
-	ws(&ps);
-	if (ps.p < ps.end && *ps.p == '}') {
-		ps.p++;
-		goto end;
-	}
-	for (;;) {
+	for (int i = 0; i < root->n; i++) {
+		const struct ng_jval *v = &root->v[i];
 		double num = 0;
 		int type;
 
-		ws(&ps);
-		if (string(&ps, key))
-			goto out;
-		ws(&ps);
-		if (ps.p >= ps.end || *ps.p++ != ':') {
-			bad(&ps, "expected ':'");
-			goto out;
-		}
-		ws(&ps);
-		val[0] = '\0';
-		if (ps.p >= ps.end) {
-			bad(&ps, "expected a value");
-			goto out;
-		} else if (*ps.p == '"') {
-			if (string(&ps, val))
-				goto out;
-			type = 's';
-		} else if (word(&ps, "true")) {
-			type = 'b';
-			num = 1;
-		} else if (word(&ps, "false")) {
-			type = 'b';
-		} else if (word(&ps, "null")) {
-			type = 'z';
-		} else if (*ps.p == '{' || *ps.p == '[') {
-			bad(&ps, "nested value (the record is a flat object)");
-			goto out;
-		} else {
-			if (number(&ps, &num))
-				goto out;
-			type = 'n';
-		}
-		if (++n > 1024) {
-			bad(&ps, "too many members");
+		switch (v->type) {
+		case NG_JSTR: type = 's'; break;
+		case NG_JNUM: type = 'n'; num = v->num; break;
+		case NG_JTRUE: type = 'b'; num = 1; break;
+		case NG_JFALSE: type = 'b'; break;
+		case NG_JNULL: type = 'z'; break;
+		default:
+			snprintf(err, errlen, "\"%s\": nested value (the record is a flat object)",
+				 root->k[i]);
 			goto out;
 		}
-		if (fn(ctx, key, type, val, num)) {
-			bad(&ps, "bad member");
+		if (fn(ctx, root->k[i], type, v->type == NG_JSTR ? v->str : "", num)) {
+			/* the callback said why in err */
 			goto out;
 		}
-		ws(&ps);
-		if (ps.p < ps.end && *ps.p == ',') {
-			ps.p++;
-			continue;
-		}
-		if (ps.p < ps.end && *ps.p == '}') {
-			ps.p++;
-			break;
-		}
-		bad(&ps, "expected ',' or '}'");
-		goto out;
-	}
-end:
-	ws(&ps);
-	if (ps.p != ps.end) {
-		bad(&ps, "content after the object");
-		goto out;
 	}
 	ret = 0;
 out:
-	free(key);
-	free(val);
+	ng_json_free(root);
 	return ret;
 }
 
@@ -371,10 +166,8 @@ int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errl
 {
 	struct rr_ctx c = { .rr = rr, .err = err, .errlen = errlen };
 	char path[4200], *buf = NULL;
-	struct stat st;
-	ssize_t got;
-	size_t len = 0;
-	int fd, ret = -1;
+	size_t len;
+	int ret = -1;
 
 	memset(rr, 0, sizeof(*rr));
 	rr->disk_full = rr->lost_unknown = rr->recorded = rr->exit_status = -1;
@@ -383,42 +176,8 @@ int an_runrec_read(const char *dir, struct an_runrec *rr, char *err, size_t errl
 		snprintf(err, errlen, "path too long");
 		return -1;
 	}
-	/* O_NONBLOCK: a FIFO put there must not stall the analysis. */
-	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
-		goto out;
-	}
-	if (st.st_size > RUNREC_MAX) {
-		snprintf(err, errlen, "%lld bytes, more than a run record's %d",
-			 (long long)st.st_size, RUNREC_MAX);
-		goto out;
-	}
-	buf = malloc(RUNREC_MAX + 1);
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	/* Read to the cap whatever fstat said: the file may be growing. */
-	while (len <= RUNREC_MAX && (got = read(fd, buf + len, RUNREC_MAX + 1 - len)) != 0) {
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s", strerror(errno));
-			goto out;
-		}
-		len += (size_t)got;
-		if (len > RUNREC_MAX) {
-			snprintf(err, errlen, "more than a run record's %d bytes", RUNREC_MAX);
-			goto out;
-		}
-	}
+	if (ng_read_file(path, RUNREC_MAX, 0, "run record", &buf, &len, err, errlen))
+		return errno == ENOENT ? 0 : -1;
 	if (an_flat_json(buf, len, member, &c, err, errlen))
 		goto out;
 	if (!rr->schema || strcmp(rr->schema, "ncclguard-run/1")) {
@@ -431,7 +190,6 @@ out:
 	if (ret < 0)
 		an_runrec_free(rr);
 	free(buf);
-	close(fd);
 	return ret;
 }
 
@@ -440,26 +198,26 @@ void an_runrec_note(struct an_state *an, const char *dir, const struct an_runrec
 	char a[32], b[32];
 
 	if (rr->status && !strcmp(rr->status, "launcher_killed"))
-		an_incomplete(an, "launcher_killed", "%s: the launcher was killed before the job "
+		an_incomplete(an, AN_INC_launcher_killed, "%s: the launcher was killed before the job "
 			      "ended (run.json); ranks may have stopped without their last events",
 			      dir);
 	if (rr->disk_full == 1) {
 		an->disk_full = 1;
 		an_fmt_bytes(rr->free_start > 0 ? (uint64_t)rr->free_start : 0, a, sizeof(a));
 		an_fmt_bytes(rr->free_end > 0 ? (uint64_t)rr->free_end : 0, b, sizeof(b));
-		an_incomplete(an, "disk_full", "%s: the disk filled while recording%s%s "
+		an_incomplete(an, AN_INC_disk_full, "%s: the disk filled while recording%s%s "
 			      "(free: %s at the start, %s at the end); events after that are "
 			      "missing", dir, rr->disk_detail && *rr->disk_detail ? ": " : "",
 			      rr->disk_detail ? rr->disk_detail : "",
 			      rr->free_start >= 0 ? a : "?", rr->free_end >= 0 ? b : "?");
 	}
 	if (rr->lost_unknown == 1)
-		an_incomplete(an, "events_lost", "%s: LTTng reported a lost-event count that cannot "
+		an_incomplete(an, AN_INC_events_lost, "%s: LTTng reported a lost-event count that cannot "
 			      "be one (run.json); events may be missing", dir);
 	if (rr->status && !strcmp(rr->status, "failed"))
-		an_incomplete(an, "recording_failed", "%s: the recording did not end cleanly "
+		an_incomplete(an, AN_INC_recording_failed, "%s: the recording did not end cleanly "
 			      "(run.json status failed); events may be missing", dir);
 	if (rr->consumer_error && *rr->consumer_error)
-		an_incomplete(an, "events_lost", "%s: the trace's consumer reported an error: %s; "
+		an_incomplete(an, AN_INC_events_lost, "%s: the trace's consumer reported an error: %s; "
 			      "events may be missing", dir, rr->consumer_error);
 }

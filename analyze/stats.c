@@ -7,20 +7,21 @@
 
 #include "an_priv.h"
 
-/* nccl-tests' factors: the bytes each rank moves over the bus, relative to
- * the nccl-tests size (the total for allgather, reducescatter, alltoall). */
+/* nccl-tests' factors (nccl_api.def's BUSBW): the bytes each rank moves
+ * over the bus, relative to the nccl-tests size (the total for allgather,
+ * reducescatter, alltoall). */
 double an_busbw_factor(const char *op, int nranks)
 {
 	double n = nranks > 0 ? nranks : 1;
 
 	if (!op)
 		return 1;
-	if (!strcmp(op, "allreduce"))
-		return 2 * (n - 1) / n;
-	if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter") ||
-	    !strcmp(op, "alltoall") || !strcmp(op, "gather") || !strcmp(op, "scatter"))
-		return (n - 1) / n;
-	return 1;	/* broadcast, reduce, send, recv */
+#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
+		  busbw, plural) \
+	if (!strcmp(op, #op_)) \
+		return busbw;
+#include "nccl_api.def"
+	return 1;	/* send, recv */
 }
 
 /* Power-of-two bucket: the row of `bytes` is [2^b, 2^(b+1)). */

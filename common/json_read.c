@@ -11,6 +11,7 @@
 
 struct rd {
 	const char *s, *p, *end;	/* s[end - s] is a NUL we added */
+	int depth_max;
 	int failed;
 	char *err;
 	size_t errlen;
@@ -193,12 +194,12 @@ bad:
 	return -1;
 }
 
-/* A number in JSON's grammar, finite. */
-static int number(struct rd *r, double *out)
+/* A number in JSON's grammar, finite; whole ones exactly too. */
+static int number(struct rd *r, struct ng_jval *v)
 {
 	const char *b = r->p;
 	char buf[64], *end;
-	int digits = 0;
+	int digits = 0, whole = 1;
 
 	if (*r->p == '-')
 		r->p++;
@@ -214,6 +215,7 @@ static int number(struct rd *r, double *out)
 	if (!digits)
 		return fail(r, "a value expected");
 	if (r->p < r->end && *r->p == '.') {
+		whole = 0;
 		r->p++;
 		if (!(r->p < r->end && *r->p >= '0' && *r->p <= '9'))
 			return fail(r, "a digit expected after '.'");
@@ -221,6 +223,7 @@ static int number(struct rd *r, double *out)
 			r->p++;
 	}
 	if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
+		whole = 0;
 		r->p++;
 		if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
 			r->p++;
@@ -234,9 +237,22 @@ static int number(struct rd *r, double *out)
 	memcpy(buf, b, (size_t)(r->p - b));
 	buf[r->p - b] = '\0';
 	errno = 0;
-	*out = strtod(buf, &end);
-	if (*end || !isfinite(*out) || (errno == ERANGE && *out != 0))
+	v->num = strtod(buf, &end);
+	if (*end || !isfinite(v->num) || (errno == ERANGE && v->num != 0))
 		return fail(r, "a number out of range");
+	if (!whole)
+		return 0;
+	/* The grammar is checked: only the range can fail here. */
+	errno = 0;
+	v->i = strtoll(buf, NULL, 10);
+	if (errno != ERANGE)
+		v->exact |= NG_JNUM_I64;
+	errno = 0;
+	if (buf[0] != '-') {
+		v->u = strtoull(buf, NULL, 10);
+		if (errno != ERANGE)
+			v->exact |= NG_JNUM_U64;
+	}
 	return 0;
 }
 
@@ -294,7 +310,7 @@ static int container(struct rd *r, struct ng_jval *v, int depth)
 	int obj = *r->p == '{', cap = 0;
 	char close = obj ? '}' : ']';
 
-	if (depth >= NG_JSON_DEPTH_MAX)
+	if (depth >= r->depth_max)
 		return fail(r, "nested too deep");
 	v->type = obj ? NG_JOBJ : NG_JARR;
 	r->p++;
@@ -348,6 +364,7 @@ static int container(struct rd *r, struct ng_jval *v, int depth)
 static int value(struct rd *r, struct ng_jval *v, int depth)
 {
 	ws(r);
+	v->off = (size_t)(r->p - r->s);
 	if (r->p >= r->end)
 		return fail(r, "a value expected, found the end");
 	switch (*r->p) {
@@ -366,7 +383,7 @@ static int value(struct rd *r, struct ng_jval *v, int depth)
 	default:
 		if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9')) {
 			v->type = NG_JNUM;
-			return number(r, &v->num);
+			return number(r, v);
 		}
 		return fail(r, "a value expected");
 	}
@@ -374,7 +391,14 @@ static int value(struct rd *r, struct ng_jval *v, int depth)
 
 int ng_json_parse(const char *buf, size_t len, struct ng_jval **out, char *err, size_t errlen)
 {
-	struct rd r = { .err = err, .errlen = errlen };
+	return ng_json_parse_depth(buf, len, NG_JSON_DEPTH_MAX, out, err, errlen);
+}
+
+int ng_json_parse_depth(const char *buf, size_t len, int depth_max, struct ng_jval **out,
+			char *err, size_t errlen)
+{
+	struct rd r = { .err = err, .errlen = errlen,
+			.depth_max = depth_max < NG_JSON_DEPTH_MAX ? depth_max : NG_JSON_DEPTH_MAX };
 	struct ng_jval *v = NULL;
 	char *copy;
 	int ret = -1;
@@ -433,4 +457,20 @@ const struct ng_jval *ng_json_get(const struct ng_jval *v, const char *key)
 		if (!strcmp(v->k[i], key))
 			return &v->v[i];
 	return NULL;
+}
+
+int ng_json_i64(const struct ng_jval *v, int64_t min, int64_t max, int64_t *out)
+{
+	if (!v || v->type != NG_JNUM || !(v->exact & NG_JNUM_I64) || v->i < min || v->i > max)
+		return -1;
+	*out = v->i;
+	return 0;
+}
+
+int ng_json_u64(const struct ng_jval *v, uint64_t max, uint64_t *out)
+{
+	if (!v || v->type != NG_JNUM || !(v->exact & NG_JNUM_U64) || v->u > max)
+		return -1;
+	*out = v->u;
+	return 0;
 }

@@ -1,9 +1,9 @@
 # common/: what every module may use and which uses nothing of ours: the
 # NCCL API table (nccl_api.def), the NCCL configuration-file line splitter,
-# the version, JSON strings and a strict JSON reader, strings from
-# elsewhere escaped for text output (esc.h), fault injection specs, a
-# uint64 -> index map (u64map.h), the launchers' variables
-# (launcher_env.def).  common/abi/: the CUDA and NCCL
+# the version, JSON strings and a strict JSON reader, a bounded file
+# reader, strings from elsewhere escaped for text output (esc.h), fault
+# injection specs, a uint64 -> index map (u64map.h), the launchers'
+# variables (launcher_env.def).  common/abi/: the CUDA and NCCL
 # declarations a build uses where their headers are absent (the Makefile's
 # NG_HEADER_INC), as tables (*.def) that tests/common/test_abi.sh checks
 # against the real headers.
@@ -13,4 +13,5 @@ COMMON_JSON_OBJ := $(BUILD)/obj/common/json.o
 COMMON_ESC_OBJ := $(BUILD)/obj/common/esc.o $(COMMON_JSON_OBJ)
 COMMON_INJECT_OBJ := $(BUILD)/obj/common/inject_spec.o
 COMMON_JSON_READ_OBJ := $(BUILD)/obj/common/json_read.o
+COMMON_READ_FILE_OBJ := $(BUILD)/obj/common/read_file.o
 COMMON_U64MAP_OBJ := $(BUILD)/obj/common/u64map.o

@@ -21,6 +21,7 @@
 #include "dr_priv.h"
 #include "esc.h"
 #include "json_read.h"
+#include "read_file.h"
 
 #define FILE_MAX (4 << 20)		/* a host's file is some 10 KB */
 #define CHECKS_MAX 4096
@@ -172,42 +173,17 @@ out:
 static int read_file(const char *path, struct ng_doctor_report **out)
 {
 	char err[256], shown[1024], eshown[1024];
-	struct stat st;
 	char *buf = NULL;
-	size_t got = 0;
-	int fd, ret = -1;
+	size_t len;
+	int ret = -1;
 
 	/* A folder's file names are anyone's: escaped. */
 	ng_esc_str(shown, sizeof(shown), path);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", shown, strerror(errno));
+	if (ng_read_file(path, FILE_MAX, 0, "doctor file", &buf, &len, err, sizeof(err))) {
+		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", shown, err);
 		return -1;
 	}
-	if (fstat(fd, &st)) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", shown, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: %s\n", shown,
-			!S_ISREG(st.st_mode) ? "not a regular file" : "larger than 4 MiB");
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		fprintf(stderr, "ncclguard doctor --compare: %s: out of memory\n", shown);
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (ng_doctor_parse(buf, got, out, err, sizeof(err))) {
+	if (ng_doctor_parse(buf, len, out, err, sizeof(err))) {
 		fprintf(stderr, "ncclguard doctor --compare: %s: not a doctor file: %s\n", shown,
 			ng_esc_str(eshown, sizeof(eshown), err));
 		goto out;
@@ -215,7 +191,6 @@ static int read_file(const char *path, struct ng_doctor_report **out)
 	ret = 0;
 out:
 	free(buf);
-	close(fd);
 	return ret;
 }
 

@@ -4,5 +4,5 @@
 # Linked into the CLI only.
 DOCTOR_OBJS := $(addprefix $(BUILD)/obj/doctor/,run.o report.o host.o nvml.o checks_driver.o \
 	checks_gpu.o topo.o checks_net.o checks_libs.o checks_clock.o checks_policy.o compare.o) \
-	$(COMMON_JSON_READ_OBJ)
+	$(COMMON_JSON_READ_OBJ) $(COMMON_READ_FILE_OBJ)
 $(BUILD)/obj/doctor/%.o: MOD_INC := -Idoctor -Ipolicy -Icommon

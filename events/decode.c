@@ -19,7 +19,7 @@
  * with whether its count is per rank (bytes are then count x type size
  * x nranks), and the others a timeout or an injection may name. */
 #define NCCL_HOOK(ret, fail, name, op, params, args) { #op, 0, 0 },
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank) \
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank, ...) \
 	{ #op, 1, per_rank },
 #define NCCL_P2P(name, op, params, args, ...) { #op, 1, 0 },
 static const struct { const char *op; int call, per_rank; } known_ops[] = {

@@ -5,7 +5,7 @@
 # in $(BUILD)/fuzz/ as crash-*, and once fixed go to fuzz/corpus/trace-crash,
 # which tests/analyze/test_fuzz_corpus.sh replays in `make check`.
 FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c) events/decode.c events/graph.c common/json.c \
-	common/esc.c common/u64map.c
+	common/esc.c common/u64map.c common/json_read.c common/read_file.c
 FUZZ_TRACE_LEN  ?= 20000
 $(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h) events/events.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
@@ -59,7 +59,7 @@ fuzz: fuzz-trace
 # by a gcc build of the same harness in `make check`
 # (tests/analyze/test_flight_corpus.sh).
 FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c) events/decode.c events/graph.c common/json.c \
-	common/esc.c common/u64map.c
+	common/esc.c common/u64map.c common/json_read.c common/read_file.c
 $(BUILD)/fuzz/fuzz_flight: $(FUZZ_FLIGHT_SRCS) $(wildcard analyze/*.h) events/events.h events/graph.h common/events.def common/ringfile.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
@@ -83,12 +83,12 @@ $(BUILD)/tests/fuzz_flight_replay: $(BUILD)/obj/fuzz/fuzz_flight.o $(BUILD)/obj/
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
 TEST_BINS += $(BUILD)/tests/fuzz_flight_replay
 
-# The hang dump reader (analyze/dumps.c): fuzz/fuzz_dump.c parses the
-# input as one dump; its corpus (fuzz/corpus/dump, dictionary
-# fuzz/dump.dict) is replayed by a gcc build of the same harness in
-# `make check` (tests/analyze/test_dump_corpus.sh).
+# The hang dump reader (analyze/dumps.c on common/json_read.c):
+# fuzz/fuzz_dump.c parses the input as one dump; its corpus
+# (fuzz/corpus/dump, dictionary fuzz/dump.dict) is replayed by a gcc
+# build of the same harness in `make check` (tests/analyze/test_dump_corpus.sh).
 FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c) events/decode.c events/graph.c common/json.c \
-	common/esc.c common/u64map.c
+	common/esc.c common/u64map.c common/json_read.c common/read_file.c
 $(BUILD)/fuzz/fuzz_dump: $(FUZZ_DUMP_SRCS) $(wildcard analyze/*.h) events/events.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
@@ -116,7 +116,7 @@ TEST_BINS += $(BUILD)/tests/fuzz_dump_replay
 # (fuzz/corpus/doctor, dictionary fuzz/doctor.dict) is replayed by a gcc
 # build of the same harness in `make check` (tests/doctor/test_fuzz_corpus.sh).
 FUZZ_DOCTOR_SRCS := fuzz/fuzz_doctor.c doctor/compare.c doctor/report.c common/json_read.c \
-	common/json.c common/esc.c
+	common/read_file.c common/json.c common/esc.c
 $(BUILD)/fuzz/fuzz_doctor: $(FUZZ_DOCTOR_SRCS) $(wildcard doctor/*.h) common/json_read.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Idoctor -Icommon -Wall -Wextra -Werror \
@@ -136,7 +136,7 @@ fuzz: fuzz-doctor
 $(BUILD)/obj/fuzz/fuzz_doctor.o: MOD_INC := -Idoctor -Icommon
 $(BUILD)/tests/fuzz_doctor_replay: $(BUILD)/obj/fuzz/fuzz_doctor.o $(BUILD)/obj/fuzz/replay.o \
 		$(BUILD)/obj/doctor/compare.o $(BUILD)/obj/doctor/report.o \
-		$(COMMON_JSON_READ_OBJ) $(COMMON_ESC_OBJ)
+		$(COMMON_JSON_READ_OBJ) $(COMMON_READ_FILE_OBJ) $(COMMON_ESC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 TEST_BINS += $(BUILD)/tests/fuzz_doctor_replay

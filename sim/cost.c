@@ -2,8 +2,30 @@
  * busbytes as nccl-tests counts them (its busbw = busbytes / time), so the
  * bus bandwidth a tracer computes from event times is NCCLSIM_GBPS. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim.h"
+
+/* The PROF column of each COLL and P2P line; "-" marks an alias. */
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale, prof, \
+		  ...) #prof,
+#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, prof) #prof,
+static const char *const prof_names[] = {
+#include "nccl_api.def"
+};
+
+const char *sim_kind_name(enum sim_kind k)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(prof_names) / sizeof(*prof_names); i++) {
+		if (!strcmp(prof_names[i], "-"))
+			continue;
+		if (n++ == (int)k)
+			return prof_names[i];
+	}
+	return "?";
+}
 
 static double env_double(const char *name, double def)
 {

@@ -837,16 +837,11 @@ static ncclResult_t group_add(const struct sim_op *op)
 	return ncclSuccess;
 }
 
-static const char *const kind_names[SIM_NKINDS] = {
-	"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
-	"AlltoAll", "Gather", "Scatter", "Send", "Recv",
-};
-
 /* Check a call as NCCL does, then queue it (or keep it for the group). */
 static ncclResult_t enqueue(struct sim_op *op)
 {
 	struct ncclComm *c = op->comm;
-	const char *what = kind_names[op->kind];
+	const char *what = sim_kind_name(op->kind);
 	size_t sz = sim_type_size(op->type);
 	int root = op->root, me, need_send, need_recv;
 	ncclResult_t r;

@@ -8,8 +8,8 @@
 	__attribute__((weak)) ret name params { return p##name args; }
 #define NCCL_HOOK(ret, fail, name, op, params, args)                         \
 	__attribute__((weak)) ret name params { return p##name args; }
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale) \
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale, ...) \
 	__attribute__((weak)) ncclResult_t name params { return p##name args; }
-#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream)   \
+#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...)   \
 	__attribute__((weak)) ncclResult_t name params { return p##name args; }
 #include "nccl_api.def"

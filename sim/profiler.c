@@ -42,11 +42,6 @@ static union {
 } prof;
 static int mask;			/* eActivationMask: NCCL's ncclProfilerEventMask */
 
-static const char *const func_names[SIM_NKINDS] = {
-	"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
-	"AlltoAll", "Gather", "Scatter", "Send", "Recv",
-};
-
 static const char *dtype_name(ncclDataType_t t)
 {
 	switch (t) {
@@ -329,7 +324,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			memset(&d, 0, sizeof(d));
 			d.type = ncclProfileP2p;
 			d.rank = c->rank;
-			d.p2p.func = func_names[op->kind];
+			d.p2p.func = sim_kind_name(op->kind);
 			d.p2p.buff = op->kind == SIM_SEND ? (void *)op->sendbuf : op->recvbuf;
 			d.p2p.datatype = dtype_name(op->type);
 			d.p2p.count = op->count;
@@ -347,7 +342,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			d.parentObj = NULL;	/* no CollApi event asked for */
 			d.rank = c->rank;
 			d.coll.seqNumber = c->prof_seq[op->kind];
-			d.coll.func = func_names[op->kind];
+			d.coll.func = sim_kind_name(op->kind);
 			d.coll.sendBuff = op->sendbuf;
 			d.coll.recvBuff = op->recvbuf;
 			d.coll.count = op->count;

@@ -114,11 +114,17 @@ uint16_t sim_float_to_bf16(float f);
 
 /* ---- cost.c ------------------------------------------------------------ */
 
+/* One per operation of common/nccl_api.def's COLL and P2P lines, in
+ * its order, aliases (ncclBcast) left out: sim_kind_name checks it. */
 enum sim_kind {
 	SIM_ALLREDUCE, SIM_ALLGATHER, SIM_REDUCESCATTER, SIM_BROADCAST,
 	SIM_REDUCE, SIM_ALLTOALL, SIM_GATHER, SIM_SCATTER, SIM_SEND, SIM_RECV,
 	SIM_NKINDS
 };
+
+/* The operation's name as NCCL's profiler gives it (nccl_api.def's PROF
+ * column): "AllReduce", "Send". */
+const char *sim_kind_name(enum sim_kind k);
 
 struct sim_cost {
 	double gbps;		/* GB/s; 0: no bandwidth term */

@@ -19,7 +19,7 @@
 #include "analyze.h"
 #include "cli.h"
 
-static const char usage[] =
+static const char usage_head[] =
 	"usage: ncclguard analyze DIR... [--chrome FILE] [--json FILE] [--html FILE]\n"
 	"                         [--link-gbps N] [--job ID] [--fail-on KINDS]\n"
 	"                         [--chrome-all | --chrome-max MIB] [--chrome-window T0:T1]\n"
@@ -48,9 +48,9 @@ static const char usage[] =
 	"                   the rest of the trace cannot change it, even when stderr is\n"
 	"                   not a terminal (on a terminal it is the default)\n"
 	"  --quiet          neither the progress line nor the early findings\n"
-	"  --fail-on KINDS  exit 5 when a finding of these kinds is present, comma-\n"
-	"                   separated: hang, mismatch, policy, straggler, config,\n"
-	"                   incomplete (the report could not see everything), or any\n"
+	"  --fail-on KINDS  exit 5 when a finding of these kinds is present, comma-\n";
+/* Then the --fail-on names, from findings.def, wrapped (print_usage). */
+static const char usage_tail[] =
 	"  -j, --jobs N     decode the traces in N processes (default: the CPUs this\n"
 	"                   process may run on); -j 1 reads them in one graph\n"
 	"\n"
@@ -65,8 +65,46 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 static const char *const fail_kinds[] = {
-	"hang", "mismatch", "policy", "straggler", "config", "incomplete",
+#define NG_FAIL_ON(name, words) #name,
+#include "findings.def"
 };
+
+/* "hang, mismatch, ..., ", for the usage error. */
+#define NG_FAIL_ON(name, words) #name ", "
+static const char fail_names[] =
+#include "findings.def"
+	;
+
+/* The usage, the --fail-on names said as the table has them, each line
+ * under 80 columns. */
+static void print_usage(FILE *f)
+{
+	static const char *const words[] = {
+#define NG_FAIL_ON(name, words) #name words ",",
+#include "findings.def"
+	};
+	char text[1024] = "separated:", *w, *save;
+	size_t col = 0;
+
+	/* The table's words are a few hundred bytes: they fit. */
+	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++) {
+		strncat(text, " ", sizeof(text) - strlen(text) - 1);
+		strncat(text, words[k], sizeof(text) - strlen(text) - 1);
+	}
+	strncat(text, " or any", sizeof(text) - strlen(text) - 1);
+	fputs(usage_head, f);
+	for (w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (col && col + 1 + strlen(w) >= 80) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fputs(col ? " " : "                   ", f);
+		fputs(w, f);
+		col += (col ? 1 : 19) + strlen(w);
+	}
+	fputc('\n', f);
+	fputs(usage_tail, f);
+}
 
 /* "hang,incomplete" -> NG_FAIL_* bits; -1 on an unknown kind. */
 static int parse_fail_on(const char *list, unsigned *mask)
@@ -185,7 +223,7 @@ int ng_cmd_analyze(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
+			print_usage(stdout);
 			ret = 0;
 			goto out;
 		}
@@ -248,9 +286,8 @@ int ng_cmd_analyze(int argc, char **argv)
 			else if (!strcmp(a, "--fail-on")) {
 				if (parse_fail_on(argv[++i], &opts.fail_on)) {
 					ret = ng_cli_usage_error("analyze", "--fail-on '%s': expected "
-								 "kinds from hang, mismatch, policy, "
-								 "straggler, config, incomplete, any",
-								 argv[i]);
+								 "kinds from %sany", argv[i],
+								 fail_names);
 					goto out;
 				}
 			} else {

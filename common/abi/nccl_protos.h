@@ -7,9 +7,9 @@
 #define NG_ABI_PROTO2(ret, name, params) ret name params; ret p##name params;
 #define NCCL_PASS(ret, fail, name, params, args) NG_ABI_PROTO2(ret, name, params)
 #define NCCL_HOOK(ret, fail, name, op, params, args) NG_ABI_PROTO2(ret, name, params)
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale) \
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale, ...) \
 	NG_ABI_PROTO2(ncclResult_t, name, params)
-#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream) \
+#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...) \
 	NG_ABI_PROTO2(ncclResult_t, name, params)
 #include "../nccl_api.def"
 #undef NG_ABI_PROTO2

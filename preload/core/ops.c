@@ -23,7 +23,7 @@ const char *const ng_fn_op[NG_FN_COUNT] = {
  * x nranks. */
 #define NCCL_PASS(ret, fail, name, params, args)
 #define NCCL_HOOK(ret, fail, name, op, params, args)
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank) \
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank, ...) \
 	[NG_FN_##name] = per_rank,
 #define NCCL_P2P(name, op, params, args, ...)
 const unsigned char ng_fn_per_rank[NG_FN_COUNT] = {

@@ -29,17 +29,19 @@
 #define MASK_WRAPPED (ncclProfileGroup | ncclProfileColl)
 #define MASK_PLUGIN (ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh)
 
+/* The entry point of a func NCCL names ("AllReduce"): nccl_api.def's
+ * PROF column; an alias's "-" matches no func. */
 static int fn_of(const char *func)
 {
 	static const struct {
 		const char *name;
 		int fn;
 	} t[] = {
-		{ "AllReduce", NG_FN_ncclAllReduce }, { "AllGather", NG_FN_ncclAllGather },
-		{ "ReduceScatter", NG_FN_ncclReduceScatter }, { "Broadcast", NG_FN_ncclBroadcast },
-		{ "Reduce", NG_FN_ncclReduce }, { "AlltoAll", NG_FN_ncclAlltoAll },
-		{ "Gather", NG_FN_ncclGather }, { "Scatter", NG_FN_ncclScatter },
-		{ "Send", NG_FN_ncclSend }, { "Recv", NG_FN_ncclRecv },
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank, prof, ...) \
+		{ #prof, NG_FN_##name },
+#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, prof) \
+		{ #prof, NG_FN_##name },
+#include "nccl_api.def"
 	};
 	static const char *seen[sizeof(t) / sizeof(t[0])];
 

@@ -58,12 +58,12 @@ static int ensure(int fn, void *const *slot)
 		return ng_r;                                                  \
 	}
 
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank) \
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank, ...) \
 	NG_EXPORT NG_HOT ncclResult_t name params                             \
 	NG_FORWARD(name, 0, count, dtype, root, comm, stream, per_rank, args)
 
-#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream)     \
-	NG_EXPORT NG_HOT ncclResult_t name params                             \
+#define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...) \
+	NG_EXPORT NG_HOT ncclResult_t name params                               \
 	NG_FORWARD(name, 1, count, dtype, peer, comm, stream, 0, args)
 
 #include "nccl_api.def"

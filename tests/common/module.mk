@@ -3,6 +3,7 @@ $(BUILD)/obj/tests/common/%.o: MOD_INC := -Icommon
 $(eval $(call ng_unit_test,common,test_json,$(COMMON_JSON_OBJ),))
 $(eval $(call ng_unit_test,common,test_esc,$(COMMON_ESC_OBJ),))
 $(eval $(call ng_unit_test,common,test_json_read,$(COMMON_JSON_READ_OBJ) $(COMMON_JSON_OBJ),))
+$(eval $(call ng_unit_test,common,test_read_file,$(COMMON_READ_FILE_OBJ),))
 # --wrap=malloc: the test makes the map's allocations fail.
 TEST_U64MAP_LIBS := -Wl,--wrap=malloc
 $(eval $(call ng_unit_test,common,test_u64map,$(COMMON_U64MAP_OBJ),$(TEST_U64MAP_LIBS)))

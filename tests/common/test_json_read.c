@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,54 @@ static void test_depth(void **state)
 	ng_json_free(ok((deep[2 * NG_JSON_DEPTH_MAX] = 0, deep)));
 }
 
+/* Whole numbers exactly, past what a double holds; others refused. */
+static void test_exact(void **state)
+{
+	struct ng_jval *v;
+	int64_t i;
+	uint64_t u;
+
+	(void)state;
+	v = ok("[9007199254740993, -9223372036854775808, 18446744073709551615, "
+	       "18446744073709551616, 1.0, 1e2, -0, \"1\"]");
+	assert_int_equal(ng_json_i64(&v->v[0], 0, INT64_MAX, &i), 0);
+	assert_true(i == 9007199254740993LL);
+	assert_int_equal(ng_json_u64(&v->v[0], UINT64_MAX, &u), 0);
+	assert_true(u == 9007199254740993ULL);
+	assert_int_equal(ng_json_i64(&v->v[1], INT64_MIN, 0, &i), 0);
+	assert_true(i == INT64_MIN);
+	assert_int_equal(ng_json_u64(&v->v[1], UINT64_MAX, &u), -1);
+	assert_int_equal(ng_json_i64(&v->v[2], INT64_MIN, INT64_MAX, &i), -1);
+	assert_int_equal(ng_json_u64(&v->v[2], UINT64_MAX, &u), 0);
+	assert_true(u == UINT64_MAX);
+	assert_int_equal(ng_json_u64(&v->v[2], UINT64_MAX - 1, &u), -1);
+	assert_int_equal(ng_json_u64(&v->v[3], UINT64_MAX, &u), -1);
+	assert_int_equal(ng_json_i64(&v->v[4], INT64_MIN, INT64_MAX, &i), -1);
+	assert_int_equal(ng_json_i64(&v->v[5], INT64_MIN, INT64_MAX, &i), -1);
+	assert_int_equal(ng_json_i64(&v->v[6], 0, 0, &i), 0);
+	assert_int_equal(ng_json_i64(&v->v[7], INT64_MIN, INT64_MAX, &i), -1);
+	assert_int_equal(ng_json_i64(&v->v[0], 0, 9007199254740992LL, &i), -1);
+	/* each value's first byte, for a caller's messages */
+	assert_int_equal(v->off, 0);
+	assert_int_equal(v->v[0].off, 1);
+	assert_int_equal(v->v[1].off, 19);
+	ng_json_free(v);
+}
+
+/* A caller's own bound on nesting, under the reader's. */
+static void test_depth_max(void **state)
+{
+	struct ng_jval *v = NULL;
+	char err[160];
+
+	(void)state;
+	assert_int_equal(ng_json_parse_depth("[[1]]", 5, 2, &v, err, sizeof(err)), 0);
+	ng_json_free(v);
+	assert_int_equal(ng_json_parse_depth("[[[1]]]", 7, 2, &v, err, sizeof(err)), -1);
+	assert_null(v);
+	assert_non_null(strstr(err, "nested too deep"));
+}
+
 /* What the writer writes, the reader reads back, invalid bytes aside. */
 static void test_round_trip(void **state)
 {
@@ -146,6 +195,8 @@ int main(void)
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_depth_max),
 		cmocka_unit_test(test_round_trip),
 	};
 

@@ -1,5 +1,5 @@
-/* sim/cost.c: bus bytes as nccl-tests counts them, and the duration of a
- * launch from NCCLSIM_GBPS and NCCLSIM_LATENCY_US. */
+/* sim/cost.c: bus bytes as nccl-tests counts them, the duration of a
+ * launch from NCCLSIM_GBPS and NCCLSIM_LATENCY_US, the kinds' names. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +25,23 @@ static void test_busbytes(void **state)
 	/* one rank moves nothing over a bus */
 	assert_int_equal(sim_busbytes(SIM_ALLREDUCE, 1024, 4, 1), 0);
 	assert_int_equal(sim_busbytes(SIM_BROADCAST, 1024, 4, 1), 0);
+}
+
+/* The kinds are nccl_api.def's operations in its order: the names the
+ * profiler and the errors give come from its PROF column. */
+static void test_kind_names(void **state)
+{
+	static const char *const want[SIM_NKINDS] = {
+		[SIM_ALLREDUCE] = "AllReduce", [SIM_ALLGATHER] = "AllGather",
+		[SIM_REDUCESCATTER] = "ReduceScatter", [SIM_BROADCAST] = "Broadcast",
+		[SIM_REDUCE] = "Reduce", [SIM_ALLTOALL] = "AlltoAll", [SIM_GATHER] = "Gather",
+		[SIM_SCATTER] = "Scatter", [SIM_SEND] = "Send", [SIM_RECV] = "Recv",
+	};
+
+	(void)state;
+	for (int k = 0; k < SIM_NKINDS; k++)
+		assert_string_equal(sim_kind_name((enum sim_kind)k), want[k]);
+	assert_string_equal(sim_kind_name(SIM_NKINDS), "?");
 }
 
 static void test_cost_ns(void **state)
@@ -64,6 +81,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busbytes),
 		cmocka_unit_test(test_cost_ns),
+		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_env),
 	};
 
