@@ -648,6 +648,10 @@ void an_row_text(struct an_row *r, struct an_row_text *t);
 /* ---- state.c ---------------------------------------------------------- */
 
 struct an_state *an_new(const struct an_opts *opts);
+/* What state.c fills, and the state itself; an_free (free.c) frees the
+ * rest first, each part by the file that owns it, then calls this. */
+void an_state_free(struct an_state *an);
+/* free.c: the whole state, every stage's part of it. */
 void an_free(struct an_state *an);
 int an_host_id(struct an_state *an, const char *name);
 int an_op_id(struct an_state *an, const char *op);
