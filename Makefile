@@ -73,7 +73,8 @@ ALL_LDFLAGS = $(BASE_LDFLAGS) $(LDFLAGS)
 # direction of the layout (README, "Layout") fails to compile:
 #   $(BUILD)/obj/MODULE/%.o: MOD_INC := -IMODULE -Icommon ...
 # The most specific pattern wins; tests/ and bench/ state their own.
-# `tools/include_graph.sh . build` prints the graph and checks it.
+# `tools/include_graph.sh . build` prints the graph and checks it, calls
+# between a module's files included; `--calls MODULE` prints those.
 
 # Filled in by the module.mk files.
 TARGETS       :=

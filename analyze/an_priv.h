@@ -2,33 +2,55 @@
  * The analyzer's insides, shared by its files and by no one else (the
  * module's one public header is analyze.h).
  *
- * The files, from the top; each calls only files below it:
+ * The files in stages, from the top; each calls only files below it
+ * (tools/include_graph.sh checks it from the objects; `--calls analyze`
+ * prints the graph), read.c and pread.c excepted for now: one reader in
+ * two files, sharing read_priv.h.  Each stage is meant to become a folder
+ * with its own small header:
  *
+ *   top
  *   analyze.c      ng_analyze(): outputs checked, traces found once each,
  *                  run records read, then read, finish, the writers
+ *   free.c         the state freed whole, each stage's part by its owner
+ *
+ *   writers
  *   report_json.c chrome.c summary.c            the writers
  *   chrome_sel.c   what the Chrome trace keeps under its cap
  *   numfmt.c       numbers as text without stdio (the Chrome trace)
  *   html.c         report.html; its sections: html_hang.c html_plot.c
  *                  html_heat.c html_table.c, on html_axis.c
+ *
+ *   findings
  *   findings.c     the findings as sentences (summary, HTML)
+ *
+ *   read
+ *   read.c         babeltrace2 -> records (struct ev_rec_*)
+ *   pread.c        read.c's read by worker processes (-j)
+ *   merge.c        the time-ordering sink (merge.h)
+ *   recs.c         records through a pipe, worker to merger (recs.h)
+ *   flight.c       a dead process's calls from its copied flight ring file
  *   runrec.c       DIR/run.json, the record `ncclguard run` leaves
  *   relaysess.c    which of a relay's session folders to read: those the
  *                  run records name
- *   read.c         babeltrace2 -> records (struct ev_rec_*); traces.c: where
- *   pread.c        read.c's read by worker processes (-j); one reader with
- *                  read.c, the two sharing read_priv.h
  *   job.c          one job per report: other jobs' events dropped in read.c
+ *
+ *   match
  *   early.c        hangs and timeouts said while reading, before the end
  *   finish.c       the end of the trace: hangs; the tables put in order
+ *   dumps.c        the hang dumps: where each stuck process was waiting
  *   match.c        collectives matched across ranks, a window per comm
  *   p2p.c          sends and recvs: pending per rank, the hung ones at the end
  *   clock.c        hosts' clock offsets; finished collectives held for them
  *   account.c      a finished collective into the rows, mismatches, stragglers
+ *   algo.c         what NCCL chose per call; comms whose ranks chose apart
  *   stats.c straggle.c busy.c config.c    rows, stragglers, time in NCCL, config
+ *
+ *   state, and what every stage uses
  *   state.c        hosts, processes, comms; the records that only fill tables
  *   incomplete.c   what the report could not see (incomplete[])
- *   util.c quantile.c fmt.c      allocation and the map, quantiles, text formats
+ *   traces.c       where the traces and the files beside them are (read,
+ *                  the hang dumps)
+ *   fmt.c quantile.c util.c      text formats, quantiles, allocation and the map
  *
  * read.c turns the LTTng traces into records with every time already on its
  * trace's clock (ns from the clock origin).  The matcher keeps only what is
@@ -654,6 +676,10 @@ void an_row_text(struct an_row *r, struct an_row_text *t);
 /* ---- state.c ---------------------------------------------------------- */
 
 struct an_state *an_new(const struct an_opts *opts);
+/* What state.c fills, and the state itself; an_free (free.c) frees the
+ * rest first, each part by the file that owns it, then calls this. */
+void an_state_free(struct an_state *an);
+/* free.c: the whole state, every stage's part of it. */
 void an_free(struct an_state *an);
 int an_host_id(struct an_state *an, const char *name);
 int an_op_id(struct an_state *an, const char *op);

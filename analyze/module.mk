@@ -6,7 +6,7 @@ $(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Ievents -Icommon
 # The analysis on in-memory records, without babeltrace2 (the unit test).
 NG_AN_CORE := util traces incomplete job runrec relaysess quantile fmt state stats straggle busy config account \
 	clock p2p match early finish findings report_json chrome chrome_sel numfmt html html_axis html_plot \
-	html_heat html_hang html_table summary dumps algo
+	html_heat html_hang html_table summary dumps algo free
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))
 # summary.c escapes what traces and run records hold (esc.h); runrec.c
 # and dumps.c read run.json and hang dumps with the strict reader

@@ -22,14 +22,12 @@ struct an_state *an_new(const struct an_opts *opts)
 	return an;
 }
 
-void an_free(struct an_state *an)
+void an_state_free(struct an_state *an)
 {
 	int i, j;
 
 	if (!an)
 		return;
-	an_incomplete_free(an);
-	an_dumps_free(an);
 	while (an->pend_head) {
 		struct an_entry *e = an->pend_head;
 
@@ -86,7 +84,6 @@ void an_free(struct an_state *an)
 	}
 	free(an->hangs);
 	free(an->unconf);
-	an_findings_free(an);
 	for (i = 0; i < an->nmism; i++) {
 		free(an->mism[i].rank);
 		free(an->mism[i].op);
@@ -123,7 +120,6 @@ void an_free(struct an_state *an)
 		free(an->cfg[i].rank);
 	}
 	free(an->cfg);
-	an_algo_free(an);
 	ng_u64map_free(&an->proc_map);
 	ng_u64map_free(&an->comm_map);
 	ng_u64map_free(&an->pc_map);

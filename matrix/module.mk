@@ -4,7 +4,7 @@
 $(BUILD)/obj/matrix/%.o: MOD_INC := -Imatrix -Icommon
 
 # The pure parts, for the unit tests.
-MATRIX_CORE := schedule result classify output report_json report_html text
+MATRIX_CORE := schedule result classify display output report_json report_html text
 MATRIX_CORE_OBJS := $(patsubst %,$(BUILD)/obj/matrix/%.o,$(MATRIX_CORE))
 MATRIX_OBJS := $(MATRIX_CORE_OBJS) \
 	$(patsubst %,$(BUILD)/obj/matrix/%.o,launcher rendezvous token coord measure rank)

@@ -133,7 +133,7 @@ void mx_measure(struct mx_lib *l, const unsigned char id[MX_ID_BYTES], int me,
 		const struct ng_mx_opts *o, int (*stop)(void *), void *arg,
 		struct mx_pair_result *r);
 
-/* ---- the outputs (output.c, text.c, report_*.c) ------------------------- */
+/* ---- the outputs (display.c, output.c, text.c, report_*.c) ------------ */
 
 /* mkdir -p */
 int mx_make_dirs(const char *dir);

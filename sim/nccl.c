@@ -98,22 +98,6 @@ static int comm_ok(struct ncclComm *c)
 	return c && c->magic == COMM_MAGIC && !c->destroyed;
 }
 
-void sim_comm_ref(struct ncclComm *c)
-{
-	__atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
-}
-
-void sim_comm_unref(struct ncclComm *c)
-{
-	if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
-		return;
-	c->magic = 0;
-	sim_prof_comm_fini(c);
-	rv_detach(c->rv);
-	free(c->send_next);
-	free(c);
-}
-
 /* As NCCL (init.cc, envConfigOverride): NCCL_COMM_BLOCKING, 0 or 1,
  * overrides every comm's config; else the config's value, blocking when
  * it is unset or there is none. */

@@ -305,7 +305,7 @@ void sim_prof_launch_end(struct sim_op *ops, int nops, void **groups);
 void sim_prof_kernel_start(struct sim_op *op);
 void sim_prof_kernel_end(struct sim_op *op);
 
-/* nccl.c */
+/* comm.c: references to a comm; the last unref frees it */
 void sim_comm_ref(struct ncclComm *c);
 void sim_comm_unref(struct ncclComm *c);
 

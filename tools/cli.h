@@ -12,9 +12,9 @@ int ng_cmd_matrix(int argc, char **argv);	/* tools/cmd_matrix.c */
 int ng_cmd_relay(int argc, char **argv);	/* tools/cmd_relay.c */
 int ng_cmd_watch(int argc, char **argv);	/* tools/cmd_watch.c */
 
-/* A usage error of `ncclguard CMD`: one line on stderr, "ncclguard CMD:
- * what; see `ncclguard CMD --help`" (the whole help buries the problem).
- * Returns 2, the usage exit status. */
+/* cli.c: a usage error of `ncclguard CMD`: one line on stderr,
+ * "ncclguard CMD: what; see `ncclguard CMD --help`" (the whole help buries
+ * the problem).  Returns 2, the usage exit status. */
 int ng_cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

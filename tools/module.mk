@@ -2,7 +2,7 @@
 # and help; the work is the modules'.  On top of the layout: it may use
 # run, analyze, live, doctor, policy, matrix and common; nothing includes
 # tools/.
-CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cmd_run.o cmd_analyze.o cmd_policy.o \
+CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cli.o cmd_run.o cmd_analyze.o cmd_policy.o \
 	cmd_doctor.o cmd_matrix.o cmd_relay.o cmd_watch.o) \
 	$(DOCTOR_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_ESC_OBJ) $(COMMON_INJECT_OBJ)
 CLI_LIBS += $(INIH_LIB)

@@ -1,9 +1,6 @@
 /* `ncclguard`: subcommand dispatch. */
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "version.h"
@@ -32,37 +29,6 @@ static const char usage[] =
 	"  watch    live progress of a job's ranks, and hangs, from an lttng-relayd\n"
 	"\n"
 	"Each subcommand takes --help.\n";
-
-int ng_cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-	char what[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "ncclguard%s%s: %s; see `ncclguard%s%s --help`\n", cmd ? " " : "",
-		cmd ? cmd : "", what, cmd ? " " : "", cmd ? cmd : "");
-	return 2;
-}
-
-int ng_cli_libdir(char *buf, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	if (snprintf(buf, len, "%s/../lib", exe) >= (int)len)
-		return -1;
-	return 0;
-}
 
 int main(int argc, char **argv)
 {

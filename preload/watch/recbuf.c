@@ -42,7 +42,7 @@ static void orphan(void *p)
 void ng_recbuf_init(void (*emit)(const struct ng_enq_rec *))
 {
 	emit_fn = emit;
-	ng_ringfile_open();
+	ng_ringfile_open(ng_recbuf_pending);
 	key_ok = !pthread_key_create(&exit_key, orphan);
 }
 

@@ -33,6 +33,9 @@
 static int fd = -1;
 static struct ng_rf_hdr *hdr;		/* header and slots, mapped */
 static char path[4096];
+/* recbuf.c's count of records not yet written, given at open, so that
+ * this file, below recbuf.c, names nothing of it. */
+static uint64_t (*pending_fn)(void);
 
 /* Whether a file of `size` bytes is within RLIMIT_FSIZE. */
 static int fits(uint64_t size)
@@ -84,7 +87,7 @@ static void fill_header(struct ng_rf_hdr *h)
  * reverse): a file with nothing left in it is of no use to anyone. */
 static void close_at_exit(void)
 {
-	if (!hdr || ng_recbuf_pending())
+	if (!hdr || pending_fn())
 		return;
 	for (int i = 0; i < NG_HOST_SLOTS; i++)
 		if (__atomic_load_n(&ng_host_slots[i].enter_ns, __ATOMIC_ACQUIRE))
@@ -92,7 +95,7 @@ static void close_at_exit(void)
 	unlink(path);
 }
 
-void ng_ringfile_open(void)
+void ng_ringfile_open(uint64_t (*pending)(void))
 {
 	static int atexit_done;
 
@@ -139,6 +142,7 @@ void ng_ringfile_open(void)
 	/* Last: a reader takes a file without it as one never filled in. */
 	__atomic_store_n(&h->magic, NG_RF_MAGIC, __ATOMIC_RELEASE);
 	hdr = h;
+	pending_fn = pending;
 	if (!atexit_done && !atexit(close_at_exit))
 		atexit_done = 1;
 	ng_debug("flight ring file %s", path);

@@ -131,8 +131,10 @@ void ng_confirm_note(const struct ng_enq_rec *r);
 
 /* ---- ringfile.c: the flight ring file (common/ringfile.h) ------------- */
 /* Open this process's file under NCCLGUARD_FLIGHT_DIR (at the first NCCL
- * call; nothing when unset or on failure, with a warning). */
-void ng_ringfile_open(void);
+ * call; nothing when unset or on failure, with a warning).  pending: the
+ * records not yet written; at exit the file is removed only when none
+ * are (and no host call is open). */
+void ng_ringfile_open(uint64_t (*pending)(void));
 /* A ring in the file for a new thread; NULL: none (the caller allocates
  * one in memory). */
 struct ng_rf_ring *ng_ringfile_ring(void);
