@@ -27,7 +27,7 @@ CC        ?= gcc
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
 	libcmocka-dev libinih-dev libunwind-dev procps iproute2 man-db groff-base
-# The launchers the cluster tests (tests/tracer/test_run_{mpirun,srun,hosts})
+# The launchers the cluster tests (tests/e2e/test_run_{mpirun,srun,hosts})
 # start jobs with; without them those tests say SKIP.  Apart from `make
 # deps`: on a host run by systemd, installing munge and Slurm starts their
 # services, which a developer's machine may not want.

@@ -859,7 +859,7 @@ char *an_metadata_hostname(const char *tracedir);
 
 /* ---- dumps.c --------------------------------------------------------- */
 
-/* A hang dump (preload/watch/hang.c): a process's own account of what it
+/* A hang dump (preload/watchdog/hang.c): a process's own account of what it
  * was stuck in when its watchdog fired. */
 enum { AN_DUMP_GPU, AN_DUMP_HOST };
 struct an_dump_call {

@@ -1,5 +1,5 @@
 /*
- * The hang dumps (preload/watch/hang.c) `ncclguard run` leaves in
+ * The hang dumps (preload/watchdog/hang.c) `ncclguard run` leaves in
  * <DIR>/<host>/hang/: what each stuck process said it was waiting for,
  * kept in an->dumps[] beside the trace's facts.  A call queued and not
  * completed is "waiting on the GPU"; a host call that never returned

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Events LTTng drops in a burst (tracer_test_burst's first job): 2 ranks on
+# Events LTTng drops in a burst (e2e_test_burst's first job): 2 ranks on
 # the CPU backend, 20,005 8-byte all-reduces each as fast as they go,
 # GPU timing sampled 1 in 64, under `ncclguard run`; RUNS times, with
 # BURNERS CPU burners (`yes`) beside it.  Prints each run's events lost

@@ -7,7 +7,7 @@
  * the last ones it made: the ones a post-mortem needs.  The host-call
  * slots (the call each thread is inside) live here too.
  *
- * Written by the shim (preload/watch/ringfile.c) under NCCLGUARD_FLIGHT_DIR,
+ * Written by the shim (preload/watchdog/ringfile.c) under NCCLGUARD_FLIGHT_DIR,
  * copied into the trace by `ncclguard run` once the process is gone
  * (run/flight.c), read by the analyzer (analyze/flight.c).  The file
  * describes itself (operation names, datatype sizes, the TSC mapping), so
@@ -37,7 +37,7 @@
 #define NG_ENQ_P2P 2
 #define NG_ENQ_TICKS 4		/* enter and exit are TSC ticks (ng_stamp) */
 #define NG_ENQ_COARSE 8		/* enter is the published coarse time, in ns */
-/* Records of NCCL's profiler plugin (preload/watch/pcoll.c): enter is in
+/* Records of NCCL's profiler plugin (preload/watchdog/pcoll.c): enter is in
  * ns; exit packs what NCCL chose (ng_pinfo_*), or for a completion the
  * GPU end.  ANNOT: only that, for a call a wrapper recorded; DONE: a
  * coll_complete (enter, exit: GPU start and end); ALGO: the choice is

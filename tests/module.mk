@@ -8,7 +8,7 @@ include tests/policy/module.mk
 include tests/preload/module.mk
 include tests/sim/module.mk
 include tests/matrix/module.mk
-include tests/tracer/module.mk
+include tests/e2e/module.mk
 include tests/live/module.mk
 include tests/run/module.mk
 $(BUILD)/obj/tests/analyze/%.o: MOD_INC := -Itracer -Icommon

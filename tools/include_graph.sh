@@ -30,7 +30,7 @@ import os, re, subprocess, sys
 
 root, build, only = sys.argv[1], sys.argv[2], sys.argv[3]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
-           "preload/watch", "preload/enforce", "preload/wrap", "preload", "events",
+           "preload/watchdog", "preload/enforce", "preload/wrap", "preload", "events",
            "analyze", "live", "matrix", "doctor", "run", "tools", "sim"]
 if only and only not in modules:
     sys.exit(f"--calls: no module {only}; the modules: {', '.join(modules)}")
@@ -42,11 +42,11 @@ allowed = {
     "preload/core": {"common", "tracer"},
     "preload/comm": {"preload/core", "common", "tracer"},
     "preload/enforce": {"preload/core", "policy", "common", "tracer"},
-    "preload/watch": {"preload/comm", "preload/enforce", "preload/core", "policy",
+    "preload/watchdog": {"preload/comm", "preload/enforce", "preload/core", "policy",
                       "common", "tracer"},
-    "preload/wrap": {"preload/watch", "preload/comm", "preload/enforce", "preload/core",
+    "preload/wrap": {"preload/watchdog", "preload/comm", "preload/enforce", "preload/core",
                      "policy", "common", "tracer"},
-    "preload": {"preload/wrap", "preload/watch", "preload/comm", "preload/enforce",
+    "preload": {"preload/wrap", "preload/watchdog", "preload/comm", "preload/enforce",
                 "preload/core", "policy", "common", "tracer"},
     "events": {"common"},
     "analyze": {"events", "common"},
@@ -220,8 +220,8 @@ for f in files:
 
 # A module's private headers: only its own files include them (tests may).
 private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze", "mx_priv.h": "matrix",
-           "timing.h": "preload/watch", "ring.h": "preload/watch",
-           "recbuf.h": "preload/watch", "coll_fast.h": "preload/wrap",
+           "timing.h": "preload/watchdog", "queue.h": "preload/watchdog",
+           "recbuf.h": "preload/watchdog", "coll_fast.h": "preload/wrap",
            "dr_priv.h": "doctor", "lv_priv.h": "live", "run_priv.h": "run"}
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -13,7 +13,7 @@
 #define NG_DEFERRED_MAX 64
 #define NG_RECENT 128		/* power of two */
 struct ng_pool;
-struct ng_flight;
+struct ng_pending;
 /* A call as the watchdog needs it to name what is stuck. */
 struct ng_recent {			/* one cache line each */
 	uint64_t index;			/* published last: 0 while being written */
@@ -23,7 +23,7 @@ struct ng_recent {			/* one cache line each */
 	const char *site;
 } __attribute__((aligned(64)));
 /* The latest call of a kind whose record the watchdog's drain wrote
- * (watch/confirm.c): what a probe after it confirms in the trace. */
+ * (watchdog/confirm.c): what a probe after it confirms in the trace. */
 struct ng_confirm {
 	uint64_t seq, bytes;		/* seq or p2p_seq; 0: none */
 	cudaStream_t stream;
@@ -46,7 +46,7 @@ struct ng_comm {
 	/* A record is reused only by a later comm at the same address (registry.c),
 	 * so a thread's cached (handle, record) pair stays right. */
 	ncclComm_t handle;
-	int flights_out;		/* flights of this comm not yet put back */
+	int pending_out;		/* timed calls of this comm not yet put back */
 	uint64_t parent_hash;
 	int rank, cuda_dev;
 	int index;			/* creation order in this process */
@@ -87,7 +87,7 @@ struct ng_comm {
 	struct ng_recent recent[NG_RECENT];
 	pthread_mutex_t lock;		/* deferred[] only */
 	int ndeferred;
-	struct ng_flight *deferred[NG_DEFERRED_MAX];	/* nonblocking, InProgress */
+	struct ng_pending *deferred[NG_DEFERRED_MAX];	/* nonblocking, InProgress */
 	uint64_t dead_ns;		/* when it was marked dead */
 };
 uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed);
@@ -101,7 +101,7 @@ void ng_comm_forget(ncclComm_t h);
 /* Visit every known live communicator (watchdog, dumps). */
 void ng_comm_foreach(void (*fn)(struct ng_comm *, void *), void *arg);
 /* A destroyed comm's record is reused by a later comm at the same address
- * once it has been dead this long, with no timing flight out. */
+ * once it has been dead this long, with no timed call pending. */
 #define NG_COMM_GRACE_NS 5000000000ull
 void ng_comm_reset_after_fork(void);	/* every inherited comm is dead */
 #endif

@@ -5,7 +5,7 @@
  * reader holding the pointer stays safe.  A dead record is reused by a
  * later comm at the same address (where the allocator hands a destroyed
  * comm's memory to the next one) once it has been dead NG_COMM_GRACE_NS
- * with no timing flight out: a job that makes a group per step stays
+ * with no timed call pending: a job that makes a group per step stays
  * watched, where its 3073rd comm went untracked.  Only at the same
  * address, so that a thread's cached (handle, record) pair (coll_fast.h)
  * stays right without a check of its own on every call. */
@@ -84,12 +84,12 @@ struct ng_comm *ng_comm_find(ncclComm_t h)
 }
 
 /* Dead long enough for a call on it to have returned, and no timing
- * flight, probe or deferred call of its own outstanding. */
+ * timed call, probe or deferred call of its own outstanding. */
 static int reusable(const struct ng_comm *c, uint64_t now)
 {
 	return __atomic_load_n(&c->dead, __ATOMIC_ACQUIRE) && c->dead_ns &&
 	       now >= c->dead_ns + NG_COMM_GRACE_NS &&
-	       !__atomic_load_n(&c->flights_out, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&c->pending_out, __ATOMIC_ACQUIRE) &&
 	       !c->probe_out && !c->ndeferred;
 }
 

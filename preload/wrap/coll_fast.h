@@ -140,7 +140,7 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 	if (call->trace)
 		arrival(call, is_p2p, seq);
 	call->captured = __builtin_expect(ng_hot.capture_seen, 0) ? ng_coll_capturing(stream) : 0;
-	call->flight = NULL;
+	call->pending = NULL;
 	call->index = 0;
 	call->site = __builtin_expect(ng_cfg.stacks, 0) ? ng_coll_callsite(ret) : NULL;
 	if (c && !call->captured)
@@ -161,13 +161,13 @@ ng_coll_end_inline(struct ng_call *call, ncclResult_t r)
 	if (call->trace) {
 		/* The host span only with the GPU time: a second TSC read
 		 * costs about 25 ns, half a point of an 8-byte all-reduce. */
-		call->rec_exit = call->flight || ng_group_depth ? ng_stamp(call->ticks) : 0;
+		call->rec_exit = call->pending || ng_group_depth ? ng_stamp(call->ticks) : 0;
 		/* The event itself is written by the watchdog thread, off this
-		 * path, and before the flight below can complete. */
+		 * path, and before the pending call below can complete. */
 		if (__builtin_expect(ng_recbuf_push(call), 0))
 			ng_coll_record_inline(call);
 	}
-	if (call->flight || ng_group_depth)
+	if (call->pending || ng_group_depth)
 		ng_coll_timing_end(call, r);
 	ng_hostcall_exit();
 	if (__builtin_expect(call->site != NULL, 0) && call->comm && ng_hot.tp)

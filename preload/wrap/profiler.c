@@ -10,7 +10,7 @@
  * thread's host-call slot names it), else NCCL's commHash, which every
  * rank agrees on as well.  A comm a wrapper saw gets only what NCCL chose
  * (coll_algo); a comm only the plugin sees gets its calls recorded,
- * timed from NCCL's kernel channel events and watched (watch/pcoll.c).
+ * timed from NCCL's kernel channel events and watched (watchdog/pcoll.c).
  *
  * Events used: Group (a marker handle), Coll (seqNumber, func, count,
  * datatype, algo, proto, nChannels), P2p (func, count, datatype, peer),

@@ -7,7 +7,7 @@
 #ifndef NCCLGUARD_WRAP_H
 #define NCCLGUARD_WRAP_H
 
-#include "watch.h"
+#include "watchdog.h"
 
 /* Returns nonzero when the wrapper must return call->result without
  * calling NCCL (an injected fault). */

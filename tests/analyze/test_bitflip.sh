@@ -13,7 +13,7 @@
 # keeps every value plausible may change the report unseen, so that is
 # not asked of a fresh recording.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 
 for case in real_slow_rank real_skip; do
 trace=$(dirname "$(find "$NG_ROOT/tests/analyze/traces/$case/trace" -name metadata | head -n 1)")

@@ -10,7 +10,7 @@
 # rank, and every one has its completion; the Perfetto trace says why
 # it has GPU slices for 406.  The same in groups, timed as a whole.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 GEN="$NG_BUILD/tests/ng_trace_gen"
 EX="$NG_BUILD/bin/allreduce_example"
 [ -x "$GEN" ] || { echo "SKIP: no trace generator (make check builds it)"; exit 0; }

@@ -4,7 +4,7 @@
 # libncclguard-tp.so, then analysed: every collective matched, rank 1 the
 # straggler, about 5 ms late, reports written.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 JOB="$NG_BUILD/tests/ng_lttng_job"
 [ -x "$JOB" ] || fail "$JOB not built"
 

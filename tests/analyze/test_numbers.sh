@@ -15,7 +15,7 @@
 #    (140503.25 s)" busy; now its time is at most its wall time, and the
 #    summary, report.json and the HTML say what the figure rests on.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 EX="$NG_BUILD/bin/allreduce_example"
 GEN="$NG_BUILD/tests/ng_trace_gen"
 [ -x "$GEN" ] || { echo "SKIP: no trace generator (make check builds it)"; exit 0; }

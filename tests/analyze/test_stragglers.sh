@@ -6,7 +6,7 @@
 #   an injected 20 ms delay on rank 1 names rank 1, about 20 ms late;
 #   synthetic traces find their slow rank at its delay, and none without.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 GEN="$NG_BUILD/tests/ng_trace_gen"
 EX="$NG_BUILD/bin/allreduce_example"
 export LD_LIBRARY_PATH="$NG_SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

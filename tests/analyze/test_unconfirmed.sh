@@ -11,7 +11,7 @@
 # and rank 1's calls after its last confirmed one are `unconfirmed`
 # (summary, report.json, HTML), not hung.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 EX="$NG_BUILD/bin/allreduce_example"
 [ -x "$EX" ] && [ -f "$NG_SIM/libnccl.so.2" ] || { echo "SKIP: CPU backend not built"; exit 0; }
 

@@ -15,7 +15,7 @@
 #   ng_local_session NAME SESSION DIR   the same, recorded into DIR
 #
 # Everything started is killed on exit (NG_AT_EXIT, tracer/common.sh).
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 
 if [ "$NG_LTTNG_ISOLATED" != root ]; then
 	echo "SKIP: hosts as namespaces need root with unshare"

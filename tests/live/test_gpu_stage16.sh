@@ -9,7 +9,7 @@
 # each watch's hang line (exit 5); nothing is left running.
 NG_NETNS_HOST=s16host
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$NG_ROOT/tests/tracer/common.sh"
+. "$NG_ROOT/tests/e2e/common.sh"
 [ "$(hostname)" = s16host ] || { echo "SKIP: needs a network namespace of its own (root)"; exit 0; }
 for c in bash lttng-relayd lttng-sessiond python3; do
 	command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 0; }

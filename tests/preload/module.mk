@@ -3,7 +3,7 @@
 # across tests/).  Unit tests link the shim's objects directly; the
 # programs below run on the CPU backend under the scripts
 # (tests/preload/test_*.sh).  A folder's tests see the include folders of
-# the module they test, and ngtest.h; comm/'s and watch/'s also wrap/'s,
+# the module they test, and ngtest.h; comm/'s and watchdog/'s also wrap/'s,
 # through whose ng_coll_begin they make the calls they follow.
 $(BUILD)/obj/tests/preload/%.o: MOD_INC := $(NG_INC_wrap) -Itests/preload
 $(BUILD)/obj/tests/preload/core/%.o: MOD_INC := $(NG_INC_core) -Itests/preload
@@ -33,20 +33,20 @@ $(eval $(call ng_unit_test,preload/comm,test_registry,$(PRELOAD_OBJS),$(PRELOAD_
 $(eval $(call ng_unit_test,preload/enforce,test_policy_shim,$(POLICY_OBJS) \
 	$(BUILD)/obj/preload/enforce/apply.o $(BUILD)/obj/preload/enforce/envplugin.o,$(INIH_LIB) -ldl))
 
-# watch/: the timing and watchdog tests run the CPU backend's CUDA
+# watchdog/: the timing and watchdog tests run the CPU backend's CUDA
 # runtime (build/sim), which they load at run time.
 SIM_LIBS_DEP := $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim/libcudart.so.13
-$(eval $(call ng_unit_test,preload/watch,test_ring,,-lpthread))
-$(eval $(call ng_unit_test,preload/watch,test_recbuf,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(eval $(call ng_unit_test,preload/watch,test_pcoll,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(eval $(call ng_unit_test,preload/watch,test_hostcall,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(eval $(call ng_unit_test,preload/watch,test_inject,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(eval $(call ng_unit_test,preload/watch,test_hang_dump,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
-$(eval $(call ng_unit_test,preload/watch,test_timing,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watchdog,test_queue,,-lpthread))
+$(eval $(call ng_unit_test,preload/watchdog,test_recbuf,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watchdog,test_pcoll,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watchdog,test_hostcall,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watchdog,test_inject,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watchdog,test_hang_dump,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watchdog,test_timing,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
 $(BUILD)/tests/test_timing: | $(SIM_LIBS_DEP)
 # test_watchdog includes watchdog.c, to call its static checks.
-$(eval $(call ng_unit_test,preload/watch,test_watchdog,$(filter-out \
-	$(BUILD)/obj/preload/watch/watchdog.o,$(PRELOAD_OBJS)),$(PRELOAD_LIBS)))
+$(eval $(call ng_unit_test,preload/watchdog,test_watchdog,$(filter-out \
+	$(BUILD)/obj/preload/watchdog/watchdog.o,$(PRELOAD_OBJS)),$(PRELOAD_LIBS)))
 $(BUILD)/tests/test_watchdog: | $(SIM_LIBS_DEP)
 
 # wrap/

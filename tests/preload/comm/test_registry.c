@@ -64,7 +64,7 @@ static void test_comm_registry(void **state)
  * A program that creates and destroys communicators all along (a new
  * group per step) must stay watched.  NCCL's allocator gives a destroyed
  * comm's memory to the next: a record dead for the grace period, with no
- * timing flight out, is reused by a later comm at the same address, and
+ * timed call pending, is reused by a later comm at the same address, and
  * only then (a thread's cached (handle, record) pair must stay right).
  */
 #define H(i) ((ncclComm_t)(uintptr_t)(0x100000 + (uintptr_t)(i) * 0x40))
@@ -111,8 +111,8 @@ static void test_comm_reuse(void **state)
 	/* Every other address comes back the same way. */
 	for (int i = 1; i < n; i++)
 		assert_ptr_equal(ng_comm_add(H(i), 1, 0, 2, 0, 0, 1), mine[i]);
-	/* A flight of its own still out: a new record, the old one waits. */
-	__atomic_add_fetch(&a->flights_out, 1, __ATOMIC_RELAXED);
+	/* A timed call of its own still pending: a new record, the old one waits. */
+	__atomic_add_fetch(&a->pending_out, 1, __ATOMIC_RELAXED);
 	ng_comm_forget(H(0));
 	age(a);
 	ng_comm_forget(H(1));
@@ -120,7 +120,7 @@ static void test_comm_reuse(void **state)
 	b = ng_comm_add(H(1), 8, 0, 2, 0, 0, 1);
 	assert_ptr_equal(b, mine[1]);
 	assert_null(ng_comm_add(H(0), 9, 0, 2, 0, 0, 1));	/* full, and a is busy */
-	__atomic_sub_fetch(&a->flights_out, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&a->pending_out, 1, __ATOMIC_RELAXED);
 	c = ng_comm_add(H(0), 9, 0, 2, 0, 0, 1);
 	assert_ptr_equal(c, a);
 	assert_ptr_equal(comm_of(H(0)), a);
@@ -222,7 +222,7 @@ static void test_comm_reset_after_fork(void **state)
 }
 
 /* A dead record waits for its watchdog probe and its nonblocking calls
- * still deferred, as for its timing flights: a comm at its address in
+ * still deferred, as for its timed calls pending: a comm at its address in
  * the meantime gets a record of its own. */
 static void test_comm_reuse_waits_for_probe_and_deferred(void **state)
 {
@@ -245,11 +245,11 @@ static void test_comm_reuse_waits_for_probe_and_deferred(void **state)
 	assert_ptr_equal(ng_comm_add(G(20), 822, 0, 2, 0, 0, 1), c);
 	ng_comm_forget(G(20));
 	age(c);
-	c->flights_out = 1;
+	c->pending_out = 1;
 	old->ndeferred = 0;
 	assert_ptr_equal(ng_comm_add(G(20), 823, 0, 2, 0, 0, 1), old);
 	assert_int_equal(old->hash, 823);
-	c->flights_out = 0;
+	c->pending_out = 0;
 	ng_comm_forget(G(20));
 }
 

@@ -1,0 +1,175 @@
+/* The collectives NCCL's profiler plugin reports (preload/watchdog/pcoll.c):
+ * a call completes when its host event and every channel it announced
+ * have ended, in whatever order; a call whose kernel never ends is
+ * overdue once, oldest first; a comm a wrapper records is not tracked;
+ * a comm whose kernels NCCL never reports is never judged. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "watchdog.h"
+
+#define INFO(nch) NG_PINFO(2, 1, (nch), 16, 0)
+
+static struct ng_pctx *ctx(int wrapped)
+{
+	struct ng_pctx *x = ng_pctx_new(!wrapped);
+
+	assert_non_null(x);
+	assert_int_equal(x->wrapped, wrapped);
+	assert_true(wrapped || x->slot);
+	x->hash = 0x1234;
+	x->nranks = 4;
+	ng_pctx_live(x);
+	return x;
+}
+
+static void test_complete_any_order(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	struct ng_pcoll *c = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 256, ncclFloat32, -1, INFO(2));
+	struct ng_pch *a, *b;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(c->seq, 1);
+	/* The kernel may end before the host event does (NCCL's proxy
+	 * thread sees it first). */
+	a = ng_pcoll_ch_start(c, 0, 1000);
+	b = ng_pcoll_ch_start(c, 1, 1100);
+	assert_non_null(a);
+	assert_non_null(b);
+	ng_pcoll_ch_time(a, 2000);
+	ng_pcoll_ch_stop(a);
+	ng_pcoll_ch_time(b, 2500);
+	ng_pcoll_ch_stop(b);
+	assert_int_equal(c->state, NG_PS_LIVE);	/* host not done */
+	assert_int_equal(c->gpu_start, 1000);
+	assert_int_equal(c->gpu_end, 2500);
+	ng_pcoll_host_stop(c);
+	assert_int_equal(c->state, NG_PS_FREE);
+	/* A channel out of range, or of a call already done: no handle. */
+	assert_null(ng_pcoll_ch_start(c, 0, 3000));
+	ng_pctx_end(x);
+}
+
+static void test_overdue_once(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	struct ng_pcoll *c1, *c2;
+	struct ng_pcoll_late l;
+	uint64_t now;
+
+	(void)state;
+	c1 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 1024, ncclFloat32, -1, INFO(1));
+	ng_pcoll_host_stop(c1);
+	assert_non_null(ng_pcoll_ch_start(c1, 0, 5));	/* started, never ends */
+	c2 = ng_pcoll_start(x, NG_FN_ncclAllGather, 0, 16, ncclInt8, -1, INFO(1));
+	ng_pcoll_host_stop(c2);
+	now = c2->enter_ns + 10 * 1000000000ull;
+	assert_int_equal(ng_pcoll_overdue(now, 1000000000ull, &l), 1);
+	assert_int_equal(l.seq, c1->seq);	/* the oldest: the other waits on it */
+	assert_int_equal(l.fn, NG_FN_ncclAllReduce);
+	assert_int_equal(l.bytes, 4096);
+	assert_int_equal(l.started, 1);
+	assert_int_equal(l.hash, 0x1234);
+	assert_int_equal(ng_pcoll_overdue(now, 1000000000ull, &l), 0);	/* said once */
+	assert_int_equal(ng_pcoll_overdue(c2->enter_ns, 1000000000ull, &l), 0);
+	ng_pctx_end(x);
+	assert_int_equal(ng_pcoll_overdue(now + 1, 1, &l), 0);	/* finalized */
+}
+
+static void test_no_kernel_events(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	struct ng_pcoll *c = ng_pcoll_start(x, NG_FN_ncclBroadcast, 0, 8, ncclInt8, 0, INFO(1));
+	struct ng_pcoll_late l;
+
+	(void)state;
+	ng_pcoll_host_stop(c);
+	/* NCCL reports no kernel of this comm: nothing can say it ended. */
+	assert_int_equal(ng_pcoll_overdue(c->enter_ns + 100000000000ull, 1, &l), 0);
+	ng_pctx_end(x);
+}
+
+static void test_prev_without_kernel_freed(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	struct ng_pcoll *c1 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
+	struct ng_pcoll *c2;
+	struct ng_pch *ch;
+
+	(void)state;
+	ng_pcoll_host_stop(c1);		/* a captured call: no kernel events */
+	c2 = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
+	ch = ng_pcoll_ch_start(c2, 0, 1);
+	ng_pcoll_host_stop(c2);
+	ng_pcoll_ch_stop(ch);
+	assert_int_equal(c2->state, NG_PS_FREE);
+	assert_int_equal(c1->state, NG_PS_FREE);
+	ng_pctx_end(x);
+}
+
+static void test_wrapped_untracked(void **state)
+{
+	struct ng_pctx *x = ctx(1);
+
+	(void)state;
+	assert_null(ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1)));
+	ng_pctx_end(x);
+}
+
+/* Sends and receives count apart from collectives, in one call order. */
+static void test_p2p(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	struct ng_pcoll *a = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
+	struct ng_pcoll *s = ng_pcoll_start(x, NG_FN_ncclSend, 1, 8, ncclInt8, 3, INFO(1));
+	struct ng_pcoll *r = ng_pcoll_start(x, NG_FN_ncclRecv, 1, 8, ncclInt8, 3, INFO(1));
+	struct ng_pcoll_late l;
+
+	(void)state;
+	assert_int_equal(a->seq, 1);
+	assert_int_equal(s->seq, 1);
+	assert_int_equal(r->seq, 2);
+	assert_true(s->ord > a->ord && r->ord > s->ord);
+	ng_pcoll_host_stop(a);
+	ng_pcoll_ch_stop(ng_pcoll_ch_start(a, 0, 1));
+	ng_pcoll_host_stop(s);
+	ng_pcoll_ch_start(s, 0, 1);	/* the send never ends */
+	assert_int_equal(ng_pcoll_overdue(s->enter_ns + 2000000000ull, 1000000000ull, &l), 1);
+	assert_int_equal(l.p2p, 1);
+	assert_int_equal(l.seq, 1);
+	assert_int_equal(l.peer, 3);
+	assert_int_equal(l.fn, NG_FN_ncclSend);
+	ng_pctx_end(x);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_int_equal(NG_PINFO_ALGO(NG_PINFO(ng_palgo_id("RING"), 0, 0, 0, 0)), 2);
+	assert_string_equal(ng_palgo_name[ng_palgo_id("NVLS_TREE")], "NVLS_TREE");
+	assert_string_equal(ng_palgo_name[ng_palgo_id("FANCY")], "other");
+	assert_string_equal(ng_pproto_name[ng_pproto_id("Simple")], "SIMPLE");
+	assert_int_equal(ng_palgo_id(NULL), 0);
+	assert_int_equal(NG_PINFO_OPSEQ(NG_PINFO(1, 2, 3, 4, 77)), 77);
+	assert_int_equal(NG_PINFO_NCH(NG_PINFO(1, 2, 3, 4, 77)), 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_complete_any_order),
+		cmocka_unit_test(test_overdue_once),
+		cmocka_unit_test(test_no_kernel_events),
+		cmocka_unit_test(test_prev_without_kernel_freed),
+		cmocka_unit_test(test_wrapped_untracked),
+		cmocka_unit_test(test_p2p),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
