@@ -1,7 +1,7 @@
 /*
  * `ncclguard analyze` as a library call: read the LTTng traces of all
  * ranks under some directories, match them, and write the reports
- * (DESIGN.md section 9).  The command line is tools/'s.
+ * (docs/design.md, "The analyzer's findings").  The command line is tools/'s.
  */
 #ifndef NCCLGUARD_ANALYZE_H
 #define NCCLGUARD_ANALYZE_H

@@ -1,7 +1,8 @@
 /*
- * report.json, DESIGN.md section 9 ("schema": "ncclguard-report/1").  Every
- * key is written even when empty; 64-bit hashes are hex strings (a JSON
- * number loses them past 2^53).  Beyond section 9: nranks, timed and
+ * report.json ("schema": "ncclguard-report/1"; docs/design.md, "The
+ * analyzer's findings").  Every key is written even when empty; 64-bit
+ * hashes are hex strings (a JSON number loses them past 2^53).  Beyond
+ * the keys every report reader relies on: nranks, timed and
  * below_link in a collectives row, timed_out and age_s in a hang, host and
  * pid in a straggler (rank null where no process_info named it),
  * rank_state in a hung collective (AN_RS_* names per rank),

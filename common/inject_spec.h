@@ -1,7 +1,7 @@
 /*
- * Fault injection specs (DESIGN.md section 5), parsed where they are used
- * (the shim, at start) and where they are given (`ncclguard run --inject`,
- * before anything starts), by the same rules:
+ * Fault injection specs (docs/design.md, "Fault injection"), parsed where
+ * they are used (the shim, at start) and where they are given (`ncclguard
+ * run --inject`, before anything starts), by the same rules:
  *   "KIND:key=value,...;KIND:..."
  * KIND is delay (ms=N), drop, stall or error (code=NAME); match keys are
  * rank, op, seq, every, comm, count.

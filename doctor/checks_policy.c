@@ -93,7 +93,7 @@ static void check_plan(struct ng_doctor_report *r, const struct ng_policy *p)
 
 /* [devices] gpus: each index is a GPU this host has, in nvidia-smi's
  * numbering (PCI order).  One the host does not show is a warning, as
- * for the shim (DESIGN.md section 4). */
+ * for the shim (docs/design.md, "Policy in the process"). */
 static void check_gpus(struct ng_doctor_report *r, const struct dr_host *h,
 		       const struct ng_policy *p)
 {

@@ -1,5 +1,5 @@
 /*
- * doctor/: `ncclguard doctor` (DESIGN.md section 11): the checks a person
+ * doctor/: `ncclguard doctor` (docs/doctor.md): the checks a person
  * runs by hand on a GPU host before a multi-node job, each with a stable
  * dotted id, a status (ok, warn, fail, skip), the value found and, for
  * warn and fail, the fix in one line; the `ncclguard-doctor/1` file; and

@@ -1,4 +1,4 @@
-# doctor/: `ncclguard doctor` (DESIGN.md section 11): the host's checks,
+# doctor/: `ncclguard doctor` (docs/doctor.md): the host's checks,
 # the ncclguard-doctor/1 file and --compare.  It reads the host through
 # policy/'s seam and uses policy/'s interface logic; NVML is dlopened.
 # Linked into the CLI only.

@@ -1,4 +1,4 @@
-/* The checks in their order: by area, as DESIGN.md section 11 lists them. */
+/* The checks in their order: by area, as docs/doctor.md lists them. */
 #include <stdlib.h>
 #include <time.h>
 

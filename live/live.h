@@ -5,7 +5,7 @@
  * seconds where each rank is (the last collective it entered on each
  * communicator) and, once a collective has waited longer than `stuck_s`,
  * the hang: the ranks waiting in it and the ranks missing from it, with
- * their hosts.  The command line is tools/'s (DESIGN.md section 10).
+ * their hosts.  The command line is tools/'s (docs/cluster.md).
  */
 #ifndef NCCLGUARD_LIVE_H
 #define NCCLGUARD_LIVE_H

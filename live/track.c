@@ -1,11 +1,11 @@
 /*
  * The progress tracker.  Every collective has a per-communicator seq that
- * all ranks share (DESIGN.md section 3), so the ranks of a communicator
- * are in step when their last entered seqs agree.  When they do not, the
- * lowest of them, L, names the pending collective L+1: the ranks past L
- * wait in it, the ranks at L have not entered it.  That is a hang once
- * the first rank's entry into L+1 is older than --stuck on its own host's
- * clock.  An init begun and not finished is the same on the init.
+ * all ranks share (docs/design.md, "Interposition"), so the ranks of a
+ * communicator are in step when their last entered seqs agree.  When they do
+ * not, the lowest of them, L, names the pending collective L+1: the ranks
+ * past L wait in it, the ranks at L have not entered it.  That is a hang
+ * once the first rank's entry into L+1 is older than --stuck on its own
+ * host's clock.  An init begun and not finished is the same on the init.
  *
  * Times: an event's time and the times it carries are on its host's trace
  * clock; hosts' clocks differ, so a wait is measured on the waiting

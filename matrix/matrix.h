@@ -2,7 +2,7 @@
  * `ncclguard matrix`: every pair of ranks measured over a 2-rank NCCL
  * communicator (latency of an 8-byte all-reduce, bus bandwidth of a large
  * one), in a round-robin schedule, into matrix.json, matrix.html and a
- * text matrix (DESIGN.md section 12; docs/matrix.md).
+ * text matrix (docs/matrix.md).
  *
  *   schedule.c   the round-robin (circle method): pure
  *   launcher.c   rank, world size, local rank from the launcher's variables

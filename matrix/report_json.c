@@ -1,4 +1,4 @@
-/* matrix.json, schema ncclguard-matrix/1 (DESIGN.md section 12): the
+/* matrix.json, schema ncclguard-matrix/1 (docs/matrix.md): the
  * contract's keys, then what helps read them (docs/matrix.md). */
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-# policy/: the site policy's rules (DESIGN.md section 4): the parser, the
-# interface-list matcher, the host probe, the GPU placement, NCCL's
-# configuration files and the planner.  Linked into the shim (preload/
+# policy/: the site policy's rules (docs/design.md, "Policy in the process"):
+# the parser, the interface-list matcher, the host probe, the GPU placement,
+# NCCL's configuration files and the planner.  Linked into the shim (preload/
 # enforce applies a plan) and into the CLI (`ncclguard policy check`).
 POLICY_OBJS := $(addprefix $(BUILD)/obj/policy/,parse.o netif.o hostprobe.o pin.o plan.o \
 	ncclconf.o trust.o)

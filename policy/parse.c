@@ -1,7 +1,8 @@
 /*
- * The policy file (DESIGN.md section 4), parsed with libinih into struct
- * ng_policy.  Linked into the shim and into `ncclguard policy check`:
- * nothing here logs or traces; every problem is kept with its line.
+ * The policy file (docs/design.md, "Policy in the process"), parsed with
+ * libinih into struct ng_policy.  Linked into the shim and into `ncclguard
+ * policy check`: nothing here logs or traces; every problem is kept with its
+ * line.
  *
  * libinih reads through our reader, which sees each line before inih does:
  * it counts lines (so the handler knows where it is), checks the syntax

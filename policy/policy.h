@@ -1,5 +1,6 @@
 /*
- * policy/: the site policy (DESIGN.md section 4), as rules on data.
+ * policy/: the site policy (docs/design.md, "Policy in the process"), as
+ * rules on data.
  *
  *   parse.c      INI file -> struct ng_policy, errors as "FILE:LINE: ...";
  *                SHA-256 of the file for process_info

@@ -1,6 +1,6 @@
-# sim/: the CPU backend (DESIGN.md section 7): libnccl.so.2, libcudart.so.13
-# and libcuda.so.1 built against the real headers.  Programs pick them with
-# LD_LIBRARY_PATH=$(BUILD)/sim.
+# sim/: the CPU backend (docs/design.md, "The CPU backend"): libnccl.so.2,
+# libcudart.so.13 and libcuda.so.1 built against the real headers.  Programs
+# pick them with LD_LIBRARY_PATH=$(BUILD)/sim.
 SIM_DIR := $(BUILD)/sim
 $(BUILD)/obj/sim/%.o: MOD_INC := -Isim -Icommon
 SIM_CUDART_OBJS := $(addprefix $(BUILD)/obj/sim/,stream.o cudart.o devices.o sync.o)

@@ -1,5 +1,5 @@
-/* sim/: the CPU backend (DESIGN.md section 7).  What the pieces of sim/
- * offer each other; nothing here is seen outside sim/.
+/* sim/: the CPU backend (docs/design.md, "The CPU backend").  What the pieces
+ * of sim/ offer each other; nothing here is seen outside sim/.
  *
  *   devices.c    simulated GPUs: count, CUDA_VISIBLE_DEVICES, bus ids
  *   stream.c     streams and events: FIFOs run by worker threads

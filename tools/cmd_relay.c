@@ -1,5 +1,5 @@
 /*
- * `ncclguard relay`: an lttng-relayd for a job (DESIGN.md section 10), in
+ * `ncclguard relay`: an lttng-relayd for a job (docs/cluster.md), in
  * the foreground.  It listens on LTTng's three ports, control P, data P+1
  * and live P+2 (LTTng's defaults 5342, 5343, 5344 follow the same rule),
  * so that one HOST:P names it for `run --relay` (and HOST:P+2, its live

@@ -1,9 +1,9 @@
 # tracer/: the LTTng-UST provider library.
 #
 # libncclguard-tp.so is the only thing that links liblttng-ust; the shim
-# dlopens it at the first NCCL call (DESIGN.md section 3) and knows it only
-# through tp_api.h, the provider ABI.  It exports ncclguard_tp_ops alone and
-# is never unloaded (-z nodelete).
+# dlopens it at the first NCCL call (docs/design.md, "Interposition") and
+# knows it only through tp_api.h, the provider ABI.  It exports
+# ncclguard_tp_ops alone and is never unloaded (-z nodelete).
 TP_OBJS := $(BUILD)/obj/tracer/tp.o
 $(BUILD)/obj/tracer/%.o: MOD_INC := -Itracer -Icommon
 

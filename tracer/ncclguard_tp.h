@@ -1,10 +1,10 @@
 /*
- * LTTng-UST provider `ncclguard` (DESIGN.md section 6).  Each event takes a
- * pointer to its struct from tp_api.h (a tracepoint has at most 10
- * arguments) and lays out every member as a field of the same name.
- * Hashes and stream handles are unsigned 64-bit integers shown in hex;
- * a NULL string is recorded as "".  Every event starts with `job`, the
- * process's job tag (tp_api.h), which a session filters on.
+ * LTTng-UST provider `ncclguard` (docs/design.md, "Recording").  Each event
+ * takes a pointer to its struct from tp_api.h (a tracepoint has at most 10
+ * arguments) and lays out every member as a field of the same name.  Hashes
+ * and stream handles are unsigned 64-bit integers shown in hex; a NULL
+ * string is recorded as "".  Every event starts with `job`, the process's
+ * job tag (tp_api.h), which a session filters on.
  *
  * Compiled only into libncclguard-tp.so (tp.c); the shim never includes
  * this header.

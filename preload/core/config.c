@@ -1,6 +1,6 @@
-/* The shim's settings from NCCLGUARD_* variables (DESIGN.md section 3);
- * their defaults are in hot.c.  The policy file, loaded after this,
- * overrides them. */
+/* The shim's settings from NCCLGUARD_* variables (docs/design.md,
+ * "Interposition"); their defaults are in hot.c.  The policy file, loaded
+ * after this, overrides them. */
 #include <stdlib.h>
 #include <string.h>
 

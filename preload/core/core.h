@@ -40,7 +40,7 @@ static inline void ng_prefetch_w(const void *p)
 #endif
 }
 
-/* Exit statuses of DESIGN.md section 3. */
+/* Exit statuses of a guarded process (docs/cli.md, "A guarded process"). */
 #define NG_EXIT_POLICY 3
 #define NG_EXIT_TIMEOUT 4
 

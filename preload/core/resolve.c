@@ -1,7 +1,8 @@
-/* Finding the real NCCL (DESIGN.md section 3).  PyTorch loads libnccl.so.2
- * as a dependency of an extension opened RTLD_LOCAL, so RTLD_NEXT finds
- * nothing there; the loaded copy is still reachable with RTLD_NOLOAD.  The
- * strong pnccl* names cannot be interposed by anyone, ourselves included. */
+/* Finding the real NCCL (docs/design.md, "Interposition").  PyTorch loads
+ * libnccl.so.2 as a dependency of an extension opened RTLD_LOCAL, so
+ * RTLD_NEXT finds nothing there; the loaded copy is still reachable with
+ * RTLD_NOLOAD.  The strong pnccl* names cannot be interposed by anyone,
+ * ourselves included. */
 #include <dlfcn.h>
 #include <link.h>
 #include <limits.h>

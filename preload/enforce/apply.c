@@ -1,14 +1,14 @@
 /*
- * The site policy in the shim (DESIGN.md sections 3 and 4): load it in the
- * constructor, before CUDA or NCCL read anything and before the program
- * starts threads; apply its plan (environment, pinning, affinity,
- * timeouts); check again before ncclGetUniqueId and every init or split.
- * Each decision is one `policy` event and one log line at verbose level:
- * the decisions are the same on every rank, so at the default level the
- * host's first rank (local rank 0) prints one line that sums them up and
- * the others print nothing.  Violations print in full on every rank; with
- * `[violation] action = fail` the process stops with exit status 3 before
- * NCCL starts.
+ * The site policy in the shim (docs/design.md, "Interposition" and "Policy
+ * in the process"): load it in the constructor, before CUDA or NCCL read
+ * anything and before the program starts threads; apply its plan
+ * (environment, pinning, affinity, timeouts); check again before
+ * ncclGetUniqueId and every init or split.  Each decision is one `policy`
+ * event and one log line at verbose level: the decisions are the same on
+ * every rank, so at the default level the host's first rank (local rank 0)
+ * prints one line that sums them up and the others print nothing.
+ * Violations print in full on every rank; with `[violation] action = fail`
+ * the process stops with exit status 3 before NCCL starts.
  *
  * cudaSetDevice under pin = local_rank: the process sees one GPU, as
  * device 0, and programs written for an unpinned node (torch DDP scripts)

@@ -1,7 +1,7 @@
 /*
- * preload/enforce: the site policy applied in this process (DESIGN.md
- * section 4; the rules themselves are policy/'s), and NCCL's env plugin,
- * through which the enforced values reach NCCL.
+ * preload/enforce: the site policy applied in this process (docs/design.md,
+ * "Policy in the process"; the rules themselves are policy/'s), and NCCL's
+ * env plugin, through which the enforced values reach NCCL.
  */
 #ifndef NCCLGUARD_ENFORCE_H
 #define NCCLGUARD_ENFORCE_H

@@ -1,5 +1,5 @@
 /*
- * Fault injection (DESIGN.md section 5):
+ * Fault injection (docs/design.md, "Fault injection"):
  *   NCCLGUARD_INJECT="KIND:key=value,...;KIND:..."
  * KIND is delay (ms=N), drop, stall or error (code=NAME); match keys are
  * rank, op, seq, every, comm, count.  Parsed strictly at start (by

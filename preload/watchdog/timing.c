@@ -1,5 +1,5 @@
 /*
- * GPU timing of collectives (DESIGN.md section 3, "Collective lifecycle").
+ * GPU timing of collectives (docs/design.md, "GPU timing and sampling").
  *
  * Events come from a per-device pool created when a communicator appears,
  * never on the hot path; pending records from a fixed slab.  A timed call

@@ -160,7 +160,7 @@ void ng_hang_write(const char *reason, const struct ng_pending *(*inflight)(int 
 /* The hang dump's "gpu_health": NVML's view of each GPU the comms use. */
 void ng_gpu_health_write(FILE *f);
 
-/* ---- inject.c: fault injection (DESIGN.md section 5) ----------------- */
+/* ---- inject.c: fault injection (docs/design.md, "Fault injection") - */
 /* Parse the spec; 0 when valid (or NULL), else prints what is wrong. */
 int ng_inject_init(const char *spec);
 /* For a call about to be made: performs delays and stalls itself, returns

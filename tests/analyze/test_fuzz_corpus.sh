@@ -47,8 +47,8 @@ import json, sys
 r = json.load(open(sys.argv[1], encoding="utf-8"))
 err = open(sys.argv[2]).read()
 said = "skipped" in err or "implausible" in err or "left out" in err
-# incomplete[] (DESIGN 9) where the report has it: what stderr said was
-# left out must be in it.
+# incomplete[] (docs/design.md, "The analyzer's findings") where the report
+# has it: what stderr said was left out must be in it.
 if said and "incomplete" in r:
     assert r["incomplete"], "left out, but incomplete[] is empty"
 PY

@@ -9,8 +9,8 @@ unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK SLURM_PROCID SLURM_NTAS
 	OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE NCCLGUARD_INJECT
 SMALL="--bytes 256K --iters 3"
 
-# check_json FILE N: valid JSON with the contract's keys (DESIGN.md
-# section 12) for N ranks; prints "failed a-b" and "slow a-b" lines.
+# check_json FILE N: valid JSON with matrix.json's keys (docs/matrix.md)
+# for N ranks; prints "failed a-b" and "slow a-b" lines.
 check_json() {
 	python3 - "$1" "$2" <<'PY' || fail "$1: not ncclguard-matrix/1"
 import json, math, sys

@@ -1,5 +1,6 @@
-/* The policy parser (DESIGN.md section 4): a valid file in full, and every
- * malformed form reported with its line; SHA-256.  Trust: test_trust.c. */
+/* The policy parser (docs/design.md, "Policy in the process"): a valid file
+ * in full, and every malformed form reported with its line; SHA-256.  Trust:
+ * test_trust.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

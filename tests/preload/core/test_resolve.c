@@ -1,5 +1,6 @@
-/* The resolver (DESIGN.md section 3): NCCL loaded RTLD_LOCAL as PyTorch
- * does, the pnccl fallback, NCCLGUARD_NCCL_LIBRARY, and never ourselves. */
+/* The resolver (docs/design.md, "Interposition"): NCCL loaded RTLD_LOCAL as
+ * PyTorch does, the pnccl fallback, NCCLGUARD_NCCL_LIBRARY, and never
+ * ourselves. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

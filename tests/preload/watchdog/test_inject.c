@@ -1,6 +1,6 @@
-/* Fault-injection specs (preload/watchdog/inject.c, DESIGN.md section 5):
- * what is accepted, and what is refused with a message naming the part
- * that is wrong. */
+/* Fault-injection specs (preload/watchdog/inject.c, docs/design.md, "Fault
+ * injection"): what is accepted, and what is refused with a message naming
+ * the part that is wrong. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
