@@ -42,6 +42,16 @@ static void add(struct line *l, const char *fmt, ...)
 		l->n += (size_t)w < sizeof(l->buf) - l->n ? (size_t)w : sizeof(l->buf) - l->n - 1;
 }
 
+/* A process by its rank; without process_info it has none: by host:pid. */
+static void add_proc(const struct an_state *an, struct line *l, const struct an_proc *p)
+{
+	if (p->rank >= 0)
+		add(l, "rank %lld", (long long)p->rank);
+	else
+		add(l, "process %s:%lld (rank unknown: no process_info)", an->hosts[p->host].name,
+		    (long long)p->vpid);
+}
+
 /* A process that sent no process_info has no rank (-1): "?", said once. */
 static void add_ranks(struct line *l, const int64_t *r, int n)
 {
@@ -507,12 +517,8 @@ static void straggler_findings(struct an_state *an)
 		if (!an_straggler_flagged(an, p))
 			continue;
 		an_fmt_ns(p->late_sum_ns / (double)p->late_calls, late, sizeof(late));
-		/* Without process_info a process has no rank: name it. */
-		if (p->rank >= 0)
-			add(&l, "straggler: rank %lld", (long long)p->rank);
-		else
-			add(&l, "straggler: process %s:%lld (rank unknown: no process_info)",
-			    an->hosts[p->host].name, (long long)p->vpid);
+		add(&l, "straggler: ");
+		add_proc(an, &l, p);
 		add(&l, " arrived last in %.0f%% of %s (%llu of %llu), %s late on average",
 		    100.0 * (double)p->late_calls / (double)p->coll_calls,
 		    p->opmixed ? "its collectives" : op_plural(an->ops[p->op1]),
@@ -657,12 +663,9 @@ static void unconfirmed_findings(struct an_state *an)
 		int nw = an_unconf_waiting(an, u, &w);
 		struct line l = { 0 };
 
-		if (p->rank >= 0)
-			add(&l, "unconfirmed: rank %lld ", (long long)p->rank);
-		else
-			add(&l, "unconfirmed: a process without process_info (%s, pid %lld) ",
-			    an->hosts[p->host].name, (long long)p->vpid);
-		add(&l, "%s after its %s seq %llu on comm %016llx; its "
+		add(&l, "unconfirmed: ");
+		add_proc(an, &l, p);
+		add(&l, " %s after its %s seq %llu on comm %016llx; its "
 		    "last confirmed call is seq %llu, so its %llu call%s from seq %llu on may "
 		    "have completed or not (the trace cannot tell) and none is named hung",
 		    u->killed ? "was killed (its flight ring was recovered)" :

@@ -30,6 +30,15 @@ static const char *host_of(const struct an_state *an, const struct an_proc *p)
 	return p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
 }
 
+/* A rank, or null for a process without process_info (known by host:pid). */
+static void json_rank(FILE *f, int64_t rank)
+{
+	if (rank >= 0)
+		fprintf(f, "%lld", (long long)rank);
+	else
+		fputs("null", f);
+}
+
 static void ranks(struct an_state *an, FILE *f, const int *order)
 {
 	char ver[32];
@@ -169,12 +178,8 @@ static void stragglers(struct an_state *an, FILE *f, const int *order)
 
 		if (!an_straggler_flagged(an, p))
 			continue;
-		/* rank null: a process without process_info, known by host:pid */
 		fprintf(f, "%s\n    {\"rank\": ", first ? "" : ",");
-		if (p->rank >= 0)
-			fprintf(f, "%lld", (long long)p->rank);
-		else
-			fputs("null", f);
+		json_rank(f, p->rank);
 		fputs(", \"host\": ", f);
 		ng_json_str(f, host_of(an, p));
 		fprintf(f, ", \"pid\": %lld, \"late_calls\": %llu, \"mean_late_us\": %.3f, "
@@ -277,12 +282,8 @@ static void unconfirmed(const struct an_state *an, FILE *f)
 		hash(f, u->comm_hash);
 		fputs(", \"op\": ", f);
 		ng_json_str(f, an->ops[u->op]);
-		/* rank null: a process without process_info */
 		fputs(", \"rank\": ", f);
-		if (an->procs[u->proc].rank >= 0)
-			fprintf(f, "%lld", (long long)an->procs[u->proc].rank);
-		else
-			fputs("null", f);
+		json_rank(f, an->procs[u->proc].rank);
 		fprintf(f, ", \"killed\": %s, \"last_confirmed_seq\": %llu, "
 			"\"first_seq\": %llu, \"last_seq\": %llu, \"calls\": %llu",
 			u->killed ? "true" : "false",
@@ -361,11 +362,8 @@ static void findings(struct an_state *an, FILE *f)
 		ng_json_str(f, fd[i].summary);
 		fputs(", \"ranks\": [", f);
 		for (int j = 0; j < fd[i].nranks; j++) {
-			/* -1: a process without process_info */
-			if (fd[i].ranks[j] < 0)
-				fprintf(f, "%snull", j ? ", " : "");
-			else
-				fprintf(f, "%s%lld", j ? ", " : "", (long long)fd[i].ranks[j]);
+			fputs(j ? ", " : "", f);
+			json_rank(f, fd[i].ranks[j]);
 		}
 		fputs("], \"hosts\": [", f);
 		for (int j = 0; j < fd[i].nhosts; j++) {

@@ -30,7 +30,7 @@
  * this host that never joined: they may start late. */
 #define LATE_TASK_MS		10000
 
-int rn_mkdir_p(const char *path)
+static int mkdir_p(const char *path)
 {
 	char tmp[PATH_MAX];
 
@@ -48,7 +48,7 @@ int rn_mkdir_p(const char *path)
 }
 
 /* 1 if path is missing or an empty directory. */
-int rn_dir_is_empty(const char *path)
+static int dir_is_empty(const char *path)
 {
 	struct dirent *e;
 	DIR *d = opendir(path);
@@ -139,7 +139,7 @@ static int hostdir_taken(const struct run *r)
 	char path[PATH_MAX + 16];
 
 	if (!r->o.relay[0])
-		return !rn_dir_is_empty(r->hostdir);
+		return !dir_is_empty(r->hostdir);
 	snprintf(path, sizeof(path), "%s/run.json", r->hostdir);
 	return !access(path, F_OK);
 }
@@ -163,7 +163,7 @@ static int create_recording(struct run *r, const char *lib)
 		return -1;
 	}
 	r->made_dir = access(r->dir, F_OK) && errno == ENOENT;
-	if (rn_mkdir_p(r->hostdir))
+	if (mkdir_p(r->hostdir))
 		fprintf(stderr, "ncclguard run: %s: %s\n", r->hostdir, strerror(errno));
 	else
 		r->have_dir = 1;

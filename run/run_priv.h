@@ -227,9 +227,6 @@ int rn_wait_job(pid_t pid, int has_tty);
 
 /* ---- recording.c: the job's recording on this host ------------------ */
 
-int rn_mkdir_p(const char *path);
-/* 1 if path is missing or an empty folder. */
-int rn_dir_is_empty(const char *path);
 /* Bytes free for us on path's filesystem, -1 if unknown. */
 long long rn_disk_free(const char *path);
 /* Join or create; 0, or -1: nothing may start (exit status 2). */
