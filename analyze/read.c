@@ -5,7 +5,7 @@
  * sink has each ncclguard event decoded into a record (events/, shared
  * with `ncclguard watch`) and hands it to the matcher; nothing of the
  * trace is kept here.  With -j, the checked traces are read by worker
- * processes instead (pread.c), on the helpers read_priv.h declares.
+ * processes instead (pread.c); both stand on readbase.c (read_priv.h).
  *
  * babeltrace2 refuses a whole trace for one bad stream file, spins for
  * ever on some cut metadata and may crash on worse.  So each trace is
