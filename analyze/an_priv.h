@@ -4,9 +4,8 @@
  *
  * The files in stages, from the top; each calls only files below it
  * (tools/include_graph.sh checks it from the objects; `--calls analyze`
- * prints the graph), read.c and pread.c excepted for now: one reader in
- * two files, sharing read_priv.h.  Each stage is meant to become a folder
- * with its own small header:
+ * prints the graph).  Each stage is meant to become a folder with its own
+ * small header:
  *
  *   top
  *   analyze.c      ng_analyze(): outputs checked, traces found once each,
@@ -24,8 +23,12 @@
  *   findings.c     the findings as sentences (summary, HTML)
  *
  *   read
- *   read.c         babeltrace2 -> records (struct ev_rec_*)
+ *   read.c         babeltrace2 -> records (struct ev_rec_*): the checks,
+ *                  the one graph
  *   pread.c        read.c's read by worker processes (-j)
+ *   readbase.c     what both stand on (read_priv.h): events to the
+ *                  matcher, the crash guard, sinks, views, what was left
+ *                  out
  *   merge.c        the time-ordering sink (merge.h)
  *   recs.c         records through a pipe, worker to merger (recs.h)
  *   flight.c       a dead process's calls from its copied flight ring file

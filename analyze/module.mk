@@ -15,11 +15,12 @@ NG_AN_OBJS += $(COMMON_ESC_OBJ) $(COMMON_JSON_READ_OBJ) $(COMMON_READ_FILE_OBJ)
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
-CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read pread merge recs flight) $(NG_AN_OBJS) \
+CLI_OBJS += $(patsubst %,$(BUILD)/obj/analyze/%.o,analyze read readbase pread merge recs flight) $(NG_AN_OBJS) \
 	$(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
 CLI_LIBS += $(NG_BT2_LIBS) -lm
 
-$(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/pread.o $(BUILD)/obj/analyze/merge.o: \
+$(BUILD)/obj/analyze/read.o $(BUILD)/obj/analyze/readbase.o $(BUILD)/obj/analyze/pread.o \
+	$(BUILD)/obj/analyze/merge.o: \
 	ALL_CFLAGS += $(NG_BT2_CFLAGS)
 
 # The unit test lives with the analyzer's other tests and sees its insides.

@@ -1,7 +1,7 @@
 /*
- * What the two readers share: read.c (babeltrace2's setup, the checks
- * and views, the single graph) and pread.c (the same read by worker
- * processes, with -j).  Only they use it.
+ * What the two readers share: read.c (the checks, the single graph) and
+ * pread.c (the same read by worker processes, with -j), both on
+ * readbase.c.  Only they use it.
  */
 #ifndef NCCLGUARD_READ_PRIV_H
 #define NCCLGUARD_READ_PRIV_H
@@ -40,7 +40,10 @@ struct counted {
 	uint64_t n;
 };
 
-/* ---- read.c ----------------------------------------------------------- */
+/* ---- readbase.c ------------------------------------------------------- */
+
+/* babeltrace2's error causes, after what, on stderr. */
+void rd_bt_error(const char *what);
 
 /* The progress line, at most twice a second; done: cleared. */
 void rd_progress(struct reader *rd, int done);
@@ -54,6 +57,18 @@ extern volatile sig_atomic_t rd_in_sink, rd_crash_sig;
 int rd_run_graph(bt_graph *graph, bt_graph_run_status *rs);
 /* 1 if sig is one libbabeltrace2 may die of on a corrupt trace. */
 int rd_is_crash(int sig);
+/* Those signals back to their default (a child that opens a trace). */
+void rd_crash_default(void);
+
+/* The sinks' functions (ctx: struct reader): a batch of messages in
+ * time order (the muxer's sink), one message (merge.c's), a stream cut. */
+int rd_consume(void *ctx, bt_message_array_const msgs, uint64_t count);
+int rd_merged(void *ctx, const bt_message *msg, int64_t key, int back);
+void rd_merged_cut(void *ctx, const char *stream, uint64_t events, const char *why);
+
+/* Said in incomplete[] and, where something was left out, on stderr. */
+void rd_dropped(struct an_state *an, int say, enum an_inc_kind what, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* The sources' ports into one merge.c sink; 0, or -1 with why said. */
 int rd_connect_merge(bt_graph *graph, const bt_component_source **srcs, int nsrc,

@@ -143,31 +143,10 @@ def cycles(graph):
         out.append((way, rest))
     return out
 
-# Cycles left for a later step, each with the step that breaks it.  Said,
-# not failed; but one that grows fails, and one that is gone fails until
-# it is taken out of here, so that the list stays true.
-known = {
-    ("analyze", frozenset({"read.c", "pread.c"})):
-        "left until the babeltrace2 set-up they share is in events/",
-}
-
-# Each cycle of module m's files: ("cycle", text), ("known", text), or
-# ("gone", text) for a known one no longer there.
+# Each cycle of module m's files, as text.
 def judge(m, calls):
-    out, seen = [], set()
-    for way, rest in cycles(calls):
-        part = frozenset(way) | frozenset(rest)
-        text = " -> ".join(way) + (f" (with {', '.join(rest)})" if rest else "")
-        if (m, part) in known:
-            seen.add(part)
-            out.append(("known", f"{text}: {known[(m, part)]}"))
-        else:
-            out.append(("cycle", text))
-    for (km, part), why in sorted(known.items(), key=lambda k: sorted(k[0][1])):
-        if km == m and part not in seen:
-            out.append(("gone", f"{' and '.join(sorted(part))} no longer call each "
-                                "other: take them out of known in tools/include_graph.sh"))
-    return out
+    return [" -> ".join(way) + (f" (with {', '.join(rest)})" if rest else "")
+            for way, rest in cycles(calls)]
 
 if only:
     objs = objects(only)
@@ -178,19 +157,15 @@ if only:
         for b, syms in sorted(calls[a].items()):
             print(f"{a} -> {b} (calls: {', '.join(sorted(syms))})")
     said = judge(only, calls)
-    for kind, text in said:
-        print(f"{'known cycle' if kind == 'known' else kind}: {text}")
-    failed = any(kind != "known" for kind, _ in said)
+    for text in said:
+        print(f"cycle: {text}")
+    failed = bool(said)
     if not failed:
-        # Layers, bottom first: a file sits one above the highest it
-        # calls, the calls inside a known cycle left out.
-        inside = [set(way) | set(rest) for way, rest in cycles(calls)]
+        # Layers, bottom first: a file sits one above the highest it calls.
         level = {}
         def height(f):
             if f not in level:
-                below = [g for g in calls.get(f, ())
-                         if not any(f in p and g in p for p in inside)]
-                level[f] = 1 + max((height(g) for g in below), default=-1)
+                level[f] = 1 + max((height(g) for g in calls.get(f, ())), default=-1)
             return level[f]
         for src, _, _ in objs:
             height(src)
@@ -275,12 +250,8 @@ if build:
         inner = file_calls(objs)
         if inner:
             print(f"{m}: {sum(len(v) for v in inner.values())} call edge(s) between its files")
-        for kind, text in judge(m, inner) if objs else ():
-            if kind == "known":
-                print(f"known call cycle in {m}: {text}")
-            else:
-                bad.append(f"call cycle in {m}: {text}" if kind == "cycle" else
-                           f"{m}: {text}")
+        for text in judge(m, inner) if objs else ():
+            bad.append(f"call cycle in {m}: {text}")
     calls = {}
     for m, sym in uses:
         dst = defs.get(sym)
