@@ -53,10 +53,10 @@ row "19b time in NCCL line" "$(grep -m1 -i 'time in nccl' -A2 "$OUT/fast_analyze
 mkdir -p "$OUT/pol/open"; chmod 0777 "$OUT/pol/open"
 printf '[env]\nNCCL_DEBUG = enforce INFO\n[violation]\naction = fail\n' >"$OUT/pol/open/p.conf"
 chmod 0644 "$OUT/pol/open/p.conf"
-st $NG run -o "$OUT/polbad" --policy "$OUT/pol/open/p.conf" -- python3 examples/train_ddp.py --steps 2 >"$OUT/polbad.log" 2>&1
+st $NG run -o "$OUT/polbad" --policy "$OUT/pol/open/p.conf" -- build/gpu/allreduce --launch 1 --min-bytes 8 --max-bytes 8 --iters 5 --warmup 1 >"$OUT/polbad.log" 2>&1
 row "19c policy under a 0777 folder: exit (2) / why" "$? / $(grep -m1 -o 'writable by [a-z ]*([^)]*)' "$OUT/polbad.log")"
 chmod 0755 "$OUT/pol/open"
-st $NG run -o "$OUT/polok" --policy "$OUT/pol/open/p.conf" -- python3 examples/train_ddp.py --steps 2 >"$OUT/polok.log" 2>&1
+st $NG run -o "$OUT/polok" --policy "$OUT/pol/open/p.conf" -- build/gpu/allreduce --launch 1 --min-bytes 8 --max-bytes 8 --iters 5 --warmup 1 >"$OUT/polok.log" 2>&1
 row "19c same file, folder 0755: exit / NCCL INFO lines" "$? / $(grep -c 'NCCL INFO' "$OUT/polok.log")"
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
