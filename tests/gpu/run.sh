@@ -282,8 +282,11 @@ if want 13; then
 	ng=$!
 	sleep 5
 	kill -9 $ng
-	sleep 8
-	row "13 launcher killed: ranks left / sessions left" "$(pgrep -fc 'build/gpu/allreduce') / $(lt lttng list 2>/dev/null | grep -c '\[active\]')"
+	# The guardian stops the job, then ends the recording and writes
+	# run.json: wait for that, not a fixed time.  Ranks by process name:
+	# the guardian keeps run's command line.
+	for _ in $(seq 120); do grep -qs '"status"' "$OUT"/lk/*/run.json && break; sleep 0.5; done
+	row "13 launcher killed: ranks left / sessions left" "$(pgrep -xc allreduce) / $(lt lttng list 2>/dev/null | grep -c '\[active\]')"
 	row "13 launcher killed: run.json status" "$(grep -ho '"status": "[a-z_]*"' "$OUT"/lk/*/run.json)"
 fi
 if want 14; then
