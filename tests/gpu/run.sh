@@ -286,7 +286,10 @@ if want 13; then
 	# run.json: wait for that, not a fixed time.  Ranks by process name:
 	# the guardian keeps run's command line.
 	for _ in $(seq 120); do grep -qs '"status"' "$OUT"/lk/*/run.json && break; sleep 0.5; done
-	row "13 launcher killed: ranks left / sessions left" "$(pgrep -xc allreduce) / $(lt lttng list 2>/dev/null | grep -c '\[active\]')"
+	# A zombie is not a rank left running: with run gone, the job's parent
+	# is whatever reaps orphans in this container, if anything does.
+	row "13 launcher killed: ranks left (zombies) / sessions" \
+		"$(ps -C allreduce -o stat= | grep -vc '^Z') ($(ps -C allreduce -o stat= | grep -c '^Z')) / $(lt lttng list 2>/dev/null | grep -c '\[active\]')"
 	row "13 launcher killed: run.json status" "$(grep -ho '"status": "[a-z_]*"' "$OUT"/lk/*/run.json)"
 fi
 if want 14; then
