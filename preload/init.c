@@ -172,25 +172,23 @@ static int preloaded(void)
  */
 static void at_exit(int status, void *arg)
 {
-	void *h;
+	int nccl;
 
 	(void)arg;
 	ng_inject_report();
 	if (ng_cfg.disabled || ng_wrapper_seen || forked_child || ng_pctx_any() ||
 	    ng_rank.rank < 0)
 		return;
-	h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
-	if (!status && h)
+	nccl = ng_nccl_loaded();
+	if (!status && nccl)
 		ng_info("libnccl.so.2 was loaded but no NCCL call went through the "
 			"shim: the program calls NCCL through dlopen/dlsym (as "
 			"JAX/XLA do), which LD_PRELOAD cannot see; NCCL_PROFILER_PLUGIN=libncclguard.so "
 			"(as `ncclguard run` sets it) does");
-	else if (status && (h || ng_cuda_failed[0]))
+	else if (status && (nccl || ng_cuda_failed[0]))
 		ng_info("exited with status %d before any NCCL call was seen; libnccl.so.2 was "
-			"%sloaded%s%s", status, h ? "" : "not ", ng_cuda_failed[0] ? "; " : "",
+			"%sloaded%s%s", status, nccl ? "" : "not ", ng_cuda_failed[0] ? "; " : "",
 			ng_cuda_failed);
-	if (h)
-		dlclose(h);
 }
 
 __attribute__((constructor)) static void ng_ctor(void)

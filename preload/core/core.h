@@ -226,6 +226,8 @@ extern struct ng_real_nccl ng_real;
 int ng_resolve_nccl(void);
 /* Path of the library the table resolved to ("" if none). */
 const char *ng_nccl_path(void);
+/* Whether a libnccl.so* is loaded; safe at exit (no dlopen). */
+int ng_nccl_loaded(void);
 /* The executable segment of the resolved NCCL, where its calls to its own
  * public functions come from; set by ng_resolve_nccl. */
 extern uintptr_t ng_nccl_text_lo, ng_nccl_text_len;

@@ -94,6 +94,25 @@ static int text_of(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* A loaded object named libnccl.so*, by the path it was loaded from. */
+static int is_nccl(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+	(void)size;
+	(void)arg;
+	base = base ? base + 1 : info->dlpi_name;
+	return base && !strncmp(base, "libnccl.so", 10);
+}
+
+/* Whether NCCL is loaded, asking the loader nothing but its list: at exit,
+ * after the libraries' destructors, a dlopen (even RTLD_NOLOAD) runs every
+ * library's constructors again, CUDA's and NCCL's included. */
+int ng_nccl_loaded(void)
+{
+	return dl_iterate_phdr(is_nccl, NULL);
+}
+
 /* NCCL calls some of its own public functions through its PLT (2.28:
  * ncclCommGetAsyncError inside every collective, ncclGetUniqueId,
  * ncclBroadcast): those calls land here and are NCCL's, not the

@@ -70,6 +70,19 @@ assert_eq "$rc" 1 "analyze of a run that recorded nothing"
 assert_grep "no trace under $NG_TMP/dies: the run recorded nothing (the job ended with status 2 before any NCCL call was seen; run.json)" \
 	"$NG_TMP/an.err"
 
+note "the shim's look at exit for a loaded NCCL runs no library's constructor again"
+# A dlopen, even RTLD_NOLOAD, after the libraries' destructors made the
+# loader run every constructor a second time (CUDA's and NCCL's on a GPU
+# host) in each rank that failed before its first NCCL call.
+rc=0
+NCCLSIM_GPUS=0 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 LD_DEBUG=files LD_PRELOAD="$NG_PRELOAD" \
+	"$EX" --min-bytes 8 --max-bytes 8 --iters 1 --warmup 0 >/dev/null 2>"$NG_TMP/ld.err" || rc=$?
+assert_eq "$rc" 2 "exit status of the rank"
+assert_grep "exited with status 2 before any NCCL call was seen; libnccl.so.2 was loaded" "$NG_TMP/ld.err"
+for lib in libnccl.so.2 libcudart.so.13 libc.so.6; do
+	assert_eq "$(grep -c "calling init: .*/$lib\$" "$NG_TMP/ld.err")" 1 "constructors of $lib run"
+done
+
 note "the same -o again, the job fixed: the record is replaced, the job traced"
 run dies ok -- "$EX" $SMALL
 assert_eq "$rc" 0 "exit status of the fixed job"
