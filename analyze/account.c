@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 static void check_mismatch(struct an_state *an, const struct an_entry *e)
 {
@@ -120,4 +120,19 @@ void an_account(struct an_state *an, struct an_entry *e)
 	if (an->opts.on_coll)
 		an->opts.on_coll(an->opts.on_coll_ctx, an, e);
 	free(e);
+}
+
+/* The mismatches an_account found. */
+void an_account_free(struct an_state *an)
+{
+	int i;
+
+	for (i = 0; i < an->nmism; i++) {
+		free(an->mism[i].rank);
+		free(an->mism[i].op);
+		free(an->mism[i].count);
+		free(an->mism[i].dtype);
+		free(an->mism[i].root);
+	}
+	free(an->mism);
 }

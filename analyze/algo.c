@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 static uint64_t key_of(const struct an_algo_rec *a)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 #define AN_BUSY_KEEP 1024
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 struct track {
 	uint64_t comm_hash, stream;

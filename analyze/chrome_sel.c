@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 struct an_crec {
 	struct an_crec *next;

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 #define PEND_MAX	1024		/* finished collectives held for clocks */
 

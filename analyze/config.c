@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 struct kv {
 	char *val;
@@ -255,4 +255,19 @@ void an_config_mismatches(struct an_state *an)
 		free(names[i]);
 	}
 	free(names);
+}
+
+/* The settings that differ across ranks. */
+void an_config_free(struct an_state *an)
+{
+	int i, j;
+
+	for (i = 0; i < an->ncfg; i++) {
+		for (j = 0; j < an->cfg[i].n; j++)
+			free(an->cfg[i].val[j]);
+		free(an->cfg[i].key);
+		free(an->cfg[i].val);
+		free(an->cfg[i].rank);
+	}
+	free(an->cfg);
 }

@@ -17,11 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "read.h"
 #include "job.h"
 #include "json.h"
 #include "json_read.h"
-#include "nvml_abi.h"
 #include "read_file.h"
 
 #define DUMP_FILE_MAX	(1 << 20)	/* bytes: thousands of comms */
@@ -278,17 +277,6 @@ static int dump_member(struct dp *p, const char *key, const struct ng_jval *v, s
 	return 0;
 }
 
-void an_dump_clear(struct an_dump *d)
-{
-	free(d->path);
-	free(d->host);
-	free(d->reason);
-	free(d->action);
-	free(d->job);
-	free(d->calls);
-	memset(d, 0, sizeof(*d));
-}
-
 int an_dump_parse(const char *buf, size_t len, struct an_dump *d, char *err, size_t errlen)
 {
 	struct ng_jval *root = NULL;
@@ -388,33 +376,6 @@ void an_dumps_read(const char *const *dirs, int ndirs, struct an_state *an)
 	an_paths_free(paths, n);
 }
 
-int an_dump_where(const struct an_state *an, int64_t rank, uint64_t comm_hash, uint64_t seq,
-		  int p2p)
-{
-	int where = AN_DUMP_NONE;
-
-	for (int i = 0; i < an->ndumps; i++) {
-		const struct an_dump *d = &an->dumps[i];
-
-		if (d->rank != rank || rank < 0)
-			continue;
-		if (where == AN_DUMP_NONE)
-			where = AN_DUMP_NOT_IN;
-		for (int k = 0; k < d->ncalls; k++) {
-			const struct an_dump_call *c = &d->calls[k];
-
-			if (c->comm_hash != comm_hash ||
-			    (seq && c->seq != seq && !(p2p && c->p2p_seq == seq)))
-				continue;
-			/* Inside the host call says more than queued. */
-			if (c->where == AN_DUMP_HOST)
-				return AN_DUMP_HOST;
-			where = AN_DUMP_GPU;
-		}
-	}
-	return where;
-}
-
 /* The process of a dump: its host and pid (its rank where the trace
  * never had its process_info); -1 if the trace has no event of it. */
 static int dump_proc(const struct an_state *an, const struct an_dump *d)
@@ -492,102 +453,4 @@ void an_dumps_check(struct an_state *an)
 			      proc >= 0 ? "no timeout event" : "no event",
 			      added ? "; the hang is found from the dump" : "");
 	}
-}
-
-static int64_t median_of(int64_t *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), an_cmp_i64);
-	return v[(n - 1) / 2];
-}
-
-/* How g differs from the median of its peers, in words; 0 if it does not.
- * Thresholds: what a healthy GPU waiting in NCCL never shows. */
-static int differs(const struct an_gpu_health *g, const int64_t *peer_util,
-		   const int64_t *peer_thr, const int64_t *peer_err, int npeers,
-		   char *why, size_t len)
-{
-	int64_t u[64], t[64], e[64];
-	int n = 0, nu = 0, nt = 0, ne = 0;
-
-	for (int i = 0; i < npeers && i < 64; i++) {
-		if (peer_util[i] >= 0)
-			u[nu++] = peer_util[i];
-		if (peer_thr[i] >= 0)
-			t[nt++] = peer_thr[i] & ~(int64_t)NG_NVML_THROTTLE_BENIGN;
-		if (peer_err[i] >= 0)
-			e[ne++] = peer_err[i];
-	}
-	why[0] = '\0';
-	if (g->util >= 90 && nu && median_of(u, nu) <= 10)
-		n += snprintf(why + n, len - n, "%sbusy %lld%% while stuck (its peers %lld%%)",
-			      n ? ", " : "", (long long)g->util, (long long)median_of(u, nu));
-	if (g->throttle > 0 && (g->throttle & ~(int64_t)NG_NVML_THROTTLE_BENIGN) &&
-	    nt && !median_of(t, nt) && n < (int)len)
-		n += snprintf(why + n, len - n, "%sclocks held down (reasons 0x%llx; its peers none)",
-			      n ? ", " : "", (unsigned long long)g->throttle);
-	{
-		int64_t err = (g->ecc > 0 ? g->ecc : 0) + (g->retired > 0 ? g->retired : 0);
-
-		if (err > 0 && ne && !median_of(e, ne) && n < (int)len)
-			n += snprintf(why + n, len - n, "%s%lld uncorrected ECC errors or retired "
-				      "pages (its peers none)", n ? ", " : "", (long long)err);
-	}
-	return n > 0;
-}
-
-int an_dump_sick_gpu(const struct an_state *an, const int64_t *ranks, int nranks,
-		     int64_t *rank, const struct an_dump **dump, const struct an_gpu_health **gpu,
-		     char *why, size_t whylen)
-{
-	const struct an_dump *dd[64];
-	char words[256];
-	int n = 0, found = 0;
-
-	/* One dump per rank of the collective, with health. */
-	for (int i = 0; i < an->ndumps && n < 64; i++) {
-		const struct an_dump *d = &an->dumps[i];
-		int in = 0;
-
-		for (int k = 0; k < nranks && !in; k++)
-			in = ranks[k] == d->rank;
-		for (int k = 0; k < n && in; k++)
-			in = dd[k]->rank != d->rank;
-		if (in && d->ngpu && d->rank >= 0)
-			dd[n++] = d;
-	}
-	if (n < 2)
-		return 0;	/* nothing to compare with */
-	for (int i = 0; i < n; i++) {
-		int64_t pu[64], pt[64], pe[64];
-		int np = 0;
-
-		for (int k = 0; k < n; k++) {
-			const struct an_gpu_health *o = &dd[k]->gpu[0];
-
-			if (k == i)
-				continue;
-			pu[np] = o->util;
-			pt[np] = o->throttle;
-			pe[np++] = (o->ecc > 0 ? o->ecc : 0) + (o->retired > 0 ? o->retired : 0);
-		}
-		if (!differs(&dd[i]->gpu[0], pu, pt, pe, np, words, sizeof(words)))
-			continue;
-		/* Two or more that differ: no single GPU stands out. */
-		if (found++)
-			return 0;
-		snprintf(why, whylen, "%s", words);
-		*rank = dd[i]->rank;
-		*dump = dd[i];
-		*gpu = &dd[i]->gpu[0];
-	}
-	return found;
-}
-
-void an_dumps_free(struct an_state *an)
-{
-	for (int i = 0; i < an->ndumps; i++)
-		an_dump_clear(&an->dumps[i]);
-	free(an->dumps);
-	an->dumps = NULL;
-	an->ndumps = 0;
 }

@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 #define EARLY_EVERY	65536ULL	/* events between scans once a host ended */
 

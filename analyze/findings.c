@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "findings.h"
 
 /* "all-reduces" for an op name, for sentences (nccl_api.def's PLURAL). */
 static const char *op_plural(const char *op)

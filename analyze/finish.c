@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 /* How early a coarse arrival (enter_coarse) can be: the shim's published
  * time is a watchdog tick (5-20 ms) and a jiffy old at most. */
@@ -626,4 +626,24 @@ void an_finish(struct an_state *an)
 	an_config_mismatches(an);
 	an_algo_finish(an);
 	an_incomplete_scan(an);
+}
+
+/* The hangs and the unconfirmed calls an_finish found. */
+void an_finish_free(struct an_state *an)
+{
+	int i;
+
+	for (i = 0; i < an->nhangs; i++) {
+		free(an->hangs[i].wait);
+		free(an->hangs[i].miss);
+		free(an->hangs[i].miss_comm);
+		free(an->hangs[i].last_rank);
+		free(an->hangs[i].last_seq);
+		free(an->hangs[i].state_rank);
+		free(an->hangs[i].state);
+		free(an->hangs[i].drop_seq);
+		free(an->hangs[i].rows);
+	}
+	free(an->hangs);
+	free(an->unconf);
 }

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "an_priv.h"
+#include "read.h"
 #include "ringfile.h"
 
 #define FLIGHT_FILE_MAX (NG_RF_HDR_SIZE + (64ull << 10) + \

@@ -1,7 +1,7 @@
 /* Names and numbers as the reports print them. */
 #include <string.h>
 
-#include "an_priv.h"
+#include "model.h"
 
 const char *an_dtype_name(int64_t dtype)
 {

@@ -1,10 +1,11 @@
 /*
- * The analysis state freed whole: the parts that the files above state.c
- * own and fill (incomplete[], the hang dumps, the findings, the algorithm
- * tables), each by its owner, then state.c's own.  Here, at the top of the
- * files that free, so that state.c, the bottom, calls none of them.
+ * The analysis state freed whole: the parts that files other than
+ * state.c own and fill (incomplete[], the hang dumps, the algorithm tables, the
+ * hangs, mismatches and settings, the findings), each by its owner, then
+ * state.c's own.  Here, in the findings, the last stage that adds to the
+ * state, so that no stage calls one above it.
  */
-#include "an_priv.h"
+#include "findings.h"
 
 void an_free(struct an_state *an)
 {
@@ -14,5 +15,8 @@ void an_free(struct an_state *an)
 	an_dumps_free(an);
 	an_findings_free(an);
 	an_algo_free(an);
+	an_finish_free(an);
+	an_account_free(an);
+	an_config_free(an);
 	an_state_free(an);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 #include "version.h"
 
 static const char css[] =

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 /* Bytes that are not UTF-8 (a host name, an environment from another
  * host) and control characters become U+FFFD, so that the page stays

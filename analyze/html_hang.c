@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 #define HG_L	150	/* px: rank labels */
 #define HG_PA	400	/* the calls */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 #define HEAT_PW		640	/* px: the map's width */
 #define HEAT_L		130	/* px: rank labels */

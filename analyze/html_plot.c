@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 static double row_busbw(const struct an_state *an, const struct an_row *r)
 {

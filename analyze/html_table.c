@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 #define TB_SHOWN	10	/* sizes of an op shown before the fold */
 #define TB_OPEN_ROWS	20	/* rows shown open, worst op first, before a click */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "state.h"
 
 static const char *const inc_names[] = {
 #define NG_INCOMPLETE(what, meaning) [AN_INC_##what] = #what,

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "state.h"
 #include "esc.h"
 #include "job.h"
 

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 #define RING_MIN	64
 #define RING_MAX	AN_WINDOW_MAX	/* in-flight seqs per comm before forcing */

@@ -4,7 +4,7 @@
 $(BUILD)/obj/analyze/%.o: MOD_INC := -Ianalyze -Ievents -Icommon
 
 # The analysis on in-memory records, without babeltrace2 (the unit test).
-NG_AN_CORE := util traces incomplete job runrec relaysess quantile fmt state stats straggle busy config account \
+NG_AN_CORE := util hangdump sickgpu traces incomplete job runrec relaysess quantile fmt state stats straggle busy config account \
 	clock p2p match early finish findings report_json chrome chrome_sel numfmt html html_axis html_plot \
 	html_heat html_hang html_table summary dumps algo free
 NG_AN_OBJS := $(patsubst %,$(BUILD)/obj/analyze/%.o,$(NG_AN_CORE))

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "an_priv.h"
+#include "report.h"
 
 char *an_put_u64(char *p, uint64_t v)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 /* Pending sends and recvs that are done: up to the latest p2p completion,
  * enqueued before a collective that completed (one stream, in order), or

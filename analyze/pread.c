@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "an_priv.h"
+#include "read.h"
 #include "events.h"
 #include "read_priv.h"
 #include "recs.h"

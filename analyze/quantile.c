@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "an_priv.h"
+#include "model.h"
 
 static int hist_bin(double v)
 {

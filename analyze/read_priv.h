@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "an_priv.h"
+#include "read.h"
 #include "events.h"
 #include "graph.h"
 #include "merge.h"

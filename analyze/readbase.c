@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "an_priv.h"
+#include "read.h"
 #include "esc.h"
 #include "events.h"
 #include "graph.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "read.h"
 
 /* "-YYYYMMDD-HHMMSS", what the relay adds to a session's name. */
 #define DATE_SUFFIX	16

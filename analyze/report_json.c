@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 #include "version.h"
 
 static void end_list(FILE *f, int n)

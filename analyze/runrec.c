@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "read.h"
 #include "json_read.h"
 #include "read_file.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "state.h"
 
 struct an_state *an_new(const struct an_opts *opts)
 {
@@ -24,7 +24,7 @@ struct an_state *an_new(const struct an_opts *opts)
 
 void an_state_free(struct an_state *an)
 {
-	int i, j;
+	int i;
 
 	if (!an)
 		return;
@@ -71,27 +71,6 @@ void an_state_free(struct an_state *an)
 	for (i = 0; i < an->nrows; i++)
 		an_qs_free(&an->rows[i].qs);
 	free(an->rows);
-	for (i = 0; i < an->nhangs; i++) {
-		free(an->hangs[i].wait);
-		free(an->hangs[i].miss);
-		free(an->hangs[i].miss_comm);
-		free(an->hangs[i].last_rank);
-		free(an->hangs[i].last_seq);
-		free(an->hangs[i].state_rank);
-		free(an->hangs[i].state);
-		free(an->hangs[i].drop_seq);
-		free(an->hangs[i].rows);
-	}
-	free(an->hangs);
-	free(an->unconf);
-	for (i = 0; i < an->nmism; i++) {
-		free(an->mism[i].rank);
-		free(an->mism[i].op);
-		free(an->mism[i].count);
-		free(an->mism[i].dtype);
-		free(an->mism[i].root);
-	}
-	free(an->mism);
 	for (i = 0; i < an->ntimeouts; i++) {
 		free(an->timeouts[i].op);
 		free(an->timeouts[i].action);
@@ -112,14 +91,6 @@ void an_state_free(struct an_state *an)
 		free(an->policy[i].ranks);
 	}
 	free(an->policy);
-	for (i = 0; i < an->ncfg; i++) {
-		for (j = 0; j < an->cfg[i].n; j++)
-			free(an->cfg[i].val[j]);
-		free(an->cfg[i].key);
-		free(an->cfg[i].val);
-		free(an->cfg[i].rank);
-	}
-	free(an->cfg);
 	ng_u64map_free(&an->proc_map);
 	ng_u64map_free(&an->comm_map);
 	ng_u64map_free(&an->pc_map);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 /* nccl-tests' factors (nccl_api.def's BUSBW): the bytes each rank moves
  * over the bus, relative to the nccl-tests size (the total for allgather,

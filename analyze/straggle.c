@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "match.h"
 
 /* Lateness against the lower median: with two ranks that is the gap
  * between them; with several, a group of slow ranks all count as late,

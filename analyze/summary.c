@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "report.h"
 #include "esc.h"
 
 /* Each finding, then what to do about it; notes need no step. */

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "an_priv.h"
+#include "read.h"
 
 static int add_path(char ***out, int *n, const char *path)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "model.h"
 
 static void out_of_memory(void)
 {

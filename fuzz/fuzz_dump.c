@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -194,7 +194,7 @@ for f in files:
     by_name.setdefault(os.path.basename(f), []).append(f)
 
 # A module's private headers: only its own files include them (tests may).
-private = {"ncclguard_tp.h": "tracer", "an_priv.h": "analyze", "mx_priv.h": "matrix",
+private = {"ncclguard_tp.h": "tracer", "mx_priv.h": "matrix",
            "timing.h": "preload/watchdog", "queue.h": "preload/watchdog",
            "recbuf.h": "preload/watchdog", "coll_fast.h": "preload/wrap",
            "dr_priv.h": "doctor", "lv_priv.h": "live", "run_priv.h": "run"}

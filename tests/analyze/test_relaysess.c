@@ -11,7 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 #define R "/r/hosta/"
 #define JOB "job-7"
