@@ -1,5 +1,5 @@
 /* libFuzzer harness for the hang dump reader (`make fuzz-dump`): the
- * input is one dump's text, parsed as analyze/dumps.c parses
+ * input is one dump's text, parsed as analyze/read/dumps.c parses
  * <DIR>/<host>/hang/ncclguard-hang-*.json.  What it kept must hold
  * together: strings terminated, calls within their count. */
 #include <stdint.h>

@@ -7,6 +7,7 @@
 #ifndef NCCLGUARD_AN_FINDINGS_H
 #define NCCLGUARD_AN_FINDINGS_H
 
+#include "fail_on.h"
 #include "match.h"
 
 

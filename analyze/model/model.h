@@ -26,7 +26,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "analyze.h"
 #include "events.h"
 #include "json.h"
 #include "u64map.h"
