@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #include "analyze.h"
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 struct output {
 	const char *path;

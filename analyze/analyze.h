@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fail_on.h"
+
 struct ng_analyze_opts {
 	const char *json;	/* report.json to write; NULL: none */
 	const char *chrome;	/* Chrome trace-event JSON; NULL: none */
@@ -33,14 +35,6 @@ struct ng_analyze_opts {
 	int chrome_nranks;
 };
 
-/* The --fail-on names (findings.def), for fail_on: NG_FAIL(hang) is 1. */
-enum {
-#define NG_FAIL_ON(name, words) NG_FAIL_BIT_##name,
-#include "findings.def"
-	NG_FAIL_NAMES
-};
-#define NG_FAIL(name)	(1u << NG_FAIL_BIT_##name)
-#define NG_FAIL_ANY	((1u << NG_FAIL_NAMES) - 1)
 #define NG_ANALYZE_FOUND	5
 
 /* Each report is written whole or not at all, and replaces only a regular

@@ -9,7 +9,7 @@
  *
  * Written by the shim (preload/watchdog/ringfile.c) under NCCLGUARD_FLIGHT_DIR,
  * copied into the trace by `ncclguard run` once the process is gone
- * (run/flight.c), read by the analyzer (analyze/flight.c).  The file
+ * (run/flight.c), read by the analyzer (analyze/read/flight.c).  The file
  * describes itself (operation names, datatype sizes, the TSC mapping), so
  * a reader needs nothing of the shim; a reader trusts none of it.
  *

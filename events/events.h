@@ -2,7 +2,7 @@
  * The ncclguard events of a babeltrace2 message stream, as records.
  *
  * One decoder serves every reader of our traces: the analyzer
- * (analyze/read.c, traces on disk through src.ctf.fs) and `ncclguard
+ * (analyze/read/read.c, traces on disk through src.ctf.fs) and `ncclguard
  * watch` (live/, an lttng-relayd's live sessions through
  * src.ctf.lttng-live).  Each event class is resolved once to member
  * indexes (a lookup by name would cost a string compare per field per

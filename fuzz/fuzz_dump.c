@@ -1,12 +1,13 @@
 /* libFuzzer harness for the hang dump reader (`make fuzz-dump`): the
- * input is one dump's text, parsed as analyze/dumps.c parses
+ * input is one dump's text, parsed as analyze/read/dumps.c parses
  * <DIR>/<host>/hang/ncclguard-hang-*.json.  What it kept must hold
  * together: strings terminated, calls within their count. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 #include "ringfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -23,7 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 #ifndef NG_FUZZ_BASE
 #define NG_FUZZ_BASE "fuzz/trace_base"

@@ -4,12 +4,12 @@
 # ASan and UBSan on.  FUZZ_TIME seconds (0: build only); new crashes land
 # in $(BUILD)/fuzz/ as crash-*, and once fixed go to fuzz/corpus/trace-crash,
 # which tests/analyze/test_fuzz_corpus.sh replays in `make check`.
-FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c) events/decode.c events/graph.c common/json.c \
+FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/graph.c common/json.c \
 	common/esc.c common/u64map.c common/json_read.c common/read_file.c
 FUZZ_TRACE_LEN  ?= 20000
-$(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h) events/events.h events/graph.h common/events.def
+$(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
 		-DNG_FUZZ_BASE='"$(CURDIR)/fuzz/trace_base"' \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -25,12 +25,12 @@ $(BUILD)/fuzz/trace-seeds/.done: $(wildcard fuzz/trace_base/*/*)
 		{ printf "\\$$(printf %o $$s)"; cat fuzz/trace_base/$$f; } > $(dir $@)seed-$$s; \
 	done; touch $@
 
-# The parallel reader (analyze/pread.c, merge.c) under the same harness:
+# The parallel reader (analyze/read/pread.c, merge.c) under the same harness:
 # the two stream files read by two workers (-j 2); a worker's death
 # aborts the reader, for libFuzzer to see.  Same seeds and crash corpus.
-$(BUILD)/fuzz/fuzz_trace_par: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h) events/events.h events/graph.h common/events.def
+$(BUILD)/fuzz/fuzz_trace_par: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
 		-DNG_FUZZ_BASE='"$(CURDIR)/fuzz/trace_base"' -DNG_FUZZ_JOBS=2 -DNG_FUZZ_WORKER_DEATH \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -54,15 +54,15 @@ fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace-seeds/.done
 		trace-corpus trace-seeds $(CURDIR)/fuzz/corpus/trace-crash; fi
 fuzz: fuzz-trace
 
-# The flight ring reader (analyze/flight.c): fuzz/fuzz_flight.c patches a
+# The flight ring reader (analyze/read/flight.c): fuzz/fuzz_flight.c patches a
 # ring file made in memory; its corpus (fuzz/corpus/flight) is replayed
 # by a gcc build of the same harness in `make check`
 # (tests/analyze/test_flight_corpus.sh).
-FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c) events/decode.c events/graph.c common/json.c \
+FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/graph.c common/json.c \
 	common/esc.c common/u64map.c common/json_read.c common/read_file.c
-$(BUILD)/fuzz/fuzz_flight: $(FUZZ_FLIGHT_SRCS) $(wildcard analyze/*.h) events/events.h events/graph.h common/events.def common/ringfile.h
+$(BUILD)/fuzz/fuzz_flight: $(FUZZ_FLIGHT_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def common/ringfile.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $(FUZZ_FLIGHT_SRCS) $(NG_BT2_LIBS) -lm
@@ -76,22 +76,22 @@ fuzz-flight: $(BUILD)/fuzz/fuzz_flight
 		flight-corpus $(CURDIR)/fuzz/corpus/flight; fi
 fuzz: fuzz-flight
 
-$(BUILD)/obj/fuzz/%.o: MOD_INC := -Ianalyze -Ievents -Icommon
+$(BUILD)/obj/fuzz/%.o: MOD_INC := $(NG_AN_INC)
 $(BUILD)/tests/fuzz_flight_replay: $(BUILD)/obj/fuzz/fuzz_flight.o $(BUILD)/obj/fuzz/replay.o \
-		$(NG_AN_OBJS) $(BUILD)/obj/analyze/flight.o $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
+		$(NG_AN_OBJS) $(NG_AN_FLIGHT_OBJ) $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
 TEST_BINS += $(BUILD)/tests/fuzz_flight_replay
 
-# The hang dump reader (analyze/dumps.c on common/json_read.c):
+# The hang dump reader (analyze/read/dumps.c on common/json_read.c):
 # fuzz/fuzz_dump.c parses the input as one dump; its corpus
 # (fuzz/corpus/dump, dictionary fuzz/dump.dict) is replayed by a gcc
 # build of the same harness in `make check` (tests/analyze/test_dump_corpus.sh).
-FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c) events/decode.c events/graph.c common/json.c \
+FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/graph.c common/json.c \
 	common/esc.c common/u64map.c common/json_read.c common/read_file.c
-$(BUILD)/fuzz/fuzz_dump: $(FUZZ_DUMP_SRCS) $(wildcard analyze/*.h) events/events.h events/graph.h common/events.def
+$(BUILD)/fuzz/fuzz_dump: $(FUZZ_DUMP_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ianalyze -Ievents -Icommon -Wall -Wextra -Werror \
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $(FUZZ_DUMP_SRCS) $(NG_BT2_LIBS) -lm

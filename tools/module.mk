@@ -6,7 +6,7 @@ CLI_OBJS += $(addprefix $(BUILD)/obj/tools/,ncclguard.o cli.o cmd_run.o cmd_anal
 	cmd_doctor.o cmd_matrix.o cmd_relay.o cmd_watch.o) \
 	$(DOCTOR_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_ESC_OBJ) $(COMMON_INJECT_OBJ)
 CLI_LIBS += $(INIH_LIB)
-$(BUILD)/obj/tools/%.o: MOD_INC := -Itools -Irun -Ianalyze -Ilive -Idoctor -Ipolicy -Imatrix -Icommon
+$(BUILD)/obj/tools/%.o: MOD_INC := -Itools -Irun -Ianalyze -Ianalyze/findings -Ilive -Idoctor -Ipolicy -Imatrix -Icommon
 
 $(BUILD)/bin/ncclguard: $(CLI_OBJS)
 	@mkdir -p $(dir $@)

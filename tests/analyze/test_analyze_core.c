@@ -10,7 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 #define COMM 0xabcdef0123456789ULL
 #define MS 1000000LL

@@ -12,7 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 #define HEAD "{\n  \"schema\": \"ncclguard-hang/1\",\n  \"reason\": \"collective timeout\",\n" \
 	"  \"host\": \"h1\", \"pid\": 41, \"rank\": 2, \"local_rank\": 0,\n" \

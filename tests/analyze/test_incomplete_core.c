@@ -12,7 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 #include "job.h"
 
 static char dir[] = "/tmp/ng_runrec.XXXXXX";

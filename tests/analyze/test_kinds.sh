@@ -1,10 +1,10 @@
 #!/bin/sh
-# The kinds of findings are analyze/findings.def's: the --fail-on names
+# The kinds of findings are analyze/findings/findings.def's: the --fail-on names
 # docs/cli.md lists and the completion offers are its NG_FAIL_ON lines,
 # and each --fail-on name is one some NG_FINDING counts for.  The kinds
-# of incomplete[] are analyze/incomplete.def's (below).
+# of incomplete[] are analyze/state/incomplete.def's (below).
 . "$NG_ROOT/tests/lib.sh"
-DEF="$NG_ROOT/analyze/findings.def"
+DEF="$NG_ROOT/analyze/findings/findings.def"
 
 names=$(sed -n 's/^NG_FAIL_ON(\([a-z_]*\),.*/\1/p' "$DEF" | tr '\n' ' ')
 [ -n "$names" ] || fail "no NG_FAIL_ON line in $DEF"
@@ -34,10 +34,10 @@ note "kinds are named once"
 dups=$(sed -n 's/^NG_FINDING(\([a-z_]*\),.*/\1/p' "$DEF" | sort | uniq -d)
 assert_eq "$dups" "" "kinds named twice"
 
-# The kinds of incomplete[] are analyze/incomplete.def's: docs/design.md's
+# The kinds of incomplete[] are analyze/state/incomplete.def's: docs/design.md's
 # list says each (stream_* covers the stream_ ones), names no other, and
 # the code says each.
-INC="$NG_ROOT/analyze/incomplete.def"
+INC="$NG_ROOT/analyze/state/incomplete.def"
 kinds=$(sed -n 's/^NG_INCOMPLETE(\([a-z_]*\),.*/\1/p' "$INC")
 [ -n "$kinds" ] || fail "no NG_INCOMPLETE line in $INC"
 sed -n '/^### What the report could not see/,/^### Damaged traces/p' "$NG_ROOT/docs/design.md" \
@@ -58,7 +58,7 @@ done
 
 note "the code says each kind"
 for k in $kinds; do
-	grep -q "AN_INC_$k\b" "$NG_ROOT"/analyze/*.c || fail "no code says $k"
+	grep -q "AN_INC_$k\b" "$NG_ROOT"/analyze/*.c "$NG_ROOT"/analyze/*/*.c || fail "no code says $k"
 done
 
 note "incomplete kinds are named once"

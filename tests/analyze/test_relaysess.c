@@ -1,5 +1,5 @@
 /*
- * Which of a relay's session folders analyze reads (analyze/relaysess.c):
+ * Which of a relay's session folders analyze reads (analyze/read/relaysess.c):
  * those the run records name, never two of one host and name, a local
  * trace always; what is left out and claims the job is said as
  * session_unverified, and with no record naming a session everything is
@@ -11,7 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "an_priv.h"
+#include "read.h"
+#include "report.h"
 
 #define R "/r/hosta/"
 #define JOB "job-7"
