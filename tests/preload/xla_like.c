@@ -18,6 +18,14 @@
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
+
+/* AddressSanitizer refuses RTLD_DEEPBIND (its interceptors would be
+ * bypassed); RTLD_LOCAL alone still hides NCCL from the preloaded shim. */
+#ifdef __SANITIZE_ADDRESS__
+#define XLA_DLOPEN (RTLD_NOW | RTLD_LOCAL)
+#else
+#define XLA_DLOPEN (RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)
+#endif
 #include <nccl.h>
 
 #include "idfile.h"
@@ -70,8 +78,8 @@ int main(int argc, char **argv)
 		skip_rank = atoi(argv[4]);
 		skip_call = atoi(argv[5]);
 	}
-	cudart = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-	nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	cudart = dlopen("libcudart.so.13", XLA_DLOPEN);
+	nccl = dlopen("libnccl.so.2", XLA_DLOPEN);
 	if (!cudart || !nccl) {
 		fprintf(stderr, "xla_like: %s\n", dlerror());
 		return 2;
