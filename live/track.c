@@ -67,6 +67,7 @@ int lv_host_id(struct lv_state *st, const char *name)
 		if (!strcmp(st->hosts[i].name, name))
 			return i;
 	st->hosts = lv_xrealloc(st->hosts, (st->nhosts + 1) * sizeof(*st->hosts));
+	memset(&st->hosts[st->nhosts], 0, sizeof(*st->hosts));
 	st->hosts[st->nhosts].name = lv_xstrdup(name);
 	return st->nhosts++;
 }

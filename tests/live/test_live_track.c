@@ -2,13 +2,16 @@
  * The watch's progress tracker (live/track.c) on records, without a
  * relayd: the pending collective and who waits or is missing, waits
  * measured on each host's own clock whatever the offset between hosts,
- * a hung init and the rank that never joined it, a hang resolved, and
- * the --job filter.
+ * a hung init and the rank that never joined it, a hang resolved, the
+ * --job filter, and a host new to the watch starting with nothing said
+ * of it.
  */
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -209,12 +212,37 @@ static void test_job_filter(void **state)
 	lv_state_free(&f.st);
 }
 
+/* Memory from malloc is not zero: a new host must not start out
+ * "doubled" (two sessions of one name at the relay), which would also
+ * keep the note that says so from ever being written. */
+static void test_new_host(void **state)
+{
+	struct ng_watch_opts o = { .url = "net://x", .stuck_s = 60, .every_s = 5 };
+	struct lv_state st;
+	char name[16];
+
+	(void)state;
+	/* glibc fills new blocks with this; ASan's malloc has its own fill */
+	mallopt(M_PERTURB, 0x5a);
+	memset(&st, 0, sizeof(st));
+	lv_state_init(&st, &o);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "host%d", i);
+		assert_int_equal(lv_host_id(&st, name), i);
+		assert_int_equal(st.hosts[i].doubled, 0);
+	}
+	assert_int_equal(lv_host_id(&st, "host7"), 7);
+	lv_state_free(&st);
+	mallopt(M_PERTURB, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collective),
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_job_filter),
+		cmocka_unit_test(test_new_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
