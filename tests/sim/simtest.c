@@ -1,6 +1,6 @@
 /* Scenarios for the integration tests of the CPU backend, one
- * per subcommand.  Multi-rank scenarios fork their ranks after making the
- * unique id, so the id reaches them as its bytes.  Prints "OK <what>" and
+ * per subcommand.  Multi-rank scenarios fork their ranks first; rank 0
+ * makes the unique id and the others read its bytes from a pipe.  Prints "OK <what>" and
  * exits 0 on success; anything else is a failure.
  *
  *   simtest initall N     ncclCommInitAll; grouped all-reduce, pre-mul-sum,
@@ -50,22 +50,42 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Run fn(rank, nranks, id) in nranks forked processes; 0 if all exit 0. */
+/* Rank 0 makes the unique id and hands it to the others over a pipe. */
+static void rank_id(int rank, int nranks, int fd[2], ncclUniqueId *id)
+{
+	if (rank == 0) {
+		NCCL_OK(ncclGetUniqueId(id));
+		for (int r = 1; r < nranks; r++)
+			CHECK(write(fd[1], id, sizeof(*id)) == (ssize_t)sizeof(*id));
+	} else {
+		CHECK(read(fd[0], id, sizeof(*id)) == (ssize_t)sizeof(*id));
+	}
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/* Run fn(rank, nranks, id) in nranks forked processes; 0 if all exit 0.
+ * The ranks are forked before any NCCL call, so that no thread of the
+ * shim's runs in the process that forks: an allocator without fork
+ * handlers (AddressSanitizer's) could be left locked in a child. */
 static int fork_ranks(int nranks, int (*fn)(int, int, ncclUniqueId *))
 {
 	ncclUniqueId id;
 	pid_t pids[16];
-	int bad = 0;
+	int bad = 0, fd[2];
 
-	NCCL_OK(ncclGetUniqueId(&id));
+	CHECK(nranks <= 16 && pipe(fd) == 0);
 	for (int r = 0; r < nranks; r++) {
 		pids[r] = fork();
 		CHECK(pids[r] >= 0);
 		if (pids[r] == 0) {
+			rank_id(r, nranks, fd, &id);
 			CUDA_OK(cudaSetDevice(r));
 			exit(fn(r, nranks, &id));
 		}
 	}
+	close(fd[0]);
+	close(fd[1]);
 	for (int r = 0; r < nranks; r++) {
 		int st;
 
