@@ -3,12 +3,14 @@
  * with the tag of its job id, `ncclguard run` records only its own tag,
  * and the analyzer keeps one job and says when it saw others.
  *
- * The id is NCCLGUARD_JOB, else SLURM_JOB_ID, else none (tag 0); `ncclguard
- * run` sets NCCLGUARD_JOB for its command when neither is set.
+ * The id is NCCLGUARD_JOB, else the launcher's (launcher_env.def's
+ * NG_LAUNCHER_JOB_ID), else none (tag 0); `ncclguard run`
+ * sets NCCLGUARD_JOB for its command when neither is set.
  */
 #ifndef NCCLGUARD_JOB_H
 #define NCCLGUARD_JOB_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -27,12 +29,19 @@ static inline uint64_t ng_job_tag(const char *id)
 /* The job id of this process's environment; NULL: none. */
 static inline const char *ng_job_id_env(void)
 {
-	const char *v = getenv("NCCLGUARD_JOB");
+	static const char *const vars[] = {
+		"NCCLGUARD_JOB",
+#define NG_LAUNCHER_JOB_ID(var) var,
+#include "launcher_env.def"
+	};
 
-	if (v && *v)
-		return v;
-	v = getenv("SLURM_JOB_ID");
-	return v && *v ? v : NULL;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v)
+			return v;
+	}
+	return NULL;
 }
 
 #endif

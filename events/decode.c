@@ -3,44 +3,18 @@
  * fields (struct evclass), a stream's host, process and clock offset
  * learnt once (struct streaminfo), then per event a few borrows by index.
  * The events, their fields and what each is read as into which record
- * member are common/events.def's.
+ * member are common/events.def's; what the values may be together is
+ * plausible.c's.
  */
 #include <babeltrace2/babeltrace.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "events.h"
+#include "plausible.h"
 #include "u64map.h"
-
-/* The ops an event may name (nccl_api.def's): a call's (coll or p2p),
- * with whether its count is per rank (bytes are then count x type size
- * x nranks), and the others a timeout or an injection may name. */
-#define NCCL_HOOK(ret, fail, name, op, params, args) { #op, 0, 0 },
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank, ...) \
-	{ #op, 1, per_rank },
-#define NCCL_P2P(name, op, params, args, ...) { #op, 1, 0 },
-static const struct { const char *op; int call, per_rank; } known_ops[] = {
-#include "nccl_api.def"
-};
-#define NOPS ((int)(sizeof(known_ops) / sizeof(known_ops[0])))
-
-/* Bytes of an element by ncclDataType_t, as the shim computes them;
- * types past the table are NCCL's newer ones, whose bytes the shim
- * writes as 0. */
-static const uint8_t type_size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
-#define NTYPES ((int64_t)(sizeof(type_size) / sizeof(type_size[0])))
-#define TYPE_MAX 64		/* past this, not an ncclDataType_t */
-
-/* NCCL's algorithm and protocol names as the shim writes them ("" and
- * "other" for ones it does not know). */
-static const char *const algo_names[] = {
-	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
-	"other",
-};
-static const char *const proto_names[] = { "", "LL", "LL128", "SIMPLE", "other" };
 
 /* Why an event was implausible, as incomplete[] counts them. */
 static const char *const why_names[EV_NWHY] = {
@@ -160,24 +134,6 @@ struct evclass {
 	int vpid_idx;		/* in the common context, -1 if absent */
 };
 
-struct streaminfo {
-	const bt_stream *stream;
-	int host;
-	int64_t offset_ns;	/* clock origin offset: raw monotonic -> trace clock */
-	int64_t env_vpid;	/* per-pid buffers name the process in env */
-	int64_t first_ts;	/* its first event's time; -1 before */
-	uint64_t bad;		/* events dropped or clamped: implausible */
-	uint64_t why[EV_NWHY];	/* of them, by kind */
-	char first_bad[64];	/* the first such value */
-};
-
-/* A process's seqs of one comm and kind in one stream: they only grow. */
-struct seqtrack {
-	uint64_t comm, last, prev;
-	int64_t vpid, last_ts;
-	int stream, kind, n;	/* n: seqs taken (up to 2) */
-};
-
 /* Strings longer than this are cut (the env of process_info is the
  * longest a shim writes, a few KiB). */
 #define STR_MAX		65536
@@ -191,16 +147,7 @@ struct ev_decoder {
 	int nclasses;
 	struct streaminfo *streams;
 	int nstreams;
-	struct streaminfo *cur;	/* the stream of the event being read */
-	int cur_idx;
-	struct ng_u64map seq_map;
-	struct seqtrack *seqs;
-	int nseqs;
-	/* comm hashes met, and their events: index into comms */
-	struct ng_u64map comm_map;
-	struct { uint64_t hash, n; } *comms;
-	int ncomms;
-	uint64_t bad_values;
+	struct ev_checks chk;	/* plausible.c's: the current stream, seqs, comms */
 	/* cut copies of over-long strings: a row's, and job_id's */
 	char *strbuf[NDEFS][ROWS_MAX], *job_id_buf;
 	/* Each event's rows read, in the order of its record's members:
@@ -353,28 +300,9 @@ static int64_t fi(const bt_field *payload, int idx)
 	return int_of(bt_field_structure_borrow_member_field_by_index_const(payload, idx));
 }
 
-/* An event's implausible value: counted against its stream, by kind. */
-static void bad_why(struct ev_decoder *d, enum ev_why why, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void bad_why(struct ev_decoder *d, enum ev_why why, const char *fmt, ...)
-{
-	struct streaminfo *si = d->cur;
-	va_list ap;
-
-	d->bad_values++;
-	if (!si)
-		return;
-	si->why[why]++;
-	if (!si->bad++) {
-		va_start(ap, fmt);
-		vsnprintf(si->first_bad, sizeof(si->first_bad), fmt, ap);
-		va_end(ap);
-	}
-}
-
 static void bad_value(struct ev_decoder *d, const char *name, int64_t v)
 {
-	bad_why(d, EV_WHY_RANGE, "%s %lld", name, (long long)v);
+	ev_bad(&d->chk, EV_WHY_RANGE, "%s %lld", name, (long long)v);
 }
 
 /* Row w's integer if within its range; else the range's default,
@@ -400,12 +328,12 @@ static int64_t fi_in(struct ev_decoder *d, const bt_field *p, int idx, const str
  * it later. */
 static int64_t ft(struct ev_decoder *d, const bt_field *p, int idx, const char *name, int *bad)
 {
-	int64_t v = fi(p, idx), off = d->cur->offset_ns;
+	int64_t v = fi(p, idx), off = d->chk.cur->offset_ns;
 
 	if (!v)
 		return 0;
 	if (v < 0 || v > EV_TS_MAX || v > EV_TS_MAX - off) {
-		bad_why(d, EV_WHY_TIME, "%s %lld", name, (long long)v);
+		ev_bad(&d->chk, EV_WHY_TIME, "%s %lld", name, (long long)v);
 		*bad = 1;
 		return 0;
 	}
@@ -432,7 +360,7 @@ static const char *fs(struct ev_decoder *d, const bt_field *payload, int idx, co
 	 * is a flipped bit, and the string is not shown. */
 	for (const unsigned char *c = (const unsigned char *)v; *c; c++)
 		if ((*c < 0x20 && *c != '\t' && *c != '\n') || *c == 0x7f) {
-			bad_why(d, EV_WHY_STRING, "%s byte 0x%02x", name, *c);
+			ev_bad(&d->chk, EV_WHY_STRING, "%s byte 0x%02x", name, *c);
 			return "";
 		}
 	if (strnlen(v, STR_MAX + 1) <= STR_MAX)
@@ -465,10 +393,10 @@ int ev_head(struct ev_decoder *d, const struct bt_message *m, struct ev_event *e
 	sidx = stream_index(d, bt_event_borrow_stream_const(e));
 	if (sidx < 0)
 		return -1;
-	d->cur = &d->streams[sidx];
+	d->chk.cur = &d->streams[sidx];
 	ev->kind = c->kind;
-	ev->src.host = d->cur->host;
-	ev->src.vpid = d->cur->env_vpid;
+	ev->src.host = d->chk.cur->host;
+	ev->src.vpid = d->chk.cur->env_vpid;
 	ev->src.ts = 0;
 	ctx = bt_event_borrow_common_context_field_const(e);
 	if (ctx && c->vpid_idx >= 0)
@@ -484,12 +412,12 @@ int ev_head(struct ev_decoder *d, const struct bt_message *m, struct ev_event *e
 	}
 	/* Event times bound every difference a reader takes. */
 	if (ev->src.ts < 0 || ev->src.ts > EV_TS_MAX) {
-		bad_why(d, EV_WHY_TIME, "time %lld", (long long)ev->src.ts);
+		ev_bad(&d->chk, EV_WHY_TIME, "time %lld", (long long)ev->src.ts);
 		return 0;
 	}
-	d->cur_idx = sidx;
-	if (d->cur->first_ts < 0)
-		d->cur->first_ts = ev->src.ts;
+	d->chk.cur_idx = sidx;
+	if (d->chk.cur->first_ts < 0)
+		d->chk.cur->first_ts = ev->src.ts;
 	p = bt_event_borrow_payload_field_const(e);
 	if (!p)
 		return 0;
@@ -498,252 +426,6 @@ int ev_head(struct ev_decoder *d, const struct bt_message *m, struct ev_event *e
 	ev->payload_ = p;
 	ev->class_ = c;
 	return 1;
-}
-
-/* ---- plausibility ----------------------------------------------------- */
-
-/* What a call can carry: its bytes (a GPU's memory many times over), and
- * how far a seq can run ahead of the stream's previous one (a call takes
- * more than SEQ_NS_PER_CALL; SEQ_SLACK covers clock steps). */
-#define BYTES_MAX	(UINT64_C(1) << 44)
-#define SEQ_NS_PER_CALL	50
-#define SEQ_SLACK	4096
-/* A call's own times lie between its stream's start (less a long hang)
- * and its event (plus the GPU clock's mapping error). */
-#define TIME_BEFORE_NS	(INT64_C(3600) * 1000000000)
-#define TIME_AFTER_NS	(INT64_C(10) * 1000000000)
-
-static int op_index(const char *op, int call)
-{
-	for (int i = 0; i < NOPS; i++)
-		if ((known_ops[i].call || !call) && !strcmp(known_ops[i].op, op))
-			return i;
-	return -1;
-}
-
-/* A named op must be one the shim names (call: a call's).  The name is
- * shown with what is not printable ASCII as '?': it is a damaged one. */
-static int op_ok(struct ev_decoder *d, const char *op, int call)
-{
-	char shown[24];
-	size_t i;
-
-	if (strcmp(op, "-") && op_index(op, call) >= 0)
-		return 1;
-	for (i = 0; op[i] && i < sizeof(shown) - 1; i++)
-		shown[i] = op[i] >= 0x20 && op[i] < 0x7f ? op[i] : '?';
-	shown[i] = '\0';
-	bad_why(d, EV_WHY_OP, "op \"%s\"", shown);
-	return 0;
-}
-
-/* An enqueue's count, type and bytes: what the shim computed of them. */
-static int size_ok(struct ev_decoder *d, const struct ev_rec_coll *c)
-{
-	int i = op_index(c->op, 1);
-	uint64_t want;
-
-	if (c->bytes > BYTES_MAX) {
-		bad_why(d, EV_WHY_SIZE, "bytes %llu", (unsigned long long)c->bytes);
-		return 0;
-	}
-	if (c->datatype == -1)
-		return 1;	/* none recorded */
-	if (c->datatype < 0 || c->datatype >= TYPE_MAX) {
-		bad_why(d, EV_WHY_TYPE, "datatype %lld", (long long)c->datatype);
-		return 0;
-	}
-	if (c->datatype >= NTYPES)
-		return c->bytes == 0 || (bad_why(d, EV_WHY_SIZE, "bytes %llu",
-						 (unsigned long long)c->bytes), 0);
-	if (__builtin_mul_overflow(c->count, (uint64_t)type_size[c->datatype], &want) ||
-	    (i >= 0 && known_ops[i].per_rank && c->nranks > 0 &&
-	     __builtin_mul_overflow(want, (uint64_t)c->nranks, &want)) ||
-	    want != c->bytes) {
-		bad_why(d, EV_WHY_SIZE, "count %llu bytes %llu", (unsigned long long)c->count,
-			(unsigned long long)c->bytes);
-		return 0;
-	}
-	return 1;
-}
-
-/* A rank, root or peer of a communicator of nranks (0: not said). */
-static int rank_ok(struct ev_decoder *d, int64_t rank, int64_t nranks)
-{
-	if (!nranks || rank < nranks)
-		return 1;
-	bad_why(d, EV_WHY_RANK, "rank %lld of %lld", (long long)rank, (long long)nranks);
-	return 0;
-}
-
-/* A call's own time t (0: absent) within what its event allows. */
-static int time_ok(struct ev_decoder *d, const struct ev_event *ev, int64_t t, const char *what)
-{
-	int64_t lo = d->cur->first_ts - TIME_BEFORE_NS;
-
-	if (!t || (t >= lo && t <= ev->src.ts + TIME_AFTER_NS))
-		return 1;
-	bad_why(d, EV_WHY_TIME, "%s %lld ns from its event", what,
-		(long long)(t - ev->src.ts));
-	return 0;
-}
-
-/* The times of a call, in order. */
-static int times_ok(struct ev_decoder *d, const struct ev_event *ev)
-{
-	const struct ev_rec_coll *c = &ev->r.coll;
-
-	if (!time_ok(d, ev, c->enter_ns, "enter_ns") || !time_ok(d, ev, c->exit_ns, "exit_ns") ||
-	    !time_ok(d, ev, c->gpu_start_ns, "gpu_start_ns") ||
-	    !time_ok(d, ev, c->gpu_end_ns, "gpu_end_ns"))
-		return 0;
-	if ((c->exit_ns && c->enter_ns > c->exit_ns) ||
-	    (c->gpu_end_ns && c->gpu_start_ns > c->gpu_end_ns)) {
-		bad_why(d, EV_WHY_TIME, "%s after its end", c->exit_ns && c->enter_ns > c->exit_ns ?
-			"enter_ns" : "gpu_start_ns");
-		return 0;
-	}
-	return 1;
-}
-
-static struct seqtrack *seq_track(struct ev_decoder *d, uint64_t comm, int64_t vpid, int kind)
-{
-	uint64_t key = comm ^ ((uint64_t)vpid * UINT64_C(0x9e3779b97f4a7c15)) ^
-		((uint64_t)d->cur_idx << 40) ^ (uint64_t)kind;
-	int i = ng_u64map_get(&d->seq_map, key);
-	struct seqtrack *t, *grown;
-
-	if (i >= 0) {
-		t = &d->seqs[i];
-		/* another's key: not tracked rather than mixed */
-		return t->comm == comm && t->vpid == vpid && t->stream == d->cur_idx &&
-			t->kind == kind ? t : NULL;
-	}
-	grown = realloc(d->seqs, (size_t)(d->nseqs + 1) * sizeof(*grown));
-	if (!grown)
-		return NULL;
-	d->seqs = grown;
-	if (ng_u64map_put(&d->seq_map, key, d->nseqs))
-		return NULL;
-	t = &d->seqs[d->nseqs++];
-	*t = (struct seqtrack){ .comm = comm, .vpid = vpid, .stream = d->cur_idx, .kind = kind };
-	return t;
-}
-
-/* A process's enqueues of a comm come in seq order in each stream, and
- * no faster than calls can be made; its completions may come out of
- * order (a group's), but none runs that far ahead.  An enqueue ahead of
- * its neighbours is known only by the next: counted then, as the event
- * already went to the reader. */
-static int seq_ok(struct ev_decoder *d, const struct ev_event *ev)
-{
-	const struct ev_rec_coll *c = &ev->r.coll;
-	int p2p = !c->seq, done = ev->kind == EV_DONE;
-	uint64_t seq = p2p ? c->p2p_seq : c->seq, room;
-	struct seqtrack *t;
-
-	if (!seq)
-		return 1;
-	t = seq_track(d, c->comm_hash, ev->src.vpid, p2p + 2 * done);
-	if (!t)
-		return 1;
-	if (t->n && seq > t->last) {
-		room = ev->src.ts > t->last_ts ?
-			(uint64_t)(ev->src.ts - t->last_ts) / SEQ_NS_PER_CALL : 0;
-		if (seq - t->last > room + SEQ_SLACK) {
-			bad_why(d, EV_WHY_SEQ, "seq %llu after %llu", (unsigned long long)seq,
-				(unsigned long long)t->last);
-			return 0;
-		}
-	} else if (t->n && done) {
-		return 1;
-	} else if (t->n) {
-		if (t->n < 2 || seq <= t->prev) {
-			bad_why(d, EV_WHY_SEQ, "seq %llu after %llu", (unsigned long long)seq,
-				(unsigned long long)t->last);
-			return 0;
-		}
-		bad_why(d, EV_WHY_SEQ, "seq %llu between %llu and %llu",
-			(unsigned long long)t->last, (unsigned long long)t->prev,
-			(unsigned long long)seq);
-		t->last = t->prev;
-	}
-	t->prev = t->last;
-	t->last = seq;
-	t->last_ts = ev->src.ts;
-	if (t->n < 2)
-		t->n++;
-	return 1;
-}
-
-/* Comm hashes are random 64-bit values: one a few bits from a known
- * comm's (with more than one event) is that comm's with flipped bits. */
-#define COMM_NEAR_BITS	3
-
-static int comm_ok(struct ev_decoder *d, uint64_t hash)
-{
-	int i = ng_u64map_get(&d->comm_map, hash);
-	void *grown;
-
-	if (i >= 0) {
-		d->comms[i].n++;
-		return 1;
-	}
-	for (i = 0; i < d->ncomms; i++)
-		if (d->comms[i].n > 1 &&
-		    __builtin_popcountll(d->comms[i].hash ^ hash) <= COMM_NEAR_BITS) {
-			bad_why(d, EV_WHY_COMM, "comm_hash %016llx", (unsigned long long)hash);
-			return 0;
-		}
-	grown = realloc(d->comms, (size_t)(d->ncomms + 1) * sizeof(*d->comms));
-	if (!grown)
-		return 1;	/* unchecked rather than failed */
-	d->comms = grown;
-	if (ng_u64map_put(&d->comm_map, hash, d->ncomms))
-		return 1;
-	d->comms[d->ncomms].hash = hash;
-	d->comms[d->ncomms++].n = 1;
-	return 1;
-}
-
-static int name_in(const char *s, const char *const *names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return 1;
-	return 0;
-}
-
-/* NCCL's choice for a call: names it has, a size a call can carry. */
-static int algo_ok(struct ev_decoder *d, const struct ev_rec_algo *a)
-{
-	if (!op_ok(d, a->op, 1) || !comm_ok(d, a->comm_hash))
-		return 0;
-	if (!name_in(a->algo, algo_names, sizeof(algo_names) / sizeof(algo_names[0])) ||
-	    !name_in(a->proto, proto_names, sizeof(proto_names) / sizeof(proto_names[0]))) {
-		bad_why(d, EV_WHY_STRING, "algo or proto of %.8s/%.8s", a->algo, a->proto);
-		return 0;
-	}
-	if (a->bytes > BYTES_MAX) {
-		bad_why(d, EV_WHY_SIZE, "bytes %llu", (unsigned long long)a->bytes);
-		return 0;
-	}
-	return 1;
-}
-
-/* A call event's values together: what a call can carry, in order. */
-static int call_ok(struct ev_decoder *d, const struct ev_event *ev)
-{
-	const struct ev_rec_coll *c = &ev->r.coll;
-
-	if (!op_ok(d, c->op, 1) || !comm_ok(d, c->comm_hash))
-		return 0;
-	if (ev->kind == EV_ENQ ? !size_ok(d, c) : c->bytes > BYTES_MAX) {
-		if (ev->kind != EV_ENQ)
-			bad_why(d, EV_WHY_SIZE, "bytes %llu", (unsigned long long)c->bytes);
-		return 0;
-	}
-	return rank_ok(d, c->root_or_peer, c->nranks) && times_ok(d, ev) && seq_ok(d, ev);
 }
 
 /* Row w's value into its member of ev. */
@@ -814,52 +496,14 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 	int bad = 0;
 
 	read_rows(d, p, c, ev, &bad);
-	/* What is plausible of the values together. */
-	switch (ev->kind) {
-	case EV_PROC:
-		if (!rank_ok(d, ev->r.proc.rank, ev->r.proc.world_size))
-			return 0;
-		/* the process names itself: its pid is its events' vpid */
-		if (ev->src.vpid > 0 && ev->r.proc.pid && ev->r.proc.pid != ev->src.vpid) {
-			bad_why(d, EV_WHY_RANGE, "pid %lld of process %lld",
-				(long long)ev->r.proc.pid, (long long)ev->src.vpid);
-			ev->r.proc.pid = ev->src.vpid;
-		}
-		break;
-	case EV_INIT_BEGIN:
-	case EV_INIT_END:
+	if (ev->kind == EV_INIT_BEGIN || ev->kind == EV_INIT_END) {
 		ev->r.init.end = ev->kind == EV_INIT_END;
 		ev->r.init.plugin = !strcmp(ev->r.init.kind, "plugin");
-		if (!bad && (!rank_ok(d, ev->r.init.rank, ev->r.init.nranks) ||
-			     !comm_ok(d, ev->r.init.comm_hash)))
-			return 0;
-		break;
-	case EV_ALGO:
-		if (!bad && !algo_ok(d, &ev->r.algo))
-			return 0;
-		break;
-	case EV_ENQ:
-	case EV_DONE:
-		if (!bad && !call_ok(d, ev))
-			return 0;
-		if (ev->kind == EV_ENQ && !ev->r.coll.enter_ns)
-			ev->r.coll.enter_ns = ev->src.ts;
-		break;
-	case EV_COMM_END:
-	case EV_TIMEOUT:
-	case EV_POLICY:
-	case EV_INJECT:
-		/* a timeout or an injection names the call's op, or what the
-		 * watchdog's probe knows of it */
-		if (!bad && (ev->kind == EV_TIMEOUT || ev->kind == EV_INJECT) &&
-		    ((*ev->r.misc.op && strcmp(ev->r.misc.op, "collective") &&
-		      strcmp(ev->r.misc.op, "unknown") && !op_ok(d, ev->r.misc.op, 0)) ||
-		     (ev->r.misc.comm_hash && !comm_ok(d, ev->r.misc.comm_hash))))
-			return 0;
-		break;
-	default:
-		return 0;
 	}
+	if (!ev_plausible(&d->chk, ev, bad))
+		return 0;
+	if (ev->kind == EV_ENQ && !ev->r.coll.enter_ns)
+		ev->r.coll.enter_ns = ev->src.ts;
 	return !bad;
 }
 
@@ -919,10 +563,7 @@ void ev_decoder_free(struct ev_decoder *d)
 	free(d->job_id_buf);
 	free(d->classes);
 	free(d->streams);
-	free(d->seqs);
-	ng_u64map_free(&d->seq_map);
-	free(d->comms);
-	ng_u64map_free(&d->comm_map);
+	ev_checks_free(&d->chk);
 	ng_u64map_free(&d->class_map);
 	ng_u64map_free(&d->stream_map);
 	free(d);
@@ -930,7 +571,7 @@ void ev_decoder_free(struct ev_decoder *d)
 
 uint64_t ev_bad_values(const struct ev_decoder *d)
 {
-	return d->bad_values;
+	return d->chk.bad_values;
 }
 
 void ev_late_event(struct ev_decoder *d, const struct bt_message *m)
@@ -938,8 +579,8 @@ void ev_late_event(struct ev_decoder *d, const struct bt_message *m)
 	const bt_event *e = bt_message_event_borrow_event_const(m);
 	int sidx = stream_index(d, bt_event_borrow_stream_const(e));
 
-	d->cur = sidx >= 0 ? &d->streams[sidx] : NULL;
-	bad_why(d, EV_WHY_TIME, "time before its stream's last");
+	d->chk.cur = sidx >= 0 ? &d->streams[sidx] : NULL;
+	ev_bad(&d->chk, EV_WHY_TIME, "time before its stream's last");
 }
 
 void ev_bad_streams(const struct ev_decoder *d,
@@ -964,3 +605,4 @@ void ev_bad_streams(const struct ev_decoder *d,
 		fn(ctx, bt_stream_get_name(si->stream), si->bad, what);
 	}
 }
+

@@ -4,5 +4,5 @@
 # of ours.
 $(BUILD)/obj/events/%.o: MOD_INC := -Ievents -Icommon
 $(BUILD)/obj/events/%.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
-EVENTS_OBJS := $(patsubst %,$(BUILD)/obj/events/%.o,decode graph)
+EVENTS_OBJS := $(patsubst %,$(BUILD)/obj/events/%.o,decode plausible graph)
 CLI_OBJS += $(EVENTS_OBJS) $(COMMON_U64MAP_OBJ)

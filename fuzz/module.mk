@@ -4,10 +4,10 @@
 # ASan and UBSan on.  FUZZ_TIME seconds (0: build only); new crashes land
 # in $(BUILD)/fuzz/ as crash-*, and once fixed go to fuzz/corpus/trace-crash,
 # which tests/analyze/test_fuzz_corpus.sh replays in `make check`.
-FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/graph.c common/json.c \
+FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/plausible.c events/graph.c common/json.c \
 	common/esc.c common/u64map.c common/json_read.c common/read_file.c
 FUZZ_TRACE_LEN  ?= 20000
-$(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def
+$(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/plausible.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
@@ -28,7 +28,7 @@ $(BUILD)/fuzz/trace-seeds/.done: $(wildcard fuzz/trace_base/*/*)
 # The parallel reader (analyze/read/pread.c, merge.c) under the same harness:
 # the two stream files read by two workers (-j 2); a worker's death
 # aborts the reader, for libFuzzer to see.  Same seeds and crash corpus.
-$(BUILD)/fuzz/fuzz_trace_par: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def
+$(BUILD)/fuzz/fuzz_trace_par: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/plausible.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
@@ -58,9 +58,9 @@ fuzz: fuzz-trace
 # ring file made in memory; its corpus (fuzz/corpus/flight) is replayed
 # by a gcc build of the same harness in `make check`
 # (tests/analyze/test_flight_corpus.sh).
-FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/graph.c common/json.c \
+FUZZ_FLIGHT_SRCS := fuzz/fuzz_flight.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/plausible.c events/graph.c common/json.c \
 	common/esc.c common/u64map.c common/json_read.c common/read_file.c
-$(BUILD)/fuzz/fuzz_flight: $(FUZZ_FLIGHT_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def common/ringfile.h
+$(BUILD)/fuzz/fuzz_flight: $(FUZZ_FLIGHT_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/plausible.h events/graph.h common/events.def common/ringfile.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \
@@ -87,9 +87,9 @@ TEST_BINS += $(BUILD)/tests/fuzz_flight_replay
 # fuzz/fuzz_dump.c parses the input as one dump; its corpus
 # (fuzz/corpus/dump, dictionary fuzz/dump.dict) is replayed by a gcc
 # build of the same harness in `make check` (tests/analyze/test_dump_corpus.sh).
-FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/graph.c common/json.c \
+FUZZ_DUMP_SRCS := fuzz/fuzz_dump.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/plausible.c events/graph.c common/json.c \
 	common/esc.c common/u64map.c common/json_read.c common/read_file.c
-$(BUILD)/fuzz/fuzz_dump: $(FUZZ_DUMP_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/graph.h common/events.def
+$(BUILD)/fuzz/fuzz_dump: $(FUZZ_DUMP_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/plausible.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE $(NG_AN_INC) -Wall -Wextra -Werror \
 		-Wno-missing-field-initializers $(NG_BT2_CFLAGS) \

@@ -1,17 +1,11 @@
 /*
  * Which launcher started `ncclguard run` (run_priv.h): torchrun or a shell
  * start one run per host; srun and mpirun one per task, so that several
- * runs of one job meet on a host and must share its recording.  Read from
- * the variables each launcher sets for its tasks:
- *
- *   srun     SLURM_STEP_ID, SLURM_LOCALID; SLURM_NTASKS_PER_NODE or
- *            SLURM_STEP_TASKS_PER_NODE ("4(x2),3"); job SLURM_JOB_ID
- *   Open MPI OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_SIZE;
- *            job OMPI_MCA_ess_base_jobid (the same in every task of one
- *            mpirun), else PMIX_NAMESPACE
- *   PMIx     PMIX_RANK, PMIX_NAMESPACE (prrte, other PMIx launchers)
- *   MPICH    MPI_LOCALRANKID, MPI_LOCALNRANKS (Hydra; PMI_RANK alone
- *            says nothing of the host), no job id
+ * runs of one job meet on a host and must share its recording.  The
+ * variables each launcher sets for its tasks are common/launcher_env.def's
+ * NG_LAUNCHER_TASKS rows.  Partly set: a launcher's size variables are
+ * tried in turn until one reads; the first of its job variables that is
+ * set decides (too long for the record: no job); what does not read is -1.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +13,30 @@
 #include <string.h>
 
 #include "run_priv.h"
+
+static const struct {
+	const char *kind, *set, *num, *local;
+} launchers[] = {
+#define NG_LAUNCHER_TASKS(kind, set, num, local) { kind, set, num, local },
+#include "launcher_env.def"
+};
+
+static const struct {
+	const char *kind, *var;
+	int counts;
+} sizes[] = {
+#define NG_LAUNCHER_TASKS_SIZE(kind, var, counts) { kind, var, counts },
+#include "launcher_env.def"
+};
+
+static const struct {
+	const char *kind, *var, *prefix;
+} jobs[] = {
+#define NG_LAUNCHER_TASKS_JOB(kind, var, prefix) { kind, var, prefix },
+#include "launcher_env.def"
+};
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const char *env(const char *name)
 {
@@ -77,51 +95,37 @@ static void set_job(struct rn_launch *l, const char *prefix, const char *value,
 		l->job_var = var;
 }
 
-void rn_launch_detect(struct rn_launch *l)
+/* Where kind's tasks are: how many share the host, the job they share. */
+static void tasks_of(struct rn_launch *l)
 {
 	const char *v;
 
+	for (int i = 0; i < N(sizes) && l->local_size < 0; i++)
+		if (!strcmp(sizes[i].kind, l->kind))
+			l->local_size = sizes[i].counts ? uniform_tasks(env(sizes[i].var)) :
+							  env_num(sizes[i].var);
+	for (int i = 0; i < N(jobs); i++) {
+		if (strcmp(jobs[i].kind, l->kind) || !(v = env(jobs[i].var)))
+			continue;
+		set_job(l, jobs[i].prefix, v, jobs[i].var);
+		return;
+	}
+}
+
+void rn_launch_detect(struct rn_launch *l)
+{
 	memset(l, 0, sizeof(*l));
 	l->kind = "none";
 	l->local_rank = -1;
 	l->local_size = -1;
-	if (env("SLURM_STEP_ID") && env_num("SLURM_LOCALID") >= 0) {
-		l->kind = "srun";
+	for (int i = 0; i < N(launchers); i++) {
+		if ((launchers[i].set && !env(launchers[i].set)) || env_num(launchers[i].num) < 0)
+			continue;
+		l->kind = launchers[i].kind;
 		l->per_task = 1;
-		l->local_rank = env_num("SLURM_LOCALID");
-		l->local_size = env_num("SLURM_NTASKS_PER_NODE");
-		if (l->local_size < 0)
-			l->local_size = uniform_tasks(env("SLURM_STEP_TASKS_PER_NODE"));
-		if (l->local_size < 0)
-			l->local_size = uniform_tasks(env("SLURM_TASKS_PER_NODE"));
-		/* The job id itself is common/job.h's (SLURM_JOB_ID). */
+		l->local_rank = env_num(launchers[i].local);
+		tasks_of(l);
 		return;
-	}
-	if (env_num("OMPI_COMM_WORLD_LOCAL_RANK") >= 0) {
-		l->kind = "mpirun";
-		l->per_task = 1;
-		l->local_rank = env_num("OMPI_COMM_WORLD_LOCAL_RANK");
-		l->local_size = env_num("OMPI_COMM_WORLD_LOCAL_SIZE");
-		v = env("OMPI_MCA_ess_base_jobid");
-		if (v)
-			set_job(l, "mpirun-", v, "OMPI_MCA_ess_base_jobid");
-		else if ((v = env("PMIX_NAMESPACE")))
-			set_job(l, "", v, "PMIX_NAMESPACE");
-		return;
-	}
-	if (env("PMIX_NAMESPACE") && env_num("PMIX_RANK") >= 0) {
-		l->kind = "pmix";
-		l->per_task = 1;
-		l->local_rank = env_num("PMIX_LOCAL_RANK");
-		l->local_size = env_num("PMIX_LOCAL_SIZE");
-		set_job(l, "", env("PMIX_NAMESPACE"), "PMIX_NAMESPACE");
-		return;
-	}
-	if (env_num("MPI_LOCALRANKID") >= 0) {
-		l->kind = "mpiexec";
-		l->per_task = 1;
-		l->local_rank = env_num("MPI_LOCALRANKID");
-		l->local_size = env_num("MPI_LOCALNRANKS");
 	}
 }
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "libnccl.h"
 
 enum { ST_TICKET, ST_PUT, ST_WAIT, ST_RUN, ST_FINISHED };
 

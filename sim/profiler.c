@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim.h"
+#include "libnccl.h"
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;			/* 0 not tried, 1 loaded, -1 none */

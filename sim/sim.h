@@ -1,7 +1,9 @@
 /* sim/: the CPU backend (docs/design.md, "The CPU backend").  What the pieces
  * of sim/ offer each other; nothing here is seen outside sim/.
  *
+ *   env.c        NCCL's configuration files into the environment
  *   devices.c    simulated GPUs: count, CUDA_VISIBLE_DEVICES, bus ids
+ *   sync.c       time and futexes
  *   stream.c     streams and events: FIFOs run by worker threads
  *   cudart.c     the CUDA runtime subset      (libcudart.so.13)
  *   cuda.c       the driver API subset         (libcuda.so.1)
@@ -9,12 +11,21 @@
  *   cost.c       the cost model (NCCLSIM_GBPS, NCCLSIM_LATENCY_US)
  *   rendezvous.c shared-memory segment of a communicator, barriers
  *   coll.c       collectives and send/recv as steppable state machines
- *   nccl.c       communicators, enqueueing, groups  (libnccl.so.2)
+ *   profiler.c   NCCL's profiler plugin, as NCCL drives it
+ *   libnccl.so.2's calls, bottom first:
+ *     nccl.c     version, errors, memory; sim_fail
+ *     comm.c     a communicator's life, its end, its queries
+ *     setup.c    init, split, shrink as host work in phases
+ *     group.c    groups: what they hold back, how they end
+ *     init.c     unique ids, ncclCommInit*, split, shrink
+ *     register.c buffers, windows, pre-mul-sum operators
+ *     enqueue.c  the collective and point-to-point calls
  *   nccl_exports.c  ncclX -> pncclX for every line of common/nccl_api.def
  *
  * libnccl.so.2 links libcudart.so.13 and enqueues its work onto the
  * program's streams through the ncclsim_* calls below, which libcudart
- * exports next to the cuda* API.
+ * exports next to the cuda* API.  What only libnccl's files share (the
+ * communicator, the op, the profiler plugin) is in libnccl.h.
  */
 #ifndef NCCLSIM_SIM_H
 #define NCCLSIM_SIM_H
@@ -24,8 +35,6 @@
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
-
-#include "nccl_profiler.h"
 
 /* ---- env.c ------------------------------------------------------------- */
 /* NCCL's configuration files into the environment, once, as NCCL does at
@@ -45,7 +54,7 @@ void sim_dev_busid(int dev, char *buf, size_t len);
 int sim_dev_bus_number(int dev);
 size_t sim_dev_mem_bytes(void);
 
-/* ---- time, futex (stream.c) -------------------------------------------- */
+/* ---- time, futex (sync.c) -------------------------------------------- */
 
 uint64_t sim_now_ns(void);
 void sim_sleep_until_ns(uint64_t t);
@@ -210,103 +219,5 @@ static inline char *rv_slot(struct rv *rv, int rank, uint64_t parity)
 {
 	return rv->slots + ((size_t)rank * 2 + (parity & 1)) * rv->half;
 }
-
-/* ---- communicators (nccl.c) and their operations (coll.c) --------------- */
-
-#define SIM_MAX_PREMUL 64
-#define SIM_PROF_CH 8		/* channels a collective reports at most */
-
-struct ncclComm {
-	uint32_t magic;
-	int rank, nranks, dev;
-	int blocking;
-	struct rv *rv;
-	int refs;		/* the program's handle + queued ops; atomic */
-	int async;		/* ncclResult_t for ncclCommGetAsyncError; atomic */
-	int aborted;		/* ncclCommAbort: ops fail at once; atomic */
-	int revoked;		/* ncclCommRevoke; atomic */
-	int broken;		/* a launch failed; atomic */
-	int finalized, destroyed;
-	int inflight;		/* ops queued, not finished; atomic */
-	uint64_t hbar;		/* host barriers passed (user side) */
-	uint64_t splits;	/* children made, names them */
-	/* Ordering: tickets handed out in call order, run in that order. */
-	uint64_t coll_next, coll_run;	/* coll_run: atomic */
-	uint64_t *send_next, *send_run;	/* per peer */
-	uint64_t *recv_next, *recv_run;
-	uint64_t g;		/* collective rounds done (worker side) */
-	struct {
-		int used;
-		ncclDataType_t type;
-		int residence;
-		const void *ptr;
-		unsigned char value[8];
-	} premul[SIM_MAX_PREMUL];
-	char last_error[256];
-	void *prof_ctx;		/* the profiler plugin's context, if loaded */
-	uint64_t prof_hash;	/* NCCL's commHash, as the plugin gets it */
-	uint64_t prof_seq[SIM_NKINDS];	/* NCCL's seqNumber per function */
-};
-
-/* One collective or send/recv, stepped by a group task on a stream. */
-struct sim_op {
-	enum sim_kind kind;
-	const void *sendbuf;
-	void *recvbuf;
-	size_t count;
-	ncclDataType_t type;
-	ncclRedOp_t redop;	/* built-in op; pre-mul-sum as ncclSum + scalar */
-	int have_scalar;
-	unsigned char scalar[8];
-	const void *scalar_ptr;	/* ncclScalarDevice: read when it runs */
-	int root;		/* root, or peer for send/recv */
-	struct ncclComm *comm;
-	cudaStream_t stream;
-	uint64_t ticket;
-	/* progress */
-	int state;
-	uint64_t round, nrounds, g, elems;
-	uint64_t pos, total;	/* p2p bytes moved, message bytes */
-	uint64_t take;		/* recv: bytes of the message kept */
-	unsigned char hbuf[16];	/* p2p message header: length, start time */
-	uint64_t t_start, t_all;
-	uint64_t busbytes;
-	unsigned int ticks;	/* bumped on every state change */
-	ncclResult_t result;
-	/* profiler plugin (profiler.c): the Coll event, its channels' */
-	void *prof_coll;
-	void *prof_ch[SIM_PROF_CH];
-	int prof_nch;
-	int prof_mask;		/* NCCL's mask when the op was launched */
-};
-
-/* Take this op's place in its communicator's order: call in call order. */
-void sim_op_ticket(struct sim_op *op);
-/* Advance op; SIM_DONE (op->result says how) or SIM_PENDING with *w. */
-int sim_op_step(struct sim_op *op, struct sim_wait *w);
-/* Queue ops (all for one stream, tickets taken) as one launch: they
- * progress together, and the launch ends no sooner than the cost model
- * says.  The ops are copied; each holds a reference to its comm, dropped
- * when the launch is done (or here, on failure). */
-ncclResult_t sim_launch(const struct sim_op *ops, int nops, cudaStream_t stream);
-/* Cost of ops as one launch, in ns (ncclGroupSimulateEnd). */
-uint64_t sim_launch_cost_ns(const struct sim_op *ops, int nops);
-
-/* ---- profiler.c: NCCL's profiler plugin (NCCL_PROFILER_PLUGIN) --------- */
-/* As a comm joins (name: its shared segment's, the same on every rank)
- * and as it is freed. */
-void sim_prof_comm_init(struct ncclComm *c, const char *name);
-void sim_prof_comm_fini(struct ncclComm *c);
-/* Around a launch, on the launching thread: the Group and Coll events
- * (groups: nops slots, filled by begin, read by end). */
-void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups);
-void sim_prof_launch_end(struct sim_op *ops, int nops, void **groups);
-/* On the stream's worker: the kernel's channels start, end. */
-void sim_prof_kernel_start(struct sim_op *op);
-void sim_prof_kernel_end(struct sim_op *op);
-
-/* comm.c: references to a comm; the last unref frees it */
-void sim_comm_ref(struct ncclComm *c);
-void sim_comm_unref(struct ncclComm *c);
 
 #endif

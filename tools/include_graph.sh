@@ -215,7 +215,8 @@ private = {"ncclguard_tp.h": "tracer", "mx_priv.h": "matrix",
            "keyheap.h": "analyze/read",
            "timing.h": "preload/watchdog", "queue.h": "preload/watchdog",
            "recbuf.h": "preload/watchdog", "coll_fast.h": "preload/wrap",
-           "dr_priv.h": "doctor", "lv_priv.h": "live", "run_priv.h": "run"}
+           "dr_priv.h": "doctor", "lv_priv.h": "live", "run_priv.h": "run",
+           "plausible.h": "events", "libnccl.h": "sim"}
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 edges, bad = {}, []

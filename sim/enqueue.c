@@ -1,0 +1,182 @@
+/* The collective and point-to-point calls: each is checked as NCCL
+ * checks it, becomes an op (coll.c) and is launched on its stream now, or
+ * kept for the group's end (group.c). */
+#include <string.h>
+
+#include "libnccl.h"
+
+/* Check a call as NCCL does, then queue it (or keep it for the group). */
+static ncclResult_t enqueue(struct sim_op *op)
+{
+	struct ncclComm *c = op->comm;
+	const char *what = sim_kind_name(op->kind);
+	size_t sz = sim_type_size(op->type);
+	int root = op->root, me, need_send, need_recv;
+	ncclResult_t r;
+
+	if (!sim_comm_ok(c))
+		return sim_fail(NULL, ncclInvalidArgument, "%s: invalid communicator", what);
+	if (__atomic_load_n(&c->revoked, __ATOMIC_ACQUIRE))
+		return sim_fail(c, ncclRemoteError, "%s: communicator revoked", what);
+	if (!c->rv || __atomic_load_n(&c->async, __ATOMIC_ACQUIRE) == ncclInProgress)
+		return sim_fail(c, ncclInvalidUsage, "%s: communicator not ready", what);
+	if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE))
+		return sim_fail(c, ncclInvalidUsage, "%s: communicator failed earlier", what);
+	if (!sz)
+		return sim_fail(c, ncclInvalidArgument, "%s: invalid datatype %d", what, (int)op->type);
+	if (root < 0 || root >= c->nranks)
+		return sim_fail(c, ncclInvalidArgument, "%s: invalid root/peer %d", what, root);
+	if (op->kind == SIM_ALLREDUCE || op->kind == SIM_REDUCE || op->kind == SIM_REDUCESCATTER) {
+		int i = (int)op->redop - ncclNumOps;
+
+		if (!sim_type_reducible(op->type))
+			return sim_fail(c, ncclInvalidArgument, "%s: datatype %d not supported here", what,
+				    (int)op->type);
+		if ((int)op->redop < 0 || (i >= 0 && (i >= SIM_MAX_PREMUL || !c->premul[i].used ||
+						       c->premul[i].type != op->type)))
+			return sim_fail(c, ncclInvalidArgument, "%s: invalid reduction op %d", what,
+				    (int)op->redop);
+		if (i >= 0) {
+			op->have_scalar = 1;
+			memcpy(op->scalar, c->premul[i].value, sz);
+			if (c->premul[i].residence == ncclScalarDevice)
+				op->scalar_ptr = c->premul[i].ptr;
+			op->redop = ncclSum;
+		}
+	}
+	if (!ncclsim_stream_valid(op->stream))
+		return sim_fail(c, ncclInvalidArgument, "%s: invalid stream", what);
+	/* Buffers this rank really touches must exist. */
+	me = c->rank;
+	switch (op->kind) {
+	case SIM_BROADCAST: case SIM_SCATTER:
+		need_send = me == root;
+		need_recv = 1;
+		break;
+	case SIM_REDUCE: case SIM_GATHER:
+		need_send = 1;
+		need_recv = me == root;
+		break;
+	case SIM_SEND:
+		need_send = 1;
+		need_recv = 0;
+		break;
+	case SIM_RECV:
+		need_send = 0;
+		need_recv = 1;
+		break;
+	default:
+		need_send = need_recv = 1;
+		break;
+	}
+	if (op->count && ((need_send && !op->sendbuf) || (need_recv && !op->recvbuf)))
+		return sim_fail(c, ncclInvalidArgument, "%s: NULL buffer", what);
+	op->busbytes = sim_busbytes(op->kind, op->count, sz, c->nranks);
+
+	sim_comm_ref(c);
+	if (sim_group_depth()) {
+		r = sim_group_add(op);
+		if (r != ncclSuccess) {
+			sim_comm_unref(c);
+			return sim_fail(c, r, "%s: out of memory", what);
+		}
+		return ncclSuccess;
+	}
+	sim_op_ticket(op);
+	{
+		void *group = NULL;
+
+		sim_prof_launch_begin(op, 1, &group);
+		r = sim_launch(op, 1, op->stream);
+		sim_prof_launch_end(op, 1, &group);
+	}
+	return r == ncclSuccess ? r : sim_fail(c, r, "%s: launch failed", what);
+}
+
+static ncclResult_t coll(enum sim_kind kind, const void *send, void *recv, size_t count,
+			 ncclDataType_t type, ncclRedOp_t redop, int root, ncclComm_t comm,
+			 cudaStream_t stream)
+{
+	struct sim_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.kind = kind;
+	op.sendbuf = send;
+	op.recvbuf = recv;
+	op.count = count;
+	op.type = type;
+	op.redop = redop;
+	op.root = root;
+	op.comm = comm;
+	op.stream = stream;
+	return enqueue(&op);
+}
+
+ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+			    ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+			    cudaStream_t stream)
+{
+	return coll(SIM_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0, comm, stream);
+}
+
+ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+			    ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm, stream);
+}
+
+ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+				ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+				cudaStream_t stream)
+{
+	return coll(SIM_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, stream);
+}
+
+ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+			    ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
+}
+
+ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
+			ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_BROADCAST, buff, buff, count, datatype, ncclSum, root, comm, stream);
+}
+
+ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
+			 ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+			 cudaStream_t stream)
+{
+	return coll(SIM_REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+}
+
+ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_ALLTOALL, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm, stream);
+}
+
+ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count,
+			 ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_GATHER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
+}
+
+ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count,
+			  ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
+}
+
+ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
+		       ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_SEND, sendbuff, NULL, count, datatype, ncclSum, peer, comm, stream);
+}
+
+ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+		       ncclComm_t comm, cudaStream_t stream)
+{
+	return coll(SIM_RECV, NULL, recvbuff, count, datatype, ncclSum, peer, comm, stream);
+}
