@@ -1,6 +1,7 @@
 /*
  * The part of NVML's C ABI that ncclguard uses (the doctor's checks, the
- * GPU's health in a hang dump): libnvidia-ml.so.1 is opened at run time, and nvml.h is not on every build host (it comes with
+ * GPU's health in a hang dump, the host's hardware sampler):
+ * libnvidia-ml.so.1 is opened at run time, and nvml.h is not on every build host (it comes with
  * the CUDA toolkit's NVML package, not with Debian's).  Where nvml.h is
  * there, doctor/nvml.c checks each function type below against it at
  * compile time.  Every entry: return type, name, parameters; the versioned names
@@ -21,6 +22,10 @@ typedef nvmlEccCounterType_t ng_nvml_ecccnt;
 typedef nvmlIntNvLinkDeviceType_t ng_nvml_linktype;
 typedef nvmlUtilization_t ng_nvml_util;
 typedef nvmlPageRetirementCause_t ng_nvml_retire;
+typedef nvmlTemperatureSensors_t ng_nvml_tsensor;
+typedef nvmlFieldValue_t ng_nvml_field;
+typedef nvmlEventSet_t ng_nvml_evset;
+typedef nvmlEventData_t ng_nvml_evdata;
 #else
 #define NG_NVML_HEADER 0
 typedef int ng_nvml_ret;
@@ -38,6 +43,28 @@ typedef struct {
 	unsigned int gpu, memory;
 } ng_nvml_util;
 typedef int ng_nvml_retire;
+typedef int ng_nvml_tsensor;
+typedef struct {
+	unsigned int fieldId, scopeId;
+	long long timestamp, latencyUsec;
+	int valueType;
+	ng_nvml_ret nvmlReturn;
+	union {
+		double dVal;
+		unsigned int uiVal;
+		unsigned long ulVal;
+		unsigned long long ullVal;
+		signed long long sllVal;
+		signed int siVal;
+		unsigned short usVal;
+	} value;
+} ng_nvml_field;
+typedef struct ng_nvml_evset_s *ng_nvml_evset;
+typedef struct {
+	ng_nvml_dev device;
+	unsigned long long eventType, eventData;
+	unsigned int gpuInstanceId, computeInstanceId;
+} ng_nvml_evdata;
 #endif
 
 /* Values from nvml.h, fixed by its ABI. */
@@ -52,6 +79,26 @@ typedef int ng_nvml_retire;
 #define NG_NVML_MAX_LINKS 18		/* NVML_NVLINK_MAX_LINKS */
 #define NG_NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NG_NVML_RETIRE_DOUBLE_BIT 1	/* NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR */
+#define NG_NVML_RETIRE_MULTI_SBE 0	/* ..._MULTIPLE_SINGLE_BIT_ECC_ERRORS */
+#define NG_NVML_MEMORY_ERROR_TYPE_CORRECTED 0
+#define NG_NVML_TEMPERATURE_GPU 0
+#define NG_NVML_ERROR_TIMEOUT 10
+#define NG_NVML_EVENT_XID 0x8ull	/* nvmlEventTypeXidCriticalError */
+/* nvmlValueType_t */
+#define NG_NVML_VALUE_DOUBLE 0
+#define NG_NVML_VALUE_UINT 1
+#define NG_NVML_VALUE_ULONG 2
+#define NG_NVML_VALUE_ULONGLONG 3
+#define NG_NVML_VALUE_SLONGLONG 4
+#define NG_NVML_VALUE_SINT 5
+#define NG_NVML_VALUE_USHORT 6
+/* Field ids (NVML_FI_DEV_*); the NVLink ones take the link as scopeId. */
+#define NG_NVML_FI_NVLINK_THROUGHPUT_DATA_TX 138	/* KiB, cumulative */
+#define NG_NVML_FI_NVLINK_THROUGHPUT_DATA_RX 139
+#define NG_NVML_FI_NVLINK_ERROR_DL_REPLAY 161
+#define NG_NVML_FI_NVLINK_ERROR_DL_RECOVERY 162
+#define NG_NVML_FI_NVLINK_ERROR_DL_CRC 163
+#define NG_NVML_FI_NVLINK_GET_STATE 165	/* 1 active */
 /* Clock event (throttle) reasons that say nothing is wrong: idle, and
  * clocks set by the applications or the user. */
 #define NG_NVML_THROTTLE_BENIGN 0x3ull
@@ -87,6 +134,16 @@ typedef int ng_nvml_retire;
 		unsigned long long *))						\
 	O(ng_nvml_ret, nvmlDeviceGetPcieReplayCounter, (ng_nvml_dev, unsigned int *)) \
 	O(ng_nvml_ret, nvmlDeviceGetRetiredPages, (ng_nvml_dev, ng_nvml_retire, unsigned int *, \
-		unsigned long long *))
+		unsigned long long *))						\
+	O(ng_nvml_ret, nvmlDeviceGetTemperature, (ng_nvml_dev, ng_nvml_tsensor, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetPowerUsage, (ng_nvml_dev, unsigned int *))	\
+	O(ng_nvml_ret, nvmlDeviceGetRemappedRows, (ng_nvml_dev, unsigned int *, unsigned int *, \
+		unsigned int *, unsigned int *))				\
+	O(ng_nvml_ret, nvmlDeviceGetFieldValues, (ng_nvml_dev, int, ng_nvml_field *)) \
+	O(ng_nvml_ret, nvmlEventSetCreate, (ng_nvml_evset *))			\
+	O(ng_nvml_ret, nvmlDeviceRegisterEvents, (ng_nvml_dev, unsigned long long,	\
+		ng_nvml_evset))							\
+	O(ng_nvml_ret, nvmlEventSetWait_v2, (ng_nvml_evset, ng_nvml_evdata *, unsigned int)) \
+	O(ng_nvml_ret, nvmlEventSetFree, (ng_nvml_evset))
 
 #endif
