@@ -95,7 +95,7 @@ struct row {
 
 /* The record each event is read into, so that members no field of the
  * event fills start as 0 or "". */
-enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_NONE, NRECS };
+enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_NONE, NRECS };
 
 /* Each event's kind (events.h) and record. */
 #define OF_process_info		EV_PROC, REC_PROC
@@ -109,6 +109,9 @@ enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_NONE, NRECS };
 #define OF_policy		EV_POLICY, REC_MISC
 #define OF_inject		EV_INJECT, REC_MISC
 #define OF_callsite		EV_CALLSITE, REC_NONE
+#define OF_hw_device		EV_HW_DEVICE, REC_HW
+#define OF_hw_change		EV_HW_CHANGE, REC_HW
+#define OF_hw_sample		EV_HW_SAMPLE, REC_HW
 
 static const struct evdef {
 	const char *name;

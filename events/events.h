@@ -85,9 +85,17 @@ struct ev_rec_misc {		/* timeout, policy, inject, comm_end */
 	int64_t result;
 };
 
+struct ev_rec_hw {		/* hw_device, hw_change, hw_sample */
+	const char *host, *device, *kind, *pci_path, *detail, *counter;
+	uint64_t before, after, interval_ns, cost_ns;
+	int64_t time_ns;	/* hw_change: the sample's time, trace clock */
+	int64_t numa_node, flags, devices;
+};
+
 enum ev_kind {
 	EV_OTHER, EV_PROC, EV_INIT_BEGIN, EV_INIT_END, EV_COMM_END, EV_ENQ, EV_DONE,
 	EV_TIMEOUT, EV_POLICY, EV_INJECT, EV_CALLSITE, EV_ALGO,
+	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE,
 };
 
 struct ev_event {
@@ -101,6 +109,7 @@ struct ev_event {
 		struct ev_rec_algo algo;	/* EV_ALGO */
 		struct ev_rec_misc misc;	/* EV_COMM_END, EV_TIMEOUT, EV_POLICY,
 						 * EV_INJECT */
+		struct ev_rec_hw hw;		/* EV_HW_* */
 	} r;
 	/* ev_head() -> ev_body(): the payload and its class */
 	const void *payload_, *class_;

@@ -22,8 +22,9 @@
 
 /* 4: set_job, the `job` field of every event, process_info's job_id.
  * 5: coll_algo (NCCL's profiler plugin: algorithm, protocol, channels).
- * 6: process_info's timing_off. */
-#define NG_TP_ABI 6
+ * 6: process_info's timing_off.
+ * 7: hw_device, hw_change, hw_sample (the host's hardware sampler). */
+#define NG_TP_ABI 7
 
 /* struct ng_ev_<event or layout>, one member per field of the event
  * (common/events.def). */
@@ -56,6 +57,9 @@ struct ng_tp_ops {
 	 * a loader that never calls this still records its job. */
 	void (*set_job)(uint64_t tag);
 	void (*coll_algo)(const struct ng_ev_coll_algo *);
+	void (*hw_device)(const struct ng_ev_hw_device *);
+	void (*hw_change)(const struct ng_ev_hw_change *);
+	void (*hw_sample)(const struct ng_ev_hw_sample *);
 };
 
 /* Exported by libncclguard-tp.so. */

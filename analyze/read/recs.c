@@ -42,6 +42,10 @@ static const size_t misc_s[] = {
 	SO(ev_rec_misc, what), SO(ev_rec_misc, detail), SO(ev_rec_misc, key),
 	SO(ev_rec_misc, user_value), SO(ev_rec_misc, effective_value),
 };
+static const size_t hw_s[] = {
+	SO(ev_rec_hw, host), SO(ev_rec_hw, device), SO(ev_rec_hw, kind),
+	SO(ev_rec_hw, pci_path), SO(ev_rec_hw, detail), SO(ev_rec_hw, counter),
+};
 #undef SO
 
 /* The fixed part of kind's record and its string members; 0: none. */
@@ -74,6 +78,12 @@ static size_t body_of(int kind, const size_t **strs, int *nstrs)
 		*strs = misc_s;
 		*nstrs = N(misc_s);
 		return sizeof(struct ev_rec_misc);
+	case EV_HW_DEVICE:
+	case EV_HW_CHANGE:
+	case EV_HW_SAMPLE:
+		*strs = hw_s;
+		*nstrs = N(hw_s);
+		return sizeof(struct ev_rec_hw);
 	default:
 		return 0;
 	}
