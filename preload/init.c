@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "enforce.h"
+#include "health.h"
 #include "wrap.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -36,6 +37,7 @@ static void atfork_child(void)
 	ng_splits_reset_after_fork();
 	ng_host_slots_reset_after_fork();
 	ng_pcoll_reset_after_fork();
+	ng_health_reset_after_fork();
 }
 
 void ng_init(void)
@@ -102,6 +104,7 @@ void ng_first_call(void)
 	ng_recbuf_init(ng_trace_enqueue);
 	ng_timing_init();
 	ng_watchdog_start();
+	ng_health_start();
 	__atomic_store_n(&ng_hot.first_call_done, 1, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&init_lock);

@@ -5,24 +5,27 @@
 #   init.c -> wrap -> watchdog -> comm -> core -> common, tracer (the ABI)
 #                  -> enforce ----------> core, policy
 #   watchdog -> enforce (process_info: the environment as NCCL will see it)
+#   init.c, watchdog -> health (the hardware sampler) -> core, policy
 PRELOAD_CORE     := $(sort $(wildcard preload/core/*.c))
 PRELOAD_COMM     := $(sort $(wildcard preload/comm/*.c))
 PRELOAD_ENFORCE  := $(sort $(wildcard preload/enforce/*.c))
 PRELOAD_WATCHDOG := $(sort $(wildcard preload/watchdog/*.c))
 PRELOAD_WRAP     := $(sort $(wildcard preload/wrap/*.c))
-PRELOAD_SRCS := $(PRELOAD_CORE) $(PRELOAD_COMM) $(PRELOAD_ENFORCE) $(PRELOAD_WATCHDOG) \
-	$(PRELOAD_WRAP) preload/init.c
+PRELOAD_HEALTH   := $(sort $(wildcard preload/health/*.c))
+PRELOAD_SRCS := $(PRELOAD_CORE) $(PRELOAD_COMM) $(PRELOAD_ENFORCE) $(PRELOAD_HEALTH) \
+	$(PRELOAD_WATCHDOG) $(PRELOAD_WRAP) preload/init.c
 PRELOAD_OWN_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/obj/%.o)
 PRELOAD_OBJS := $(PRELOAD_OWN_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_INJECT_OBJ)
 
 NG_INC_core     := -Ipreload/core -Icommon -Itracer
 NG_INC_comm     := -Ipreload/comm $(NG_INC_core)
 NG_INC_enforce  := -Ipreload/enforce -Ipolicy $(NG_INC_core)
-NG_INC_watchdog := -Ipreload/watchdog -Ipreload/comm $(NG_INC_enforce)
+NG_INC_health   := -Ipreload/health -Ipolicy $(NG_INC_core)
+NG_INC_watchdog := -Ipreload/watchdog -Ipreload/comm -Ipreload/health $(NG_INC_enforce)
 NG_INC_wrap     := -Ipreload/wrap $(NG_INC_watchdog)
 # The include folders of a preload/ source: its module's (init.c: wrap's).
 ng_preload_inc = $(NG_INC_$(or $(word 2,$(subst /, ,$(dir $1))),wrap))
-$(foreach m,core comm enforce watchdog wrap,$(eval $(BUILD)/obj/preload/$m/%.o: MOD_INC := $(NG_INC_$m)))
+$(foreach m,core comm enforce health watchdog wrap,$(eval $(BUILD)/obj/preload/$m/%.o: MOD_INC := $(NG_INC_$m)))
 $(BUILD)/obj/preload/%.o: MOD_INC := $(NG_INC_wrap)
 
 # libinih is linked statically (it is built PIC) so that the preloaded shim

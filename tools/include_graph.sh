@@ -30,7 +30,7 @@ import os, re, subprocess, sys
 
 root, build, only = sys.argv[1], sys.argv[2], sys.argv[3]
 modules = ["common", "policy", "tracer", "session", "preload/core", "preload/comm",
-           "preload/watchdog", "preload/enforce", "preload/wrap", "preload", "events",
+           "preload/health", "preload/watchdog", "preload/enforce", "preload/wrap", "preload", "events",
            "analyze/model", "analyze/state", "analyze/match", "analyze/read",
            "analyze/findings", "analyze/report", "analyze", "live", "matrix", "doctor", "run", "tools", "sim"]
 if only and only not in modules:
@@ -43,12 +43,13 @@ allowed = {
     "preload/core": {"common", "tracer"},
     "preload/comm": {"preload/core", "common", "tracer"},
     "preload/enforce": {"preload/core", "policy", "common", "tracer"},
-    "preload/watchdog": {"preload/comm", "preload/enforce", "preload/core", "policy",
-                      "common", "tracer"},
-    "preload/wrap": {"preload/watchdog", "preload/comm", "preload/enforce", "preload/core",
-                     "policy", "common", "tracer"},
+    "preload/health": {"preload/core", "policy", "common", "tracer"},
+    "preload/watchdog": {"preload/comm", "preload/enforce", "preload/health", "preload/core",
+                      "policy", "common", "tracer"},
+    "preload/wrap": {"preload/watchdog", "preload/comm", "preload/enforce", "preload/health",
+                     "preload/core", "policy", "common", "tracer"},
     "preload": {"preload/wrap", "preload/watchdog", "preload/comm", "preload/enforce",
-                "preload/core", "policy", "common", "tracer"},
+                "preload/health", "preload/core", "policy", "common", "tracer"},
     "events": {"common"},
     # analyze's stages: read and findings both stand on match, the
     # writers (report) on the findings, analyze.c on the reader and the

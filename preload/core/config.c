@@ -47,7 +47,7 @@ static void parse_seconds(const char *name, const char *v, const char *what, dou
 
 void ng_config_from_env(struct ng_config *cfg)
 {
-	const char *v;
+	const char *v, *why;
 
 	v = getenv("NCCLGUARD_LOG");
 	if (v && *v) {
@@ -115,6 +115,19 @@ void ng_config_from_env(struct ng_config *cfg)
 	}
 	v = getenv("NCCLGUARD_INJECT");
 	cfg->inject = v && *v ? v : NULL;
+	v = getenv("NCCLGUARD_HEALTH_INTERVAL");
+	if (v && *v) {
+		double d = 0;
+
+		/* 0 turns the sampler off; below a tenth of a second it would
+		 * cost more than it tells. */
+		if (strcmp(v, "0") && (ng_seconds_parse(v, &d, &why) || d < 0.1)) {
+			ng_warn("NCCLGUARD_HEALTH_INTERVAL='%s': expected 0 (off) or seconds from 0.1; "
+				"keeping %g s", v, cfg->health_s);
+		} else {
+			cfg->health_s = ng_seconds_never(d) ? 0 : d;
+		}
+	}
 	v = getenv("NCCLGUARD_DUMP_DIR");
 	cfg->dump_dir = v && *v ? v : NULL;
 }

@@ -86,6 +86,7 @@ struct ng_config {
 	int tsc;			/* NCCLGUARD_CLOCK: the TSC where trusted */
 	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
+	double health_s;		/* NCCLGUARD_HEALTH_INTERVAL; 0: no sampler */
 };
 
 /* ---- hot.c: the state every intercepted call reads ------------------- */

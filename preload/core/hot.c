@@ -22,6 +22,7 @@ struct ng_hotcfg ng_hotcfg NG_HOT_DATA = { .cfg = {
 	.sample_gap_ns = 10000000,
 	.sample_bytes = 1 << 20,
 	.tsc = 1,
+	.health_s = 1,
 } };
 _Static_assert(__builtin_offsetof(struct ng_hotcfg, cfg.sample_bytes) + 8 <= 64,
 	       "what every call reads fits one line");

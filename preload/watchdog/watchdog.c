@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "health.h"
 #include "seconds.h"
 #include "timing.h"
 
@@ -112,6 +113,8 @@ static void emit_timeout(uint64_t hash, uint64_t seq, const char *op, uint64_t w
 
 	if (ng_hot.tp)
 		ng_hot.tp->timeout(&ev);
+	/* The host's hardware, at the moment it matters most. */
+	ng_health_kick();
 }
 
 /* The in-flight table, for the hang report. */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define NG_NVML_NO_HEADER
 #include "nvml_abi.h"
@@ -33,25 +34,42 @@ struct fgpu {
 	int remote;			/* -2 switch, -1 none, else a GPU */
 	unsigned util, replays, retired;
 	unsigned long long throttle;
+	unsigned temp, power, remap[4], noevents;
+	unsigned long long ecc_corr;
+	unsigned xid[64], nxid, xid_sent;
+	unsigned long long nvl[18][5];	/* replay, recovery, crc, tx, rx */
 };
 
 static struct fgpu g[MAXG];
 static int ngpu, init_rc, cuda, loaded, inited;
 static char driver[96];
 
+static struct timespec seen_mtime;
+static off_t seen_size;
+
 static void load(void)
 {
 	const char *path = getenv("NG_FAKE_NVML");
 	char buf[512], def[4096];
+	struct stat st;
 	FILE *f;
 
-	if (loaded)
-		return;
-	loaded = 1;
 	if (!path) {
 		snprintf(def, sizeof(def), "%s/nvml.conf", getenv("NCCLGUARD_SYSROOT") ?
 			 getenv("NCCLGUARD_SYSROOT") : ".");
 		path = def;
+	}
+	if (loaded) {
+		/* read again only when the file changed */
+		if (stat(path, &st) || (st.st_mtim.tv_sec == seen_mtime.tv_sec &&
+					st.st_mtim.tv_nsec == seen_mtime.tv_nsec &&
+					st.st_size == seen_size))
+			return;
+	}
+	loaded = 1;
+	if (!stat(path, &st)) {
+		seen_mtime = st.st_mtim;
+		seen_size = st.st_size;
 	}
 	f = fopen(path, "r");
 	if (!f) {
@@ -102,7 +120,37 @@ static void load(void)
 				x->replays = (unsigned)atoi(val);
 			else if (!strcmp(k, "retired"))
 				x->retired = (unsigned)atoi(val);
-			else if (!strcmp(k, "remote"))
+			else if (!strcmp(k, "temp"))
+				x->temp = (unsigned)atoi(val);
+			else if (!strcmp(k, "power"))
+				x->power = (unsigned)atoi(val);
+			else if (!strcmp(k, "ecc_corr"))
+				x->ecc_corr = strtoull(val, NULL, 10);
+			else if (!strcmp(k, "remap"))
+				sscanf(val, "%u/%u/%u/%u", &x->remap[0], &x->remap[1], &x->remap[2],
+				       &x->remap[3]);
+			else if (!strcmp(k, "noevents"))
+				x->noevents = (unsigned)atoi(val);
+			else if (!strcmp(k, "xid")) {
+				char *p = val, *end;
+
+				x->nxid = 0;
+				while (*p && x->nxid < 64) {
+					x->xid[x->nxid++] = (unsigned)strtoul(p, &end, 10);
+					if (*end != ',')
+						break;
+					p = end + 1;
+				}
+			} else if (!strncmp(k, "nvl.", 4)) {
+				static const char *const names[5] = { "replay", "recovery", "crc",
+								      "tx", "rx" };
+				int l = atoi(k + 4);
+				const char *c = strchr(k + 4, '.');
+
+				for (int i = 0; c && l >= 0 && l < 18 && i < 5; i++)
+					if (!strcmp(c + 1, names[i]))
+						x->nvl[l][i] = strtoull(val, NULL, 10);
+			} else if (!strcmp(k, "remote"))
 				x->remote = !strcmp(val, "switch") ? -2 :
 					    !strncmp(val, "gpu:", 4) ? atoi(val + 4) : -1;
 		}
@@ -113,6 +161,9 @@ static void load(void)
 static struct fgpu *dev(ng_nvml_dev d)
 {
 	struct fgpu *x = (struct fgpu *)d;
+
+	if (inited)
+		load();
 
 	return inited && x >= g && x < g + ngpu ? x : NULL;
 }
@@ -210,9 +261,9 @@ ng_nvml_ret nvmlDeviceGetTotalEccErrors(ng_nvml_dev d, ng_nvml_memerr t, ng_nvml
 {
 	struct fgpu *x = dev(d);
 
-	if (!x || t != 1 || c != 0)
+	if (!x || t > 1 || c != 0)
 		return 2;
-	*n = x->ecc;
+	*n = t ? x->ecc : x->ecc_corr;
 	return 0;
 }
 
@@ -322,8 +373,125 @@ ng_nvml_ret nvmlDeviceGetRetiredPages(ng_nvml_dev d, ng_nvml_retire cause, unsig
 	struct fgpu *x = dev(d);
 
 	(void)addr;
-	if (!x || cause != 1)
+	if (!x || cause > 1)
 		return 2;
-	*n = x->retired;
+	*n = cause ? x->retired : 0;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetTemperature(ng_nvml_dev d, ng_nvml_tsensor s, unsigned int *t)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x || s != 0)
+		return 2;
+	*t = x->temp ? x->temp : 40;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetPowerUsage(ng_nvml_dev d, unsigned int *mw)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	*mw = (x->power ? x->power : 300) * 1000;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetRemappedRows(ng_nvml_dev d, unsigned int *c, unsigned int *u,
+				      unsigned int *p, unsigned int *f)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	*c = x->remap[0];
+	*u = x->remap[1];
+	*p = x->remap[2];
+	*f = x->remap[3];
+	return 0;
+}
+
+/* The NVLink fields, per link (scopeId); NVML's ids. */
+ng_nvml_ret nvmlDeviceGetFieldValues(ng_nvml_dev d, int n, ng_nvml_field *v)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x || n < 0)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		unsigned l = v[i].scopeId;
+		int k = -1;
+
+		v[i].valueType = 3;
+		v[i].nvmlReturn = l < (unsigned)x->links && l < 18 ? 0 : 3;
+		if (v[i].nvmlReturn)
+			continue;
+		switch (v[i].fieldId) {
+		case 165:
+			v[i].value.ullVal = (int)l < x->links_up;
+			continue;
+		case 161: k = 0; break;
+		case 162: k = 1; break;
+		case 163: k = 2; break;
+		case 138: k = 3; break;
+		case 139: k = 4; break;
+		default:
+			v[i].nvmlReturn = 3;
+			continue;
+		}
+		v[i].value.ullVal = x->nvl[l][k];
+	}
+	return 0;
+}
+
+/* One event set: Xids of every GPU registered, each delivered once. */
+static struct ng_nvml_evset_s { int registered[MAXG]; } evset;
+
+ng_nvml_ret nvmlEventSetCreate(ng_nvml_evset *set)
+{
+	if (!inited)
+		return 1;
+	*set = &evset;
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceRegisterEvents(ng_nvml_dev d, unsigned long long types, ng_nvml_evset set)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x || set != &evset)
+		return 2;
+	if (x->noevents || !(types & 0x8))
+		return 3;
+	set->registered[x - g] = 1;
+	x->xid_sent = x->nxid;		/* only those raised from now on */
+	return 0;
+}
+
+ng_nvml_ret nvmlEventSetWait_v2(ng_nvml_evset set, ng_nvml_evdata *e, unsigned int ms)
+{
+	(void)ms;
+	if (set != &evset || !inited)
+		return 2;
+	load();
+	for (int i = 0; i < ngpu; i++) {
+		struct fgpu *x = &g[i];
+
+		if (!set->registered[i] || x->xid_sent >= x->nxid)
+			continue;
+		memset(e, 0, sizeof(*e));
+		e->device = (ng_nvml_dev)x;
+		e->eventType = 0x8;
+		e->eventData = x->xid[x->xid_sent++];
+		return 0;
+	}
+	return 10;			/* NVML_ERROR_TIMEOUT */
+}
+
+ng_nvml_ret nvmlEventSetFree(ng_nvml_evset set)
+{
+	(void)set;
 	return 0;
 }

@@ -1,0 +1,68 @@
+# Sourced by the hardware-evidence tests: hw_fake_host ROOT lays out, for
+# the sampler (NCCLGUARD_SYSROOT, NCCLGUARD_NVML_LIBRARY=the fake NVML),
+# a host with the CPU backend's first two GPUs (0000:10:00.0 and
+# 0000:11:00.0, as sim/ numbers them), each behind a PCIe switch with
+# an InfiniBand NIC (mlx5_0 by GPU 0, mlx5_1 by GPU 1), 4 NVLinks each,
+# and an Ethernet NIC on the root complex.  hw_set ROOT FILE VALUE
+# changes a sysfs counter; hw_nvml ROOT KEY VALUE an NVML answer.
+hw_fake_host() {
+	_r=$1
+	rm -rf "$_r"
+	mkdir -p "$_r/sys/bus/pci/devices" "$_r/sys/class/infiniband" "$_r/sys/class/net"
+	_pci() {	# PATH NODE
+		mkdir -p "$_r/sys/devices/$1"
+		echo "$2" >"$_r/sys/devices/$1/numa_node"
+		ln -s "../../../devices/$1" "$_r/sys/bus/pci/devices/${1##*/}"
+	}
+	_hca() {	# NAME PCIPATH
+		_p="$_r/sys/class/infiniband/$1/ports/1"
+		mkdir -p "$_p/counters"
+		ln -s "../../../devices/$2" "$_r/sys/class/infiniband/$1/device"
+		echo "4: ACTIVE" >"$_p/state"
+		for _c in link_downed link_error_recovery symbol_error port_rcv_errors \
+			  port_xmit_discards local_link_integrity_errors excessive_buffer_overrun_errors; do
+			echo 0 >"$_p/counters/$_c"
+		done
+	}
+	_pci pci0000:0f/0000:0f:01.0/0000:10:00.0 0
+	_pci pci0000:0f/0000:0f:02.0/0000:20:00.0 0
+	_hca mlx5_0 pci0000:0f/0000:0f:02.0/0000:20:00.0
+	_pci pci0000:80/0000:80:01.0/0000:11:00.0 1
+	_pci pci0000:80/0000:80:02.0/0000:21:00.0 1
+	_hca mlx5_1 pci0000:80/0000:80:02.0/0000:21:00.0
+	_pci pci0000:00/0000:00:1c.0/0000:01:00.0 0
+	mkdir -p "$_r/sys/class/net/eth0/statistics"
+	ln -s "../../../devices/pci0000:00/0000:00:1c.0/0000:01:00.0" "$_r/sys/class/net/eth0/device"
+	echo 1 >"$_r/sys/class/net/eth0/carrier"
+	echo 1 >"$_r/sys/class/net/eth0/type"
+	echo 2 >"$_r/sys/class/net/eth0/carrier_changes"
+	for _c in rx_errors tx_errors rx_dropped tx_dropped; do
+		echo 0 >"$_r/sys/class/net/eth0/statistics/$_c"
+	done
+	{
+		echo "init 0"
+		echo "driver 570.86.15"
+		echo "cuda 13000"
+		echo "gpu.0.busid 0000:10:00.0"
+		echo "gpu.1.busid 0000:11:00.0"
+		for _i in 0 1; do
+			echo "gpu.$_i.name NVIDIA H200"
+			echo "gpu.$_i.gen 5/5"
+			echo "gpu.$_i.width 16/16"
+			echo "gpu.$_i.links 4/4"
+			echo "gpu.$_i.temp 40"
+			echo "gpu.$_i.power 300"
+		done
+	} >"$_r/nvml.conf"
+}
+
+# hw_set ROOT PATH VALUE: a sysfs file of the fake host, replaced whole.
+hw_set() {
+	echo "$3" >"$1/$2.new" && mv "$1/$2.new" "$1/$2"
+}
+
+# hw_nvml ROOT KEY VALUE: one NVML answer, changed (or added).
+hw_nvml() {
+	{ grep -v "^$2 " "$1/nvml.conf"; echo "$2 $3"; } >"$1/nvml.conf.new" &&
+		mv "$1/nvml.conf.new" "$1/nvml.conf"
+}
