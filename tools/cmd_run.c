@@ -20,7 +20,8 @@
 
 static const char usage[] =
 	"usage: ncclguard run [-o DIR] [--relay net://HOST[:PORT]] [--policy FILE] [--timeout S]\n"
-	"                     [--on-timeout A] [--inject SPEC] [--stacks] -- CMD [ARG]...\n"
+	"                     [--on-timeout A] [--inject SPEC] [--stacks] [--health-interval S]\n"
+	"                     -- CMD [ARG]...\n"
 	"\n"
 	"Runs CMD with libncclguard.so preloaded and records its NCCL communicators\n"
 	"and collectives (LTTng-UST events ncclguard:*, with vpid, vtid and procname)\n"
@@ -37,6 +38,9 @@ static const char usage[] =
 	"      --on-timeout A warn, abort or exit (NCCLGUARD_ON_TIMEOUT)\n"
 	"      --inject SPEC  fault injection, e.g. delay:ms=50,rank=1 (NCCLGUARD_INJECT)\n"
 	"      --stacks       record each collective's call site (NCCLGUARD_STACKS=1)\n"
+	"      --health-interval S\n"
+	"                     sample the host's GPU and NIC counters every S seconds\n"
+	"                     (default 1, 0 off; NCCLGUARD_HEALTH_INTERVAL)\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"The library is <bindir>/../lib/libncclguard.so, or NCCLGUARD_LIB if set; it\n"
@@ -196,7 +200,8 @@ static int relay_url(const char *in, char *out, size_t len, const char **why)
 
 static int parse(int argc, char **argv, struct ng_run_opts *o)
 {
-	enum { OPT_POLICY = 256, OPT_TIMEOUT, OPT_ON_TIMEOUT, OPT_INJECT, OPT_STACKS, OPT_RELAY };
+	enum { OPT_POLICY = 256, OPT_TIMEOUT, OPT_ON_TIMEOUT, OPT_INJECT, OPT_STACKS, OPT_RELAY,
+	       OPT_HEALTH };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "relay", required_argument, NULL, OPT_RELAY },
@@ -205,6 +210,7 @@ static int parse(int argc, char **argv, struct ng_run_opts *o)
 		{ "on-timeout", required_argument, NULL, OPT_ON_TIMEOUT },
 		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ "stacks", no_argument, NULL, OPT_STACKS },
+		{ "health-interval", required_argument, NULL, OPT_HEALTH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -261,6 +267,16 @@ static int parse(int argc, char **argv, struct ng_run_opts *o)
 			break;
 		case OPT_STACKS:
 			o->stacks = 1;
+			break;
+		case OPT_HEALTH:
+			/* the shim's rule: 0 off, else at least a tenth of a second */
+			if (strcmp(optarg, "0") && (ng_seconds_parse(optarg, &secs, &why) ||
+						    ng_seconds_never(secs) || secs < 0.1)) {
+				ng_cli_usage_error("run", "--health-interval '%s': expected 0 (off) or "
+						   "seconds from 0.1", optarg);
+				return -1;
+			}
+			o->health = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
