@@ -41,7 +41,7 @@
 static struct hw_host host;
 static char hostname[256];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t wake, done_cond = PTHREAD_COND_INITIALIZER;
 static int running, kicked, stopping, done, claim_fd = -1;
 static uint64_t last_full_ns;
 
@@ -277,6 +277,18 @@ static int claim(void)
 	return 1;
 }
 
+/* The sampler's wake-up runs on CLOCK_MONOTONIC: a step of the wall
+ * clock must not make it sample in a loop or sleep for hours. */
+static void wake_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wake, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 void ng_health_start(void)
 {
 	pthread_attr_t attr;
@@ -287,6 +299,7 @@ void ng_health_start(void)
 	gethostname(hostname, sizeof(hostname) - 1);
 	if (!claim())
 		return;
+	wake_init();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, sampler_main, NULL)) {
@@ -320,6 +333,6 @@ void ng_health_reset_after_fork(void)
 	claim_fd = -1;
 	running = 0;
 	pthread_mutex_init(&lock, NULL);
-	pthread_cond_init(&wake, NULL);
+	wake_init();
 	pthread_cond_init(&done_cond, NULL);
 }

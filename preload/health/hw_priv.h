@@ -27,6 +27,7 @@ struct hw_dev {
 	char unseen[HW_PATH_LEN];	/* what cannot be read, and why */
 	int gpu, link;			/* gpu.c's: its GPU's index, its link */
 	char sys[HW_PATH_LEN];		/* nic.c's: its sysfs folder */
+	int fd[NG_HW_NCTR];		/* nic.c's: each counter's file, held open; -1 */
 	uint64_t val[NG_HW_NCTR];	/* read by the current sample */
 	uint64_t prev[NG_HW_NCTR];	/* by the one before, or last recorded (level) */
 	uint8_t have[NG_HW_NCTR];	/* val read */
@@ -52,6 +53,8 @@ static inline struct hw_dev *hw_dev_add(struct hw_host *h, enum ng_hw_dev kind,
 	memset(d, 0, sizeof(*d));
 	d->kind = kind;
 	d->numa = -1;
+	for (int c = 0; c < NG_HW_NCTR; c++)
+		d->fd[c] = -1;
 	snprintf(d->name, sizeof(d->name), "%.63s", name);
 	return d;
 }

@@ -1,12 +1,13 @@
-# Sourced by the hardware-evidence tests: hw_fake_host ROOT lays out, for
-# the sampler (NCCLGUARD_SYSROOT, NCCLGUARD_NVML_LIBRARY=the fake NVML),
-# a host with the CPU backend's first two GPUs (0000:10:00.0 and
-# 0000:11:00.0, as sim/ numbers them), each behind a PCIe switch with
-# an InfiniBand NIC (mlx5_0 by GPU 0, mlx5_1 by GPU 1), 4 NVLinks each,
-# and an Ethernet NIC on the root complex.  hw_set ROOT FILE VALUE
-# changes a sysfs counter; hw_nvml ROOT KEY VALUE an NVML answer.
+# Sourced by the hardware-evidence tests: hw_fake_host ROOT [NGPUS [LINKS]] lays
+# out, for the sampler (NCCLGUARD_SYSROOT, NCCLGUARD_NVML_LIBRARY=the
+# fake NVML), a host with the CPU backend's first NGPUS GPUs (default 2;
+# GPU i is 0000:1i:00.0, as sim/ numbers them), each behind a root port
+# of its own with an InfiniBand NIC beside it (mlx5_i, its port 1), LINKS
+# NVLinks each (default 4), and an Ethernet NIC (eth0) on another root complex.
+# hw_set ROOT FILE VALUE changes a sysfs counter; hw_nvml ROOT KEY VALUE
+# an NVML answer (tests/doctor/fakenvml.c reads its file again).
 hw_fake_host() {
-	_r=$1
+	_r=$1 _n=${2:-2} _links=${3:-4}
 	rm -rf "$_r"
 	mkdir -p "$_r/sys/bus/pci/devices" "$_r/sys/class/infiniband" "$_r/sys/class/net"
 	_pci() {	# PATH NODE
@@ -24,12 +25,14 @@ hw_fake_host() {
 			echo 0 >"$_p/counters/$_c"
 		done
 	}
-	_pci pci0000:0f/0000:0f:01.0/0000:10:00.0 0
-	_pci pci0000:0f/0000:0f:02.0/0000:20:00.0 0
-	_hca mlx5_0 pci0000:0f/0000:0f:02.0/0000:20:00.0
-	_pci pci0000:80/0000:80:01.0/0000:11:00.0 1
-	_pci pci0000:80/0000:80:02.0/0000:21:00.0 1
-	_hca mlx5_1 pci0000:80/0000:80:02.0/0000:21:00.0
+	_i=0
+	while [ $_i -lt "$_n" ]; do
+		_rc=$(printf '%02x' $((0x30 * (_i + 1))))
+		_pci "pci0000:$_rc/0000:$_rc:01.0/0000:1$_i:00.0" $((_i / 2))
+		_pci "pci0000:$_rc/0000:$_rc:02.0/0000:2$_i:00.0" $((_i / 2))
+		_hca "mlx5_$_i" "pci0000:$_rc/0000:$_rc:02.0/0000:2$_i:00.0"
+		_i=$((_i + 1))
+	done
 	_pci pci0000:00/0000:00:1c.0/0000:01:00.0 0
 	mkdir -p "$_r/sys/class/net/eth0/statistics"
 	ln -s "../../../devices/pci0000:00/0000:00:1c.0/0000:01:00.0" "$_r/sys/class/net/eth0/device"
@@ -43,22 +46,24 @@ hw_fake_host() {
 		echo "init 0"
 		echo "driver 570.86.15"
 		echo "cuda 13000"
-		echo "gpu.0.busid 0000:10:00.0"
-		echo "gpu.1.busid 0000:11:00.0"
-		for _i in 0 1; do
+		_i=0
+		while [ $_i -lt "$_n" ]; do
+			echo "gpu.$_i.busid 0000:1$_i:00.0"
 			echo "gpu.$_i.name NVIDIA H200"
 			echo "gpu.$_i.gen 5/5"
 			echo "gpu.$_i.width 16/16"
-			echo "gpu.$_i.links 4/4"
+			echo "gpu.$_i.links $_links/$_links"
 			echo "gpu.$_i.temp 40"
 			echo "gpu.$_i.power 300"
+			_i=$((_i + 1))
 		done
 	} >"$_r/nvml.conf"
 }
 
-# hw_set ROOT PATH VALUE: a sysfs file of the fake host, replaced whole.
+# hw_set ROOT PATH VALUE: a sysfs file of the fake host, rewritten in
+# place as sysfs changes (the sampler holds it open).
 hw_set() {
-	echo "$3" >"$1/$2.new" && mv "$1/$2.new" "$1/$2"
+	echo "$3" >"$1/$2"
 }
 
 # hw_nvml ROOT KEY VALUE: one NVML answer, changed (or added).
