@@ -13,9 +13,7 @@
  * wait on that), takes a first sample as the baseline, writes hw_device
  * per device and hw_sample "start"; then samples every interval, at a
  * watchdog timeout (ng_health_kick) and at exit, writing hw_change for
- * what changed: a count or a state that differs from the sample before, a
- * level that moved by its step since it was last written, a counter that
- * reached its saturation value (once).  Nothing here runs on a call.
+ * what changed (diff.c).  Nothing here runs on a call.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -61,57 +59,6 @@ static void on_xid(void *ctx, struct hw_dev *d, uint64_t code)
 	emit_change(d, NG_HW_xid, 0, code, *(uint64_t *)ctx, 0);
 }
 
-static uint64_t saturation(enum ng_hw_ctr c)
-{
-	int bits = ng_hw_rows[c].bits;
-
-	return bits > 0 && bits < 64 ? (UINT64_C(1) << bits) - 1 : 0;
-}
-
-/* One counter of one device after a sample: its event, if any. */
-static void diff_one(struct hw_dev *d, enum ng_hw_ctr c, uint64_t t, int first)
-{
-	const struct ng_hw_row *row = &ng_hw_rows[c];
-	uint64_t v = d->val[c], max = saturation(c);
-	int flags = 0;
-
-	if (!d->have[c])
-		return;
-	if (max && v >= max && !d->saturated[c]) {
-		/* Stuck at its maximum: say so once, since it will not move. */
-		d->saturated[c] = 1;
-		flags = NG_HW_SATURATED | (first ? NG_HW_AT_START : 0);
-		if (first || !d->had[c] || d->prev[c] != v) {
-			emit_change(d, c, first || !d->had[c] ? v : d->prev[c], v, t, flags);
-			goto keep;
-		}
-	}
-	if (first || !d->had[c])
-		goto keep;
-	if (max && v < max)
-		d->saturated[c] = 0;	/* cleared (perfquery -R) */
-	switch (row->kind) {
-	case NG_HW_KIND_level:
-		/* prev is what was last written */
-		if ((v > d->prev[c] ? v - d->prev[c] : d->prev[c] - v) < (uint64_t)row->step)
-			return;
-		emit_change(d, c, d->prev[c], v, t, 0);
-		break;
-	case NG_HW_KIND_count:
-		if (v == d->prev[c])
-			break;
-		emit_change(d, c, d->prev[c], v, t, v < d->prev[c] ? NG_HW_RESET : 0);
-		break;
-	default:
-		if (v != d->prev[c])
-			emit_change(d, c, d->prev[c], v, t, 0);
-		break;
-	}
-keep:
-	d->prev[c] = v;
-	d->had[c] = 1;
-}
-
 /* A sample: read everything (the slow counters too where full), write
  * what changed.  first: the baseline, which writes only saturations. */
 static uint64_t sample(int full, int first)
@@ -124,11 +71,7 @@ static uint64_t sample(int full, int first)
 	t = t0;
 	hw_gpu_read(&host, on_xid, &t);
 	hw_nic_read(&host);
-	for (int i = 0; i < host.ndev; i++)
-		for (int c = 0; c < NG_HW_NCTR; c++)
-			if (ng_hw_rows[c].dev == host.dev[i].kind &&
-			    ng_hw_rows[c].kind != NG_HW_KIND_event)
-				diff_one(&host.dev[i], (enum ng_hw_ctr)c, t, first);
+	hw_diff(&host, t, first, emit_change);
 	if (full)
 		last_full_ns = t0;
 	return ng_now_ns() - t0;

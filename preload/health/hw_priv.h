@@ -1,7 +1,8 @@
 /*
  * preload/health's own declarations, for its files only.
  *
- *   health.c   which process samples, the thread, diffing and events
+ *   health.c   which process samples, the thread, the events
+ *   diff.c     what changed between two samples
  *   gpu.c      the GPUs and their NVLinks, through NVML (dlopened)
  *   nic.c      InfiniBand/RoCE ports and Ethernet interfaces, from sysfs
  */
@@ -64,6 +65,17 @@ static inline void hw_set(struct hw_dev *d, enum ng_hw_ctr c, uint64_t v)
 	d->val[c] = v;
 	d->have[c] = 1;
 }
+
+/* ---- diff.c ----------------------------------------------------------- */
+typedef void (*hw_emit_fn)(const struct hw_dev *d, enum ng_hw_ctr c, uint64_t before,
+			   uint64_t after, uint64_t t, int flags);
+/* After a sample (time t), emit for each counter read that changed: a
+ * count or a state that differs from the sample before (a count that went
+ * down with NG_HW_RESET), a level that moved by its step since it was
+ * last emitted, a count that reached its saturation value (once, with
+ * NG_HW_SATURATED).  first: the baseline, which emits only saturations
+ * (NG_HW_AT_START). */
+void hw_diff(struct hw_host *h, uint64_t t, int first, hw_emit_fn emit);
 
 /* ---- gpu.c ------------------------------------------------------------ */
 /* Opens NVML (NCCLGUARD_NVML_LIBRARY, else libnvidia-ml.so.1), adds every

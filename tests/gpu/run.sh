@@ -40,6 +40,10 @@
 #      calls unconfirmed, not hung; a fast untimed loop's numbers; a policy
 #      under a folder others can write refused; a squatted meeting folder;
 #      bit flips in a real trace
+#  20  hardware evidence: the DDP example under `ncclguard run` with the
+#      sampler every 0.5 s (the real NVML and sysfs): its devices, what
+#      it could not read, its cost per sample; an injected stall: the
+#      watchdog's timeout takes a sample (hw_sample "timeout")
 # STAGES="1 2 3" picks stages (default all); NP ranks, default 1;
 # NG_HEADERS=own builds everything against common/abi/ instead of the
 # real headers.  With
@@ -54,7 +58,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"}
 NP=${NP:-1}
 NGPU=$(nvidia-smi -L | grep -c '^GPU')
 [ -n "${CUDA_VISIBLE_DEVICES+x}" ] && NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
@@ -406,6 +410,30 @@ fi
 if want 19; then
 	stage 19
 	. tests/gpu/trust19.sh
+fi
+if want 20; then
+	stage 20
+	hwev() { lt babeltrace2 "$1" 2>/dev/null | grep "ncclguard:hw_" | sed 's/.*ncclguard:/ncclguard:/; s/{ cpu_id.*procname = "[^"]*" }, //'; }
+	st $NG run -o "$OUT/hw" --health-interval 0.5 -- \
+		$TR examples/train_ddp.py --steps 30 >"$OUT/hw_run.log" 2>&1
+	row "20 ddp with the sampler at 0.5 s: exit" "$?"
+	hwev "$OUT/hw" >"$OUT/hw_events.txt"
+	row "20 hw_device / hw_sample / hw_change" "$(grep -c hw_device "$OUT/hw_events.txt") / $(grep -c hw_sample "$OUT/hw_events.txt") / $(grep -c hw_change "$OUT/hw_events.txt")"
+	row "20 sample cost ns (start, end)" "$(sed -n 's/.*hw_sample.*why = "\([a-z]*\)".*cost_ns = \([0-9]*\).*/\1 \2/p' "$OUT/hw_events.txt" | tr '\n' ' ')"
+	$NG analyze "$OUT/hw" --json "$OUT/hw_report.json" >"$OUT/hw_analyze.txt" 2>&1
+	row "20 analyze: exit" "$?"
+	st $NG run -o "$OUT/hwto" --health-interval 0.5 --timeout 4 --on-timeout exit \
+		--inject "stall:op=allreduce,seq=10" -- \
+		$TR examples/train_ddp.py --steps 30 >"$OUT/hwto_run.log" 2>&1
+	row "20 stall: exit" "$?"
+	hwev "$OUT/hwto" >"$OUT/hwto_events.txt"
+	row "20 stall: hw_sample why" "$(sed -n 's/.*hw_sample.*why = "\([a-z]*\)".*/\1/p' "$OUT/hwto_events.txt" | tr '\n' ' ')"
+	grep -h "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_[TR]X \|NVML_FI_DEV_NVLINK_ERROR_DL_\|NVML_FI_DEV_NVLINK_GET_STATE \|define NVML_FI_DEV_NVLINK_COUNT_" \
+		"$CUDA_HOME/include/nvml.h" >"$OUT/hw_nvml_fields.txt" 2>&1
+	if [ -n "$RESULTS" ]; then
+		cp "$OUT/hw_events.txt" "$OUT/hwto_events.txt" "$OUT/hw_nvml_fields.txt" "$RESULTS/"
+		cp "$OUT/hw_analyze.txt" "$RESULTS/hw_analyze.txt"
+	fi
 fi
 if [ "$NP" -ge 2 ] && [ $FAKE = 0 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect

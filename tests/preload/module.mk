@@ -8,6 +8,7 @@
 $(BUILD)/obj/tests/preload/%.o: MOD_INC := $(NG_INC_wrap) -Itests/preload
 $(BUILD)/obj/tests/preload/core/%.o: MOD_INC := $(NG_INC_core) -Itests/preload
 $(BUILD)/obj/tests/preload/enforce/%.o: MOD_INC := $(NG_INC_enforce) -Itests/preload
+$(BUILD)/obj/tests/preload/health/%.o: MOD_INC := $(NG_INC_health) -Itests/preload
 
 # core/
 $(eval $(call ng_unit_test,preload/core,test_rank,$(PRELOAD_OBJS),$(PRELOAD_LIBS)))
@@ -32,6 +33,9 @@ $(eval $(call ng_unit_test,preload/comm,test_registry,$(PRELOAD_OBJS),$(PRELOAD_
 # enforce/: with fakes of the core it calls.
 $(eval $(call ng_unit_test,preload/enforce,test_policy_shim,$(POLICY_OBJS) \
 	$(BUILD)/obj/preload/enforce/apply.o $(BUILD)/obj/preload/enforce/envplugin.o,$(INIH_LIB) -ldl))
+
+# health/: what the sampler writes, alone.
+$(eval $(call ng_unit_test,preload/health,test_health_diff,$(BUILD)/obj/preload/health/diff.o,))
 
 # watchdog/: the timing and watchdog tests run the CPU backend's CUDA
 # runtime (build/sim), which they load at run time.
