@@ -141,6 +141,7 @@ static void *sampler_main(void *arg)
 		struct timespec ts;
 		const char *why = NULL;
 		uint64_t at;
+		int both;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		at = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + interval;
@@ -149,6 +150,8 @@ static void *sampler_main(void *arg)
 		while (!kicked && !stopping)
 			if (pthread_cond_timedwait(&wake, &lock, &ts) == ETIMEDOUT)
 				break;
+		/* a timeout that ends the process: one sample, both said */
+		both = stopping && kicked;
 		if (stopping)
 			why = "end";
 		else if (kicked)
@@ -156,6 +159,8 @@ static void *sampler_main(void *arg)
 		kicked = 0;
 		pthread_mutex_unlock(&lock);
 		cost = sample(why || ng_now_ns() - last_full_ns >= every, 0);
+		if (both)
+			emit_sample("timeout", cost);
 		if (why)
 			emit_sample(why, cost);
 		pthread_mutex_lock(&lock);
@@ -171,7 +176,7 @@ static void *sampler_main(void *arg)
 
 /* The last sample, before the provider goes: bounded, since a sick
  * GPU's NVML may not answer. */
-static void health_at_exit(void)
+void ng_health_stop(void)
 {
 	struct timespec ts;
 
@@ -252,7 +257,7 @@ void ng_health_start(void)
 	} else {
 		pthread_setname_np(t, "ncclguard-hw");
 		running = 1;
-		atexit(health_at_exit);
+		atexit(ng_health_stop);
 	}
 	pthread_attr_destroy(&attr);
 }

@@ -14,6 +14,10 @@
 void ng_health_start(void);
 /* A watchdog timeout: sample now (no-op where no sampler runs). */
 void ng_health_kick(void);
+/* The last sample, before the process ends (at exit, and before the
+ * watchdog's _exit): waits for it at most 2 s.  No-op where no sampler
+ * runs. */
+void ng_health_stop(void);
 /* In a fork's child: the sampler stays the parent's. */
 void ng_health_reset_after_fork(void);
 

@@ -145,6 +145,7 @@ static __attribute__((noreturn)) void exit_timeout(const char *reason)
 {
 	ng_recbuf_drain();
 	ng_watchdog_dump(reason);
+	ng_health_stop();
 	_exit(NG_EXIT_TIMEOUT);
 }
 
@@ -154,6 +155,8 @@ static void do_exit(const char *reason)
 	ng_watchdog_dump(reason);
 	ng_inject_report();
 	ng_warn("exiting with status %d (NCCLGUARD_ON_TIMEOUT=exit)", NG_EXIT_TIMEOUT);
+	/* _exit runs no atexit: the host's last sample is taken here */
+	ng_health_stop();
 	_exit(NG_EXIT_TIMEOUT);
 }
 

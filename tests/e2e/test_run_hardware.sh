@@ -148,11 +148,15 @@ host() {
 	in_host "$1" env NCCLGUARD_SYSROOT="$NG_TMP/root-${1#host-}" NCCLGUARD_JOB=hwjob \
 		"$NG_BIN" run -o "$NG_TMP/C" --health-interval 0.2 --timeout 8 --on-timeout exit \
 		--inject 'delay:ms=4000,rank=2,seq=5;stall:rank=2,seq=6' -- sh -c "
+		pids=
 		for l in 0 1; do
 			RANK=\$(($2 + l)) WORLD_SIZE=4 LOCAL_RANK=\$l '$EXAMPLE' --id-tcp 10.252.0.1:29712 \
 				--min-bytes 1K --max-bytes 1K --iters 10 --warmup 0 &
+			pids=\"\$pids \$!\"
 		done
-		wait" >"$NG_TMP/$1.out" 2>"$NG_TMP/$1.err" &
+		rc=0
+		for p in \$pids; do wait \$p || rc=\$?; done
+		exit \$rc" >"$NG_TMP/$1.out" 2>"$NG_TMP/$1.err" &
 }
 host host-a 0
 pa=$!
@@ -162,6 +166,7 @@ wait_for "$NG_TMP/host-b.err" "injecting delay"
 hw_set "$NG_TMP/root-b" sys/class/infiniband/mlx5_0/ports/1/counters/link_downed 1
 hw_set "$NG_TMP/root-a" sys/class/net/eth0/statistics/rx_dropped 12
 hw_set "$NG_TMP/root-a" sys/class/infiniband/mlx5_1/ports/1/counters/symbol_error 3
+hw_set "$NG_TMP/root-a" sys/class/infiniband/mlx5_1/ports/1/counters/local_link_integrity_errors 15
 wait $pa && fail "host-a's ranks ended well while rank 2 stalled"
 wait $pb && fail "host-b's ranks ended well while rank 2 stalled"
 analyze_json "$NG_TMP/C"
@@ -173,6 +178,8 @@ hw = {(h['host'], h['device'], h['counter']): h for h in r['hardware']}
 ld = hw[('host-b', 'mlx5_0/1', 'link_downed')]
 assert ld['before'] == 0 and ld['after'] == 1 and 2 in ld['ranks'], ld
 assert ('host-a', 'eth0', 'rx_dropped') in hw and ('host-a', 'mlx5_1/1', 'symbol_error') in hw, hw
+sat = hw[('host-a', 'mlx5_1/1', 'local_link_integrity_errors')]
+assert sat['after'] == 15 and sat.get('saturated') is True, sat
 f = [f for f in r['findings'] if f['kind'] == 'hardware']
 assert len(f) == 1, r['findings']
 s = f[0]['summary']
