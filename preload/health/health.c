@@ -31,6 +31,7 @@
 #include "health.h"
 #include "hw_priv.h"
 #include "job.h"
+#include "policy.h"
 #include "seconds.h"
 
 /* At exit the last sample may wait this long for a slow NVML. */
@@ -89,6 +90,8 @@ static void emit_sample(const char *why, uint64_t cost)
 
 static void emit_devices(const char *nvml_why)
 {
+	char bus[1][NG_BUSID_LEN];
+
 	for (int i = 0; i < host.ndev; i++) {
 		const struct hw_dev *d = &host.dev[i];
 		struct ng_ev_hw_device ev = {
@@ -98,8 +101,9 @@ static void emit_devices(const char *nvml_why)
 
 		ng_hot.tp->hw_device(&ev);
 	}
-	/* No NVML: the host's GPUs go unwatched; a device-less event says so. */
-	if (nvml_why[0]) {
+	/* No NVML where the host has NVIDIA GPUs: they go unwatched, and a
+	 * device-less event says so (a host without any misses nothing). */
+	if (nvml_why[0] && ng_host_gpus(bus, 1) > 0) {
 		struct ng_ev_hw_device ev = {
 			.host = hostname, .device = "nvml", .kind = "gpu", .pci_path = "",
 			.numa_node = -1, .unseen = nvml_why,

@@ -10,9 +10,11 @@ hw_fake_host() {
 	_r=$1 _n=${2:-2} _links=${3:-4}
 	rm -rf "$_r"
 	mkdir -p "$_r/sys/bus/pci/devices" "$_r/sys/class/infiniband" "$_r/sys/class/net"
-	_pci() {	# PATH NODE
+	_pci() {	# PATH NODE VENDOR CLASS
 		mkdir -p "$_r/sys/devices/$1"
 		echo "$2" >"$_r/sys/devices/$1/numa_node"
+		echo "$3" >"$_r/sys/devices/$1/vendor"
+		echo "$4" >"$_r/sys/devices/$1/class"
 		ln -s "../../../devices/$1" "$_r/sys/bus/pci/devices/${1##*/}"
 	}
 	_hca() {	# NAME PCIPATH
@@ -28,12 +30,12 @@ hw_fake_host() {
 	_i=0
 	while [ $_i -lt "$_n" ]; do
 		_rc=$(printf '%02x' $((0x30 * (_i + 1))))
-		_pci "pci0000:$_rc/0000:$_rc:01.0/0000:1$_i:00.0" $((_i / 2))
-		_pci "pci0000:$_rc/0000:$_rc:02.0/0000:2$_i:00.0" $((_i / 2))
+		_pci "pci0000:$_rc/0000:$_rc:01.0/0000:1$_i:00.0" $((_i / 2)) 0x10de 0x030200
+		_pci "pci0000:$_rc/0000:$_rc:02.0/0000:2$_i:00.0" $((_i / 2)) 0x15b3 0x020700
 		_hca "mlx5_$_i" "pci0000:$_rc/0000:$_rc:02.0/0000:2$_i:00.0"
 		_i=$((_i + 1))
 	done
-	_pci pci0000:00/0000:00:1c.0/0000:01:00.0 0
+	_pci pci0000:00/0000:00:1c.0/0000:01:00.0 0 0x8086 0x020000
 	mkdir -p "$_r/sys/class/net/eth0/statistics"
 	ln -s "../../../devices/pci0000:00/0000:00:1c.0/0000:01:00.0" "$_r/sys/class/net/eth0/device"
 	echo 1 >"$_r/sys/class/net/eth0/carrier"

@@ -88,6 +88,28 @@ assert len(f) == 1 and 2 in f[0]['ranks'], r['findings']
 assert 'nvlink_replay' in f[0]['summary'] and '0000:12:00.0' in f[0]['summary'], f[0]
 PY
 
+note "without NVML: a host with GPUs says so, one without says nothing"
+# hw_devices DIR: the trace's hw_device events, "device unseen" a line.
+hw_devices() {
+	babeltrace2 "$1" 2>/dev/null | sed -n 's/.*ncclguard:hw_device:.* device = "\([^"]*\)".* unseen = "\([^"]*\)".*/\1 \2/p'
+}
+NCCLGUARD_NVML_LIBRARY="$NG_TMP/no-nvml.so" "$NG_BIN" run -o "$NG_TMP/D" -- \
+	"$EXAMPLE" --launch 2 --min-bytes 1K --max-bytes 1K --iters 2 --warmup 0 \
+	>"$NG_TMP/D.out" 2>"$NG_TMP/D.err" || { cat "$NG_TMP/D.err"; fail "job D failed"; }
+hw_devices "$NG_TMP/D" >"$NG_TMP/D.dev"
+assert_grep '^nvml NVML not loadable' "$NG_TMP/D.dev"
+assert_grep '^mlx5_0/1 $' "$NG_TMP/D.dev"
+mkdir -p "$NG_TMP/nogpu"
+cp -r "$NG_TMP/root4/sys" "$NG_TMP/nogpu/"
+rm -f "$NG_TMP"/nogpu/sys/bus/pci/devices/0000:1?:00.0
+NCCLGUARD_SYSROOT="$NG_TMP/nogpu" NCCLGUARD_NVML_LIBRARY="$NG_TMP/no-nvml.so" \
+	"$NG_BIN" run -o "$NG_TMP/E" -- \
+	"$EXAMPLE" --launch 2 --min-bytes 1K --max-bytes 1K --iters 2 --warmup 0 \
+	>"$NG_TMP/E.out" 2>"$NG_TMP/E.err" || { cat "$NG_TMP/E.err"; fail "job E failed"; }
+hw_devices "$NG_TMP/E" >"$NG_TMP/E.dev"
+assert_no_grep '^nvml' "$NG_TMP/E.dev"
+assert_grep '^mlx5_0/1 $' "$NG_TMP/E.dev"
+
 note "C: rank 2's NIC flaps on host-b before rank 2 stalls; noise on host-a"
 if [ "$NG_LTTNG_ISOLATED" != root ] || ! command -v nsenter >/dev/null ||
    ! command -v ip >/dev/null; then
