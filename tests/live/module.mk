@@ -14,3 +14,11 @@ $(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_track
+
+# What a host's hardware sampler writes, through the provider library.
+$(BUILD)/obj/tests/live/hw_emit.o: MOD_INC := -Itracer -Icommon
+$(BUILD)/tests/hw_emit: $(BUILD)/obj/tests/live/hw_emit.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl
+$(BUILD)/tests/hw_emit: | $(BUILD)/lib/libncclguard-tp.so
+TEST_BINS += $(BUILD)/tests/hw_emit
