@@ -17,6 +17,8 @@
 #                                  hosta, 2-3 on hostb, rank 3 leaves out
 #                                  the last of 52 all-reduces
 #   ng_until_grep PATTERN FILE PID  waits for PATTERN in FILE while PID runs
+#   ng_until_gone PID FILE         waits for a watch to end once its
+#                                  sessions did
 #
 # Everything started is killed on exit (NG_AT_EXIT, tracer/common.sh).
 . "$NG_ROOT/tests/e2e/common.sh"
@@ -180,6 +182,16 @@ ng_until_grep() {
 	until grep -q "$1" "$2"; do
 		[ $i -lt 300 ] || { cat "$2"; fail "'$1' not within 30 s"; }
 		kill -0 "$3" 2>/dev/null || { cat "$2"; fail "watch exited"; }
+		sleep 0.1; i=$((i + 1))
+	done
+}
+
+# ng_until_gone PID FILE: wait (15 s at most) for watch PID to end by
+# itself, its sessions destroyed; FILE (its output) shown if it does not.
+ng_until_gone() {
+	i=0
+	while kill -0 "$1" 2>/dev/null; do
+		[ $i -lt 150 ] || { cat "$2"; fail "watch still running 15 s after the sessions ended"; }
 		sleep 0.1; i=$((i + 1))
 	done
 }

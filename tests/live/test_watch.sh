@@ -65,11 +65,7 @@ ng_hang_job j "json-$$" NCCLGUARD_TIMEOUT=4
 ng_until_grep '"type": "timeout"' "$NG_TMP/watch.json" $WJ
 # The job's sessions end: watch ends by itself.
 for h in hosta hostb; do ng_on $h lttng destroy -a >/dev/null; done
-i=0
-while kill -0 "$WJ" 2>/dev/null; do
-	[ $i -lt 150 ] || { cat "$NG_TMP/watch.json"; fail "watch still running 15 s after the sessions ended"; }
-	sleep 0.1; i=$((i + 1))
-done
+ng_until_gone "$WJ" "$NG_TMP/watch.json"
 rc=0; wait "$WJ" || rc=$?
 cat "$NG_TMP/watch.jerr"
 assert_eq "$rc" 5 "watch --json's status after a hang"
