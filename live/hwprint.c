@@ -51,6 +51,11 @@ static const char *clock_str(char *buf, size_t len, int64_t ns)
 	return buf;
 }
 
+static int rose(const struct lv_hw_change *c)
+{
+	return is_kind(c, NG_HW_KIND_count) && c->after > c->before && !(c->flags & NG_HW_RESET);
+}
+
 /* What changed, short: "+1", "+3 saturated", "1 -> 0", "Xid 79",
  * "traffic stopped". */
 static void what_short(FILE *f, const struct lv_hw_change *c)
@@ -59,8 +64,7 @@ static void what_short(FILE *f, const struct lv_hw_change *c)
 		fprintf(f, "Xid %llu", (unsigned long long)c->after);
 	else if (is_kind(c, NG_HW_KIND_traffic))
 		fputs(c->after ? "traffic resumed" : "traffic stopped", f);
-	else if (is_kind(c, NG_HW_KIND_count) && c->after > c->before &&
-		 !(c->flags & NG_HW_RESET))
+	else if (rose(c))
 		fprintf(f, "+%llu", (unsigned long long)(c->after - c->before));
 	else
 		fprintf(f, "%llu -> %llu", (unsigned long long)c->before,
@@ -88,11 +92,15 @@ static void text_change(FILE *f, const struct lv_state *st, const struct lv_hw_c
 
 	fprintf(f, "[%s] hardware: ", clock_str(t, sizeof(t), c->time));
 	where(f, st, c);
-	fputc(' ', f);
-	if (is_kind(c, NG_HW_KIND_count) || c->ctr < 0)
-		fprintf(f, "%llu -> %llu ", (unsigned long long)c->before,
+	if (is_kind(c, NG_HW_KIND_event))
+		fprintf(f, " Xid %llu", (unsigned long long)c->after);
+	else
+		fprintf(f, " %llu -> %llu", (unsigned long long)c->before,
 			(unsigned long long)c->after);
-	what_short(f, c);
+	if (rose(c))
+		fprintf(f, " +%llu", (unsigned long long)(c->after - c->before));
+	if (c->flags & NG_HW_SATURATED)
+		fputs(" saturated", f);
 	if (c->flags & NG_HW_RESET)
 		fputs(" (reset)", f);
 	if (c->flags & NG_HW_AT_START)

@@ -350,6 +350,8 @@ static void test_hw_print(void **state)
 	hw(&f, 1, "0000:1a:00.0", "xid", 0, 79, 0, 10 * S);
 	hw(&f, 1, "0000:1a:00.0", "power_w", 100, 400, 0, 10 * S);
 	hw(&f, 1, "0000:1a:00.0/link3", "nvlink_traffic", 1, 0, 0, 10 * S);
+	hw(&f, 1, "mlx5_2/1", "port_rcv_errors", 9, 2, NG_HW_RESET, 10 * S);
+	hw(&f, 1, "0000:1a:00.0", "remap_pending", 0, 1, NG_HW_AT_START, 10 * S);
 	memset(&e, 0, sizeof(e));
 	e.kind = EV_HW_DEVICE;
 	e.src.host = 1;
@@ -370,6 +372,10 @@ static void test_hw_print(void **state)
 	assert_non_null(strstr(buf, "] hardware: host hostb mlx5_2/1 symbol_error 65530 -> 65535 "
 				    "+5 saturated\n"));
 	assert_non_null(strstr(buf, "] hardware: host hostb 0000:1a:00.0 Xid 79\n"));
+	assert_non_null(strstr(buf, "] hardware: host hostb mlx5_2/1 port_rcv_errors 9 -> 2 "
+				    "(reset)\n"));
+	assert_non_null(strstr(buf, "] hardware: host hostb 0000:1a:00.0 remap_pending 0 -> 1 "
+				    "(so at the sampler's start)\n"));
 	assert_null(strstr(buf, "power_w"));
 	assert_null(strstr(buf, "nvlink_traffic"));
 	assert_null(strstr(strstr(buf, "Xid 79") + 1, "Xid 79"));
