@@ -19,7 +19,9 @@
 void lv_hw_free(struct lv_hw *hw)
 {
 	free(hw->ring);
+	free(hw->samplers);
 	hw->ring = NULL;
+	hw->samplers = NULL;
 }
 
 void lv_hw_change(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r)
@@ -60,6 +62,32 @@ void lv_hw_device(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r
 	u->job = job;
 	snprintf(u->device, sizeof(u->device), "%s", dev);
 	snprintf(u->what, sizeof(u->what), "%s", r->detail);
+}
+
+void lv_hw_sample(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r)
+{
+	int i;
+
+	for (i = 0; i < hw->nsamplers; i++)
+		if (hw->samplers[i].host == host && hw->samplers[i].job == job)
+			break;
+	if (i == hw->nsamplers) {
+		/* a sampler first met at its end or a timeout: not known to run */
+		if (!r->kind || strcmp(r->kind, "start"))
+			return;
+		hw->samplers = lv_xrealloc(hw->samplers, (i + 1) * sizeof(*hw->samplers));
+		hw->samplers[i] = (struct lv_hw_sampler){ .host = host, .job = job };
+		hw->nsamplers++;
+	}
+	hw->samplers[i].ended = r->kind && !strcmp(r->kind, "end");
+}
+
+int lv_hw_sampled(const struct lv_hw *hw, int host, int job)
+{
+	for (int i = 0; i < hw->nsamplers; i++)
+		if (hw->samplers[i].host == host && hw->samplers[i].job == job)
+			return !hw->samplers[i].ended;
+	return 0;
 }
 
 int lv_hw_evidence(const struct lv_hw_change *c)

@@ -244,12 +244,45 @@ void lv_hw_print_new(struct lv_state *st)
 		fflush(f);
 }
 
+/* The hang's hosts whose sampler is known to run, missing ranks' first,
+ * each once: into v (room for nmiss + nwait), their number. */
+static int sampled_hosts(const struct lv_state *st, const struct lv_hang *h, int *v)
+{
+	int n = 0;
+
+	for (int i = 0; i < h->nmiss + h->nwait; i++) {
+		int host = st->procs[i < h->nmiss ? h->miss[i] : h->wait[i - h->nmiss]].host, k;
+
+		for (k = 0; k < n && v[k] != host; k++)
+			;
+		if (k == n && lv_hw_sampled(&st->hw, host, h->comm->job))
+			v[n++] = host;
+	}
+	return n;
+}
+
+/* No change near it: said only where a sampler is known to run, so that
+ * silence is not taken for health where nothing was read. */
+static void text_none(FILE *f, const struct lv_state *st, const struct lv_hang *h)
+{
+	int *v = lv_xcalloc(h->nmiss + h->nwait, sizeof(int));
+	int n = sampled_hosts(st, h, v);
+
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ", " : "; no hardware change near it on ", f);
+		ng_esc_put(f, st->hosts[v[i]].name);
+	}
+	free(v);
+}
+
 void lv_hw_hang_text(FILE *f, const struct lv_state *st, const struct lv_hang *h)
 {
 	struct lv_hw_near *v;
 	int n = lv_hw_near(st, h, &v);
 	char t[32];
 
+	if (!n)
+		text_none(f, st, h);
 	for (int i = 0; i < n && i < NEAR_SHOWN; i++) {
 		double d = v[i].rel_s;
 
@@ -269,14 +302,22 @@ void lv_hw_hang_json(FILE *f, const struct lv_state *st, const struct lv_hang *h
 {
 	struct lv_hw_near *v;
 	int n = lv_hw_near(st, h, &v);
+	int *hosts = lv_xcalloc(h->nmiss + h->nwait, sizeof(int));
+	int nh = sampled_hosts(st, h, hosts);
 
-	fputc('[', f);
+	fputs("\"hardware\": [", f);
 	for (int i = 0; i < n && i < NEAR_JSON; i++) {
 		fputs(i ? ", {" : "{", f);
 		json_fields(f, st, v[i].c);
 		fprintf(f, ", \"hosts_of\": \"%s\", \"offset_s\": %.3f}",
 			v[i].of_missing ? "missing" : "waiting", v[i].rel_s);
 	}
+	fputs("], \"hardware_sampled_hosts\": [", f);
+	for (int i = 0; i < nh; i++) {
+		fputs(i ? ", " : "", f);
+		ng_json_str(f, st->hosts[hosts[i]].name);
+	}
 	fputc(']', f);
+	free(hosts);
 	free(v);
 }

@@ -75,12 +75,20 @@ struct lv_hw_unseen {
 	char device[48], what[192];
 };
 
+/* A host's sampler, as its hw_sample events say. */
+struct lv_hw_sampler {
+	int host, job;
+	int ended;		/* its hw_sample "end" came */
+};
+
 struct lv_hw {
 	struct lv_hw_change *ring;	/* LV_HW_KEEP, by number mod LV_HW_KEEP */
 	uint64_t n;			/* changes met */
 	uint64_t printed;		/* changes printed (or passed over) */
 	struct lv_hw_unseen unseen[LV_HW_UNSEEN];
 	int nunseen;
+	struct lv_hw_sampler *samplers;	/* those seen start */
+	int nsamplers;
 };
 
 /* A change kept near a hang. */
@@ -96,6 +104,10 @@ struct ev_rec_hw;
 void lv_hw_free(struct lv_hw *hw);
 void lv_hw_change(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r);
 void lv_hw_device(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r);
+void lv_hw_sample(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r);
+/* Whether host's sampler for job is known to run: its start seen (watch
+ * attached before it), its end not. */
+int lv_hw_sampled(const struct lv_hw *hw, int host, int job);
 /* Whether a change is evidence of trouble: a count's rise, a state's
  * change, an Xid, traffic stopped, a counter saturated (levels are not). */
 int lv_hw_evidence(const struct lv_hw_change *c);
@@ -334,8 +346,9 @@ void lv_reader_free(struct lv_reader *r);
  * hardware and hardware_unseen.  Text leaves out levels and traffic
  * (--json has every change). */
 void lv_hw_print_new(struct lv_state *st);
-/* The changes near hang h: text "; near it: ..." (nothing when none), or
- * the JSON array. */
+/* The changes near hang h: text "; near it: ..." (when none, the hang's
+ * hosts whose sampler is known to run: "; no hardware change near it on
+ * H"), or JSON members "hardware": [...], "hardware_sampled_hosts": [...]. */
 void lv_hw_hang_text(FILE *f, const struct lv_state *st, const struct lv_hang *h);
 void lv_hw_hang_json(FILE *f, const struct lv_state *st, const struct lv_hang *h);
 

@@ -221,7 +221,7 @@ static void json_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 		json_proc(f, st, h->miss[i]);
 		fprintf(f, ", \"state\": \"%s\"}", miss_state(h, h->miss[i]));
 	}
-	fprintf(f, "], \"unseen_ranks\": %lld, \"hardware\": ", (long long)h->unseen);
+	fprintf(f, "], \"unseen_ranks\": %lld, ", (long long)h->unseen);
 	lv_hw_hang_json(f, st, h);
 	fputc('}', f);
 }

@@ -237,15 +237,17 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 		return;
 	}
 	/* The host's sampler: its host's, not a rank's (no process kept). */
-	if (ev->kind == EV_HW_CHANGE || ev->kind == EV_HW_DEVICE) {
+	if (ev->kind == EV_HW_CHANGE || ev->kind == EV_HW_DEVICE || ev->kind == EV_HW_SAMPLE) {
 		int j = job_of(st, ev->src.job);
 
 		if (j < 0)
 			return;
 		if (ev->kind == EV_HW_CHANGE)
 			lv_hw_change(&st->hw, ev->src.host, j, &ev->r.hw);
-		else
+		else if (ev->kind == EV_HW_DEVICE)
 			lv_hw_device(&st->hw, ev->src.host, j, &ev->r.hw);
+		else
+			lv_hw_sample(&st->hw, ev->src.host, j, &ev->r.hw);
 		return;
 	}
 	p = proc_get(st, sess, &ev->src);

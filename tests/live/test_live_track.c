@@ -261,6 +261,21 @@ static void hw(struct fixture *f, int hi, const char *dev, const char *ctr, uint
 	lv_event(&f->st, hi, &e);
 }
 
+/* A hw_sample of host hi: why start, end or timeout. */
+static void hw_sample(struct fixture *f, int hi, const char *why)
+{
+	struct ev_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = EV_HW_SAMPLE;
+	e.src.host = hi;
+	e.src.vpid = 900 + hi;
+	e.src.job = f->job;
+	e.job_id = "";
+	e.r.hw.kind = why;
+	lv_event(&f->st, hi, &e);
+}
+
 /* Ranks 0-3 in step to seq 4; 0-2 enter seq 5 at 10 s, rank 3 (hostb)
  * does not; the clocks read 100 s. */
 static void hung(struct fixture *f)
@@ -329,6 +344,38 @@ static void test_hw_near(void **state)
 	assert_non_null(strstr(buf, " (1.3 s before), host hosta 0000:1a:00.0 Xid 79 at "));
 	assert_non_null(strstr(buf, " (2.0 s after)"));
 	assert_null(strstr(buf, "hostc"));
+	free(buf);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+/* No change near a hang: said of the hosts whose sampler is known to
+ * run (hostb's), not of one that ended (hosta's) or never said so. */
+static void test_hw_none(void **state)
+{
+	struct fixture f;
+	struct lv_hang *h;
+	char *buf = NULL;
+	size_t len = 0;
+	int n;
+
+	(void)state;
+	start(&f, 0, NULL);
+	hw_sample(&f, 1, "timeout");
+	hw_sample(&f, 1, "start");
+	hw_sample(&f, 1, "timeout");
+	hw_sample(&f, 0, "start");
+	hw_sample(&f, 0, "end");
+	hung(&f);
+	n = hangs(&f, 1000 * S, &h);
+	assert_int_equal(n, 1);
+	printed(&f, &buf, &len);
+	lv_hw_hang_text(f.st.opts.out, &f.st, &h[0]);
+	fputc('|', f.st.opts.out);
+	lv_hw_hang_json(f.st.opts.out, &f.st, &h[0]);
+	fclose(f.st.opts.out);
+	assert_string_equal(buf, "; no hardware change near it on hostb|\"hardware\": [], "
+			    "\"hardware_sampled_hosts\": [\"hostb\"]");
 	free(buf);
 	lv_hangs_free(h, n);
 	lv_state_free(&f.st);
@@ -405,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_job_filter),
 		cmocka_unit_test(test_new_host),
 		cmocka_unit_test(test_hw_near),
+		cmocka_unit_test(test_hw_none),
 		cmocka_unit_test(test_hw_print),
 	};
 

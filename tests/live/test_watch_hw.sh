@@ -3,11 +3,11 @@
 # (namespaces streaming live sessions to one lttng-relayd), the hung job
 # of common.sh on hosta and hostb (rank 3, on hostb, leaves out the last
 # all-reduce), and what a sampler writes, emitted by hw_emit on each
-# host: on hostb a NIC port's link_downed +1 and a saturated
-# symbol_error, on hosta an Xid (and a GPU whose Xids cannot be read),
-# on hostc, where no rank of the job runs, a link_downed +1.  watch
-# prints each change as it comes (a temperature only in --json), says
-# what hosta's sampler cannot read, and names in the hang's line (and in
+# host: on hostb its start, a NIC port's link_downed +1 and a saturated
+# symbol_error; on hosta an Xid (and a GPU whose Xids cannot be read); on
+# hostc, where no rank of the job runs, a link_downed +1.  watch prints
+# each change as it comes (a temperature only in --json), says what
+# hosta's sampler cannot read, and names in the hang's line (and in
 # --json's hang record) the changes on hostb first, then hosta's, never
 # hostc's.  Text: the changes come while the job runs; --json: before it.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -25,7 +25,8 @@ emit() {
 	for h in hostc hostb hosta; do
 		case $h in
 		hostc) set -- "change,mlx5_0/1,link_downed,0,1,0" ;;
-		hostb) set -- "device,mlx5_2/1,ib," "change,mlx5_2/1,link_downed,0,1,0" \
+		hostb) set -- "sample,start" "device,mlx5_2/1,ib," \
+			"change,mlx5_2/1,link_downed,0,1,0" \
 			"change,mlx5_2/1,symbol_error,65530,65535,1" \
 			"change,0000:1a:00.0,temperature_c,60,85,0" ;;
 		hosta) set -- "device,0000:1a:00.0,gpu,xid: events refused here" \
@@ -119,6 +120,7 @@ assert [(n["host"], n["counter"], n["hosts_of"]) for n in near][2:] == \
 assert sorted((n["host"], n["counter"], n["hosts_of"]) for n in near[:2]) == \
     [("hostb", "link_downed", "missing"), ("hostb", "symbol_error", "missing")], near
 assert all(n["offset_s"] < 0 for n in near), near
+assert hang[0]["hang"]["hardware_sampled_hosts"] == ["hostb"], hang
 prog = [l for l in lines if l["type"] == "progress" and l["hangs"]]
 assert prog and prog[-1]["hangs"][0]["hardware"] == near, prog[-1]
 PY
