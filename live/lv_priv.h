@@ -11,6 +11,8 @@
  *   twins.c     the relayd's own session list, where two sessions of one
  *               host and name are two (babeltrace2 merges them)
  *   print.c     a progress report and the hang findings, text or JSON
+ *   hwprint.c   hardware changes as they come, what a host's sampler
+ *               cannot read, the changes near a hang
  *   sessions.c  the relayd's live sessions (the `sessions` query)
  *   ports.c     which of a relayd's ports a URL that could not be listed
  *               names (its control or data port instead of the live one)
@@ -18,6 +20,8 @@
  *               events decoded (events/) into the tracker
  *   track.c     the progress tracker: processes, communicators, each
  *               member's last collective, the hangs
+ *   hw.c        the hosts' hardware changes (hw_change, hw_device): kept
+ *               for the hang line, queued to be printed
  *   util.c      allocation and the map
  *
  * The tracker keeps per communicator member only the last collective it
@@ -50,6 +54,67 @@ int64_t lv_real_ns(void);		/* CLOCK_REALTIME */
 /* ng_u64map_put that ends the command when out of memory. */
 void lv_map_put(struct ng_u64map *m, uint64_t key, int32_t val);
 uint64_t lv_mix(uint64_t a, uint64_t b);	/* two keys as one */
+
+/* ---- hw.c ------------------------------------------------------------- */
+
+#define LV_HW_KEEP	1024	/* changes kept (a ring): the hang line's */
+#define LV_HW_UNSEEN	64	/* what samplers cannot read, kept to be said */
+#define LV_HW_WINDOW_S	30	/* changes this long before a hung call began */
+
+struct lv_hw_change {
+	int host, job;
+	int ctr;		/* hw_counters.def's id; -1: unknown to this build */
+	char device[48], counter[40];
+	uint64_t before, after;
+	int64_t time;		/* its host's trace clock */
+	int flags;		/* hw.h's NG_HW_* */
+};
+
+struct lv_hw_unseen {
+	int host, job, said;
+	char device[48], what[192];
+};
+
+/* A host's sampler, as its hw_sample events say. */
+struct lv_hw_sampler {
+	int host, job;
+	int ended;		/* its hw_sample "end" came */
+};
+
+struct lv_hw {
+	struct lv_hw_change *ring;	/* LV_HW_KEEP, by number mod LV_HW_KEEP */
+	uint64_t n;			/* changes met */
+	uint64_t printed;		/* changes printed (or passed over) */
+	struct lv_hw_unseen unseen[LV_HW_UNSEEN];
+	int nunseen;
+	struct lv_hw_sampler *samplers;	/* those seen start */
+	int nsamplers;
+};
+
+/* A change kept near a hang. */
+struct lv_hw_near {
+	const struct lv_hw_change *c;
+	int of_missing;		/* on a missing rank's host (else a waiting one's) */
+	double rel_s;		/* its time less the call's start */
+};
+
+struct lv_state;
+struct lv_hang;
+struct ev_rec_hw;
+void lv_hw_free(struct lv_hw *hw);
+void lv_hw_change(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r);
+void lv_hw_device(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r);
+void lv_hw_sample(struct lv_hw *hw, int host, int job, const struct ev_rec_hw *r);
+/* Whether host's sampler for job is known to run: its start seen (watch
+ * attached before it), its end not. */
+int lv_hw_sampled(const struct lv_hw *hw, int host, int job);
+/* Whether a change is evidence of trouble: a count's rise, a state's
+ * change, an Xid, traffic stopped, a counter saturated (levels are not). */
+int lv_hw_evidence(const struct lv_hw_change *c);
+/* The evidence on the hosts of h's missing ranks, then of its waiting
+ * ranks, since LV_HW_WINDOW_S before the call began; each group by
+ * nearness to that start.  Returns how many (*out: free). */
+int lv_hw_near(const struct lv_state *st, const struct lv_hang *h, struct lv_hw_near **out);
 
 /* ---- track.c ---------------------------------------------------------- */
 
@@ -126,6 +191,8 @@ struct lv_hang {
 	int *wait, *miss;	/* proc indexes */
 	int nwait, nmiss;
 	int64_t unseen;		/* comm ranks of no process seen */
+	int64_t began;		/* the call's first entry, on that rank's host
+				 * clock; 0: unknown */
 	int is_new;
 };
 
@@ -158,6 +225,7 @@ struct lv_state {
 	int nclocks;
 	struct lv_timeout *timeouts;
 	int ntimeouts;
+	struct lv_hw hw;
 	uint64_t events, dropped;	/* events read; dropped: another job's */
 	uint64_t timeouts_more;
 	int hangs_reported;
@@ -270,6 +338,19 @@ int lv_reader_start(struct lv_reader *r, struct lv_state *st, const struct lv_pe
 /* After `done`, or to free what a thread that did not end left: joins
  * it when done. */
 void lv_reader_free(struct lv_reader *r);
+
+/* ---- hwprint.c -------------------------------------------------------- */
+
+/* The hardware changes met since the last call, and what the hosts'
+ * samplers said they cannot read: text lines, or JSON records of type
+ * hardware and hardware_unseen.  Text leaves out levels and traffic
+ * (--json has every change). */
+void lv_hw_print_new(struct lv_state *st);
+/* The changes near hang h: text "; near it: ..." (when none, the hang's
+ * hosts whose sampler is known to run: "; no hardware change near it on
+ * H"), or JSON members "hardware": [...], "hardware_sampled_hosts": [...]. */
+void lv_hw_hang_text(FILE *f, const struct lv_state *st, const struct lv_hang *h);
+void lv_hw_hang_json(FILE *f, const struct lv_state *st, const struct lv_hang *h);
 
 /* ---- print.c ---------------------------------------------------------- */
 

@@ -4,7 +4,8 @@
  * watchdogs' timeouts since the last report.  Text groups ranks at the
  * same seq ("ranks 0-7 at seq 1520"); --json writes one object per line,
  * "type" first: progress (hangs included), hang (once, when found),
- * hang_resolved, timeout, note, end.  Key names follow report.json's.
+ * hang_resolved, timeout, note, end, and hwprint.c's hardware and
+ * hardware_unseen.  Key names follow report.json's.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -220,7 +221,9 @@ static void json_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 		json_proc(f, st, h->miss[i]);
 		fprintf(f, ", \"state\": \"%s\"}", miss_state(h, h->miss[i]));
 	}
-	fprintf(f, "], \"unseen_ranks\": %lld}", (long long)h->unseen);
+	fprintf(f, "], \"unseen_ranks\": %lld, ", (long long)h->unseen);
+	lv_hw_hang_json(f, st, h);
+	fputc('}', f);
 }
 
 static void json_progress(struct lv_state *st, int j, const int *v, int n, double rate,
@@ -357,6 +360,7 @@ static void text_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 	if (h->unseen)
 		fprintf(f, "; %lld more rank%s of the communicator not seen", (long long)h->unseen,
 			h->unseen == 1 ? "" : "s");
+	lv_hw_hang_text(f, st, h);
 	fputc('\n', f);
 }
 
@@ -448,6 +452,8 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 	time_t now = time(NULL);
 	struct tm tm;
 
+	/* what came since the last tick, before the report that follows it */
+	lv_hw_print_new(st);
 	st->mono_at_report = mono;
 	st->events_at_report = st->events;
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime_r(&now, &tm));

@@ -52,6 +52,7 @@ void lv_state_free(struct lv_state *st)
 	free(st->procs);
 	free(st->clocks);
 	free(st->timeouts);
+	lv_hw_free(&st->hw);
 	for (int i = 0; i < st->nops; i++)
 		free(st->ops[i]);
 	ng_u64map_free(&st->proc_map);
@@ -235,6 +236,20 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 		st->dropped++;
 		return;
 	}
+	/* The host's sampler: its host's, not a rank's (no process kept). */
+	if (ev->kind == EV_HW_CHANGE || ev->kind == EV_HW_DEVICE || ev->kind == EV_HW_SAMPLE) {
+		int j = job_of(st, ev->src.job);
+
+		if (j < 0)
+			return;
+		if (ev->kind == EV_HW_CHANGE)
+			lv_hw_change(&st->hw, ev->src.host, j, &ev->r.hw);
+		else if (ev->kind == EV_HW_DEVICE)
+			lv_hw_device(&st->hw, ev->src.host, j, &ev->r.hw);
+		else
+			lv_hw_sample(&st->hw, ev->src.host, j, &ev->r.hw);
+		return;
+	}
 	p = proc_get(st, sess, &ev->src);
 	if (p->job < 0)
 		return;
@@ -370,6 +385,7 @@ static void hang_done(struct lv_hang *h)
 static int init_hang(struct lv_state *st, struct lv_comm *c, int64_t mono, struct lv_hang *h)
 {
 	double oldest = -1;
+	int64_t began = 0;
 	int open = 0;
 
 	for (int i = 0; i < c->nm; i++) {
@@ -381,14 +397,17 @@ static int init_hang(struct lv_state *st, struct lv_comm *c, int64_t mono, struc
 			continue;
 		open++;
 		w = waited(st, m->proc, m->init_begin, mono);
-		if (w > oldest)
+		if (w > oldest) {
 			oldest = w;
+			began = m->init_begin;
+		}
 	}
 	if (!open || oldest < st->opts.stuck_s)
 		return 0;
 	hang_alloc(st, c, h);
 	h->op = "init";
 	h->waited_s = oldest;
+	h->began = began;
 	for (int i = 0; i < c->nm; i++)
 		if (c->m[i].init_begin && !c->m[i].init_end && !c->m[i].last_seq)
 			h->wait[h->nwait++] = c->m[i].proc;
@@ -430,11 +449,18 @@ static int coll_hang(struct lv_state *st, struct lv_comm *c, int64_t mono, struc
 	h->seq = pend;
 	h->op = s->seq == pend ? lv_op_name(st, s->op) : "?";
 	h->waited_s = w;
+	h->began = s->seq == pend ? s->enter : 0;
 	for (int i = 0; i < c->nm; i++) {
 		if (c->m[i].last_seq >= pend)
 			h->wait[h->nwait++] = c->m[i].proc;
 		else
 			h->miss[h->nmiss++] = c->m[i].proc;
+	}
+	/* its entry forgotten: as long ago as it has waited */
+	if (!h->began && h->nwait) {
+		int64_t now = lv_sess_now(st, st->procs[h->wait[0]].sess, mono);
+
+		h->began = now ? now - (int64_t)(w * 1e9) : 0;
 	}
 	absent_procs(st, c, h);
 	hang_done(h);

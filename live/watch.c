@@ -1,11 +1,11 @@
 /*
  * ng_watch(): the reader thread (reader.c) talks to the relay; this one
- * prints a report every --every seconds, watches the reader's calls to
- * the relay and takes SIGINT and SIGTERM, so that watch always answers:
- * a call the relay has left unanswered for 10 s is said ("relay not
- * answering for 10 s") and cut (cut.c), after which the reader tries
- * again; a signal ends the watch within a second, with a last report,
- * whatever the relay does.
+ * prints a report every --every seconds and the hardware changes as they
+ * come (within a tick), watches the reader's calls to the relay and takes
+ * SIGINT and SIGTERM, so that watch always answers: a call the relay has
+ * left unanswered for 10 s is said ("relay not answering for 10 s") and
+ * cut (cut.c), after which the reader tries again; a signal ends the
+ * watch within a second, with a last report, whatever the relay does.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -94,6 +94,9 @@ int ng_watch(const struct ng_watch_opts *opts)
 		nanosleep(&(struct timespec){ .tv_nsec = TICK_NS }, NULL);
 		now = lv_mono_ns();
 		silence(&st, &r, &peer, now, &said_for);
+		pthread_mutex_lock(&st.lock);
+		lv_hw_print_new(&st);
+		pthread_mutex_unlock(&st.lock);
 		if (now >= next_report && !stop_sig && !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
 			report(&st, &r, 0);
 			next_report += (int64_t)(opts->every_s * 1e9);

@@ -13,6 +13,12 @@
 #   ng_live_session NAME SESSION   a live session of `ncclguard:*` events
 #                                  streaming to the relayd, started
 #   ng_local_session NAME SESSION DIR   the same, recorded into DIR
+#   ng_hang_job TAG JOBID [ENV...]  4 CPU-backend ranks that hang: 0-1 on
+#                                  hosta, 2-3 on hostb, rank 3 leaves out
+#                                  the last of 52 all-reduces
+#   ng_until_grep PATTERN FILE PID  waits for PATTERN in FILE while PID runs
+#   ng_until_gone PID FILE         waits for a watch to end once its
+#                                  sessions did
 #
 # Everything started is killed on exit (NG_AT_EXIT, tracer/common.sh).
 . "$NG_ROOT/tests/e2e/common.sh"
@@ -151,4 +157,41 @@ ng_rank() {
 		>"$NG_TMP/$_tag.$_r.out" 2>"$NG_TMP/$_tag.$_r.err"
 	  echo $? >"$NG_TMP/$_tag.$_r.rc" ) &
 	echo $! >"$NG_TMP/$_tag.$_r.pid"
+}
+
+# ng_hang_job TAG JOBID [ENV...]: 4 ranks, 0-1 on hosta, 2-3 on hostb, 52
+# calls each (2 warmup + 50); rank 3 leaves out the 52nd.
+NG_JOB_N=0
+ng_hang_job() {
+	_tag=$1 _job=$2; shift 2
+	NG_JOB_N=$((NG_JOB_N + 1))
+	for r in 0 1 2 3; do
+		h=hosta; [ $r -ge 2 ] && h=hostb
+		ng_rank $h "$_tag" $r 4 LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
+			NCCLGUARD_JOB="$_job" NCCLSIM_LATENCY_US=20000 "$@" \
+			-- "$NG_BUILD/bin/allreduce_example" --id-file "$NG_TMP/id.$NG_JOB_N" \
+			--min-bytes 8 --max-bytes 8 --warmup 2 --iters 50 --skip-seq 52 --skip-rank 3
+		NG_AT_EXIT="pkill -KILL -P $(cat "$NG_TMP/$_tag.$r.pid") 2>/dev/null; $NG_AT_EXIT"
+	done
+}
+
+# ng_until_grep PATTERN FILE PID: wait (30 s at most) for PATTERN in FILE
+# while PID runs.
+ng_until_grep() {
+	i=0
+	until grep -q "$1" "$2"; do
+		[ $i -lt 300 ] || { cat "$2"; fail "'$1' not within 30 s"; }
+		kill -0 "$3" 2>/dev/null || { cat "$2"; fail "watch exited"; }
+		sleep 0.1; i=$((i + 1))
+	done
+}
+
+# ng_until_gone PID FILE: wait (15 s at most) for watch PID to end by
+# itself, its sessions destroyed; FILE (its output) shown if it does not.
+ng_until_gone() {
+	i=0
+	while kill -0 "$1" 2>/dev/null; do
+		[ $i -lt 150 ] || { cat "$2"; fail "watch still running 15 s after the sessions ended"; }
+		sleep 0.1; i=$((i + 1))
+	done
 }

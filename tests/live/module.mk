@@ -5,10 +5,20 @@ $(BUILD)/tests/libng_clock_skew.so: tests/live/clock_skew.c
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -o $@ $< -llttng-ust-common
 TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
 
-# The progress tracker on records (no relayd, no babeltrace2).
+# The progress tracker and the hardware changes on records (no relayd, no
+# babeltrace2).
 $(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ)
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/hw.o $(BUILD)/obj/live/hwprint.o \
+		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_track
+
+# What a host's hardware sampler writes, through the provider library.
+$(BUILD)/obj/tests/live/hw_emit.o: MOD_INC := -Itracer -Icommon
+$(BUILD)/tests/hw_emit: $(BUILD)/obj/tests/live/hw_emit.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl
+$(BUILD)/tests/hw_emit: | $(BUILD)/lib/libncclguard-tp.so
+TEST_BINS += $(BUILD)/tests/hw_emit

@@ -3,8 +3,9 @@
  * relayd: the pending collective and who waits or is missing, waits
  * measured on each host's own clock whatever the offset between hosts,
  * a hung init and the rank that never joined it, a hang resolved, the
- * --job filter, and a host new to the watch starting with nothing said
- * of it.
+ * --job filter, a host new to the watch starting with nothing said of
+ * it, and the hardware changes: which are near a hang (hosts of its
+ * ranks, the window before it began), how they print as they come.
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hw.h"
 #include "job.h"
 #include "lv_priv.h"
 
@@ -236,6 +238,212 @@ static void test_new_host(void **state)
 	mallopt(M_PERTURB, 0);
 }
 
+/* A hw_change on host hi (its session's clock). */
+static void hw(struct fixture *f, int hi, const char *dev, const char *ctr, uint64_t before,
+	       uint64_t after, int flags, int64_t t)
+{
+	struct ev_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = EV_HW_CHANGE;
+	e.src.host = hi;
+	e.src.vpid = 900 + hi;
+	e.src.ts = t + (hi ? f->skew : 0);
+	e.src.job = f->job;
+	e.job_id = "";
+	e.r.hw.host = "";
+	e.r.hw.device = dev;
+	e.r.hw.counter = ctr;
+	e.r.hw.before = before;
+	e.r.hw.after = after;
+	e.r.hw.time_ns = e.src.ts;
+	e.r.hw.flags = flags;
+	lv_event(&f->st, hi, &e);
+}
+
+/* A hw_sample of host hi: why start, end or timeout. */
+static void hw_sample(struct fixture *f, int hi, const char *why)
+{
+	struct ev_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = EV_HW_SAMPLE;
+	e.src.host = hi;
+	e.src.vpid = 900 + hi;
+	e.src.job = f->job;
+	e.job_id = "";
+	e.r.hw.kind = why;
+	lv_event(&f->st, hi, &e);
+}
+
+/* Ranks 0-3 in step to seq 4; 0-2 enter seq 5 at 10 s, rank 3 (hostb)
+ * does not; the clocks read 100 s. */
+static void hung(struct fixture *f)
+{
+	for (int r = 0; r < 4; r++) {
+		proc(f, r, 4);
+		init(f, r, 0, 2 * S);
+		init(f, r, 1, 2 * S + 10 * MS);
+	}
+	for (uint64_t s = 1; s <= 5; s++)
+		for (int r = 0; r < 4; r++)
+			if (r != 3 || s < 5)
+				enq(f, r, s, 10 * S + (int64_t)(s - 5) * MS);
+	clocks(f, 100 * S, 1000 * S);
+}
+
+static char *printed(struct fixture *f, char **buf, size_t *len)
+{
+	f->st.opts.out = open_memstream(buf, len);
+	assert_non_null(f->st.opts.out);
+	return *buf;
+}
+
+static void test_hw_near(void **state)
+{
+	struct fixture f;
+	struct lv_hw_near *v;
+	struct lv_hang *h;
+	char *buf = NULL;
+	size_t len = 0;
+	int n;
+
+	(void)state;
+	start(&f, 0, NULL);
+	lv_host_id(&f.st, "hostc");
+	/* on hostb (rank 3 missing): in the window, before it; too early */
+	hw(&f, 1, "mlx5_2/1", "link_downed", 0, 1, 0, 10 * S - 1300 * MS);
+	hw(&f, 1, "mlx5_2/1", "symbol_error", 7, 9, 0, 10 * S - 41 * S);
+	/* levels, a reset, traffic resuming: no evidence */
+	hw(&f, 1, "0000:1a:00.0", "temperature_c", 60, 85, 0, 10 * S);
+	hw(&f, 1, "mlx5_2/1", "port_rcv_errors", 9, 0, NG_HW_RESET, 10 * S);
+	hw(&f, 1, "0000:1a:00.0/link3", "nvlink_traffic", 0, 1, 0, 10 * S);
+	/* on hosta (waiting ranks 0-1), and on hostc (no rank of it) */
+	hw(&f, 0, "0000:1a:00.0", "xid", 0, 79, 0, 10 * S + 2 * S);
+	hw(&f, 2, "mlx5_0/1", "link_downed", 0, 1, 0, 10 * S);
+	hung(&f);
+	n = hangs(&f, 1000 * S, &h);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].began, 10 * S);
+	{
+		int k = lv_hw_near(&f.st, &h[0], &v);
+
+		assert_int_equal(k, 2);
+		assert_string_equal(v[0].c->counter, "link_downed");
+		assert_string_equal(v[0].c->device, "mlx5_2/1");
+		assert_true(v[0].of_missing);
+		assert_true(v[0].rel_s > -1.31 && v[0].rel_s < -1.29);
+		assert_string_equal(v[1].c->counter, "xid");
+		assert_false(v[1].of_missing);
+		free(v);
+	}
+	printed(&f, &buf, &len);
+	lv_hw_hang_text(f.st.opts.out, &f.st, &h[0]);
+	fclose(f.st.opts.out);
+	assert_non_null(strstr(buf, "; near it: host hostb mlx5_2/1 link_downed +1 at "));
+	assert_non_null(strstr(buf, " (1.3 s before), host hosta 0000:1a:00.0 Xid 79 at "));
+	assert_non_null(strstr(buf, " (2.0 s after)"));
+	assert_null(strstr(buf, "hostc"));
+	free(buf);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+/* No change near a hang: said of the hosts whose sampler is known to
+ * run (hostb's), not of one that ended (hosta's) or never said so. */
+static void test_hw_none(void **state)
+{
+	struct fixture f;
+	struct lv_hang *h;
+	char *buf = NULL;
+	size_t len = 0;
+	int n;
+
+	(void)state;
+	start(&f, 0, NULL);
+	hw_sample(&f, 1, "timeout");
+	hw_sample(&f, 1, "start");
+	hw_sample(&f, 1, "timeout");
+	hw_sample(&f, 0, "start");
+	hw_sample(&f, 0, "end");
+	hung(&f);
+	n = hangs(&f, 1000 * S, &h);
+	assert_int_equal(n, 1);
+	printed(&f, &buf, &len);
+	lv_hw_hang_text(f.st.opts.out, &f.st, &h[0]);
+	fputc('|', f.st.opts.out);
+	lv_hw_hang_json(f.st.opts.out, &f.st, &h[0]);
+	fclose(f.st.opts.out);
+	assert_string_equal(buf, "; no hardware change near it on hostb|\"hardware\": [], "
+			    "\"hardware_sampled_hosts\": [\"hostb\"]");
+	free(buf);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+/* As they come: text leaves levels and traffic out, --json has them;
+ * a sampler's unseen devices said once per host. */
+static void test_hw_print(void **state)
+{
+	struct fixture f;
+	struct ev_event e;
+	char *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	start(&f, 0, NULL);
+	proc(&f, 0, 4);
+	hw(&f, 1, "mlx5_2/1", "symbol_error", 65530, 65535, NG_HW_SATURATED, 10 * S);
+	hw(&f, 1, "0000:1a:00.0", "xid", 0, 79, 0, 10 * S);
+	hw(&f, 1, "0000:1a:00.0", "power_w", 100, 400, 0, 10 * S);
+	hw(&f, 1, "0000:1a:00.0/link3", "nvlink_traffic", 1, 0, 0, 10 * S);
+	hw(&f, 1, "mlx5_2/1", "port_rcv_errors", 9, 2, NG_HW_RESET, 10 * S);
+	hw(&f, 1, "0000:1a:00.0", "remap_pending", 0, 1, NG_HW_AT_START, 10 * S);
+	memset(&e, 0, sizeof(e));
+	e.kind = EV_HW_DEVICE;
+	e.src.host = 1;
+	e.src.job = f.job;
+	e.job_id = "";
+	for (int i = 0; i < 3; i++) {
+		e.r.hw.device = i ? "0000:1b:00.0" : "0000:1a:00.0";
+		e.r.hw.detail = i == 2 ? "pcie_replay: not supported" : "xid: events refused";
+		lv_event(&f.st, 1, &e);
+	}
+	printed(&f, &buf, &len);
+	lv_hw_print_new(&f.st);
+	lv_hw_print_new(&f.st);		/* nothing new: nothing */
+	fclose(f.st.opts.out);
+	assert_non_null(strstr(buf, "host hostb: hardware evidence lacks: xid: events refused "
+				    "(0000:1a:00.0, 0000:1b:00.0); pcie_replay: not supported "
+				    "(0000:1b:00.0)\n"));
+	assert_non_null(strstr(buf, "] hardware: host hostb mlx5_2/1 symbol_error 65530 -> 65535 "
+				    "+5 saturated\n"));
+	assert_non_null(strstr(buf, "] hardware: host hostb 0000:1a:00.0 Xid 79\n"));
+	assert_non_null(strstr(buf, "] hardware: host hostb mlx5_2/1 port_rcv_errors 9 -> 2 "
+				    "(reset)\n"));
+	assert_non_null(strstr(buf, "] hardware: host hostb 0000:1a:00.0 remap_pending 0 -> 1 "
+				    "(so at the sampler's start)\n"));
+	assert_null(strstr(buf, "power_w"));
+	assert_null(strstr(buf, "nvlink_traffic"));
+	assert_null(strstr(strstr(buf, "Xid 79") + 1, "Xid 79"));
+	free(buf);
+	buf = NULL;
+	f.st.opts.json = 1;
+	f.st.hw.printed = 0;
+	printed(&f, &buf, &len);
+	lv_hw_print_new(&f.st);
+	fclose(f.st.opts.out);
+	assert_non_null(strstr(buf, "{\"type\": \"hardware\", \"host\": \"hostb\", \"device\": "
+				    "\"0000:1a:00.0\", \"counter\": \"power_w\", \"kind\": \"level\", "
+				    "\"before\": 100, \"after\": 400, \"time\": 10.000, "
+				    "\"saturated\": false, \"reset\": false, \"at_start\": false, "
+				    "\"evidence\": false}\n"));
+	assert_non_null(strstr(buf, "\"counter\": \"nvlink_traffic\", \"kind\": \"traffic\", "
+				    "\"before\": 1, \"after\": 0"));
+	free(buf);
+	lv_state_free(&f.st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +451,9 @@ int main(void)
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_job_filter),
 		cmocka_unit_test(test_new_host),
+		cmocka_unit_test(test_hw_near),
+		cmocka_unit_test(test_hw_none),
+		cmocka_unit_test(test_hw_print),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

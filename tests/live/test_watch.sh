@@ -26,34 +26,6 @@ assert_grep "cannot list the relayd's sessions" "$NG_TMP/e2"
 ng_relayd_start "$NG_TMP/relay"
 ng_host_up hosta
 ng_host_up hostb
-ID=0
-
-# job TAG JOBID [ENV...]: 4 ranks, 0-1 on hosta, 2-3 on hostb, 52 calls
-# each (2 warmup + 50); rank 3 leaves out the 52nd.
-job() {
-	_tag=$1 _job=$2; shift 2
-	ID=$((ID + 1))
-	for r in 0 1 2 3; do
-		h=hosta; [ $r -ge 2 ] && h=hostb
-		ng_rank $h "$_tag" $r 4 LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
-			NCCLGUARD_JOB="$_job" NCCLSIM_LATENCY_US=20000 "$@" \
-			-- "$EXAMPLE" --id-file "$NG_TMP/id.$ID" --min-bytes 8 --max-bytes 8 \
-			--warmup 2 --iters 50 --skip-seq 52 --skip-rank 3
-		NG_AT_EXIT="pkill -KILL -P $(cat "$NG_TMP/$_tag.$r.pid") 2>/dev/null; $NG_AT_EXIT"
-	done
-}
-
-# until_grep PATTERN FILE PID: wait (30 s at most) for PATTERN in FILE
-# while PID runs.
-until_grep() {
-	i=0
-	until grep -q "$1" "$2"; do
-		[ $i -lt 300 ] || { cat "$2"; fail "'$1' not within 30 s"; }
-		kill -0 "$3" 2>/dev/null || { cat "$2"; fail "watch exited"; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
-
 note "text: the hang across hosts, while the job runs"
 ng_live_session hosta "ncclguard-a1-$$"
 ng_live_session hostb "ncclguard-b1-$$"
@@ -61,9 +33,9 @@ ng_live_session hostb "ncclguard-b1-$$"
 "$NG_BIN" watch "$NG_RELAY_URL" --stuck 3 --every 1 >"$NG_TMP/watch.txt" 2>"$NG_TMP/watch.err" &
 WATCH=$!
 NG_AT_EXIT="kill $WATCH 2>/dev/null; $NG_AT_EXIT"
-until_grep "attached to .*ncclguard-b1" "$NG_TMP/watch.txt" $WATCH
-job t "text-$$" NCCLGUARD_TIMEOUT=never
-until_grep '^  HANG' "$NG_TMP/watch.txt" $WATCH
+ng_until_grep "attached to .*ncclguard-b1" "$NG_TMP/watch.txt" $WATCH
+ng_hang_job t "text-$$" NCCLGUARD_TIMEOUT=never
+ng_until_grep '^  HANG' "$NG_TMP/watch.txt" $WATCH
 for r in 0 1 2; do
 	[ ! -f "$NG_TMP/t.$r.rc" ] || { show_rank t $r; fail "rank $r ended: no hang"; }
 done
@@ -87,17 +59,13 @@ ng_live_session hostb "ncclguard-b2-$$"
 	>"$NG_TMP/watch.json" 2>"$NG_TMP/watch.jerr" &
 WJ=$!
 NG_AT_EXIT="kill $WJ 2>/dev/null; $NG_AT_EXIT"
-until_grep "attached to .*ncclguard-b2" "$NG_TMP/watch.json" $WJ
-job o "other-$$" NCCLGUARD_TIMEOUT=never
-job j "json-$$" NCCLGUARD_TIMEOUT=4
-until_grep '"type": "timeout"' "$NG_TMP/watch.json" $WJ
+ng_until_grep "attached to .*ncclguard-b2" "$NG_TMP/watch.json" $WJ
+ng_hang_job o "other-$$" NCCLGUARD_TIMEOUT=never
+ng_hang_job j "json-$$" NCCLGUARD_TIMEOUT=4
+ng_until_grep '"type": "timeout"' "$NG_TMP/watch.json" $WJ
 # The job's sessions end: watch ends by itself.
 for h in hosta hostb; do ng_on $h lttng destroy -a >/dev/null; done
-i=0
-while kill -0 "$WJ" 2>/dev/null; do
-	[ $i -lt 150 ] || { cat "$NG_TMP/watch.json"; fail "watch still running 15 s after the sessions ended"; }
-	sleep 0.1; i=$((i + 1))
-done
+ng_until_gone "$WJ" "$NG_TMP/watch.json"
 rc=0; wait "$WJ" || rc=$?
 cat "$NG_TMP/watch.jerr"
 assert_eq "$rc" 5 "watch --json's status after a hang"
