@@ -357,7 +357,9 @@ static const char *fs(struct ev_decoder *d, const bt_field *payload, int idx, co
 	if (bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING)
 		return "";
 	v = bt_field_string_get_value(f);
-	if (!v)
+	/* An empty string is its length, 0: babeltrace2 2.0's live source
+	 * reuses a field whose buffer still holds an earlier event's text. */
+	if (!v || !bt_field_string_get_length(f))
 		return "";
 	/* The shim writes no control character but tabs and newlines: one
 	 * is a flipped bit, and the string is not shown. */

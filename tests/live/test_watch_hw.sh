@@ -19,7 +19,8 @@ EMIT="$NG_BUILD/tests/hw_emit"
 ng_relayd_start "$NG_TMP/relay"
 for h in hosta hostb hostc; do ng_host_up $h; done
 
-# emit JOBID: each host's sampler events, hostc's first, hosta's last.
+# emit JOBID: each host's sampler events, hostc's first, hosta's last
+# (a device whose unseen is empty after one whose is not: read as empty).
 emit() {
 	_job=$1
 	for h in hostc hostb hosta; do
@@ -30,7 +31,7 @@ emit() {
 			"change,mlx5_2/1,symbol_error,65530,65535,1" \
 			"change,0000:1a:00.0,temperature_c,60,85,0" ;;
 		hosta) set -- "device,0000:1a:00.0,gpu,xid: events refused here" \
-			"change,0000:1a:00.0,xid,0,79,0" ;;
+			"device,0000:1b:00.0,gpu," "change,0000:1a:00.0,xid,0,79,0" ;;
 		esac
 		ng_on $h env NCCLGUARD_JOB="$_job" NCCLGUARD_TP_LIBRARY="$NG_TP_LIB" "$EMIT" "$@" \
 			>"$NG_TMP/emit.$h" 2>&1 || { cat "$NG_TMP/emit.$h"; fail "hw_emit on $h"; }
@@ -44,13 +45,15 @@ attached() {
 	for h in hosta hostb hostc; do ng_until_grep "attached to .*ncclguard-$h$1" "$2" "$3"; done
 }
 
+# The jobs' own samplers are off (NCCLGUARD_HEALTH_INTERVAL=0): the
+# hardware events here are hw_emit's alone.
 note "text: changes as they come, the hang's line names those of its hosts"
 sessions 1
 "$NG_BIN" watch "$NG_RELAY_URL" --stuck 3 --every 1 >"$NG_TMP/watch.txt" 2>"$NG_TMP/watch.err" &
 WATCH=$!
 NG_AT_EXIT="kill $WATCH 2>/dev/null; $NG_AT_EXIT"
 attached 1 "$NG_TMP/watch.txt" $WATCH
-ng_hang_job t "hw-text-$$" NCCLGUARD_TIMEOUT=never
+ng_hang_job t "hw-text-$$" NCCLGUARD_TIMEOUT=never NCCLGUARD_HEALTH_INTERVAL=0
 emit "hw-text-$$"
 # the changes may come after the hang was first said: its later lines
 ng_until_grep '^  [Hh][Aa][Nn][Gg] .*Xid 79' "$NG_TMP/watch.txt" $WATCH
@@ -87,7 +90,7 @@ NG_AT_EXIT="kill $WJ 2>/dev/null; $NG_AT_EXIT"
 attached 2 "$NG_TMP/watch.json" $WJ
 emit "hw-json-$$"
 ng_until_grep '"type": "hardware", "host": "hosta"' "$NG_TMP/watch.json" $WJ
-ng_hang_job j "hw-json-$$" NCCLGUARD_TIMEOUT=never
+ng_hang_job j "hw-json-$$" NCCLGUARD_TIMEOUT=never NCCLGUARD_HEALTH_INTERVAL=0
 ng_until_grep '"type": "hang"' "$NG_TMP/watch.json" $WJ
 for h in hosta hostb hostc; do ng_on $h lttng destroy -a >/dev/null; done
 ng_until_gone "$WJ" "$NG_TMP/watch.json"
