@@ -16,3 +16,5 @@ COMMON_JSON_READ_OBJ := $(BUILD)/obj/common/json_read.o
 COMMON_READ_FILE_OBJ := $(BUILD)/obj/common/read_file.o
 COMMON_U64MAP_OBJ := $(BUILD)/obj/common/u64map.o
 COMMON_IFLIST_OBJ := $(BUILD)/obj/common/iflist.o
+# hw_tie.o reads NCCL's lists with iflist.o: link both.
+COMMON_HW_TIE_OBJ := $(BUILD)/obj/common/hw_tie.o $(COMMON_IFLIST_OBJ)
