@@ -341,6 +341,12 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 		     (ev->r.misc.comm_hash && !comm_ok(k, ev->r.misc.comm_hash))))
 			return 0;
 		break;
+	case EV_HW_DEVICE:
+	case EV_HW_CHANGE:
+	case EV_HW_SAMPLE:
+		/* the sampler's: its time is bounded as it is read; its
+		 * strings and counts name nothing the matcher indexes */
+		break;
 	default:
 		return 0;
 	}
