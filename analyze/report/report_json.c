@@ -7,7 +7,8 @@
  * pid in a straggler (rank null where no process_info named it),
  * rank_state in a hung collective (AN_RS_* names per rank),
  * clock_offsets[], and at the top events, job, other_job_events and
- * incomplete[].
+ * incomplete[]; hardware[] only where the trace holds the host samplers'
+ * events (docs/hardware.md).
  */
 #include <stdlib.h>
 #include <string.h>

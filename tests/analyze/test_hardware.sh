@@ -72,6 +72,11 @@ assert_eq "$(js hang.json '[c.get("saturated", False) for c in r["hardware"]]')"
 	"[False, False, False, False, True, False]" "saturated only where flagged"
 assert_grep "hang: allreduce seq 20" hang.txt
 assert_grep "likely cause: host node1's mlx5_0 port 1" hang.txt
+assert_grep "^Hardware (6 counter changes on 2 sampled hosts)" hang.txt
+assert_grep "node1 mlx5_0/1 port_rcv_errors 65530 -> 65535 (saturated)  ranks 2" hang.txt
+# one graph or several workers: the same report
+"$NG_BIN" analyze hang -j 1 --quiet --json hang1.json >/dev/null 2>&1
+cmp -s hang.json hang1.json || fail "-j 1 and -j N reports differ"
 
 note "an Xid on rank 1's GPU in a healthy job: a finding, no hang; noise is none"
 {
