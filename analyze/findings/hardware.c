@@ -110,8 +110,10 @@ static int troubles(const struct an_state *an, struct trouble **out)
 		x->from = x->began - AN_HW_LEAD_NS;
 		x->to = end;
 		x->ranks = an_xcalloc((size_t)(h->nmiss + h->nwait) + 1, sizeof(*x->ranks));
-		memcpy(x->ranks, h->miss, h->nmiss * sizeof(*x->ranks));
-		memcpy(x->ranks + h->nmiss, h->wait, h->nwait * sizeof(*x->ranks));
+		if (h->nmiss)
+			memcpy(x->ranks, h->miss, h->nmiss * sizeof(*x->ranks));
+		if (h->nwait)
+			memcpy(x->ranks + h->nmiss, h->wait, h->nwait * sizeof(*x->ranks));
 		x->nranks = h->nmiss + h->nwait;
 		if (!h->seq)
 			snprintf(x->what, sizeof(x->what), "the init of comm %016llx stalled",

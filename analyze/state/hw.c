@@ -254,7 +254,8 @@ void an_hw_finish(struct an_state *an)
 		return;
 	for (int i = 0; i < hw->nchg; i++)
 		hw->chg[i].time_ns += an->hosts[hw->chg[i].src_host].offset_ns;
-	qsort(hw->chg, hw->nchg, sizeof(*hw->chg), cmp_change);
+	if (hw->nchg)		/* qsort's base may not be NULL, even for none */
+		qsort(hw->chg, hw->nchg, sizeof(*hw->chg), cmp_change);
 	tie(an);
 	coverage(an);
 	if (hw->chg_more)
