@@ -297,13 +297,14 @@ static void push(struct an_state *an, const struct an_hw_change *c, const char *
 static void trouble_finding(struct an_state *an, const struct trouble *t, char *used)
 {
 	struct an_hw *hw = &an->hw;
+	const struct an_hw_change *c;
 	int best = -1, best_at = 0, n = 0, xid = 0, len;
 	char line[2048], one[400], u[200], gap[32];
 
 	for (int i = 0; i < hw->nchg; i++) {
-		const struct an_hw_change *c = &hw->chg[i];
 		int at;
 
+		c = &hw->chg[i];
 		if (used[i] || !evidence(c) || c->time_ns < t->from || c->time_ns > t->to)
 			continue;
 		at = involved(t, c);
@@ -318,8 +319,7 @@ static void trouble_finding(struct an_state *an, const struct trouble *t, char *
 	}
 	if (best < 0)
 		return;
-	const struct an_hw_change *c = &hw->chg[best];
-
+	c = &hw->chg[best];
 	name_change(c, one, sizeof(one));
 	an_fmt_ns((double)llabs(c->time_ns - t->began), gap, sizeof(gap));
 	uses(c, u, sizeof(u));
