@@ -187,15 +187,20 @@ static int is_xid(const struct an_hw_change *c)
 	return c->ctr >= 0 && ng_hw_rows[c->ctr].kind == NG_HW_KIND_event;
 }
 
-/* Where the change's ranks meet the trouble's: the index of the first
- * trouble rank that uses its device, -1 if none. */
-static int involved(const struct trouble *t, const struct an_hw_change *c)
+/* Where the change's ranks meet the trouble's: the least place in the
+ * trouble's list (at: rank -> place) of a rank that uses its device, -1
+ * if none. */
+static int involved(const struct ng_u64map *at, const struct an_hw_change *c)
 {
-	for (int i = 0; i < t->nranks; i++)
-		for (int k = 0; k < c->nranks; k++)
-			if (c->ranks[k] == t->ranks[i])
-				return i;
-	return -1;
+	int best = -1;
+
+	for (int k = 0; k < c->nranks; k++) {
+		int32_t i = ng_u64map_get(at, (uint64_t)c->ranks[k]);
+
+		if (i >= 0 && (best < 0 || i < best))
+			best = i;
+	}
+	return best;
 }
 
 /* "went down and up (link_downed +1)" */
@@ -298,25 +303,30 @@ static void trouble_finding(struct an_state *an, const struct trouble *t, char *
 {
 	struct an_hw *hw = &an->hw;
 	const struct an_hw_change *c;
+	struct ng_u64map at = { 0 };
 	int best = -1, best_at = 0, n = 0, xid = 0, len;
 	char line[2048], one[400], u[200], gap[32];
 
+	/* first place wins: a hang's missing rank is not also one waiting */
+	for (int i = t->nranks - 1; i >= 0; i--)
+		an_map_put(&at, (uint64_t)t->ranks[i], i);
 	for (int i = 0; i < hw->nchg; i++) {
-		int at;
+		int place;
 
 		c = &hw->chg[i];
 		if (used[i] || !evidence(c) || c->time_ns < t->from || c->time_ns > t->to)
 			continue;
-		at = involved(t, c);
-		if (at < 0)
+		place = involved(&at, c);
+		if (place < 0)
 			continue;
 		used[i] = 2;	/* this trouble's */
 		n++;
-		if (best < 0 || at < best_at) {
+		if (best < 0 || place < best_at) {
 			best = i;
-			best_at = at;
+			best_at = place;
 		}
 	}
+	ng_u64map_free(&at);
 	if (best < 0)
 		return;
 	c = &hw->chg[best];

@@ -27,16 +27,40 @@ static int dev_kind(const char *kind)
 	return -1;
 }
 
+/* The map's key of a host's device (FNV-1a); two devices that share one
+ * are told apart by name below. */
+static uint64_t dev_key(const char *host, const char *device)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const char *p = host; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;	/* no byte of a string: a separator */
+	for (const char *p = device; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return h;
+}
+
+static int dev_is(const struct an_hw_dev *d, const char *host, const char *device)
+{
+	return !strcmp(d->host, host) && !strcmp(d->device, device);
+}
+
 static int dev_find(const struct an_hw *hw, const char *host, const char *device)
 {
-	for (int i = 0; i < hw->ndev; i++)
-		if (!strcmp(hw->dev[i].host, host) && !strcmp(hw->dev[i].device, device))
+	int32_t i = ng_u64map_get(&hw->dev_map, dev_key(host, device));
+
+	if (i < 0 || dev_is(&hw->dev[i], host, device))
+		return i;
+	for (i = 0; i < hw->ndev; i++)		/* another device has its key */
+		if (dev_is(&hw->dev[i], host, device))
 			return i;
 	return -1;
 }
 
-static int dev_add(struct an_hw *hw, const char *host, const char *device, int kind)
+static int dev_add(struct an_hw *hw, const char *host, const char *device, int kind, int smp)
 {
+	uint64_t key = dev_key(host, device);
 	struct an_hw_dev *d;
 
 	hw->dev = an_xrealloc(hw->dev, (hw->ndev + 1) * sizeof(*hw->dev));
@@ -48,22 +72,25 @@ static int dev_add(struct an_hw *hw, const char *host, const char *device, int k
 	d->unseen = an_xstrdup("");
 	d->kind = (enum ng_hw_dev)kind;
 	d->numa_node = -1;
+	d->smp = smp;
+	if (ng_u64map_get(&hw->dev_map, key) < 0)
+		an_map_put(&hw->dev_map, key, hw->ndev);
 	return hw->ndev++;
 }
 
-static struct an_hw_host *sampler(struct an_hw *hw, const char *host)
+static int sampler(struct an_hw *hw, const char *host)
 {
 	for (int i = 0; i < hw->nsmp; i++)
 		if (!strcmp(hw->smp[i].host, host))
-			return &hw->smp[i];
+			return i;
 	hw->smp = an_xrealloc(hw->smp, (hw->nsmp + 1) * sizeof(*hw->smp));
 	memset(&hw->smp[hw->nsmp], 0, sizeof(*hw->smp));
 	hw->smp[hw->nsmp].host = an_xstrdup(host);
 	hw->smp[hw->nsmp].last_ns = INT64_MIN;
-	return &hw->smp[hw->nsmp++];
+	return hw->nsmp++;
 }
 
-static void device(struct an_state *an, const char *host, const struct ev_rec_hw *r)
+static void device(struct an_state *an, const char *host, int smp, const struct ev_rec_hw *r)
 {
 	struct an_hw *hw = &an->hw;
 	int kind = dev_kind(r->kind), i;
@@ -74,7 +101,7 @@ static void device(struct an_state *an, const char *host, const struct ev_rec_hw
 	if (i < 0) {
 		if (hw->ndev >= AN_HW_DEVS_MAX)
 			return;
-		i = dev_add(hw, host, r->device, kind);
+		i = dev_add(hw, host, r->device, kind, smp);
 	}
 	free(hw->dev[i].pci_path);
 	hw->dev[i].pci_path = an_xstrdup(r->pci_path);
@@ -86,7 +113,7 @@ static void device(struct an_state *an, const char *host, const struct ev_rec_hw
 	}
 }
 
-static void change(struct an_state *an, const struct ev_src *src, const char *host,
+static void change(struct an_state *an, const struct ev_src *src, const char *host, int smp,
 		   const struct ev_rec_hw *r)
 {
 	struct an_hw *hw = &an->hw;
@@ -106,6 +133,7 @@ static void change(struct an_state *an, const struct ev_src *src, const char *ho
 	c->after = r->after;
 	c->time_ns = r->time_ns ? r->time_ns : src->ts;
 	c->src_host = src->host;
+	c->smp = smp;
 	c->ctr = ng_hw_find(c->counter);
 	c->flags = (int)r->flags;
 	c->dev = -1;
@@ -114,16 +142,17 @@ static void change(struct an_state *an, const struct ev_src *src, const char *ho
 void an_hw(struct an_state *an, const struct ev_src *src, int kind, const struct ev_rec_hw *r)
 {
 	const char *host = hw_host(an, src, r);
-	struct an_hw_host *s = sampler(&an->hw, host);
+	int smp = sampler(&an->hw, host);
+	struct an_hw_host *s = &an->hw.smp[smp];
 
 	if (src->ts > s->last_ns)
 		s->last_ns = src->ts;
 	switch (kind) {
 	case EV_HW_DEVICE:
-		device(an, host, r);
+		device(an, host, smp, r);
 		break;
 	case EV_HW_CHANGE:
-		change(an, src, host, r);
+		change(an, src, host, smp, r);
 		break;
 	case EV_HW_SAMPLE:
 		s->starts += r->kind && !strcmp(r->kind, "start");
@@ -157,50 +186,97 @@ static const char *proc_host(const struct an_state *an, const struct an_proc *p)
 	return p->info_host && *p->info_host ? p->info_host : an->hosts[p->host].name;
 }
 
+/* One host's devices and ranks: a rank uses only its own host's devices,
+ * and the nearest NIC is found among them. */
+struct bucket {
+	struct ng_hw_device *dev;
+	int ndev;
+	struct ng_hw_rank *rank;
+	int64_t *rnum;
+	int nrank;
+};
+
+/* The ranks that use device i, found once, over its host's bucket; pos:
+ * each device's place in its bucket. */
+static void tie_dev(struct an_hw_dev *d, const struct bucket *b, int pos)
+{
+	d->tied = 1;
+	d->ranks = an_xcalloc((size_t)b->nrank + 1, sizeof(*d->ranks));
+	for (int k = 0; k < b->nrank; k++)
+		if (ng_hw_uses(&b->rank[k], b->dev, b->ndev, pos))
+			d->ranks[d->nranks++] = b->rnum[k];
+	qsort(d->ranks, d->nranks, sizeof(*d->ranks), an_cmp_i64);
+}
+
 /* Each change's ranks: those whose process_info says they use its device. */
 static void tie(struct an_state *an)
 {
 	struct an_hw *hw = &an->hw;
-	struct ng_hw_device *devs;
-	struct ng_hw_rank *ranks;
-	int nr = 0;
+	struct bucket *b;
+	int *pos;
 
 	for (int i = 0; i < hw->nchg; i++) {
 		struct an_hw_change *c = &hw->chg[i];
 
 		c->dev = dev_find(hw, c->host, c->device);
-		if (c->dev < 0 && c->ctr >= 0)
-			c->dev = dev_add(hw, c->host, c->device, (int)ng_hw_rows[c->ctr].dev);
+		if (c->dev < 0 && c->ctr >= 0 && hw->ndev < AN_HW_DEVS_MAX)
+			c->dev = dev_add(hw, c->host, c->device, (int)ng_hw_rows[c->ctr].dev, c->smp);
 	}
-	devs = an_xcalloc((size_t)hw->ndev + 1, sizeof(*devs));
-	ranks = an_xcalloc((size_t)an->nprocs + 1, sizeof(*ranks));
+	b = an_xcalloc((size_t)hw->nsmp + 1, sizeof(*b));
+	pos = an_xcalloc((size_t)hw->ndev + 1, sizeof(*pos));
 	for (int i = 0; i < hw->ndev; i++)
-		devs[i] = (struct ng_hw_device){ hw->dev[i].host, hw->dev[i].device, hw->dev[i].kind,
-						 hw->dev[i].pci_path, (int)hw->dev[i].numa_node };
+		b[hw->dev[i].smp].ndev++;
+	for (int h = 0; h < hw->nsmp; h++) {
+		b[h].dev = an_xcalloc((size_t)b[h].ndev + 1, sizeof(*b[h].dev));
+		b[h].rank = an_xcalloc((size_t)an->nprocs + 1, sizeof(*b[h].rank));
+		b[h].rnum = an_xcalloc((size_t)an->nprocs + 1, sizeof(*b[h].rnum));
+		b[h].ndev = 0;
+	}
+	for (int i = 0; i < hw->ndev; i++) {
+		const struct an_hw_dev *d = &hw->dev[i];
+		struct bucket *x = &b[d->smp];
+
+		pos[i] = x->ndev;
+		x->dev[x->ndev++] = (struct ng_hw_device){ d->host, d->device, d->kind, d->pci_path,
+							   (int)d->numa_node };
+	}
 	for (int i = 0; i < an->nprocs; i++) {
 		const struct an_proc *p = &an->procs[i];
+		const char *h = proc_host(an, p);
 
 		if (!p->has_info || p->rank < 0)
 			continue;
-		ranks[nr++] = (struct ng_hw_rank){ proc_host(an, p), p->gpu_pci_bus_id, p->env,
-						   p->socket_ifname, (int)p->numa_node };
+		for (int k = 0; k < hw->nsmp; k++) {
+			struct bucket *x = &b[k];
+
+			if (strcmp(hw->smp[k].host, h))
+				continue;
+			x->rank[x->nrank] = (struct ng_hw_rank){ h, p->gpu_pci_bus_id, p->env,
+								 p->socket_ifname, (int)p->numa_node };
+			x->rnum[x->nrank++] = p->rank;
+			break;
+		}
 	}
 	for (int i = 0; i < hw->nchg; i++) {
 		struct an_hw_change *c = &hw->chg[i];
+		struct an_hw_dev *d;
 
-		c->ranks = an_xcalloc((size_t)nr + 1, sizeof(*c->ranks));
-		for (int k = 0, j = 0; k < an->nprocs && c->dev >= 0; k++) {
-			const struct an_proc *p = &an->procs[k];
-
-			if (!p->has_info || p->rank < 0)
-				continue;
-			if (ng_hw_uses(&ranks[j++], devs, hw->ndev, c->dev))
-				c->ranks[c->nranks++] = p->rank;
-		}
-		qsort(c->ranks, c->nranks, sizeof(*c->ranks), an_cmp_i64);
+		if (c->dev < 0)
+			continue;
+		d = &hw->dev[c->dev];
+		if (!d->tied)
+			tie_dev(d, &b[d->smp], pos[c->dev]);
+		c->ranks = an_xcalloc((size_t)d->nranks + 1, sizeof(*c->ranks));
+		memcpy(c->ranks, d->ranks, (size_t)d->nranks * sizeof(*c->ranks));
+		c->nranks = d->nranks;
 	}
-	free(devs);
-	free(ranks);
+	for (int h = 0; h < hw->nsmp; h++) {
+		free(b[h].dev);
+		free(b[h].rank);
+		free(b[h].rnum);
+	}
+	free(b);
+	free(pos);
 }
 
 static int cmp_change(const void *a, const void *b)
@@ -272,6 +348,7 @@ void an_hw_free(struct an_state *an)
 		free(hw->dev[i].device);
 		free(hw->dev[i].pci_path);
 		free(hw->dev[i].unseen);
+		free(hw->dev[i].ranks);
 	}
 	for (int i = 0; i < hw->nchg; i++) {
 		free(hw->chg[i].host);
@@ -284,5 +361,6 @@ void an_hw_free(struct an_state *an)
 	free(hw->dev);
 	free(hw->chg);
 	free(hw->smp);
+	ng_u64map_free(&hw->dev_map);
 	memset(hw, 0, sizeof(*hw));
 }

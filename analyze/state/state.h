@@ -67,6 +67,9 @@ struct an_hw_dev {
 	char *host, *device, *pci_path, *unseen;
 	enum ng_hw_dev kind;
 	int64_t numa_node;
+	int smp;		/* its host's sampler (an_hw.smp) */
+	int tied, nranks;	/* ranks that use it, found at the first change */
+	int64_t *ranks;		/* sorted */
 };
 /* One counter's change (hw_change), with the ranks that use its device. */
 struct an_hw_change {
@@ -74,6 +77,7 @@ struct an_hw_change {
 	uint64_t before, after;
 	int64_t time_ns;	/* its host's clock; the reference host's after an_hw_finish */
 	int src_host;		/* the trace host it came from, for its clock */
+	int smp;		/* its host's sampler (an_hw.smp) */
 	int ctr;		/* enum ng_hw_ctr, -1: a counter this build does not know */
 	int flags;		/* NG_HW_* */
 	int dev;		/* index in an_hw.dev, after an_hw_finish */
@@ -87,10 +91,11 @@ struct an_hw_host {
 	int64_t last_ns;	/* its last event, its own clock */
 };
 #define AN_HW_CHANGES_MAX	100000
-#define AN_HW_DEVS_MAX		4096
+#define AN_HW_DEVS_MAX		(1 << 20)
 struct an_hw {
 	struct an_hw_dev *dev;
 	int ndev;
+	struct ng_u64map dev_map;	/* hash of host and device -> dev */
 	struct an_hw_change *chg;
 	int nchg;
 	uint64_t chg_more;	/* past AN_HW_CHANGES_MAX */
