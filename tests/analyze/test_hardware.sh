@@ -77,6 +77,8 @@ assert_grep "node1 mlx5_0/1 port_rcv_errors 65530 -> 65535 (saturated)  ranks 2"
 # one graph or several workers: the same report
 "$NG_BIN" analyze hang -j 1 --quiet --json hang1.json >/dev/null 2>&1
 cmp -s hang.json hang1.json || fail "-j 1 and -j N reports differ"
+NCCLGUARD_ANALYZE_MUXER=1 "$NG_BIN" analyze hang --quiet --json hangm.json >/dev/null 2>&1
+cmp -s hang.json hangm.json || fail "babeltrace2's muxer and our merge give other reports"
 
 note "an Xid on rank 1's GPU in a healthy job: a finding, no hang; noise is none"
 {
