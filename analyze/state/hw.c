@@ -35,7 +35,7 @@ static uint64_t dev_key(const char *host, const char *device)
 
 	for (const char *p = host; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;	/* no byte of a string: a separator */
+	h = (h ^ 0xff) * 0x100000001b3ULL;	/* between the two: "ab","c" is not "a","bc" */
 	for (const char *p = device; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
 	return h;
@@ -219,7 +219,7 @@ static void tie(struct an_state *an)
 		struct an_hw_change *c = &hw->chg[i];
 
 		c->dev = dev_find(hw, c->host, c->device);
-		if (c->dev < 0 && c->ctr >= 0 && hw->ndev < AN_HW_DEVS_MAX)
+		if (c->dev < 0 && c->ctr >= 0 && *c->device && hw->ndev < AN_HW_DEVS_MAX)
 			c->dev = dev_add(hw, c->host, c->device, (int)ng_hw_rows[c->ctr].dev, c->smp);
 	}
 	b = an_xcalloc((size_t)hw->nsmp + 1, sizeof(*b));
