@@ -29,7 +29,9 @@ NG_AN_OBJS := $(NG_AN_CORE:%.c=$(BUILD)/obj/%.o)
 # summary.c escapes what traces and run records hold (esc.h); runrec.c
 # and dumps.c read run.json and hang dumps with the strict reader
 # (json_read.h) from a bounded read (read_file.h).
-NG_AN_OBJS += $(COMMON_ESC_OBJ) $(COMMON_JSON_READ_OBJ) $(COMMON_READ_FILE_OBJ)
+# hw.c ties a hardware change to the ranks that use its device (hw_tie.h).
+NG_AN_OBJS += $(COMMON_ESC_OBJ) $(COMMON_JSON_READ_OBJ) $(COMMON_READ_FILE_OBJ) \
+	$(COMMON_HW_TIE_OBJ)
 NG_AN_FLIGHT_OBJ := $(BUILD)/obj/analyze/read/flight.o
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)

@@ -3,8 +3,8 @@
 # the version, JSON strings and a strict JSON reader, a bounded file
 # reader, strings from elsewhere escaped for text output (esc.h), fault
 # injection specs, a uint64 -> index map (u64map.h), the launchers'
-# variables (launcher_env.def).  common/abi/: the CUDA and NCCL
-# declarations a build uses where their headers are absent (the Makefile's
+# variables (launcher_env.def), NCCL's interface-list syntax (iflist.h).
+# common/abi/: the CUDA and NCCL declarations a build uses where their headers are absent (the Makefile's
 # NG_HEADER_INC), as tables (*.def) that tests/common/test_abi.sh checks
 # against the real headers.
 $(BUILD)/obj/common/%.o: MOD_INC := -Icommon
@@ -15,3 +15,6 @@ COMMON_INJECT_OBJ := $(BUILD)/obj/common/inject_spec.o
 COMMON_JSON_READ_OBJ := $(BUILD)/obj/common/json_read.o
 COMMON_READ_FILE_OBJ := $(BUILD)/obj/common/read_file.o
 COMMON_U64MAP_OBJ := $(BUILD)/obj/common/u64map.o
+COMMON_IFLIST_OBJ := $(BUILD)/obj/common/iflist.o
+# hw_tie.o reads NCCL's lists with iflist.o: link both.
+COMMON_HW_TIE_OBJ := $(BUILD)/obj/common/hw_tie.o $(COMMON_IFLIST_OBJ)

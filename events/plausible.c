@@ -344,8 +344,8 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 	case EV_HW_DEVICE:
 	case EV_HW_CHANGE:
 	case EV_HW_SAMPLE:
-		/* values shown, not sized or indexed by; time_ns is bounded as
-		 * read */
+		/* the sampler's: its time is bounded as it is read; its
+		 * strings and counts name nothing the matcher indexes */
 		break;
 	default:
 		return 0;

@@ -7,7 +7,9 @@
  * file's bytes:
  *   bit 0        0: text metadata (tests/analyze/gen.c), 1: packetized
  *                metadata and LTTng's streams (a recorded job)
- *   bits 1-7, %3 0: metadata, 1: the first stream file, 2: the second
+ *   bit 7        with bit 0 clear: gen.c's trace of a rank and its host's
+ *                hardware sampler (hw/: channel0_1 is the sampler's)
+ *   bits 1-6, %3 0: metadata, 1: the first stream file, 2: the second
  * tests/analyze/test_fuzz_corpus.sh rebuilds the same trace from an input
  * and runs `ncclguard analyze` on it.
  *
@@ -39,6 +41,8 @@ static const char *const base_names[2][3] = {
 	{ "metadata", "channel0_0", "channel0_1" },
 	{ "metadata", "ncclguard_0", "ncclguard_1" },
 };
+/* The base traces: text, lttng, hw (hw's files named as text's). */
+static const char *const base_dirs[3] = { "text", "lttng", "hw" };
 
 static char workdir[64];
 
@@ -64,8 +68,7 @@ static int copy_base(int b, const char *name)
 	size_t n, total = 0;
 	FILE *f;
 
-	snprintf(from, sizeof(from), "%s/%s/%s", base ? base : NG_FUZZ_BASE,
-		 b ? "lttng" : "text", name);
+	snprintf(from, sizeof(from), "%s/%s/%s", base ? base : NG_FUZZ_BASE, base_dirs[b], name);
 	f = fopen(from, "rb");
 	if (!f) {
 		fprintf(stderr, "fuzz_trace: %s: %s\n", from, strerror(errno));
@@ -85,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct an_chrome *ch;
 	struct an_state *an;
 	char path[4096];
-	int b, which;
+	int b, names, which;
 	FILE *out;
 
 	if (!size)
@@ -95,14 +98,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!mkdtemp(workdir))
 			abort();
 	}
-	b = data[0] & 1;
-	which = (data[0] >> 1) % 3;
+	b = data[0] & 1 ? 1 : data[0] & 0x80 ? 2 : 0;
+	names = b == 1;
+	which = ((data[0] & 0x7f) >> 1) % 3;
 	for (int i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", workdir, base_names[b][i]);
-		if (i == which ? write_file(path, data + 1, size - 1) : copy_base(b, base_names[b][i]))
+		snprintf(path, sizeof(path), "%s/%s", workdir, base_names[names][i]);
+		if (i == which ? write_file(path, data + 1, size - 1) :
+		    copy_base(b, base_names[names][i]))
 			abort();
 		/* the other trace's names must not be read with this one */
-		snprintf(path, sizeof(path), "%s/%s", workdir, base_names[!b][i]);
+		snprintf(path, sizeof(path), "%s/%s", workdir, base_names[!names][i]);
 		if (i)
 			unlink(path);
 	}

@@ -5,7 +5,8 @@
 # in $(BUILD)/fuzz/ as crash-*, and once fixed go to fuzz/corpus/trace-crash,
 # which tests/analyze/test_fuzz_corpus.sh replays in `make check`.
 FUZZ_TRACE_SRCS := fuzz/fuzz_trace.c $(wildcard analyze/*.c analyze/*/*.c) events/decode.c events/plausible.c events/graph.c common/json.c \
-	common/esc.c common/u64map.c common/json_read.c common/read_file.c
+	common/esc.c common/u64map.c common/json_read.c common/read_file.c common/hw_tie.c \
+	common/iflist.c
 FUZZ_TRACE_LEN  ?= 20000
 $(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.h analyze/*/*.def) events/events.h events/plausible.h events/graph.h common/events.def
 	@mkdir -p $(dir $@)
@@ -19,9 +20,11 @@ $(BUILD)/fuzz/fuzz_trace: $(FUZZ_TRACE_SRCS) $(wildcard analyze/*.h analyze/*/*.
 $(BUILD)/fuzz/trace-seeds/.done: $(wildcard fuzz/trace_base/*/*)
 	@mkdir -p $(dir $@)
 	@i=0; for f in text/metadata text/channel0_0 text/channel0_1 \
-			lttng/metadata lttng/ncclguard_0 lttng/ncclguard_1; do \
+			lttng/metadata lttng/ncclguard_0 lttng/ncclguard_1 \
+			hw/metadata hw/channel0_0 hw/channel0_1; do \
 		case $$f in text/metadata) s=0;; text/channel0_0) s=2;; text/channel0_1) s=4;; \
-			lttng/metadata) s=1;; lttng/ncclguard_0) s=3;; lttng/ncclguard_1) s=5;; esac; \
+			lttng/metadata) s=1;; lttng/ncclguard_0) s=3;; lttng/ncclguard_1) s=5;; \
+			hw/metadata) s=128;; hw/channel0_0) s=130;; hw/channel0_1) s=132;; esac; \
 		{ printf "\\$$(printf %o $$s)"; cat fuzz/trace_base/$$f; } > $(dir $@)seed-$$s; \
 	done; touch $@
 

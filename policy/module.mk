@@ -2,8 +2,8 @@
 # the parser, the interface-list matcher, the host probe, the GPU placement,
 # NCCL's configuration files and the planner.  Linked into the shim (preload/
 # enforce applies a plan) and into the CLI (`ncclguard policy check`).
-POLICY_OBJS := $(addprefix $(BUILD)/obj/policy/,parse.o netif.o hostprobe.o pin.o plan.o \
-	ncclconf.o trust.o)
+POLICY_OBJS := $(addprefix $(BUILD)/obj/policy/,parse.o hostprobe.o pin.o plan.o \
+	ncclconf.o trust.o) $(COMMON_IFLIST_OBJ)
 $(BUILD)/obj/policy/%.o: MOD_INC := -Ipolicy -Icommon
 
 # libinih is linked statically (it is built PIC) so that the preloaded shim
@@ -17,8 +17,8 @@ INIH_LIB ?= $(if $(INIH_HOME),-L$(INIH_HOME)/lib )-l:libinih.a
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_SRCS := fuzz/fuzz_policy_parse.c policy/parse.c policy/netif.c
-$(BUILD)/fuzz/fuzz_policy_parse: $(FUZZ_SRCS) policy/policy.h
+FUZZ_SRCS := fuzz/fuzz_policy_parse.c policy/parse.c common/iflist.c
+$(BUILD)/fuzz/fuzz_policy_parse: $(FUZZ_SRCS) policy/policy.h common/iflist.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ipolicy -Icommon -Wall -Wextra -Werror \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -6,8 +6,8 @@
  *                SHA-256 of the file for process_info
  *   trust.c      whether a file may steer a process, on descriptors
  *                (trust.h); the policy read through it
- *   netif.c      NCCL's interface-list syntax; which interfaces and IB
- *                devices a NCCL_SOCKET_IFNAME / NCCL_IB_HCA value selects
+ *   (common/iflist.c: NCCL's interface-list syntax; which interfaces and
+ *                IB devices a NCCL_SOCKET_IFNAME / NCCL_IB_HCA value selects)
  *   hostprobe.c  the one seam to sysfs, procfs and getifaddrs
  *                (NCCLGUARD_SYSROOT presents a fake host to tests)
  *   pin.c        physical GPU index -> PCI bus id -> NUMA node and cpus
@@ -24,6 +24,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "iflist.h"	/* NCCL's interface-list syntax, shared with the analyzer */
 
 /* ---- ncclconf.c: NCCL's configuration files, read, never applied ----- */
 /* The value NCCL's files give `name`, NCCL_CONF_FILE being conf_file (NULL:
@@ -120,29 +122,6 @@ const char *ng_ptimeout_action_name(enum ng_ptimeout_action a);
 
 /* SHA-256 (FIPS 180-4) of a buffer, as 64 hex digits and a NUL. */
 void ng_sha256_hex(const void *data, size_t len, char out[65]);
-
-/* ---- netif.c: NCCL's list syntax ----------------------------------------
- * "^" (whole list: exclude), then "=" (whole list: exact names), then
- * comma-separated entries NAME[:PORT[:RAIL[:PLANE]]], prefix match unless
- * exact; a port of -1 matches any (as NCCL's parseStringList/matchIfList). */
-#define NG_NETIF_MAX 32			/* NCCL keeps 16 (MAX_IFS) */
-#define NG_IFNAME_LEN 64
-struct ng_iflist {
-	int exclude, exact;
-	int n;
-	struct {
-		char name[NG_IFNAME_LEN];
-		int port;		/* -1: any */
-	} e[NG_NETIF_MAX];
-};
-/* 0 when the syntax is one NCCL understands the way it looks; else -1 and
- * why (empty entry names, a non-numeric port, too many entries...). */
-int ng_iflist_parse(const char *s, struct ng_iflist *out, char *err, size_t errlen);
-/* Would NCCL select `name` (with IB `port`, -1 for sockets)?  Includes the
- * list's `^`. */
-int ng_iflist_selects(const struct ng_iflist *l, const char *name, int port);
-/* Does some entry match (ignoring `^`)?  Index of the entry or -1. */
-int ng_iflist_match(const struct ng_iflist *l, const char *name, int port);
 
 /* ---- hostprobe.c: the only code that reads the host ------------------ */
 struct ng_netif {

@@ -1,8 +1,9 @@
 /*
  * The findings: every writer's list, built once from the matcher's state
- * after the end of the trace (findings.c, its kinds in findings.def), the
- * GPU whose health stands out in the hang dumps (sickgpu.c), and the
- * state freed whole (free.c).  It stands on the matcher (match.h).
+ * after the end of the trace (findings.c, its kinds in findings.def; the
+ * hardware's in hardware.c, each added by push.c), the GPU whose health
+ * stands out in the hang dumps (sickgpu.c), and the state freed whole
+ * (free.c).  It stands on the matcher (match.h).
  */
 #ifndef NCCLGUARD_AN_FINDINGS_H
 #define NCCLGUARD_AN_FINDINGS_H
@@ -53,6 +54,22 @@ unsigned an_findings_fail(struct an_state *an);
 typedef void (*an_finding_fn)(void *ctx, int severity, const char *line);
 /* The same list as sentences; returns how many are not notes. */
 int an_findings(struct an_state *an, an_finding_fn fn, void *ctx);
+
+/* ---- push.c: a finding added to the list ------------------------------ */
+
+/* Of its kind's severity, its hosts those of the ranks; the builder may
+ * change it after. */
+struct an_finding *an_finding_push(struct an_state *an, enum an_kind kind, const char *summary,
+				   const int64_t *ranks, int n, const char *next_step);
+/* The --fail-on bits it counts for: its kind's, unless its builder said
+ * it below the kind's severity. */
+unsigned an_finding_fail_on(const struct an_finding *f);
+
+/* ---- hardware.c: findings that name the hardware ------------------------ */
+
+/* The changes on a device used by a rank in trouble (a hang, a timeout, a
+ * straggler) within its window, and every Xid (docs/hardware.md). */
+void an_hw_findings(struct an_state *an);
 
 /* ---- sickgpu.c ------------------------------------------------------- */
 

@@ -18,5 +18,6 @@ void an_free(struct an_state *an)
 	an_finish_free(an);
 	an_account_free(an);
 	an_config_free(an);
+	an_hw_free(an);
 	an_state_free(an);
 }

@@ -212,8 +212,14 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 
 		p->coll_calls++;
 		p->chance += 1.0 / n;
-		if (i == last)
+		if (i == last) {
 			p->late_calls++;
+			/* the span of its late calls: hardware near it (hw findings) */
+			if (!p->late_first_ns || enter[i] < p->late_first_ns)
+				p->late_first_ns = enter[i];
+			if (enter[i] > p->late_last_ns)
+				p->late_last_ns = enter[i];
+		}
 		window_add(p, dev[i], spread, cycle);
 		if (p->coll_calls == 1)
 			p->op1 = e->slot[idx[i]].op;

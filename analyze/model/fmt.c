@@ -1,5 +1,6 @@
 /* Names and numbers as the reports print them. */
 #include <string.h>
+#include <time.h>
 
 #include "model.h"
 
@@ -77,4 +78,28 @@ void an_row_text(struct an_row *r, struct an_row_text *t)
 		snprintf(t->note, sizeof(t->note), "time of %llu timed call%s of %llu; the "
 			 "others' is not known", (unsigned long long)r->timed,
 			 r->timed == 1 ? "" : "s", (unsigned long long)r->calls);
+}
+
+void an_fmt_utc(int64_t ns, int clock_only, char *buf, size_t len)
+{
+	time_t sec = (time_t)(ns / 1000000000LL);
+	int64_t frac = ns % 1000000000LL;
+	struct tm tm;
+	char day[32];
+
+	if (frac < 0) {
+		frac += 1000000000LL;
+		sec--;
+	}
+	if (!gmtime_r(&sec, &tm)) {
+		snprintf(buf, len, "%lld ns", (long long)ns);
+		return;
+	}
+	if (clock_only) {
+		strftime(day, sizeof(day), "%H:%M:%S", &tm);
+		snprintf(buf, len, "%s.%lld", day, (long long)(frac / 100000000LL));
+		return;
+	}
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03lldZ", day, (long long)(frac / 1000000LL));
 }

@@ -119,6 +119,8 @@ struct an_proc {
 	int est_capped;
 	/* stragglers */
 	uint64_t coll_calls, late_calls;
+	int64_t late_first_ns, late_last_ns;	/* arrivals of its first and last late
+						 * call, corrected; 0: none */
 	double late_sum_ns, chance;	/* chance: sum of 1/n over its calls */
 	int op1, opmixed;		/* one op in all its collectives? */
 	double *heat_sum;		/* AN_HEAT_BINS */
@@ -259,6 +261,9 @@ const char *an_dtype_name(int64_t dtype);
 void an_version_str(int64_t code, char *buf, size_t len);
 void an_fmt_bytes(uint64_t b, char *buf, size_t len);
 void an_fmt_ns(double ns, char *buf, size_t len);
+/* A trace time (ns since the epoch: LTTng's clocks are the real time's)
+ * as UTC: "2025-01-01T12:03:41.234Z", or with clock_only "12:03:41.2". */
+void an_fmt_utc(int64_t ns, int clock_only, char *buf, size_t len);
 /* A table row as text, shared by the summary and the HTML report. */
 struct an_row_text {
 	char size[32], mean[32], p50[32], p99[32], max[32];

@@ -520,7 +520,7 @@ static int merge_workers(struct reader *rd, struct pool *pl, int nin)
 				rd_progress(rd, 0);
 			if (an_job_skip(an, &r.ev.src, r.ev.kind == EV_PROC, r.ev.job_id))
 				break;
-			an_seen(an, &r.ev.src);
+			rd_seen(an, &r.ev);
 			if (r.ok) {
 				rd_apply(an, &r.ev);
 				an_early_tick(an);

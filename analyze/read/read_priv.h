@@ -49,6 +49,8 @@ void rd_bt_error(const char *what);
 void rd_progress(struct reader *rd, int done);
 /* A decoded event to the matcher. */
 void rd_apply(struct an_state *an, struct ev_event *ev);
+/* An event counted and its process's span taken in (not the sampler's). */
+void rd_seen(struct an_state *an, const struct ev_event *ev);
 
 /* Set while our sink code runs (a fault there is ours, not
  * babeltrace2's); the signal of babeltrace2's crash. */

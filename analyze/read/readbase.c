@@ -116,9 +116,25 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 	case EV_INJECT:
 		an_inject(an, &ev->src, &ev->r.misc);
 		break;
+	case EV_HW_DEVICE:
+	case EV_HW_CHANGE:
+	case EV_HW_SAMPLE:
+		an_hw(an, &ev->src, ev->kind, &ev->r.hw);
+		break;
 	default:
 		break;
 	}
+}
+
+/* Counted; its process's and the trace's span taken in, but for the
+ * hardware sampler's: its process is no rank, and its last sample is no
+ * rank's event (the trace ends with the ranks'). */
+void rd_seen(struct an_state *an, const struct ev_event *ev)
+{
+	if (ev->kind == EV_HW_DEVICE || ev->kind == EV_HW_CHANGE || ev->kind == EV_HW_SAMPLE)
+		an->events++;
+	else
+		an_seen(an, &ev->src);
 }
 
 static int handle_event(struct reader *rd, const bt_message *msg)
@@ -134,7 +150,7 @@ static int handle_event(struct reader *rd, const bt_message *msg)
 	/* Another job's events never reach the matcher (job.c). */
 	if (an_job_skip(rd->an, &ev.src, ev.kind == EV_PROC, ev.job_id))
 		return 0;
-	an_seen(rd->an, &ev.src);
+	rd_seen(rd->an, &ev);
 	if (!ev_body(rd->dec, &ev))
 		return 0;
 	rd_apply(rd->an, &ev);

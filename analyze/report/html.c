@@ -64,7 +64,7 @@ static const char css[] =
 
 /* The sections, in page order: id, heading, link text. */
 enum { S_FINDINGS, S_HANGS, S_BANDWIDTH, S_STRAGGLERS, S_BUSY, S_COLLECTIVES, S_TIMEOUTS,
-       S_INJECTIONS, S_POLICY, S_RANKS, S_N };
+       S_HARDWARE, S_INJECTIONS, S_POLICY, S_RANKS, S_N };
 static const struct { const char *id, *title, *nav; } sections[S_N] = {
 	[S_FINDINGS] = { "findings", "Findings", "findings" },
 	[S_HANGS] = { "hangs", "Hangs", "hangs" },
@@ -74,6 +74,7 @@ static const struct { const char *id, *title, *nav; } sections[S_N] = {
 	[S_BUSY] = { "nccl-time", "Time in NCCL per rank", "time in NCCL" },
 	[S_COLLECTIVES] = { "collectives", "Collectives by operation and size", "collectives" },
 	[S_TIMEOUTS] = { "timeouts", "Watchdog timeouts", "timeouts" },
+	[S_HARDWARE] = { "hardware", "Hardware counter changes", "hardware" },
 	[S_INJECTIONS] = { "injections", "Injected faults", "injections" },
 	[S_POLICY] = { "policy", "Policy decisions", "policy" },
 	[S_RANKS] = { "ranks", "Ranks", "ranks" },
@@ -248,6 +249,13 @@ static void findings(struct an_state *an, FILE *f)
 	free(more);
 }
 
+/* The hardware's section only where the trace holds the sampler's events:
+ * a trace without them gives the page it always gave. */
+static int shown(const struct an_state *an, int s)
+{
+	return s != S_HARDWARE || an->hw.nsmp || an->hw.nchg || an->hw.ndev;
+}
+
 static void section(struct an_state *an, FILE *f, int s, const int *order, int nranks)
 {
 	fprintf(f, "<section id=\"%s\"><h2>%s</h2>\n", sections[s].id, sections[s].title);
@@ -259,6 +267,7 @@ static void section(struct an_state *an, FILE *f, int s, const int *order, int n
 	case S_BUSY: an_html_busy(an, f, order, nranks); break;
 	case S_COLLECTIVES: an_html_collectives(an, f); break;
 	case S_TIMEOUTS: an_html_timeouts(an, f); break;
+	case S_HARDWARE: an_html_hardware(an, f); break;
 	case S_INJECTIONS: an_html_injections(an, f); break;
 	case S_POLICY: an_html_policy(an, f); break;
 	case S_RANKS: an_html_ranks(an, f, order); break;
@@ -291,12 +300,14 @@ int an_report_html(struct an_state *an, FILE *f)
 	}
 	fprintf(f, " &middot; ncclguard %s</p>\n<nav>", NCCLGUARD_VERSION);
 	for (int s = 0; s < S_N; s++)
-		fprintf(f, "<a href=\"#%s\">%s</a>", sections[s].id, sections[s].nav);
+		if (shown(an, s))
+			fprintf(f, "<a href=\"#%s\">%s</a>", sections[s].id, sections[s].nav);
 	fputs("</nav>\n", f);
 	verdict(an, f, nranks);
 	incomplete(an, f);
 	for (int s = 0; s < S_N; s++)
-		section(an, f, s, order, nranks);
+		if (shown(an, s))
+			section(an, f, s, order, nranks);
 	fputs("</body></html>\n", f);
 	free(order);
 	return ferror(f) ? -1 : 0;

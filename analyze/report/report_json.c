@@ -7,7 +7,8 @@
  * pid in a straggler (rank null where no process_info named it),
  * rank_state in a hung collective (AN_RS_* names per rank),
  * clock_offsets[], and at the top events, job, other_job_events and
- * incomplete[].
+ * incomplete[]; hardware[] only where the trace holds the host samplers'
+ * events (docs/hardware.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -449,6 +450,40 @@ static void incomplete(struct an_state *an, FILE *f)
 	end_list(f, an->ninc || an->inc_more);
 }
 
+/* What the hardware sampler saw change (docs/hardware.md); only where the
+ * trace holds its events, so a trace without them reads as before. */
+static void hardware(const struct an_state *an, FILE *f)
+{
+	const struct an_hw *hw = &an->hw;
+	char t[48];
+
+	if (!hw->nsmp && !hw->nchg && !hw->ndev)
+		return;
+	fputs("  \"hardware\": [", f);
+	for (int i = 0; i < hw->nchg; i++) {
+		const struct an_hw_change *c = &hw->chg[i];
+
+		fprintf(f, "%s\n    {\"host\": ", i ? "," : "");
+		ng_json_str(f, c->host);
+		fputs(", \"device\": ", f);
+		ng_json_str(f, c->device);
+		fputs(", \"counter\": ", f);
+		ng_json_str(f, c->counter);
+		an_fmt_utc(c->time_ns, 0, t, sizeof(t));
+		fprintf(f, ", \"before\": %llu, \"after\": %llu, \"time\": \"%s\", \"ranks\": ",
+			(unsigned long long)c->before, (unsigned long long)c->after, t);
+		rank_list(f, c->ranks, c->nranks);
+		if (c->flags & NG_HW_SATURATED)
+			fputs(", \"saturated\": true", f);
+		if (c->flags & NG_HW_AT_START)
+			fputs(", \"at_start\": true", f);
+		if (c->flags & NG_HW_RESET)
+			fputs(", \"reset\": true", f);
+		fputc('}', f);
+	}
+	end_list(f, hw->nchg);
+}
+
 int an_report_json(struct an_state *an, FILE *f)
 {
 	int *order = an_rank_order(an);
@@ -533,6 +568,7 @@ int an_report_json(struct an_state *an, FILE *f)
 		fputc('}', f);
 	}
 	end_list(f, an->npolicy);
+	hardware(an, f);
 	fprintf(f, "  \"lost_events\": %llu,\n  \"clock_offsets\": [",
 		(unsigned long long)an->lost_events);
 	for (i = 0; i < an->nhosts; i++) {

@@ -114,6 +114,36 @@ static void busy_ranks(const struct an_state *an, FILE *f, const int *order)
 	free(r);
 }
 
+#define SUMMARY_HW_ROWS	8	/* counter changes listed; report.json has them all */
+
+/* What the hardware samplers saw change, in brief; only where the trace
+ * holds their events. */
+static void hardware(const struct an_state *an, FILE *f)
+{
+	const struct an_hw *hw = &an->hw;
+
+	if (!hw->nsmp && !hw->nchg && !hw->ndev)
+		return;
+	fprintf(f, "\nHardware (%d counter change%s on %d sampled host%s)\n", hw->nchg,
+		hw->nchg == 1 ? "" : "s", hw->nsmp, hw->nsmp == 1 ? "" : "s");
+	for (int i = 0; i < hw->nchg && i < SUMMARY_HW_ROWS; i++) {
+		const struct an_hw_change *c = &hw->chg[i];
+		char t[32], host[64], dev[96], ctr[64], r[128];
+
+		an_fmt_utc(c->time_ns, 1, t, sizeof(t));
+		an_rank_ranges(c->ranks, c->nranks, r, sizeof(r));
+		fprintf(f, "  %s  %s %s %s %llu -> %llu%s  ranks %s\n", t,
+			ng_esc_str(host, sizeof(host), c->host),
+			ng_esc_str(dev, sizeof(dev), c->device),
+			ng_esc_str(ctr, sizeof(ctr), c->counter), (unsigned long long)c->before,
+			(unsigned long long)c->after,
+			c->flags & NG_HW_SATURATED ? " (saturated)" : "", c->nranks ? r : "none");
+	}
+	if (hw->nchg > SUMMARY_HW_ROWS)
+		fprintf(f, "  ... and %d more (see hardware[] in report.json)\n",
+			hw->nchg - SUMMARY_HW_ROWS);
+}
+
 void an_summary(struct an_state *an, FILE *f)
 {
 	int *order = an_rank_order(an);
@@ -184,5 +214,6 @@ void an_summary(struct an_state *an, FILE *f)
 				(unsigned long long)unknown);
 	}
 	busy_ranks(an, f, order);
+	hardware(an, f);
 	free(order);
 }

@@ -7,6 +7,7 @@
 #ifndef NCCLGUARD_AN_STATE_H
 #define NCCLGUARD_AN_STATE_H
 
+#include "hw.h"
 #include "model.h"
 
 /* One job seen in the trace (job.c): its tag, its id as process_info
@@ -58,6 +59,48 @@ struct an_policy_row {
 	char *key, *action, *user_value, *effective_value;
 	int nranks;
 	int64_t *ranks;
+};
+
+/* hw.c: what the host's hardware sampler wrote.  One device it watched
+ * (hw_device; made up from a change whose device it never announced). */
+struct an_hw_dev {
+	char *host, *device, *pci_path, *unseen;
+	enum ng_hw_dev kind;
+	int64_t numa_node;
+	int smp;		/* its host's sampler (an_hw.smp) */
+	int tied, nranks;	/* ranks that use it, found at the first change */
+	int64_t *ranks;		/* sorted */
+};
+/* One counter's change (hw_change), with the ranks that use its device. */
+struct an_hw_change {
+	char *host, *device, *counter;
+	uint64_t before, after;
+	int64_t time_ns;	/* its host's clock; the reference host's after an_hw_finish */
+	int src_host;		/* the trace host it came from, for its clock */
+	int smp;		/* its host's sampler (an_hw.smp) */
+	int ctr;		/* enum ng_hw_ctr, -1: a counter this build does not know */
+	int flags;		/* NG_HW_* */
+	int dev;		/* index in an_hw.dev, after an_hw_finish */
+	int nranks;
+	int64_t *ranks;		/* sorted */
+};
+/* One host's sampler: its hw_sample events. */
+struct an_hw_host {
+	char *host;
+	int starts, ends, timeouts;
+	int64_t last_ns;	/* its last event, its own clock */
+};
+#define AN_HW_CHANGES_MAX	100000
+#define AN_HW_DEVS_MAX		(1 << 20)
+struct an_hw {
+	struct an_hw_dev *dev;
+	int ndev;
+	struct ng_u64map dev_map;	/* hash of host and device -> dev */
+	struct an_hw_change *chg;
+	int nchg;
+	uint64_t chg_more;	/* past AN_HW_CHANGES_MAX */
+	struct an_hw_host *smp;
+	int nsmp;
 };
 
 struct an_state {
@@ -128,6 +171,9 @@ struct an_state {
 	struct an_incomplete *inc;
 	int ninc;
 	uint64_t inc_more;	/* reasons past AN_INCOMPLETE_MAX */
+
+	/* hw.c: the hardware sampler's devices and counter changes */
+	struct an_hw hw;
 
 	/* algo.c: what NCCL chose, from its profiler plugin */
 	struct an_algo_rec *algos;
@@ -220,6 +266,20 @@ void an_incomplete_free(struct an_state *an);
 void an_incomplete_scan(struct an_state *an);
 /* "0-3,7" for a sorted list of ranks, cut short with "..." to fit. */
 void an_rank_ranges(const int64_t *r, int n, char *buf, size_t len);
+
+/* ---- hw.c: the hardware sampler's events ----------------------------- */
+
+struct ev_rec_hw;
+/* One hw_device, hw_change or hw_sample event (kind: EV_HW_*). */
+void an_hw(struct an_state *an, const struct ev_src *src, int kind, const struct ev_rec_hw *r);
+/* End of trace, once the clocks are settled: changes on the reference
+ * clock and in time order, tied to the ranks that use their device
+ * (common/hw_tie.h), and incomplete[] told what the samplers missed. */
+void an_hw_finish(struct an_state *an);
+void an_hw_free(struct an_state *an);
+/* A change's device in words: "mlx5_0 port 1", "NVLink 3 of GPU
+ * 0000:1a:00.0", "GPU 0000:1a:00.0", "eth0"; buf returned. */
+const char *an_hw_dev_words(const struct an_hw_change *c, char *buf, size_t len);
 
 /* ---- job.c: one job per report ---------------------------------------- */
 

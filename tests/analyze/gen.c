@@ -26,7 +26,7 @@
  *       [--head OP:BYTES,...] [--group-late N] [--flush-after-destroy K]
  *       [--init-missing R[:untraced]] [--odd-host] [--warn-timeout SEQ]
  *       [--cut-last] [--job ID] [--vpid-base N] [--comm HEX] [--start-ms MS]
- *       [--ranks-per-stream K]
+ *       [--ranks-per-stream K] [--hw FILE]
  * --ranks-per-stream: K ranks of a host share one stream file, as LTTng's
  * per-UID buffers put several processes in one per-CPU file (the vpid
  * context tells them apart): each rank's events are kept in memory and
@@ -39,6 +39,17 @@
  * process_info its id (`job_id`, else ""), as the shim writes them; --vpid-base, --comm
  * and --start-ms give a second job written beside the first its own
  * processes, communicator and start.
+ *
+ * --hw FILE: each host's hardware sampler (one stream of its own per
+ * host) writes the events FILE lists, one per line, in time order per
+ * host, "HOST T EVENT ARGS": HOST the host's index, T seconds from an
+ * anchor, "A-1.5" or "S+2": A the first entry into the last call (the
+ * stuck one with --skip-last or --cut-last) or rank 0's into the
+ * --warn-timeout call, S the first call's start:
+ *   sample WHY                             hw_sample (start, end, timeout)
+ *   device DEV KIND NUMA PATH [UNSEEN...]  hw_device (PATH - for "")
+ *   change DEV COUNTER BEFORE AFTER [FLAGS] hw_change at T
+ * With --hw each rank's GPU is its own: bus 0x1b + 0x20 * its local rank.
  *
  *   ng_trace_gen -o DIR --ranks N --script FILE [--host NAME]
  * writes exactly the events FILE lists, one per line, "RANK US EVENT ARGS"
@@ -67,6 +78,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define PKT_MAX (1 << 20)
 
@@ -542,6 +554,95 @@ static int script(const char *out, int ranks, const char *path, const char *host
 	return 0;
 }
 
+/* --hw: the samplers' events, a stream per host after the ranks'. */
+static void hw_script(const char *path, char (*hostdir)[4096], int hosts, int ranks,
+		      uint64_t T0, uint64_t anchor, uint64_t start)
+{
+	struct stream *hs = calloc((size_t)hosts, sizeof(*hs));
+	char *used = calloc((size_t)hosts, 1);
+	FILE *in = fopen(path, "r");
+	char line[1024];
+	int lineno = 0;
+
+	if (!hs || !used || !in)
+		die(path);
+	for (int h = 0; h < hosts; h++) {
+		unsigned char uuid[16];
+
+		for (int k = 0; k < 16; k++)
+			uuid[k] = (unsigned char)(0x40 + 17 * k + h);
+		/* after its ranks' files: LTTng numbers a host's per-CPU files
+		 * without gaps */
+		open_stream(&hs[h], hostdir[h], (h + 1) * ranks / hosts, uuid);
+		hs[h].vpid = vpid_base + 7 * (ranks + h);
+	}
+	while (fgets(line, sizeof(line), in)) {
+		char ev[32], t[32], a1[256], a2[256], a3[256], host[32];
+		int h, off = 0, n, ok = 0;
+		uint64_t b, a, raw, base;
+		double sec;
+		int64_t boot;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%d %31s %31s %n", &h, t, ev, &off) < 3 || h < 0 || h >= hosts ||
+		    (t[0] != 'A' && t[0] != 'S')) {
+			fprintf(stderr, "%s:%d: expected HOST A|S+SEC EVENT ARGS\n", path, lineno);
+			exit(2);
+		}
+		base = t[0] == 'A' ? anchor : start;
+		sec = atof(t + 1);
+		boot = (int64_t)T0 - 86400000000000LL - h * 3700000000000LL;
+		raw = (uint64_t)((int64_t)base + (int64_t)(sec * 1e9) - boot);
+		snprintf(host, sizeof(host), "node%d", h);
+		if (!strcmp(ev, "sample")) {
+			ok = sscanf(line + off, "%255s", a1) == 1;
+			if (ok)
+				emit(&hs[h], E_hw_sample, raw, host, a1, (uint64_t)1000000000ULL, 8,
+				     (uint64_t)40000);
+		} else if (!strcmp(ev, "device")) {
+			int numa;
+
+			n = 0;
+			ok = sscanf(line + off, "%255s %255s %d %255s %n", a1, a2, &numa, a3, &n) >= 4;
+			if (ok)
+				emit(&hs[h], E_hw_device, raw, host, a1, a2, strcmp(a3, "-") ? a3 : "",
+				     numa, n ? line + off + n : "");
+		} else if (!strcmp(ev, "change")) {
+			int flags = 0;
+
+			n = sscanf(line + off, "%255s %255s %" SCNu64 " %" SCNu64 " %d", a1, a2, &b, &a,
+				   &flags);
+			ok = n >= 4;
+			if (ok)
+				emit(&hs[h], E_hw_change, raw, host, a1, a2, b, a, raw, flags);
+		}
+		if (!ok) {
+			fprintf(stderr, "%s:%d: bad '%s' line (see the top of gen.c)\n", path, lineno,
+				ev);
+			exit(2);
+		}
+		used[h] = 1;
+	}
+	fclose(in);
+	for (int h = 0; h < hosts; h++) {
+		char file[4200];
+
+		flush_packet(&hs[h]);
+		if (fclose(hs[h].f))
+			die("close");
+		free(hs[h].buf);
+		/* a host without a sampler has no stream of it */
+		snprintf(file, sizeof(file), "%s/channel0_%d", hostdir[h], hs[h].id);
+		if (!used[h] && unlink(file))
+			die(file);
+	}
+	free(hs);
+	free(used);
+}
+
 int main(int argc, char **argv)
 {
 	const char *out = NULL, *ops_s = "allreduce", *sizes_s = "1024,1048576,16777216";
@@ -550,7 +651,8 @@ int main(int argc, char **argv)
 	int init_missing = -1, init_untraced = 0, odd_host = 0, cut_last = 0, per_stream = 1;
 	char (*hostdir)[4096];
 	uint64_t warn_seq = 0;
-	const char *script_path = NULL, *script_host = "node0";
+	const char *script_path = NULL, *script_host = "node0", *hw_path = NULL;
+	uint64_t anchor = 0, warn_anchor = 0;
 	const char *head_s = NULL;
 	char head[64][32];
 	int nhead = 0;
@@ -602,6 +704,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--flush-after-destroy")) flush_k = atoi(v);
 		else if (!strcmp(a, "--warn-timeout")) warn_seq = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--script")) script_path = v;
+		else if (!strcmp(a, "--hw")) hw_path = v;
 		else if (!strcmp(a, "--host")) script_host = v;
 		else if (!strcmp(a, "--job")) job_id = v, job_tag = tag_of(v);
 		else if (!strcmp(a, "--vpid-base")) vpid_base = atoi(v);
@@ -675,7 +778,7 @@ int main(int argc, char **argv)
 #define RAW(r, t) ((t) - ((int64_t)T0 - 86400000000000LL - \
 			  ((r) * hosts / ranks) * 3700000000000LL))
 	for (int r = 0; r < ranks; r++) {
-		char host[32], env[128], path[64];
+		char host[32], env[128], path[64], busid[32] = "0000:1b:00.0";
 		/* Start-ups 20 us apart, closer past 300 ranks: all of them
 		 * before the init ends at 8 ms (times run forward in a file). */
 		uint64_t t = T0 + 1000000 + r * (ranks > 300 ? 6000000 / ranks : 20000);
@@ -687,18 +790,21 @@ int main(int argc, char **argv)
 			snprintf(host, sizeof(host), "n\xc3\xa9ud\xff" "0");
 		snprintf(env, sizeof(env), "NCCL_DEBUG=WARN;NCCL_SOCKET_IFNAME=eth0");
 		snprintf(path, sizeof(path), "/opt/nccl-%d/lib/libnccl.so.2", ver);
+		if (hw_path)
+			snprintf(busid, sizeof(busid), "0000:%02x:00.0",
+				 (0x1b + 0x20 * (r % (ranks / hosts))) & 0xff);
 		if (r == init_missing) {
 			/* Stuck before init_process_group (or no shim at all):
 			 * nothing of the comm, the others wait for it. */
 			if (!init_untraced)
 				emit(&st[r], E_process_info, RAW(r, t), host, st[r].vpid, r,
 				     r % (ranks / hosts), ranks, ver, path, 12080, 12080,
-				     "0000:1b:00.0", 0, "0-15", "eth0", env, "", "", "torchrun",
+				     busid, 0, "0-15", "eth0", env, "", "", "torchrun",
 				     job_id ? job_id : "", 0);
 			continue;
 		}
 		emit(&st[r], E_process_info, RAW(r, t), host, st[r].vpid, r, r % (ranks / hosts),
-		     ranks, ver, path, 12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", env,
+		     ranks, ver, path, 12080, 12080, busid, 0, "0-15", "eth0", env,
 		     "", "", "torchrun", job_id ? job_id : "", 0);
 		if (init_missing >= 0) {
 			/* The watchdog's init timeout (NCCLGUARD_INIT_TIMEOUT, 300 s). */
@@ -742,6 +848,12 @@ int main(int argc, char **argv)
 			if (t_enter[r] > go)
 				go = t_enter[r];
 		}
+		anchor = UINT64_MAX;
+		for (int r = 0; r < ranks; r++)
+			if (t_enter[r] < anchor && !(last_call && r == skip_last))
+				anchor = t_enter[r];
+		if (seq == warn_seq)
+			warn_anchor = t_enter[0];
 		if ((last_call && (skip_last >= 0 || cut_last)) || (drop_rank >= 0 && seq == drop_seq))
 			hang = 1;
 		go += 10000;
@@ -824,6 +936,9 @@ int main(int argc, char **argv)
 				     l->end - l->s0, ranks, -1);
 			}
 		}
+	if (hw_path)
+		hw_script(hw_path, hostdir, hosts, ranks, T0, warn_anchor ? warn_anchor : anchor,
+			  T0 + 10000000);
 	if (per_stream > 1) {
 		/* Each host's ranks, K to a file named for its "CPU" there. */
 		for (int r0 = 0, file = 0; r0 < ranks; file++) {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The trace inputs that once crashed, hung or silently misled the analyzer
-# (fuzz/corpus/trace-crash: the fuzzers' finds and hand-made cases), each
+# (fuzz/corpus/trace-crash: the fuzzers' finds and hand-made cases, among
+# them a host hardware sampler's stream whole and cut), each
 # rebuilt into a trace as fuzz/fuzz_trace.c builds it and analysed by the
 # single graph and the parallel reader: no crash, no hang, exit 0 or 1
 # with a message, and what was left out said.  Then a job with more calls in flight than the window.
@@ -13,12 +14,14 @@ for input in "$NG_ROOT"/fuzz/corpus/trace-crash/*; do
 	name=$(basename "$input")
 	note "$name"
 	sel=$(od -An -tu1 -N1 "$input" | tr -d ' ')
-	if [ $((sel & 1)) = 0 ]; then
-		base=text; set -- metadata channel0_0 channel0_1
-	else
+	if [ $((sel & 1)) = 1 ]; then
 		base=lttng; set -- metadata ncclguard_0 ncclguard_1
+	elif [ $((sel & 128)) = 128 ]; then
+		base=hw; set -- metadata channel0_0 channel0_1
+	else
+		base=text; set -- metadata channel0_0 channel0_1
 	fi
-	which=$(( (sel >> 1) % 3 + 1 ))
+	which=$(( ((sel & 127) >> 1) % 3 + 1 ))
 	d="$NG_TMP/$name"
 	mkdir -p "$d"
 	cp "$BASE/$base/$1" "$BASE/$base/$2" "$BASE/$base/$3" "$d/"
@@ -57,6 +60,11 @@ PY
 	n=$((n + 1))
 done
 [ "$n" -gt 0 ] || fail "no input in fuzz/corpus/trace-crash"
+# The hardware sampler's stream whole: its changes read, by either reader.
+for j in 1 2; do
+	assert_eq "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["hardware"]))' \
+		"$NG_TMP/hw-sampler-stream.j$j/report.json")" 5 "hw-sampler-stream -j $j: hardware[]"
+done
 
 # Rank 1 never calls seq 3; rank 0 queues 20000 calls behind it, more than
 # the window holds.  The hang is seq 3, not a seq the window moved to.

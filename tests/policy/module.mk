@@ -3,7 +3,7 @@
 $(BUILD)/obj/tests/policy/%.o: MOD_INC := -Ipolicy -Icommon
 $(eval $(call ng_unit_test,policy,test_policy_parse,$(POLICY_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,policy,test_trust,$(POLICY_OBJS),$(INIH_LIB)))
-$(eval $(call ng_unit_test,policy,test_policy_netif,$(BUILD)/obj/policy/netif.o,))
+$(eval $(call ng_unit_test,policy,test_policy_netif,$(COMMON_IFLIST_OBJ),))
 $(eval $(call ng_unit_test,policy,test_policy_pin,$(POLICY_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,policy,test_ncclconf,$(POLICY_OBJS),$(INIH_LIB)))
 $(eval $(call ng_unit_test,policy,test_seconds,,))

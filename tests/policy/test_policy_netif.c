@@ -1,4 +1,4 @@
-/* NCCL's interface-list syntax (netif.c), checked against what NCCL's
+/* NCCL's interface-list syntax (common/iflist.c), checked against what NCCL's
  * parseStringList/matchIfList and their callers do. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy.h"
+#include "iflist.h"
 
 static int all_digits(const char *s, size_t n)
 {
