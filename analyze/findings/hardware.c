@@ -79,6 +79,15 @@ static int64_t hang_began(const struct an_hang *h, int64_t end)
 	return end - h->age_ns;
 }
 
+/* Rank r's state in hang h (AN_RS_*), waiting if the hang has none. */
+static int rank_state(const struct an_hang *h, int64_t r)
+{
+	for (int i = 0; i < h->nstate; i++)
+		if (h->state_rank[i] == r)
+			return h->state[i];
+	return AN_RS_WAITING;
+}
+
 static struct trouble *add(struct trouble **t, int *n)
 {
 	*t = an_xrealloc(*t, (*n + 1) * sizeof(**t));
@@ -112,9 +121,13 @@ static int troubles(const struct an_state *an, struct trouble **out)
 		x->ranks = an_xcalloc((size_t)(h->nmiss + h->nwait) + 1, sizeof(*x->ranks));
 		if (h->nmiss)
 			memcpy(x->ranks, h->miss, h->nmiss * sizeof(*x->ranks));
-		if (h->nwait)
-			memcpy(x->ranks + h->nmiss, h->wait, h->nwait * sizeof(*x->ranks));
-		x->nranks = h->nmiss + h->nwait;
+		x->nranks = h->nmiss;
+		/* of the others, those not merely waiting on the GPU (stuck in
+		 * the host call, never entered, gone) before the waiting */
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < h->nwait; k++)
+				if ((rank_state(h, h->wait[k]) == AN_RS_WAITING) == pass)
+					x->ranks[x->nranks++] = h->wait[k];
 		if (!h->seq)
 			snprintf(x->what, sizeof(x->what), "the init of comm %016llx stalled",
 				 (unsigned long long)h->comm_hash);
