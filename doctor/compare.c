@@ -284,6 +284,10 @@ static const struct rule {
 	{ "gpu.pcie_link", M_SLOWS, 0, 0, "a host with a narrower PCIe link paces the job" },
 	{ "topo.", M_SLOWS, 0, 0,
 	  "a host whose GPUs are farther from each other or from the NICs paces the job" },
+	{ "gpu.clocks", M_SLOWS, 0, 0,
+	  "GPUs clocked differently: the slowest GPU paces every collective" },
+	/* Counters are a baseline: they differ between any two hosts. */
+	{ "ib.counters", M_INFO, 0, 0, "" },
 	{ "ib.", M_SLOWS, 0, 0,
 	  "a port slower, down or missing on one host paces the job (fewer rails there)" },
 	{ "clock.offset", M_INFO, 1000, 0, "" },

@@ -14,6 +14,17 @@
  *   gpu.N.throttle 0x8     clock event reasons, PCIe replays, retired
  *   gpu.N.replays 0        pages (found by bus id, in any case and with
  *   gpu.N.retired 0        a 4- or 8-digit domain)
+ *
+ * and, for the doctor's processes, clocks and counters (the block at the
+ * end of this file):
+ *
+ *   gpu.N.procs 4242:1073741824,77:na   compute processes, pid:bytes
+ *   gpu.N.gprocs 4242:0    graphics processes, the same way
+ *   gpu.N.appclk 1980/1980 SM applications clock / its default (MHz)
+ *   gpu.N.smclk 345/1980   SM clock now / its maximum (MHz)
+ *   gpu.N.ecc_corr 0       corrected volatile ECC errors
+ *   gpu.N.remapped 0/0/0/0 rows remapped corrected/uncorrected/pending/failed
+ *   gpu.N.nvlerr.L 0/0/0   link L's replay/recovery/CRC errors (field values)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +49,10 @@ struct fgpu {
 static struct fgpu g[MAXG];
 static int ngpu, init_rc, cuda, loaded, inited;
 static char driver[96];
+
+/* The doctor's block, at the end of the file. */
+static void doc_key(int n, const char *k, const char *val);
+static unsigned long long doc_ecc_corrected(int n);
 
 static void load(void)
 {
@@ -105,6 +120,8 @@ static void load(void)
 			else if (!strcmp(k, "remote"))
 				x->remote = !strcmp(val, "switch") ? -2 :
 					    !strncmp(val, "gpu:", 4) ? atoi(val + 4) : -1;
+			else
+				doc_key(n, k, val);
 		}
 	}
 	fclose(f);
@@ -210,9 +227,9 @@ ng_nvml_ret nvmlDeviceGetTotalEccErrors(ng_nvml_dev d, ng_nvml_memerr t, ng_nvml
 {
 	struct fgpu *x = dev(d);
 
-	if (!x || t != 1 || c != 0)
+	if (!x || t > 1 || c != 0)
 		return 2;
-	*n = x->ecc;
+	*n = t == 1 ? x->ecc : doc_ecc_corrected((int)(x - g));
 	return 0;
 }
 
@@ -325,5 +342,153 @@ ng_nvml_ret nvmlDeviceGetRetiredPages(ng_nvml_dev d, ng_nvml_retire cause, unsig
 	if (!x || cause != 1)
 		return 2;
 	*n = x->retired;
+	return 0;
+}
+
+/* ---- the doctor's processes, clocks and counters ------------------------- */
+
+#define MAXP 16
+
+struct fdoc {
+	ng_nvml_proc procs[MAXP], gprocs[MAXP];
+	int nprocs, ngprocs;
+	unsigned app, app_def, sm, sm_max;
+	unsigned long long ecc_corr;
+	unsigned remapped[4];
+	unsigned nvlerr[NG_NVML_MAX_LINKS][3];
+};
+
+static struct fdoc dg[MAXG];
+
+static int parse_procs(const char *val, ng_nvml_proc *p)
+{
+	char buf[512], *save = NULL;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", val);
+	for (char *t = strtok_r(buf, ",", &save); t && n < MAXP; t = strtok_r(NULL, ",", &save)) {
+		const char *mem = strchr(t, ':');
+
+		memset(&p[n], 0, sizeof(p[n]));
+		p[n].pid = (unsigned)strtoul(t, NULL, 10);
+		p[n].usedGpuMemory = mem && strcmp(mem + 1, "na") ? strtoull(mem + 1, NULL, 10) :
+				     NG_NVML_VALUE_NOT_AVAILABLE;
+		p[n].gpuInstanceId = p[n].computeInstanceId = 0xffffffffu;
+		n++;
+	}
+	return n;
+}
+
+static void doc_key(int n, const char *k, const char *val)
+{
+	struct fdoc *d = &dg[n];
+	unsigned l;
+
+	if (!strcmp(k, "procs"))
+		d->nprocs = parse_procs(val, d->procs);
+	else if (!strcmp(k, "gprocs"))
+		d->ngprocs = parse_procs(val, d->gprocs);
+	else if (!strcmp(k, "appclk"))
+		sscanf(val, "%u/%u", &d->app, &d->app_def);
+	else if (!strcmp(k, "smclk"))
+		sscanf(val, "%u/%u", &d->sm, &d->sm_max);
+	else if (!strcmp(k, "ecc_corr"))
+		d->ecc_corr = strtoull(val, NULL, 10);
+	else if (!strcmp(k, "remapped"))
+		sscanf(val, "%u/%u/%u/%u", &d->remapped[0], &d->remapped[1], &d->remapped[2],
+		       &d->remapped[3]);
+	else if (sscanf(k, "nvlerr.%u", &l) == 1 && l < NG_NVML_MAX_LINKS)
+		sscanf(val, "%u/%u/%u", &d->nvlerr[l][0], &d->nvlerr[l][1], &d->nvlerr[l][2]);
+}
+
+static unsigned long long doc_ecc_corrected(int n)
+{
+	return dg[n].ecc_corr;
+}
+
+/* NVML's protocol: a count too small is INSUFFICIENT_SIZE with the count
+ * needed. */
+static ng_nvml_ret procs_of(const ng_nvml_proc *p, int n, unsigned int *count,
+			    ng_nvml_proc *out)
+{
+	if ((int)*count < n) {
+		*count = (unsigned)n;
+		return NG_NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*count = (unsigned)n;
+	memcpy(out, p, (size_t)n * sizeof(*p));
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetComputeRunningProcesses_v3(ng_nvml_dev d, unsigned int *count,
+						    ng_nvml_proc *p)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	return procs_of(dg[x - g].procs, dg[x - g].nprocs, count, p);
+}
+
+ng_nvml_ret nvmlDeviceGetGraphicsRunningProcesses_v3(ng_nvml_dev d, unsigned int *count,
+						     ng_nvml_proc *p)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	return procs_of(dg[x - g].gprocs, dg[x - g].ngprocs, count, p);
+}
+
+/* Only the SM clock; a GPU without the key does not support the call. */
+#define CLOCKFN(name, field)						\
+	ng_nvml_ret name(ng_nvml_dev d, ng_nvml_clock c, unsigned int *mhz)	\
+	{								\
+		struct fgpu *x = dev(d);				\
+		if (!x)							\
+			return 2;					\
+		if (c != NG_NVML_CLOCK_SM || !dg[x - g].field)		\
+			return 3;					\
+		*mhz = dg[x - g].field;					\
+		return 0;						\
+	}
+CLOCKFN(nvmlDeviceGetApplicationsClock, app)
+CLOCKFN(nvmlDeviceGetDefaultApplicationsClock, app_def)
+CLOCKFN(nvmlDeviceGetClockInfo, sm)
+CLOCKFN(nvmlDeviceGetMaxClockInfo, sm_max)
+
+ng_nvml_ret nvmlDeviceGetRemappedRows(ng_nvml_dev d, unsigned int *corr, unsigned int *unc,
+				      unsigned int *pending, unsigned int *failure)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	*corr = dg[x - g].remapped[0];
+	*unc = dg[x - g].remapped[1];
+	*pending = dg[x - g].remapped[2];
+	*failure = dg[x - g].remapped[3];
+	return 0;
+}
+
+/* The NVLink error fields, per link (scopeId); a link the GPU lacks and
+ * any other field: NOT_SUPPORTED in that value. */
+ng_nvml_ret nvmlDeviceGetFieldValues(ng_nvml_dev d, int n, ng_nvml_field *v)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		unsigned f = v[i].fieldId, l = v[i].scopeId;
+
+		v[i].nvmlReturn = 3;
+		if (f < NG_NVML_FI_NVLINK_ERROR_DL_REPLAY || f > NG_NVML_FI_NVLINK_ERROR_DL_CRC ||
+		    (int)l >= x->links)
+			continue;
+		v[i].nvmlReturn = 0;
+		v[i].valueType = NG_NVML_VALUE_ULONGLONG;
+		v[i].value.ullVal = dg[x - g].nvlerr[l][f - NG_NVML_FI_NVLINK_ERROR_DL_REPLAY];
+	}
 	return 0;
 }
