@@ -25,6 +25,23 @@ static void put(struct summary *s, const char *name, unsigned long long v, const
 	dr_cat(s->buf, sizeof(s->buf), "%s%s %llu%s", s->n++ ? ", " : "", name, v, note);
 }
 
+/* The check: ok with "0 on N GPUs" when no counter is above zero, else
+ * the devices' summaries, a warning when an error counter is among them,
+ * with the fix that starts "a baseline" and goes on with `look`. */
+static struct dr_check *baseline(struct ng_doctor_report *r, const char *id, const char *value,
+				 int nbad, int ndev, const char *devs, const char *look)
+{
+	struct dr_check *c;
+
+	if (!*value)
+		c = dr_add(r, id, DR_OK, "0 on %d %s", ndev, devs);
+	else
+		c = dr_add(r, id, nbad ? DR_WARN : DR_OK, "%s", value);
+	if (nbad)
+		dr_fix(c, "a baseline for the job's own record (ncclguard run); %s", look);
+	return c;
+}
+
 /* ---- gpu.counters -------------------------------------------------------- */
 
 #define NVL_FIELDS 3			/* replay, recovery, CRC: NVML_FI_DEV_NVLINK_ERROR_DL_* */
@@ -164,15 +181,10 @@ void dr_check_gpu_counters(struct ng_doctor_report *r, const struct dr_host *h)
 		dr_detail(c, "NVML reports none of the error counters here");
 		return;
 	}
-	if (!nbad)
-		c = dr_add(r, "gpu.counters", DR_OK, "0 on %d GPUs", n);
-	else
-		c = dr_add(r, "gpu.counters", DR_WARN, "%s", value);
+	c = baseline(r, "gpu.counters", value, nbad, n, "GPUs",
+		     "if a count rises, look at that GPU (nvidia-smi -q -d ECC,ROW_REMAPPER,PCIE; "
+		     "nvidia-smi nvlink -e) and drain it if it keeps rising");
 	dr_detail(c, "read: %s%s%s", read, *missing ? "; not reported: " : "", missing);
-	if (nbad)
-		dr_fix(c, "a baseline for the job's own record (ncclguard run); if a count rises, "
-		       "look at that GPU (nvidia-smi -q -d ECC,ROW_REMAPPER,PCIE; nvidia-smi nvlink "
-		       "-e) and drain it if it keeps rising");
 }
 
 /* ---- ib.counters --------------------------------------------------------- */
@@ -253,10 +265,9 @@ void dr_check_ib_counters(struct ng_doctor_report *r, const struct dr_host *h)
 		dr_detail(c, "no port has counters in sysfs (ports/P/counters)");
 		return;
 	}
-	if (!*value)
-		c = dr_add(r, "ib.counters", DR_OK, "0 on %d ports", nports);
-	else
-		c = dr_add(r, "ib.counters", nbad ? DR_WARN : DR_OK, "%s", value);
+	c = baseline(r, "ib.counters", value, nbad, nports, "ports",
+		     "errors that rise: check the cable and switch port (ibdiagnet, perfquery); "
+		     "perfquery -R resets saturated counters");
 	if (nsat)
 		dr_detail(c, "%s saturated, changes no longer visible%s%s", sat,
 			  nno ? "; no counters: " : "", nocnt);
@@ -264,10 +275,6 @@ void dr_check_ib_counters(struct ng_doctor_report *r, const struct dr_host *h)
 		dr_detail(c, "link_downed, link_error_recovery, symbol_error, port_rcv_errors, "
 			  "port_xmit_discards, local_link_integrity_errors, "
 			  "excessive_buffer_overrun_errors%s%s", nno ? "; no counters: " : "", nocnt);
-	if (nbad)
-		dr_fix(c, "a baseline for the job's own record (ncclguard run); errors that rise: "
-		       "check the cable and switch port (ibdiagnet, perfquery); perfquery -R resets "
-		       "saturated counters");
 }
 
 /* ---- net.counters -------------------------------------------------------- */
@@ -321,13 +328,9 @@ void dr_check_net_counters(struct ng_doctor_report *r, const struct dr_host *h)
 		dr_detail(c, "no network interface on a device (/sys/class/net/IF/device)");
 		return;
 	}
-	if (!*value)
-		c = dr_add(r, "net.counters", DR_OK, "0 on %d interfaces", nifs);
-	else
-		c = dr_add(r, "net.counters", nbad ? DR_WARN : DR_OK, "%s", value);
+	c = baseline(r, "net.counters", value, nbad, nifs, "interfaces",
+		     "a link that flaps or errors that rise: check the cable, the switch port and "
+		     "ethtool -S IF");
 	dr_detail(c, "carrier_changes, rx/tx errors and drops of the interfaces on a device; "
 		  "warns on errors and on more than %d carrier changes", CARRIER_BOOT);
-	if (nbad)
-		dr_fix(c, "a baseline for the job's own record (ncclguard run); a link that flaps "
-		       "or errors that rise: check the cable, the switch port and ethtool -S IF");
 }
