@@ -60,7 +60,8 @@ static unsigned long long field_u64(const ng_nvml_field *f)
 	case NG_NVML_VALUE_SINT:
 		return f->value.siVal < 0 ? 0 : (unsigned long long)f->value.siVal;
 	case NG_NVML_VALUE_USHORT:
-		return f->value.usVal;
+		/* usVal is newer than some nvml.h: its low half, little-endian. */
+		return f->value.uiVal & 0xffffu;
 	case NG_NVML_VALUE_DOUBLE:
 		return f->value.dVal < 0 ? 0 : (unsigned long long)f->value.dVal;
 	default:

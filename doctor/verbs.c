@@ -113,7 +113,9 @@ static void device_ports(struct verbs *v, struct ng_ibv_device *dev, struct port
 			continue;
 		(*nports)++;
 		memset(&a, 0, sizeof(a));
-		if (v->ibv_query_port(ctx, (uint8_t)num, &a)) {
+		/* Parenthesised: verbs.h makes ibv_query_port a macro over the
+		 * provider; this is the exported entry. */
+		if ((v->ibv_query_port)(ctx, (uint8_t)num, &a)) {
 			(*nfail)++;
 			continue;
 		}
@@ -185,7 +187,8 @@ void dr_check_ib_mtu(struct ng_doctor_report *r, const struct dr_host *h)
 			dr_detail(c, "no RDMA device, and %s", why);
 		return;
 	}
-	list = v.ibv_get_device_list(&ndev);
+	/* Parenthesised, as verbs.h may make it a macro (static builds). */
+	list = (v.ibv_get_device_list)(&ndev);
 	if (!list || !ndev) {
 		c = dr_add(r, "ib.mtu", DR_SKIP, "%s", "");
 		dr_detail(c, "libibverbs lists no RDMA device%s%s", list ? "" : ": ",
