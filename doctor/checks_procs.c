@@ -99,8 +99,8 @@ void dr_check_gpu_procs(struct ng_doctor_report *r, const struct dr_host *h)
 	if (!h->nvml_ok || !dr_nv.nvmlDeviceGetComputeRunningProcesses_v3) {
 		c = dr_add(r, "gpu.processes", DR_SKIP, "%s", "");
 		dr_detail(c, "%s", !h->nvml_ok ? h->nvml_why :
-			  "this NVML lacks nvmlDeviceGetComputeRunningProcesses_v3 (a driver "
-			  "older than 510)");
+			  "this NVML lacks nvmlDeviceGetComputeRunningProcesses_v3 (an "
+			  "older driver)");
 		return;
 	}
 	for (int i = 0; i < h->nnv && !oom; i++) {
