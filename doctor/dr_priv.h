@@ -9,8 +9,10 @@
  *   checks_driver.c  kernel modules, kernel vs user-space driver, kernel log
  *   checks_gpu.c     count, model, persistence, ECC, PCIe link, NVLink
  *   checks_procs.c   the processes holding a GPU
- *   checks_gpu_clocks.c  GPU clocks left to the driver, locked or set
- *   checks_counters.c    GPU, IB and Ethernet error counters: the baseline
+ *   checks_gpu_clocks.c
+ *                    GPU clocks left to the driver, locked or set
+ *   checks_counters.c
+ *                    GPU, IB and Ethernet error counters: the baseline
  *   topo.c           GPU-GPU and GPU-NIC classes (NV#, PIX, PXB, PHB, NODE, SYS)
  *   checks_net.c     interfaces, NCCL's pick, MTU, IB/RoCE ports
  *   verbs.c          libibverbs, opened at run time: the ports' active MTU
