@@ -26,6 +26,8 @@ typedef nvmlTemperatureSensors_t ng_nvml_tsensor;
 typedef nvmlFieldValue_t ng_nvml_field;
 typedef nvmlEventSet_t ng_nvml_evset;
 typedef nvmlEventData_t ng_nvml_evdata;
+typedef nvmlProcessInfo_t ng_nvml_proc;
+typedef nvmlClockType_t ng_nvml_clock;
 #else
 #define NG_NVML_HEADER 0
 typedef int ng_nvml_ret;
@@ -65,6 +67,13 @@ typedef struct {
 	unsigned long long eventType, eventData;
 	unsigned int gpuInstanceId, computeInstanceId;
 } ng_nvml_evdata;
+/* nvmlProcessInfo_v2_t, which the _v3 process calls fill */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} ng_nvml_proc;
+typedef int ng_nvml_clock;
 #endif
 
 /* Values from nvml.h, fixed by its ABI. */
@@ -102,6 +111,12 @@ typedef struct {
 /* Clock event (throttle) reasons that say nothing is wrong: idle, and
  * clocks set by the applications or the user. */
 #define NG_NVML_THROTTLE_BENIGN 0x3ull
+/* nvmlClocksEventReasonApplicationsClocksSetting (once UserDefinedClocks):
+ * the clocks are held by the user's setting, applications or locked. */
+#define NG_NVML_THROTTLE_USER_CLOCKS 0x2ull
+#define NG_NVML_CLOCK_SM 1
+#define NG_NVML_VALUE_NOT_AVAILABLE (~0ull)	/* usedGpuMemory unknown */
+#define NG_NVML_PROC_MAX 1024			/* more processes than a GPU holds */
 
 /* NG_NVML_FN(ret, name, args): required ones first; a library without an
  * optional one (older drivers) leaves its checks as skip. */
@@ -144,6 +159,15 @@ typedef struct {
 	O(ng_nvml_ret, nvmlDeviceRegisterEvents, (ng_nvml_dev, unsigned long long,	\
 		ng_nvml_evset))							\
 	O(ng_nvml_ret, nvmlEventSetWait_v2, (ng_nvml_evset, ng_nvml_evdata *, unsigned int)) \
-	O(ng_nvml_ret, nvmlEventSetFree, (ng_nvml_evset))
+	O(ng_nvml_ret, nvmlEventSetFree, (ng_nvml_evset))			\
+	O(ng_nvml_ret, nvmlDeviceGetComputeRunningProcesses_v3, (ng_nvml_dev, unsigned int *, \
+		ng_nvml_proc *))						\
+	O(ng_nvml_ret, nvmlDeviceGetGraphicsRunningProcesses_v3, (ng_nvml_dev, unsigned int *, \
+		ng_nvml_proc *))						\
+	O(ng_nvml_ret, nvmlDeviceGetApplicationsClock, (ng_nvml_dev, ng_nvml_clock, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetDefaultApplicationsClock, (ng_nvml_dev, ng_nvml_clock, \
+		unsigned int *))						\
+	O(ng_nvml_ret, nvmlDeviceGetClockInfo, (ng_nvml_dev, ng_nvml_clock, unsigned int *)) \
+	O(ng_nvml_ret, nvmlDeviceGetMaxClockInfo, (ng_nvml_dev, ng_nvml_clock, unsigned int *))
 
 #endif

@@ -272,6 +272,11 @@ static const struct rule {
 	int present_only;		/* hosts without the id are not compared */
 	const char *why;
 } rules[] = {
+	/* Counters are a baseline: they differ between any two hosts.  First,
+	 * as "gpu.count" is a prefix of "gpu.counters". */
+	{ "gpu.counters", M_INFO, 0, 0, "" },
+	{ "ib.counters", M_INFO, 0, 0, "" },
+	{ "net.counters", M_INFO, 0, 0, "" },
 	{ "nccl.version", M_BREAKS, 0, 0,
 	  "NCCL needs one version on every rank: mixed versions fail or hang at init" },
 	{ "gpu.count", M_BREAKS, 0, 0,
@@ -284,6 +289,10 @@ static const struct rule {
 	{ "gpu.pcie_link", M_SLOWS, 0, 0, "a host with a narrower PCIe link paces the job" },
 	{ "topo.", M_SLOWS, 0, 0,
 	  "a host whose GPUs are farther from each other or from the NICs paces the job" },
+	{ "gpu.clocks", M_SLOWS, 0, 0,
+	  "GPUs clocked differently: the slowest GPU paces every collective" },
+	{ "ib.mtu", M_SLOWS, 0, 0,
+	  "a connection between two hosts runs at the smaller of their ports' active MTUs" },
 	{ "ib.", M_SLOWS, 0, 0,
 	  "a port slower, down or missing on one host paces the job (fewer rails there)" },
 	{ "clock.offset", M_INFO, 1000, 0, "" },

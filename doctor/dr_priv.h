@@ -8,8 +8,14 @@
  *   nvml.c           libnvidia-ml.so.1, opened at run time
  *   checks_driver.c  kernel modules, kernel vs user-space driver, kernel log
  *   checks_gpu.c     count, model, persistence, ECC, PCIe link, NVLink
+ *   checks_procs.c   the processes holding a GPU
+ *   checks_gpu_clocks.c
+ *                    GPU clocks left to the driver, locked or set
+ *   checks_counters.c
+ *                    GPU, IB and Ethernet error counters: the baseline
  *   topo.c           GPU-GPU and GPU-NIC classes (NV#, PIX, PXB, PHB, NODE, SYS)
  *   checks_net.c     interfaces, NCCL's pick, MTU, IB/RoCE ports
+ *   verbs.c          libibverbs, opened at run time: the ports' active MTU
  *   checks_libs.c    CUDA driver and runtime, NCCL, the shim and LTTng
  *   checks_clock.c   clock synchronisation
  *   checks_policy.c  what a policy file requires of this host
@@ -130,9 +136,15 @@ const char *dr_nvml_err(ng_nvml_ret rc);
 /* ---- the checks, by area, in the order they are printed --------------- */
 void dr_check_driver(struct ng_doctor_report *r, const struct dr_host *h);
 void dr_check_gpu(struct ng_doctor_report *r, const struct dr_host *h);
+void dr_check_gpu_procs(struct ng_doctor_report *r, const struct dr_host *h);
+void dr_check_gpu_clocks(struct ng_doctor_report *r, const struct dr_host *h);
+void dr_check_gpu_counters(struct ng_doctor_report *r, const struct dr_host *h);
 void dr_check_topo(struct ng_doctor_report *r, const struct dr_host *h);
 void dr_check_net(struct ng_doctor_report *r, const struct dr_host *h);
+void dr_check_net_counters(struct ng_doctor_report *r, const struct dr_host *h);
 void dr_check_ib(struct ng_doctor_report *r, const struct dr_host *h);
+void dr_check_ib_mtu(struct ng_doctor_report *r, const struct dr_host *h);
+void dr_check_ib_counters(struct ng_doctor_report *r, const struct dr_host *h);
 void dr_check_cuda(struct ng_doctor_report *r, const struct dr_host *h);
 void dr_check_nccl(struct ng_doctor_report *r);
 void dr_check_clock(struct ng_doctor_report *r);

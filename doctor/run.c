@@ -23,9 +23,15 @@ struct ng_doctor_report *ng_doctor_run(const struct ng_doctor_opts *o)
 	dr_nvml_probe(h);
 	dr_check_driver(r, h);
 	dr_check_gpu(r, h);
+	dr_check_gpu_procs(r, h);
+	dr_check_gpu_clocks(r, h);
+	dr_check_gpu_counters(r, h);
 	dr_check_topo(r, h);
 	dr_check_net(r, h);
+	dr_check_net_counters(r, h);
 	dr_check_ib(r, h);
+	dr_check_ib_mtu(r, h);
+	dr_check_ib_counters(r, h);
 	dr_check_cuda(r, h);
 	dr_check_nccl(r);
 	dr_check_clock(r);

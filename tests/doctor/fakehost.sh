@@ -18,6 +18,16 @@
 #   xid        an Xid 79 in the kernel log
 #   mtu9000    eth0's MTU is 9000
 #   noib       no RDMA device: eth0 (a virtio NIC) is the only one
+#   procs      GPU 1 held by pid 4242 (python), GPU 3 by pid 77, which
+#              this host's /proc lacks (another pid namespace)
+#   clocks     GPUs 0 and 1 locked (nvidia-smi -lgc), 2 and 3 not
+#   lockall    every GPU locked
+#   counters   GPU 2: 3 corrected ECC errors, 12 PCIe replays, 7 CRC
+#              errors on NVLink 5; mlx5_1 port 1: link_downed saturated
+#              (255), 12 symbol errors; eth0: 5 rx errors, 9 carrier changes
+#   ibmtu      mlx5_1 port 1's active MTU (libibverbs) is 2048
+# The RDMA ports' active MTU through libibverbs is in ROOT/verbs.conf
+# (tests/doctor/fakeverbs.c).
 ng_has() { case " $_variants " in *" $1 "*) return 0 ;; esac; return 1; }
 
 dr_fake_host() {
@@ -54,6 +64,11 @@ dr_fake_host() {
 		echo "$2" >"$_r/sys/class/net/$1/flags"
 		echo "$3" >"$_r/sys/class/net/$1/mtu"
 		[ -n "${4:-}" ] && ln -s "../../../devices/$4" "$_r/sys/class/net/$1/device"
+		mkdir -p "$_r/sys/class/net/$1/statistics"
+		echo 1 >"$_r/sys/class/net/$1/carrier_changes"
+		for _c in rx_errors tx_errors rx_dropped tx_dropped; do
+			echo 0 >"$_r/sys/class/net/$1/statistics/$_c"
+		done
 		return 0
 	}
 	_hca() {	# NAME PCIPATH STATE PHYS NETDEV
@@ -66,6 +81,14 @@ dr_fake_host() {
 		echo InfiniBand >"$_p/link_layer"
 		echo 4096 >"$_p/active_mtu"
 		_netdev "$5" 0x1043 4092 "$2"
+		mkdir -p "$_p/counters"
+		for _c in link_downed link_error_recovery symbol_error port_rcv_errors \
+			port_xmit_discards local_link_integrity_errors excessive_buffer_overrun_errors; do
+			echo 0 >"$_p/counters/$_c"
+		done
+		_vm=4096
+		ng_has ibmtu && [ "$1" = mlx5_1 ] && _vm=2048
+		echo "$1 1 $_vm" >>"$_r/verbs.conf"
 	}
 
 	_w2=16
@@ -93,6 +116,14 @@ dr_fake_host() {
 	_netdev lo 0x49 65536
 	mkdir -p "$_r/sys/devices/pci0000:00/0000:00:1c.0/0000:01:00.0/virtio2"
 	_netdev eth0 0x1043 $_mtu pci0000:00/0000:00:1c.0/0000:01:00.0/virtio2
+	if ng_has counters; then
+		echo 9 >"$_r/sys/class/net/eth0/carrier_changes"
+		echo 5 >"$_r/sys/class/net/eth0/statistics/rx_errors"
+		if [ -d "$_r/sys/class/infiniband/mlx5_1" ]; then
+			echo 255 >"$_r/sys/class/infiniband/mlx5_1/ports/1/counters/link_downed"
+			echo 12 >"$_r/sys/class/infiniband/mlx5_1/ports/1/counters/symbol_error"
+		fi
+	fi
 
 	for _m in nvidia_uvm nvidia_drm nvidia_modeset nvidia_peermem nvidia; do
 		[ $_m = nvidia_peermem ] && ng_has nomodule && continue
@@ -127,8 +158,27 @@ dr_fake_host() {
 			echo "gpu.$_i.width $_w/16"
 			echo "gpu.$_i.links 18/18"
 			echo "gpu.$_i.remote switch"
+			_lock=
+			ng_has lockall && _lock=1
+			ng_has clocks && [ $_i -lt 2 ] && _lock=1
+			[ -n "$_lock" ] && echo "gpu.$_i.throttle 0x2"
+			echo "gpu.$_i.appclk 1980/1980"
+			echo "gpu.$_i.smclk 345/1980"
+			echo "gpu.$_i.ecc_corr 0"
+			echo "gpu.$_i.remap 0/0/0/0"
 			_i=$((_i + 1))
 		done
+		if ng_has procs; then
+			echo "gpu.1.procs 4242:41231686041"
+			echo "gpu.3.procs 77:1073741824"
+			mkdir -p "$_r/proc/4242"
+			echo python >"$_r/proc/4242/comm"
+		fi
+		if ng_has counters; then
+			echo "gpu.2.ecc_corr 3"
+			echo "gpu.2.replays 12"
+			echo "gpu.2.nvl.5.crc 7"
+		fi
 	} >"$_r/nvml.conf"
 }
 
@@ -141,6 +191,7 @@ dr_doctor() {
 	env -u NCCLGUARD_POLICY -u NCCL_SOCKET_IFNAME -u NCCL_IB_HCA \
 		NCCLGUARD_SYSROOT="$_root" LD_LIBRARY_PATH="$NG_SIM" \
 		NCCLGUARD_NVML_LIBRARY="${DR_NVML:-$NG_BUILD/tests/doctor/libnvidia-ml.so.1}" \
+		NCCLGUARD_IBVERBS_LIBRARY="${DR_VERBS:-$NG_BUILD/tests/doctor/libibverbs.so.1}" \
 		"$NG_BIN" doctor "$@" >"$_out" 2>"$_out.err" || _rc=$?
 	echo $_rc >"$_out.rc"
 }

@@ -14,6 +14,16 @@
  *   gpu.N.throttle 0x8     clock event reasons, PCIe replays, retired
  *   gpu.N.replays 0        pages (found by bus id, in any case and with
  *   gpu.N.retired 0        a 4- or 8-digit domain)
+ *
+ * and, for the doctor's processes, clocks and counters (the block at the
+ * end of this file):
+ *
+ *   gpu.N.procs 4242:1073741824,77:na   compute processes, pid:bytes
+ *   gpu.N.gprocs 4242:0    graphics processes, the same way
+ *   gpu.N.appclk 1980/1980 SM applications clock / its default (MHz)
+ *   gpu.N.smclk 345/1980   SM clock now / its maximum (MHz)
+ * (corrected ECC, remapped rows and NVLink errors: the sampler's keys
+ * below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +56,8 @@ static char driver[96];
 
 static struct timespec seen_mtime;
 static off_t seen_size;
+/* The doctor's block, at the end of the file. */
+static void doc_key(int n, const char *k, const char *val);
 
 static void load(void)
 {
@@ -155,6 +167,8 @@ static void load(void)
 			} else if (!strcmp(k, "remote"))
 				x->remote = !strcmp(val, "switch") ? -2 :
 					    !strncmp(val, "gpu:", 4) ? atoi(val + 4) : -1;
+			else
+				doc_key(n, k, val);
 		}
 	}
 	fclose(f);
@@ -497,3 +511,99 @@ ng_nvml_ret nvmlEventSetFree(ng_nvml_evset set)
 	(void)set;
 	return 0;
 }
+
+/* ---- the doctor's processes, clocks and counters ------------------------- */
+
+#define MAXP 16
+
+struct fdoc {
+	ng_nvml_proc procs[MAXP], gprocs[MAXP];
+	int nprocs, ngprocs;
+	unsigned app, app_def, sm, sm_max;
+};
+
+static struct fdoc dg[MAXG];
+
+static int parse_procs(const char *val, ng_nvml_proc *p)
+{
+	char buf[512], *save = NULL;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", val);
+	for (char *t = strtok_r(buf, ",", &save); t && n < MAXP; t = strtok_r(NULL, ",", &save)) {
+		const char *mem = strchr(t, ':');
+
+		memset(&p[n], 0, sizeof(p[n]));
+		p[n].pid = (unsigned)strtoul(t, NULL, 10);
+		p[n].usedGpuMemory = mem && strcmp(mem + 1, "na") ? strtoull(mem + 1, NULL, 10) :
+				     NG_NVML_VALUE_NOT_AVAILABLE;
+		p[n].gpuInstanceId = p[n].computeInstanceId = 0xffffffffu;
+		n++;
+	}
+	return n;
+}
+
+static void doc_key(int n, const char *k, const char *val)
+{
+	struct fdoc *d = &dg[n];
+
+	if (!strcmp(k, "procs"))
+		d->nprocs = parse_procs(val, d->procs);
+	else if (!strcmp(k, "gprocs"))
+		d->ngprocs = parse_procs(val, d->gprocs);
+	else if (!strcmp(k, "appclk"))
+		sscanf(val, "%u/%u", &d->app, &d->app_def);
+	else if (!strcmp(k, "smclk"))
+		sscanf(val, "%u/%u", &d->sm, &d->sm_max);
+}
+
+/* NVML's protocol: a count too small is INSUFFICIENT_SIZE with the count
+ * needed. */
+static ng_nvml_ret procs_of(const ng_nvml_proc *p, int n, unsigned int *count,
+			    ng_nvml_proc *out)
+{
+	if ((int)*count < n) {
+		*count = (unsigned)n;
+		return NG_NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*count = (unsigned)n;
+	memcpy(out, p, (size_t)n * sizeof(*p));
+	return 0;
+}
+
+ng_nvml_ret nvmlDeviceGetComputeRunningProcesses_v3(ng_nvml_dev d, unsigned int *count,
+						    ng_nvml_proc *p)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	return procs_of(dg[x - g].procs, dg[x - g].nprocs, count, p);
+}
+
+ng_nvml_ret nvmlDeviceGetGraphicsRunningProcesses_v3(ng_nvml_dev d, unsigned int *count,
+						     ng_nvml_proc *p)
+{
+	struct fgpu *x = dev(d);
+
+	if (!x)
+		return 2;
+	return procs_of(dg[x - g].gprocs, dg[x - g].ngprocs, count, p);
+}
+
+/* Only the SM clock; a GPU without the key does not support the call. */
+#define CLOCKFN(name, field)						\
+	ng_nvml_ret name(ng_nvml_dev d, ng_nvml_clock c, unsigned int *mhz)	\
+	{								\
+		struct fgpu *x = dev(d);				\
+		if (!x)							\
+			return 2;					\
+		if (c != NG_NVML_CLOCK_SM || !dg[x - g].field)		\
+			return 3;					\
+		*mhz = dg[x - g].field;					\
+		return 0;						\
+	}
+CLOCKFN(nvmlDeviceGetApplicationsClock, app)
+CLOCKFN(nvmlDeviceGetDefaultApplicationsClock, app_def)
+CLOCKFN(nvmlDeviceGetClockInfo, sm)
+CLOCKFN(nvmlDeviceGetMaxClockInfo, sm_max)

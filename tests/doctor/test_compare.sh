@@ -1,7 +1,8 @@
 #!/bin/sh
 # `ncclguard doctor --compare`: the files of fake hosts, as
 # `srun ncclguard doctor --json DIR/%h.json` writes them.  Differences in
-# MTU and NCCL version are found and marked (exit 1); identical hosts give
+# MTU, NCCL version, GPU clocks and IB MTU are found and marked (exit 1);
+# counters are shown per host without marking them; identical hosts give
 # nothing (exit 0); a file that is not a doctor file is one line on stderr
 # and exit 2, never a crash.
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -72,6 +73,36 @@ assert_eq "$rc" 1 "exit status"
 assert_grep "^  BREAKS  gpu.count  *4: node-a, node-b | 3: node-c$" "$O"
 assert_grep "^  SLOWS   ib.port.mlx5_1:1 " "$O"
 assert_grep "^failed checks on: node-c (1)$" "$O"
+
+note "GPU clocks locked on one host only: marked, exit 1"
+dr_fake_host "$NG_TMP/c" node-c lockall
+dr_doctor "$NG_TMP/c" "$NG_TMP/c.out" --json "$D/%h.json"
+compare "$D"
+cat "$O"
+assert_eq "$rc" 1 "exit status"
+assert_grep "^  SLOWS   gpu.clocks  *default: node-a, node-b | locked: node-c$" "$O"
+assert_grep "the slowest GPU paces every collective" "$O"
+assert_grep "^1 difference, 1 that breaks or slows NCCL$" "$O"
+
+note "another IB MTU on one host: marked, exit 1"
+dr_fake_host "$NG_TMP/c" node-c ibmtu
+dr_doctor "$NG_TMP/c" "$NG_TMP/c.out" --json "$D/%h.json"
+compare "$D"
+cat "$O"
+assert_eq "$rc" 1 "exit status"
+assert_grep "^  SLOWS   ib.mtu  *4096: node-a, node-b | 4096: mlx5_0:1; 2048: mlx5_1:1: node-c$" "$O"
+
+note "counters differ: shown per host as a baseline, exit 0"
+dr_fake_host "$NG_TMP/c" node-c counters
+dr_doctor "$NG_TMP/c" "$NG_TMP/c.out" --json "$D/%h.json"
+compare "$D"
+cat "$O"
+assert_eq "$rc" 0 "exit status"
+assert_grep "^  differs gpu.counters  *0 on 4 GPUs: node-a, node-b | GPU 2: ecc.corrected 3, pcie.replay 12, nvlink5.crc 7: node-c$" "$O"
+assert_grep "^  differs ib.counters  *0 on 2 ports: node-a, node-b | mlx5_1:1: link_downed 255 (saturated), symbol_error 12: node-c$" "$O"
+assert_grep "^  differs net.counters .*rx_errors 5" "$O"
+assert_grep "^3 differences, 0 that break or slow NCCL$" "$O"
+rm "$D/node-c.json"
 
 # bad WHAT: exit 2, one line on stderr naming the file, nothing on stdout.
 bad() {

@@ -18,8 +18,10 @@ assert_eq "$(cat "$O.rc")" 0 "exit status"
 assert_grep "^ncclguard doctor: node-a, " "$O"
 for id in driver.module.nvidia driver.module.nvidia_peermem driver.version driver.log \
 	gpu.pci gpu.count gpu.model gpu.persistence gpu.ecc gpu.pcie_link gpu.nvlink \
+	gpu.processes gpu.clocks gpu.counters \
 	topo.gpu_gpu topo.gpu_nic net.interfaces net.nccl_ifname net.mtu.eth0 net.mtu.ib0 \
-	ib.port.mlx5_0:1 ib.port.mlx5_1:1 cuda.driver cuda.runtime cuda.compat \
+	net.counters ib.port.mlx5_0:1 ib.port.mlx5_1:1 ib.mtu ib.counters \
+	cuda.driver cuda.runtime cuda.compat \
 	nccl.version nccl.path nccl.env clock.sync clock.offset lttng.shim policy.file; do
 	dr_expect "$O" ok "$id"
 done
@@ -33,6 +35,12 @@ dr_expect "$O" ok topo.gpu_nic "PIX (2 GPUs), NODE (2 GPUs)"
 dr_expect "$O" ok topo.gpu_nic "GPU2 (node 1): mlx5_1 PIX"
 dr_expect "$O" ok net.nccl_ifname "ib0,ib1"
 dr_expect "$O" ok ib.port.mlx5_0:1 "ACTIVE, 400 Gb/sec (4X NDR), mtu 4096"
+dr_expect "$O" ok gpu.processes "none - no process holds a context on the 4 GPUs"
+dr_expect "$O" ok gpu.clocks "default - the driver boosts and idles the clocks; SM 345 of 1980 MHz"
+dr_expect "$O" ok gpu.counters "0 on 4 GPUs - read: volatile ECC, retired pages, remapped rows, PCIe replays, NVLink replay/recovery/CRC"
+dr_expect "$O" ok ib.mtu "4096 - the active MTU of the 2 ACTIVE ports (ibv_query_port)"
+dr_expect "$O" ok ib.counters "0 on 2 ports"
+dr_expect "$O" ok net.counters "eth0: carrier_changes 1; ib0: carrier_changes 1; ib1: carrier_changes 1 - "
 dr_expect "$O" ok cuda.compat "runtime 13.0, driver 13.0"
 dr_expect "$O" ok clock.sync chronyd
 assert_no_grep "fix:" "$O"
@@ -64,7 +72,8 @@ note "without NVML: every NVML check is skip, with the reason"
 DR_NVML="$NG_TMP/none/libnvidia-ml.so.1" dr_doctor "$H" "$O"
 cat "$O"
 assert_eq "$(cat "$O.rc")" 0 "exit status"
-for id in gpu.count gpu.model gpu.persistence gpu.ecc gpu.nvlink; do
+for id in gpu.count gpu.model gpu.persistence gpu.ecc gpu.nvlink gpu.processes gpu.clocks \
+	gpu.counters; do
 	dr_expect "$O" skip "$id" "NVML not loadable"
 done
 dr_expect "$O" skip driver.version "570.86.15 - kernel module 570.86.15; the user-space version is unknown"
@@ -178,6 +187,65 @@ assert_eq "$(cat "$O.rc")" 0 "exit status"
 printf '[env]\nNCCL_SOCKET_IFNAME enforce\n' >"$NG_TMP/broken.conf"
 dr_doctor "$H" "$O" --policy "$NG_TMP/broken.conf"
 dr_expect "$O" FAIL policy.file "broken.conf:2"
+
+note "processes holding GPUs: warn with pid, command, memory; a pid from another namespace said so"
+dr_fake_host "$H" node-k procs
+dr_doctor "$H" "$O"
+dr_expect "$O" WARN gpu.processes "GPU 1: pid 4242 python 38.4 GiB, GPU 3: pid 77 (another pid namespace) 1.0 GiB - "
+dr_expect "$O" WARN gpu.processes "pid 77 not in this host's /proc: NVML sees another pid namespace"
+dr_fix_of "$O" gpu.processes | grep -q "^list them with nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv on the host itself" ||
+	fail "no fix for the processes"
+assert_eq "$(cat "$O.rc")" 0 "exit status (a warning)"
+# A graphics context counts too, and a process with both is listed once.
+echo "gpu.1.gprocs 4242:0,5151:1048576" >>"$H/nvml.conf"
+dr_doctor "$H" "$O"
+dr_expect "$O" WARN gpu.processes "GPU 1: pid 4242 python 38.4 GiB, GPU 1: pid 5151 (another pid namespace) 1 MiB, GPU 3: "
+
+note "GPU clocks: locked on some GPUs warns; locked on all is one value"
+dr_fake_host "$H" node-l clocks
+dr_doctor "$H" "$O"
+dr_expect "$O" WARN gpu.clocks "locked: GPU 0,1; default: GPU 2,3 - GPUs of one host run at different clocks"
+dr_fix_of "$O" gpu.clocks | grep -q "nvidia-smi -rgc" || fail "no fix for the clocks"
+dr_fake_host "$H" node-l lockall
+dr_doctor "$H" "$O"
+dr_expect "$O" ok gpu.clocks "locked - set by the user on every GPU"
+# Applications clocks off their default: another value.
+sed -i 's|^gpu\.\([0-9]\)\.appclk .*|gpu.\1.appclk 1410/1980|' "$H/nvml.conf"
+dr_doctor "$H" "$O"
+dr_expect "$O" ok gpu.clocks "applications 1410 MHz - "
+
+note "the counters: nonzero warns, a saturated IB counter is said to be"
+dr_fake_host "$H" node-m counters
+dr_doctor "$H" "$O"
+dr_expect "$O" WARN gpu.counters "GPU 2: ecc.corrected 3, pcie.replay 12, nvlink5.crc 7 - read: "
+dr_expect "$O" WARN ib.counters "mlx5_1:1: link_downed 255 (saturated), symbol_error 12 - mlx5_1:1 link_downed saturated, changes no longer visible"
+dr_expect "$O" WARN net.counters "eth0: carrier_changes 9, rx_errors 5; ib0: carrier_changes 1"
+assert_eq "$(cat "$O.rc")" 0 "exit status (warnings)"
+# A 4-bit counter at 15 is saturated too; a port down is part of the baseline.
+dr_fake_host "$H" node-m ibdown
+echo 15 >"$H/sys/class/infiniband/mlx5_0/ports/1/counters/local_link_integrity_errors"
+dr_doctor "$H" "$O"
+dr_expect "$O" WARN ib.counters "mlx5_0:1: local_link_integrity_errors 15 (saturated); mlx5_1:1 DOWN - "
+dr_fake_host "$H" node-m noib
+dr_doctor "$H" "$O"
+dr_expect "$O" skip ib.counters "no RDMA device"
+dr_expect "$O" ok net.counters "eth0: carrier_changes 1 - "
+
+note "ib.mtu through libibverbs: ports that differ warn; no libibverbs: skip"
+dr_fake_host "$H" node-n ibmtu
+dr_doctor "$H" "$O"
+dr_expect "$O" WARN ib.mtu "4096: mlx5_0:1; 2048: mlx5_1:1 - NCCL's IB transport uses each port's active MTU"
+dr_fix_of "$O" ib.mtu | grep -q "^give every port one MTU" || fail "no fix for ib.mtu"
+# Only ACTIVE ports count.
+dr_fake_host "$H" node-n ibmtu ibdown
+dr_doctor "$H" "$O"
+dr_expect "$O" ok ib.mtu "4096 - the active MTU of the 1 ACTIVE port"
+DR_VERBS="$NG_TMP/none/libibverbs.so.1" dr_doctor "$H" "$O"
+dr_expect "$O" skip ib.mtu "libibverbs not loadable ("
+dr_expect "$O" skip ib.mtu "NCCL cannot use the RDMA devices either"
+dr_fake_host "$H" node-n noib
+dr_doctor "$H" "$O"
+dr_expect "$O" skip ib.mtu "libibverbs lists no RDMA device"
 
 note "--json refuses to replace what is not a regular file"
 ln -s "$NG_TMP/elsewhere" "$NG_TMP/link.json"
