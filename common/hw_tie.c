@@ -11,7 +11,11 @@
 #include "hw_tie.h"
 #include "iflist.h"
 
-enum cls { C_PIX, C_PXB, C_PHB, C_NODE, C_SYS };
+#define C_PIX NG_PCI_PIX
+#define C_PXB NG_PCI_PXB
+#define C_PHB NG_PCI_PHB
+#define C_NODE NG_PCI_NODE
+#define C_SYS NG_PCI_SYS
 
 int ng_busid_norm(const char *s, char *out, size_t len)
 {
@@ -101,12 +105,12 @@ static int split(const char *path, const char **comp, size_t *clen, int max)
 	return n;
 }
 
-static enum cls numa_cls(int a, int b)
+static enum ng_pci_cls numa_cls(int a, int b)
 {
 	return a >= 0 && b >= 0 && a != b ? C_SYS : C_NODE;
 }
 
-static enum cls pci_cls(const char *pa, int na, const char *pb, int nb)
+enum ng_pci_cls ng_pci_cls(const char *pa, int na, const char *pb, int nb)
 {
 	const char *ca[24], *cb[24];
 	size_t la_[24], lb_[24];
@@ -191,13 +195,13 @@ static int nearest(const struct ng_hw_rank *r, const struct ng_hw_device *d, int
 		if (!same_host(d[k].host, r->host) || !is_nic(d[k].kind) ||
 		    (d[k].kind == NG_HW_DEV_ib) != rdma)
 			continue;
-		cl = pci_cls(gpath, gnuma, d[k].pci_path, d[k].numa_node);
+		cl = ng_pci_cls(gpath, gnuma, d[k].pci_path, d[k].numa_node);
 		if (best < 0 || cl < best)
 			best = cl;
 	}
 	if (best < 0 || (d[i].kind == NG_HW_DEV_ib) != rdma)
 		return 0;
-	return (int)pci_cls(gpath, gnuma, d[i].pci_path, d[i].numa_node) == best;
+	return (int)ng_pci_cls(gpath, gnuma, d[i].pci_path, d[i].numa_node) == best;
 }
 
 int ng_hw_uses(const struct ng_hw_rank *r, const struct ng_hw_device *d, int n, int i)

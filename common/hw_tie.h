@@ -33,6 +33,14 @@ struct ng_hw_device {
 	int numa_node;			/* -1 if unknown */
 };
 
+/* How far apart two PCI devices are, as `nvidia-smi topo -m` classes
+ * them: under one PCIe switch (PIX), several switches (PXB), one root
+ * complex (PHB), one NUMA node, across nodes.  Paths as under
+ * /sys/devices ("/sys/devices/pci0000:17/0000:17:01.0/..." or without
+ * the "/sys/devices/"); without one, the NUMA nodes (-1 unknown) decide. */
+enum ng_pci_cls { NG_PCI_PIX, NG_PCI_PXB, NG_PCI_PHB, NG_PCI_NODE, NG_PCI_SYS };
+enum ng_pci_cls ng_pci_cls(const char *pa, int na, const char *pb, int nb);
+
 /* A PCI bus id as "dddd:bb:dd.f" in lower case ("00000000:1A:00.0" and
  * "0000:1a:00.0" are one GPU); a link's "BUSID/linkN" gives its GPU's.
  * 0, or -1 (out "") when s does not look like one. */

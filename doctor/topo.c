@@ -19,49 +19,15 @@
 #include <string.h>
 
 #include "dr_priv.h"
+#include "hw_tie.h"
 
 enum cls { C_NV = 0, C_PIX, C_PXB, C_PHB, C_NODE, C_SYS };
 static const char *const cls_names[] = { "NV", "PIX", "PXB", "PHB", "NODE", "SYS" };
 
-static int split(const char *path, char (*comp)[DR_BUSID_LEN], int max)
-{
-	int n = 0;
-
-	while (*path && n < max) {
-		const char *slash = strchr(path, '/');
-		size_t l = slash ? (size_t)(slash - path) : strlen(path);
-
-		snprintf(comp[n++], DR_BUSID_LEN, "%.*s", (int)(l < DR_BUSID_LEN ? l : 0), path);
-		if (!slash)
-			break;
-		path = slash + 1;
-	}
-	return n;
-}
-
-static enum cls numa_cls(const struct dr_pcidev *a, const struct dr_pcidev *b)
-{
-	return a->numa >= 0 && b->numa >= 0 && a->numa != b->numa ? C_SYS : C_NODE;
-}
-
+/* The classes of common/hw_tie.h, after NVLink. */
 static enum cls pci_cls(const struct dr_pcidev *a, const struct dr_pcidev *b)
 {
-	char ca[24][DR_BUSID_LEN], cb[24][DR_BUSID_LEN];
-	int la, lb, k = 0;
-
-	if (!a->path[0] || !b->path[0])
-		return numa_cls(a, b);
-	la = split(a->path, ca, 24);
-	lb = split(b->path, cb, 24);
-	while (k < la && k < lb && !strcmp(ca[k], cb[k]))
-		k++;
-	if (k == 0)			/* another root complex */
-		return numa_cls(a, b);
-	if (k == 1)			/* only the host bridge in common */
-		return C_PHB;
-	/* Below one switch: each side at most a downstream port and the
-	 * device (or two functions of one device). */
-	return la - k <= 2 && lb - k <= 2 ? C_PIX : C_PXB;
+	return (enum cls)(C_PIX + (int)ng_pci_cls(a->path, a->numa, b->path, b->numa));
 }
 
 static void cls_str(enum cls c, int links, char *buf, size_t len)
