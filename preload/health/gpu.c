@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "hw_tie.h"
 #include "hw_priv.h"
 #include "nvml_abi.h"
 #include "policy.h"
@@ -52,37 +53,6 @@ static const char *nv_err(ng_nvml_ret rc)
 	const char *s = nv.nvmlErrorString ? nv.nvmlErrorString(rc) : NULL;
 
 	return s ? s : "error";
-}
-
-/* NVML's "00000000:1A:00.0" as CUDA and sysfs spell it: "0000:1a:00.0". */
-static void bus_norm(const char *in, char *out, size_t len)
-{
-	size_t n = strlen(in);
-	const char *p = n > 12 ? in + n - 12 : in;
-	size_t i;
-
-	for (i = 0; p[i] && i + 1 < len; i++)
-		out[i] = (char)(p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 'a' : p[i]);
-	out[i] = '\0';
-}
-
-/* The device's sysfs PCI path and NUMA node, under the host's root. */
-static void pci_place(struct hw_dev *d, const char *link)
-{
-	const char *root = ng_host_root();
-	char path[PATH_MAX], real[PATH_MAX], buf[32];
-	size_t rl = strlen(root);
-
-	d->numa = -1;
-	if (snprintf(path, sizeof(path), "%s%s", root, link) >= (int)sizeof(path) ||
-	    !realpath(path, real))
-		return;
-	if (strlen(real) - (rl && !strncmp(real, root, rl) ? rl : 0) >= sizeof(d->pci_path))
-		return;
-	strcpy(d->pci_path, rl && !strncmp(real, root, rl) ? real + rl : real);
-	snprintf(path, sizeof(path), "%s/numa_node", d->pci_path);
-	if (ng_host_read(path, buf, sizeof(buf)) > 0)
-		d->numa = atoi(buf);
 }
 
 static void unseen_add(struct hw_dev *d, const char *what)
@@ -147,13 +117,15 @@ static int gpu_add(struct hw_host *h, unsigned idx)
 	if (nv.nvmlDeviceGetHandleByIndex_v2(idx, &g->h) != NG_NVML_SUCCESS ||
 	    nv.nvmlDeviceGetPciInfo_v3(g->h, &pci) != NG_NVML_SUCCESS)
 		return -1;
-	bus_norm(pci.busId, bus, sizeof(bus));
+	/* NVML's "00000000:1A:00.0" as CUDA and sysfs spell it */
+	if (ng_busid_norm(pci.busId, bus, sizeof(bus)))
+		return -1;
 	g->dev = hw_dev_add(h, NG_HW_DEV_gpu, bus);
 	if (!g->dev)
 		return -1;
 	g->dev->gpu = ngpus;
 	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", bus);
-	pci_place(g->dev, link);
+	hw_pci_place(g->dev, link);
 	if (xids && nv.nvmlDeviceRegisterEvents &&
 	    (rc = nv.nvmlDeviceRegisterEvents(g->h, NG_NVML_EVENT_XID, xids)) != NG_NVML_SUCCESS) {
 		char why[128];

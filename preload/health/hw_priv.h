@@ -5,6 +5,7 @@
  *   diff.c     what changed between two samples
  *   gpu.c      the GPUs and their NVLinks, through NVML (dlopened)
  *   nic.c      InfiniBand/RoCE ports and Ethernet interfaces, from sysfs
+ *   sysfs.c    a device's PCI path and NUMA node
  */
 #ifndef NCCLGUARD_HW_PRIV_H
 #define NCCLGUARD_HW_PRIV_H
@@ -76,6 +77,12 @@ typedef void (*hw_emit_fn)(const struct hw_dev *d, enum ng_hw_ctr c, uint64_t be
  * NG_HW_SATURATED).  first: the baseline, which emits only saturations
  * (NG_HW_AT_START). */
 void hw_diff(struct hw_host *h, uint64_t t, int first, hw_emit_fn emit);
+
+/* ---- sysfs.c ---------------------------------------------------------- */
+/* d's sysfs PCI path (below the host's root) and NUMA node, from link, a
+ * sysfs path that resolves to the device ("/sys/bus/pci/devices/BUSID",
+ * "/sys/class/infiniband/mlx5_0/device"); unknown: "" and -1. */
+void hw_pci_place(struct hw_dev *d, const char *link);
 
 /* ---- gpu.c ------------------------------------------------------------ */
 /* Opens NVML (NCCLGUARD_NVML_LIBRARY, else libnvidia-ml.so.1), adds every

@@ -45,24 +45,6 @@ static int list(const char *path, char (*out)[HW_NAME_LEN], int max)
 	return n;
 }
 
-static void place(struct hw_dev *d, const char *devlink)
-{
-	const char *root = ng_host_root();
-	char path[PATH_MAX], real[PATH_MAX], buf[32];
-	size_t rl = strlen(root);
-
-	d->numa = -1;
-	if (snprintf(path, sizeof(path), "%s%s", root, devlink) >= (int)sizeof(path) ||
-	    !realpath(path, real))
-		return;
-	if (strlen(real) - (rl && !strncmp(real, root, rl) ? rl : 0) >= sizeof(d->pci_path))
-		return;
-	strcpy(d->pci_path, rl && !strncmp(real, root, rl) ? real + rl : real);
-	snprintf(path, sizeof(path), "%s/numa_node", d->pci_path);
-	if (ng_host_read(path, buf, sizeof(buf)) > 0)
-		d->numa = atoi(buf);
-}
-
 static int exists(const char *path)
 {
 	char full[PATH_MAX];
@@ -126,7 +108,7 @@ void hw_nic_open(struct hw_host *h)
 			snprintf(d->sys, sizeof(d->sys), "/sys/class/infiniband/%.63s/ports/%.63s",
 				 devs[i], ports[p]);
 			snprintf(path, sizeof(path), "/sys/class/infiniband/%.63s/device", devs[i]);
-			place(d, path);
+			hw_pci_place(d, path);
 			open_counters(d);
 		}
 	}
@@ -145,7 +127,7 @@ void hw_nic_open(struct hw_host *h)
 			return;
 		snprintf(d->sys, sizeof(d->sys), "/sys/class/net/%.63s", devs[i]);
 		snprintf(path, sizeof(path), "/sys/class/net/%.63s/device", devs[i]);
-		place(d, path);
+		hw_pci_place(d, path);
 		open_counters(d);
 	}
 }
