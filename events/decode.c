@@ -95,7 +95,7 @@ struct row {
 
 /* The record each event is read into, so that members no field of the
  * event fills start as 0 or "". */
-enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_NONE, NRECS };
+enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_FP, REC_NONE, NRECS };
 
 /* Each event's kind (events.h) and record. */
 #define OF_process_info		EV_PROC, REC_PROC
@@ -112,6 +112,7 @@ enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_NONE, N
 #define OF_hw_device		EV_HW_DEVICE, REC_HW
 #define OF_hw_change		EV_HW_CHANGE, REC_HW
 #define OF_hw_sample		EV_HW_SAMPLE, REC_HW
+#define OF_fingerprint		EV_FPRINT, REC_FP
 
 static const struct evdef {
 	const char *name;

@@ -92,10 +92,16 @@ struct ev_rec_hw {		/* hw_device, hw_change, hw_sample */
 	int64_t numa_node, flags, devices;
 };
 
+struct ev_rec_fp {		/* fingerprint */
+	uint64_t comm_hash, seq, bytes, compared, hash;
+	const char *op, *slices;
+	int64_t datatype, redop, nranks;
+};
+
 enum ev_kind {
 	EV_OTHER, EV_PROC, EV_INIT_BEGIN, EV_INIT_END, EV_COMM_END, EV_ENQ, EV_DONE,
 	EV_TIMEOUT, EV_POLICY, EV_INJECT, EV_CALLSITE, EV_ALGO,
-	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE,
+	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE, EV_FPRINT,
 };
 
 struct ev_event {
@@ -110,6 +116,7 @@ struct ev_event {
 		struct ev_rec_misc misc;	/* EV_COMM_END, EV_TIMEOUT, EV_POLICY,
 						 * EV_INJECT */
 		struct ev_rec_hw hw;		/* EV_HW_* */
+		struct ev_rec_fp fp;		/* EV_FPRINT */
 	} r;
 	/* ev_head() -> ev_body(): the payload and its class */
 	const void *payload_, *class_;

@@ -300,6 +300,23 @@ static int call_ok(struct ev_checks *k, const struct ev_event *ev)
 	return rank_ok(k, c->root_or_peer, c->nranks) && times_ok(k, ev) && seq_ok(k, ev);
 }
 
+/* The shim verifies these ops only, and hashes part of the output. */
+static int fp_ok(struct ev_checks *k, const struct ev_rec_fp *f)
+{
+	if (!op_ok(k, f->op, 1))
+		return 0;
+	if (strcmp(f->op, "allreduce") && strcmp(f->op, "allgather") && strcmp(f->op, "broadcast")) {
+		ev_bad(k, EV_WHY_OP, "fingerprint of an %s", f->op);
+		return 0;
+	}
+	if (f->compared > f->bytes || !f->compared) {
+		ev_bad(k, EV_WHY_SIZE, "fingerprint of %llu bytes of %llu",
+		       (unsigned long long)f->compared, (unsigned long long)f->bytes);
+		return 0;
+	}
+	return comm_ok(k, f->comm_hash);
+}
+
 /* What is plausible of the values together. */
 int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 {
@@ -346,6 +363,11 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 	case EV_HW_SAMPLE:
 		/* the sampler's: its time is bounded as it is read; its
 		 * strings and counts name nothing the matcher indexes */
+		break;
+	case EV_FPRINT:
+		/* a rank of the comm wrote it about one of its verified ops */
+		if (!bad && !fp_ok(k, &ev->r.fp))
+			return 0;
 		break;
 	default:
 		return 0;

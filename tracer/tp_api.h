@@ -23,8 +23,9 @@
 /* 4: set_job, the `job` field of every event, process_info's job_id.
  * 5: coll_algo (NCCL's profiler plugin: algorithm, protocol, channels).
  * 6: process_info's timing_off.
- * 7: hw_device, hw_change, hw_sample (the host's hardware sampler). */
-#define NG_TP_ABI 7
+ * 7: hw_device, hw_change, hw_sample (the host's hardware sampler).
+ * 8: fingerprint (output verification). */
+#define NG_TP_ABI 8
 
 /* struct ng_ev_<event or layout>, one member per field of the event
  * (common/events.def). */
@@ -60,6 +61,7 @@ struct ng_tp_ops {
 	void (*hw_device)(const struct ng_ev_hw_device *);
 	void (*hw_change)(const struct ng_ev_hw_change *);
 	void (*hw_sample)(const struct ng_ev_hw_sample *);
+	void (*fingerprint)(const struct ng_ev_fingerprint *);
 };
 
 /* Exported by libncclguard-tp.so. */

@@ -46,6 +46,7 @@ static const size_t hw_s[] = {
 	SO(ev_rec_hw, host), SO(ev_rec_hw, device), SO(ev_rec_hw, kind),
 	SO(ev_rec_hw, pci_path), SO(ev_rec_hw, detail), SO(ev_rec_hw, counter),
 };
+static const size_t fp_s[] = { SO(ev_rec_fp, op), SO(ev_rec_fp, slices) };
 #undef SO
 
 /* The fixed part of kind's record and its string members; 0: none. */
@@ -84,6 +85,10 @@ static size_t body_of(int kind, const size_t **strs, int *nstrs)
 		*strs = hw_s;
 		*nstrs = N(hw_s);
 		return sizeof(struct ev_rec_hw);
+	case EV_FPRINT:
+		*strs = fp_s;
+		*nstrs = N(fp_s);
+		return sizeof(struct ev_rec_fp);
 	default:
 		return 0;
 	}
