@@ -51,6 +51,8 @@ struct ev_rec_proc {
 	int64_t pid, rank, local_rank, world_size, nccl_version;
 	int64_t cudart_version, driver_version, numa_node;
 	int64_t timing_off;	/* NCCLGUARD_TIMING=0 (0 too from older tracers) */
+	uint64_t verify_every;	/* outputs of every Nth call per comm verified;
+				 * 0: off, or an older tracer */
 };
 
 struct ev_rec_init {

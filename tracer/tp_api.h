@@ -24,7 +24,7 @@
  * 5: coll_algo (NCCL's profiler plugin: algorithm, protocol, channels).
  * 6: process_info's timing_off.
  * 7: hw_device, hw_change, hw_sample (the host's hardware sampler).
- * 8: fingerprint (output verification). */
+ * 8: fingerprint and process_info's verify_every (output verification). */
 #define NG_TP_ABI 8
 
 /* struct ng_ev_<event or layout>, one member per field of the event
