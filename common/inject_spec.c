@@ -40,7 +40,7 @@ static const struct {
 
 static const char *const kind_names[] = {
 	[NG_INJ_DELAY] = "delay", [NG_INJ_DROP] = "drop",
-	[NG_INJ_STALL] = "stall", [NG_INJ_ERROR] = "error",
+	[NG_INJ_STALL] = "stall", [NG_INJ_ERROR] = "error", [NG_INJ_CORRUPT] = "corrupt",
 };
 
 static int parse_long(const char *v, long *out)
@@ -88,6 +88,14 @@ static int check_rule(const struct ng_inject_rule *r, const char *kind, char *er
 						 "abort", "revoke", NULL };
 	static const char *const unnumbered[] = { "init", "split", "shrink", "groupend", NULL };
 
+	static const char *const verified[] = { "allreduce", "allgather", "broadcast", NULL };
+
+	/* The shim touches the output of the calls it verifies only. */
+	if (r->kind == NG_INJ_CORRUPT && r->op[0] && !op_in(r->op, verified)) {
+		snprintf(err, errlen, "corrupt:op=%s: corrupt changes the output of allreduce, "
+			 "allgather and broadcast only", r->op);
+		return -1;
+	}
 	if (!r->op[0])
 		return 0;
 	if (op_in(r->op, unchecked)) {
@@ -166,7 +174,7 @@ static int parse_rule(char *text, struct ng_inject_rule *r, char *err, size_t er
 		if (!strcmp(text, kind_names[k]))
 			break;
 	if (k == sizeof(kind_names) / sizeof(*kind_names)) {
-		snprintf(err, errlen, "unknown kind '%s' (delay, drop, stall, error)", text);
+		snprintf(err, errlen, "unknown kind '%s' (delay, drop, stall, error, corrupt)", text);
 		return -1;
 	}
 	r->kind = (enum ng_inject_kind)k;
@@ -266,7 +274,7 @@ int ng_inject_spec_parse(const char *spec, struct ng_inject_rule *out, int *n, c
 
 const char *ng_inject_kind_name(enum ng_inject_kind kind)
 {
-	return kind > NG_INJ_NONE && kind <= NG_INJ_ERROR ? kind_names[kind] : "?";
+	return kind > NG_INJ_NONE && kind <= NG_INJ_CORRUPT ? kind_names[kind] : "?";
 }
 
 const char *ng_inject_code_name(ncclResult_t code)

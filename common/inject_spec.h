@@ -3,8 +3,9 @@
  * they are used (the shim, at start) and where they are given (`ncclguard
  * run --inject`, before anything starts), by the same rules:
  *   "KIND:key=value,...;KIND:..."
- * KIND is delay (ms=N), drop, stall or error (code=NAME); match keys are
- * rank, op, seq, every, comm, count.
+ * KIND is delay (ms=N), drop, stall, error (code=NAME) or corrupt (one
+ * byte of the call's output changed after it); match keys are rank, op,
+ * seq, every, comm, count.
  */
 #ifndef NCCLGUARD_INJECT_SPEC_H
 #define NCCLGUARD_INJECT_SPEC_H
@@ -15,7 +16,8 @@
 
 #define NG_INJECT_MAX 16
 
-enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR };
+enum ng_inject_kind { NG_INJ_NONE = 0, NG_INJ_DELAY, NG_INJ_DROP, NG_INJ_STALL, NG_INJ_ERROR,
+		       NG_INJ_CORRUPT };
 
 struct ng_inject_rule {
 	enum ng_inject_kind kind;

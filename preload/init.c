@@ -30,6 +30,7 @@ static void atfork_child(void)
 	ng_wrapper_seen = 0;
 	forked_child = 1;
 	ng_timing_reset_after_fork();
+	ng_verify_reset_after_fork();
 	ng_clock_reset_after_fork();
 	ng_recbuf_reset_after_fork();
 	ng_watchdog_reset_after_fork();
@@ -64,6 +65,7 @@ void ng_init(void)
 		if (ng_inject_init(ng_cfg.inject))
 			_exit(2);
 	}
+	ng_verify_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 done:
 	ng_in_shim--;

@@ -187,6 +187,7 @@ void rn_exec_job(const struct run *r, const char *preload, int take_tty, int go_
 	    (o->policy && setenv("NCCLGUARD_POLICY", o->policy, 1)) ||
 	    (o->timeout && setenv("NCCLGUARD_TIMEOUT", o->timeout, 1)) ||
 	    (o->health && setenv("NCCLGUARD_HEALTH_INTERVAL", o->health, 1)) ||
+	    (o->verify && setenv("NCCLGUARD_VERIFY", o->verify, 1)) ||
 	    (o->on_timeout && setenv("NCCLGUARD_ON_TIMEOUT", o->on_timeout, 1)) ||
 	    (o->inject && setenv("NCCLGUARD_INJECT", o->inject, 1)) ||
 	    (o->stacks && setenv("NCCLGUARD_STACKS", "1", 1)) ||

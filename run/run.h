@@ -10,6 +10,7 @@
 struct ng_run_opts {
 	const char *outdir, *policy, *timeout, *on_timeout, *inject;
 	const char *health;		/* --health-interval, NULL if not given */
+	const char *verify;		/* --verify, NULL if not given */
 	char relay[512];		/* net://HOST:CTRL:DATA, "" if local */
 	int stacks;
 	char **cmd;

@@ -173,6 +173,11 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err)
 {
 	if (!sim_comm_ok(comm) || !err)
 		return sim_fail(NULL, ncclInvalidArgument, "bad comm or asyncError");
+	if (comm->held) {
+		ncclResult_t r = comm->launch_held(comm);
+
+		__atomic_store_n(&comm->async, r, __ATOMIC_RELEASE);
+	}
 	*err = __atomic_load_n(&comm->async, __ATOMIC_ACQUIRE);
 	if (*err == ncclSuccess && comm->rv && __atomic_load_n(&comm->rv->hdr->aborted, __ATOMIC_ACQUIRE))
 		*err = ncclRemoteError;

@@ -549,14 +549,41 @@ const char *cudaGetErrorString(cudaError_t e)
 	return "unrecognized error code";
 }
 
-/* ---- graph capture: not simulated; nothing is ever capturing ----------- */
+/* ---- graph capture -----------------------------------------------------
+ * A stream is marked capturing from cudaStreamBeginCapture to
+ * cudaStreamEndCapture, and says so; what is put on it meanwhile runs at
+ * once, and the graph handed back is a token no call accepts.  Enough for
+ * what a program or the shim decides while a stream captures, which is
+ * all the CPU backend's users test. */
+
+#define CAPTURES_MAX 16
+static cudaStream_t capturing[CAPTURES_MAX];
+static int ncapturing;
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int capture_find(cudaStream_t s)
+{
+	for (int i = 0; i < ncapturing; i++)
+		if (capturing[i] == s)
+			return i;
+	return -1;
+}
+
+static enum cudaStreamCaptureStatus capture_status(cudaStream_t s)
+{
+	int i;
+
+	pthread_mutex_lock(&capture_lock);
+	i = capture_find(s);
+	pthread_mutex_unlock(&capture_lock);
+	return i >= 0 ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+}
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *st)
 {
-	(void)s;
 	if (!st)
 		return err(cudaErrorInvalidValue);
-	*st = cudaStreamCaptureStatusNone;
+	*st = capture_status(s);
 	return cudaSuccess;
 }
 
@@ -565,10 +592,9 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, enum cudaStreamCaptureStatu
 				     const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
 				     size_t *ndeps)
 {
-	(void)s;
 	if (!st)
 		return err(cudaErrorInvalidValue);
-	*st = cudaStreamCaptureStatusNone;
+	*st = capture_status(s);
 	if (id)
 		*id = 0;
 	if (graph)
@@ -596,9 +622,20 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
-	(void)s;
+	cudaError_t e = cudaSuccess;
+
 	(void)mode;
-	return err(cudaErrorNotSupported);
+	if (!s)		/* the legacy stream cannot be captured */
+		return err(cudaErrorStreamCaptureUnsupported);
+	pthread_mutex_lock(&capture_lock);
+	if (capture_find(s) >= 0)
+		e = cudaErrorIllegalState;
+	else if (ncapturing == CAPTURES_MAX)
+		e = cudaErrorNotSupported;
+	else
+		capturing[ncapturing++] = s;
+	pthread_mutex_unlock(&capture_lock);
+	return err(e);
 }
 
 cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t *deps,
@@ -616,8 +653,18 @@ cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const c
 
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 {
-	(void)s;
-	if (g)
-		*g = NULL;
-	return err(cudaErrorNotSupported);
+	static char token;
+	int i;
+
+	if (!g)
+		return err(cudaErrorInvalidValue);
+	pthread_mutex_lock(&capture_lock);
+	i = capture_find(s);
+	if (i >= 0)
+		capturing[i] = capturing[--ncapturing];
+	pthread_mutex_unlock(&capture_lock);
+	if (i < 0)
+		return err(cudaErrorIllegalState);
+	*g = (cudaGraph_t)(void *)&token;
+	return cudaSuccess;
 }

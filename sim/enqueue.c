@@ -1,9 +1,41 @@
 /* The collective and point-to-point calls: each is checked as NCCL
  * checks it, becomes an op (coll.c) and is launched on its stream now, or
  * kept for the group's end (group.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "libnccl.h"
+
+static ncclResult_t launch(struct sim_op *op)
+{
+	void *group = NULL;
+	ncclResult_t r;
+
+	sim_op_ticket(op);
+	sim_prof_launch_begin(op, 1, &group);
+	r = sim_launch(op, 1, op->stream);
+	sim_prof_launch_end(op, 1, &group);
+	return r;
+}
+
+/* The held call of a nonblocking comm, at the program's next poll. */
+static ncclResult_t launch_held(struct ncclComm *c)
+{
+	struct sim_op *op = c->held;
+	ncclResult_t r;
+
+	c->held = NULL;
+	r = launch(op);
+	free(op);
+	return r;
+}
+
+static int hold_calls(const struct ncclComm *c)
+{
+	const char *v = getenv("NCCLSIM_NONBLOCKING_CALL_HOLD");
+
+	return !c->blocking && v && !strcmp(v, "1");
+}
 
 /* Check a call as NCCL does, then queue it (or keep it for the group). */
 static ncclResult_t enqueue(struct sim_op *op)
@@ -82,14 +114,18 @@ static ncclResult_t enqueue(struct sim_op *op)
 		}
 		return ncclSuccess;
 	}
-	sim_op_ticket(op);
-	{
-		void *group = NULL;
-
-		sim_prof_launch_begin(op, 1, &group);
-		r = sim_launch(op, 1, op->stream);
-		sim_prof_launch_end(op, 1, &group);
+	if (hold_calls(c)) {
+		c->held = malloc(sizeof(*op));
+		if (!c->held) {
+			sim_comm_unref(c);
+			return sim_fail(c, ncclSystemError, "%s: out of memory", what);
+		}
+		*c->held = *op;
+		c->launch_held = launch_held;
+		__atomic_store_n(&c->async, ncclInProgress, __ATOMIC_RELEASE);
+		return ncclInProgress;
 	}
+	r = launch(op);
 	return r == ncclSuccess ? r : sim_fail(c, r, "%s: launch failed", what);
 }
 

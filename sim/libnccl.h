@@ -19,6 +19,11 @@ struct ncclComm {
 	struct rv *rv;
 	int refs;		/* the program's handle + queued ops; atomic */
 	int async;		/* ncclResult_t for ncclCommGetAsyncError; atomic */
+	/* NCCLSIM_NONBLOCKING_CALL_HOLD=1: a nonblocking comm's call returns
+	 * ncclInProgress and is launched at the next ncclCommGetAsyncError,
+	 * as NCCL may enqueue one later (enqueue.c). */
+	struct sim_op *held;
+	ncclResult_t (*launch_held)(struct ncclComm *c);
 	int aborted;		/* ncclCommAbort: ops fail at once; atomic */
 	int revoked;		/* ncclCommRevoke; atomic */
 	int broken;		/* a launch failed; atomic */

@@ -17,11 +17,12 @@
 #include "run.h"
 #include "seconds.h"
 #include "trust.h"
+#include "verify.h"
 
 static const char usage[] =
 	"usage: ncclguard run [-o DIR] [--relay net://HOST[:PORT]] [--policy FILE] [--timeout S]\n"
 	"                     [--on-timeout A] [--inject SPEC] [--stacks] [--health-interval S]\n"
-	"                     -- CMD [ARG]...\n"
+	"                     [--verify N] -- CMD [ARG]...\n"
 	"\n"
 	"Runs CMD with libncclguard.so preloaded and records its NCCL communicators\n"
 	"and collectives (LTTng-UST events ncclguard:*, with vpid, vtid and procname)\n"
@@ -41,6 +42,9 @@ static const char usage[] =
 	"      --health-interval S\n"
 	"                     sample the host's GPU and NIC counters every S seconds\n"
 	"                     (default 1, 0 off; NCCLGUARD_HEALTH_INTERVAL)\n"
+	"      --verify N     fingerprint the output of every Nth all-reduce, all-gather\n"
+	"                     and broadcast per communicator (a power of two; all: every\n"
+	"                     one; 0 off; default 1024; NCCLGUARD_VERIFY)\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"The library is <bindir>/../lib/libncclguard.so, or NCCLGUARD_LIB if set; it\n"
@@ -201,7 +205,7 @@ static int relay_url(const char *in, char *out, size_t len, const char **why)
 static int parse(int argc, char **argv, struct ng_run_opts *o)
 {
 	enum { OPT_POLICY = 256, OPT_TIMEOUT, OPT_ON_TIMEOUT, OPT_INJECT, OPT_STACKS, OPT_RELAY,
-	       OPT_HEALTH };
+	       OPT_HEALTH, OPT_VERIFY };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "relay", required_argument, NULL, OPT_RELAY },
@@ -211,6 +215,7 @@ static int parse(int argc, char **argv, struct ng_run_opts *o)
 		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "health-interval", required_argument, NULL, OPT_HEALTH },
+		{ "verify", required_argument, NULL, OPT_VERIFY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -220,6 +225,7 @@ static int parse(int argc, char **argv, struct ng_run_opts *o)
 	struct ng_inject_rule rules[NG_INJECT_MAX];
 	const char *why, *env;
 	char err[512];
+	unsigned every;
 	double secs;
 	int c, n;
 
@@ -277,6 +283,13 @@ static int parse(int argc, char **argv, struct ng_run_opts *o)
 				return -1;
 			}
 			o->health = optarg;
+			break;
+		case OPT_VERIFY:
+			if (ng_verify_parse(optarg, &every, &why)) {
+				ng_cli_usage_error("run", "--verify '%s': %s", optarg, why);
+				return -1;
+			}
+			o->verify = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

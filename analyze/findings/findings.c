@@ -16,7 +16,7 @@
 static const char *op_plural(const char *op)
 {
 #define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
-		  busbw, plural) \
+		  busbw, plural, ...) \
 	if (!strcmp(op, #op_)) \
 		return plural;
 #include "nccl_api.def"

@@ -17,7 +17,7 @@ double an_busbw_factor(const char *op, int nranks)
 	if (!op)
 		return 1;
 #define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
-		  busbw, plural) \
+		  busbw, plural, ...) \
 	if (!strcmp(op, #op_)) \
 		return busbw;
 #include "nccl_api.def"

@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "seconds.h"
+#include "verify.h"
 
 static const char *const action_names[] = {
 	[NG_ACT_WARN] = "warn", [NG_ACT_ABORT] = "abort", [NG_ACT_EXIT] = "exit",
@@ -127,6 +128,15 @@ void ng_config_from_env(struct ng_config *cfg)
 		} else {
 			cfg->health_s = ng_seconds_never(d) ? 0 : d;
 		}
+	}
+	v = getenv("NCCLGUARD_VERIFY");
+	if (v && *v) {
+		unsigned every;
+
+		if (ng_verify_parse(v, &every, &why))
+			ng_warn("NCCLGUARD_VERIFY='%s': %s; keeping %u", v, why, cfg->verify_every);
+		else
+			cfg->verify_every = every;
 	}
 	v = getenv("NCCLGUARD_DUMP_DIR");
 	cfg->dump_dir = v && *v ? v : NULL;

@@ -87,6 +87,7 @@ struct ng_config {
 	const char *inject;		/* NCCLGUARD_INJECT, NULL if unset */
 	const char *dump_dir;		/* NCCLGUARD_DUMP_DIR, NULL if unset */
 	double health_s;		/* NCCLGUARD_HEALTH_INTERVAL; 0: no sampler */
+	unsigned verify_every;		/* NCCLGUARD_VERIFY; 0: off, 1: every call */
 };
 
 /* ---- hot.c: the state every intercepted call reads ------------------- */
@@ -100,6 +101,11 @@ struct ng_hot_flags {
 	unsigned char capture_seen;	/* the program began a stream capture */
 	unsigned char inject_active;	/* NCCLGUARD_INJECT has rules */
 	unsigned char ticks;		/* recorded times are TSC ticks (clock.c) */
+	/* A collective whose seq has these low bits all set goes to output
+	 * verification's cold path (wrap.c): NCCLGUARD_VERIFY's N - 1, 0 for
+	 * every call, 0xffff when off (one call in 65536 is turned away
+	 * there).  Here, in the padding, so the line's layout is unchanged. */
+	uint16_t verify_mask;
 	const struct ng_tp_ops *tp;	/* NULL: no provider, no events */
 	const int *coll_state[2];	/* tp's, set before tp */
 	uint64_t coarse_ns;		/* the watchdog's; 0: read the clock */
@@ -289,6 +295,11 @@ struct ng_real_cuda {
 	cudaError_t (*cudaDeviceGetPCIBusId)(char *, int, int);
 	cudaError_t (*cudaGetLastError)(void);
 	cudaError_t (*cudaStreamCreateWithFlags)(cudaStream_t *, unsigned);
+	/* Output verification's copies (watchdog/verify.c). */
+	cudaError_t (*cudaHostAlloc)(void **, size_t, unsigned);
+	cudaError_t (*cudaMemcpyAsync)(void *, const void *, size_t, enum cudaMemcpyKind,
+				       cudaStream_t);
+	cudaError_t (*cudaLaunchHostFunc)(cudaStream_t, cudaHostFn_t, void *);
 };
 extern struct ng_real_cuda ng_cuda;
 int ng_resolve_cuda(void);		/* 0 if the runtime was found */

@@ -63,6 +63,9 @@ int ng_resolve_cuda(void)
 	R(cudaDeviceGetPCIBusId);
 	R(cudaGetLastError);
 	R(cudaStreamCreateWithFlags);
+	R(cudaHostAlloc);
+	R(cudaMemcpyAsync);
+	R(cudaLaunchHostFunc);
 #undef R
 	if (!ng_cuda.cudaEventRecord || !ng_cuda.cudaEventQuery ||
 	    !ng_cuda.cudaEventCreateWithFlags || !ng_cuda.cudaEventElapsedTime) {

@@ -5,10 +5,11 @@
  * data, and every line or page the next call touches is then a miss.
  */
 #include "core.h"
+#include "verify.h"
 
 #define NG_HOT_DATA __attribute__((section(".data.ng_hot"), aligned(64)))
 
-struct ng_hotcfg ng_hotcfg NG_HOT_DATA = { .cfg = {
+struct ng_hotcfg ng_hotcfg NG_HOT_DATA = { .hot = { .verify_mask = 0xffff }, .cfg = {
 	.log_level = NG_LOG_INFO,
 	.timeout_s = 600,
 	.init_timeout_s = 300,
@@ -23,7 +24,10 @@ struct ng_hotcfg ng_hotcfg NG_HOT_DATA = { .cfg = {
 	.sample_bytes = 1 << 20,
 	.tsc = 1,
 	.health_s = 1,
+	.verify_every = NG_VERIFY_DEFAULT,
 } };
+_Static_assert(__builtin_offsetof(struct ng_hot_flags, tp) == 8,
+	       "verify_mask lives in the flags' padding");
 _Static_assert(__builtin_offsetof(struct ng_hotcfg, cfg.sample_bytes) + 8 <= 64,
 	       "what every call reads fits one line");
 

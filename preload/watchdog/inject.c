@@ -1,8 +1,9 @@
 /*
  * Fault injection (docs/design.md, "Fault injection"):
  *   NCCLGUARD_INJECT="KIND:key=value,...;KIND:..."
- * KIND is delay (ms=N), drop, stall or error (code=NAME); match keys are
- * rank, op, seq, every, comm, count.  Parsed strictly at start (by
+ * KIND is delay (ms=N), drop, stall, error (code=NAME) or corrupt; match
+ * keys are rank, op, seq, every, comm, count.  A corrupt rule is checked
+ * after the call (ng_inject_corrupt), the others before it.  Parsed strictly at start (by
  * common/inject_spec.c, which `ncclguard run` uses too): a spec that does
  * not parse stops the process before NCCL runs, naming the bad part.
  *
@@ -29,6 +30,7 @@ struct rule {
 
 static struct rule rules[NG_INJECT_MAX];
 static int nrules;
+int ng_inject_corrupting;
 
 int ng_inject_parse(const char *spec, char *err, size_t errlen)
 {
@@ -56,6 +58,8 @@ int ng_inject_init(const char *spec)
 	for (int i = 0; i < n; i++)
 		rules[i].r = parsed[i];
 	nrules = n;
+	for (int i = 0; i < n; i++)
+		ng_inject_corrupting |= parsed[i].kind == NG_INJ_CORRUPT;
 	ng_info("fault injection armed: %s", spec);
 	ng_hot.inject_active = 1;
 	return 0;
@@ -105,6 +109,40 @@ static void fired(struct rule *ru, struct ng_comm *c, uint64_t seq, const char *
 	}
 }
 
+/* Whether rule ru fires on this call (counting its matches). */
+static int fires(struct rule *ru, const char *op, struct ng_comm *c, uint64_t seq)
+{
+	const struct ng_inject_rule *r = &ru->r;
+	uint64_t m;
+
+	if (r->rank >= 0 && r->rank != ng_rank.rank)
+		return 0;
+	if (r->op[0] && strcmp(r->op, op))
+		return 0;
+	if (r->seq >= 0 && (uint64_t)r->seq != seq)
+		return 0;
+	if (r->comm >= 0 && (!c || c->index != r->comm))
+		return 0;
+	m = __atomic_add_fetch(&ru->matches, 1, __ATOMIC_RELAXED);
+	if (r->every > 0 && m % (uint64_t)r->every)
+		return 0;
+	if (r->count >= 0 &&
+	    __atomic_add_fetch(&ru->fired, 1, __ATOMIC_RELAXED) > (uint64_t)r->count)
+		return 0;
+	return 1;
+}
+
+int ng_inject_corrupt(const char *op, struct ng_comm *c, uint64_t seq)
+{
+	for (int i = 0; i < nrules; i++) {
+		if (rules[i].r.kind != NG_INJ_CORRUPT || !fires(&rules[i], op, c, seq))
+			continue;
+		fired(&rules[i], c, seq, op);
+		return 1;
+	}
+	return 0;
+}
+
 int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
 		    ncclResult_t *result)
 {
@@ -112,21 +150,8 @@ int ng_inject_check(int fn, const char *op, struct ng_comm *c, uint64_t seq,
 	for (int i = 0; i < nrules; i++) {
 		struct rule *ru = &rules[i];
 		const struct ng_inject_rule *r = &ru->r;
-		uint64_t m;
 
-		if (r->rank >= 0 && r->rank != ng_rank.rank)
-			continue;
-		if (r->op[0] && strcmp(r->op, op))
-			continue;
-		if (r->seq >= 0 && (uint64_t)r->seq != seq)
-			continue;
-		if (r->comm >= 0 && (!c || c->index != r->comm))
-			continue;
-		m = __atomic_add_fetch(&ru->matches, 1, __ATOMIC_RELAXED);
-		if (r->every > 0 && m % (uint64_t)r->every)
-			continue;
-		if (r->count >= 0 &&
-		    __atomic_add_fetch(&ru->fired, 1, __ATOMIC_RELAXED) > (uint64_t)r->count)
+		if (r->kind == NG_INJ_CORRUPT || !fires(ru, op, c, seq))
 			continue;
 		fired(ru, c, seq, op);
 		switch (r->kind) {

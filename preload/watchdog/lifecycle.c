@@ -33,6 +33,7 @@ void ng_comm_created(ncclComm_t h, uint64_t hash, uint64_t parent, int nranks,
 				 (unsigned long long)hash, rank, nranks, dev, ev->kind);
 			ng_rank_from_comm(rank, nranks);
 			ng_timing_comm_ready(c);
+			ng_verify_comm_ready(c);
 			ev->comm_index = c->index;
 			if (r == ncclInProgress) {
 				c->init_kind = ev->kind;

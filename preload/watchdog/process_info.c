@@ -155,5 +155,6 @@ void ng_process_info_maybe(void)
 	job = ng_job_id_env();
 	ev.job_id = job ? job : "";
 	ev.timing_off = !ng_cfg.timing;
+	ev.verify_every = ng_cfg.verify_every;
 	ng_hot.tp->process_info(&ev);
 }

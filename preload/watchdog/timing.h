@@ -56,6 +56,8 @@ void ng_timing_defer(struct ng_comm *c, struct ng_pending *f);
 void ng_timing_close(struct ng_pending *f);
 void ng_pending_put(struct ng_pending *f);
 void ng_ev_put(struct ng_ev *e);
+/* A marker recorded on s now (a reference, ng_ev_put), NULL if none. */
+struct ng_ev *ng_timing_marker(struct ng_pool *p, cudaStream_t s);
 /* confirm.c: a probe's confirmation of the untimed calls it covers. */
 void ng_confirm_take(struct ng_comm *c, cudaStream_t stream);
 void ng_confirm_emit(struct ng_comm *c);

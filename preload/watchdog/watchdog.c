@@ -798,6 +798,7 @@ static void *watchdog_main(void *arg)
 				mode_set = 1;
 			}
 			busy = poll_pending();
+			busy += ng_verify_poll();
 			ng_comm_foreach(check_comm, &now);
 			anchor_all(now);
 		} else {
@@ -836,7 +837,8 @@ static void flush_at_exit(void)
 	ng_in_shim = 1;
 	cur_dev = -1;
 	ng_recbuf_drain();
-	while (ng_cuda.cudaEventQuery && poll_pending() > 0 && ng_now_ns() < deadline) {
+	while (ng_cuda.cudaEventQuery && poll_pending() + ng_verify_poll() > 0 &&
+	       ng_now_ns() < deadline) {
 		struct timespec ts = { 0, 1000000L };
 
 		nanosleep(&ts, NULL);

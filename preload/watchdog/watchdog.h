@@ -173,6 +173,21 @@ int ng_inject_parse(const char *spec, char *err, size_t errlen);
  * (at exit). */
 void ng_inject_report(void);
 
+/* A corrupt rule fires on this call (after it): 1, the inject event written. */
+int ng_inject_corrupt(const char *op, struct ng_comm *c, uint64_t seq);
+extern int ng_inject_corrupting;	/* a corrupt rule is armed */
+
+/* ---- verify.c: output fingerprints (docs/verification.md) ------------ */
+void ng_verify_init(void);		/* after the injection rules: the mask */
+void ng_verify_comm_ready(struct ng_comm *c);
+/* After the real call: `out` is its output, redop its ncclRedOp_t or -1. */
+void ng_verify_call(const struct ng_call *call, void *out, int redop, ncclResult_t r);
+void ng_verify_group_end(ncclResult_t r);	/* this thread's outermost group */
+void ng_verify_undefer(struct ng_comm *c, ncclResult_t state);
+int ng_verify_poll(void);		/* watchdog: copies still on their way */
+void ng_verify_reset_after_fork(void);
+extern uint64_t ng_verify_dropped;	/* sampled calls left unverified */
+
 /* ---- lifecycle.c: communicators coming into being -------------------- */
 /* comm_init_begin (begin) or comm_init_end. */
 void ng_emit_init(int begin, const struct ng_ev_comm_init *ev);

@@ -130,6 +130,16 @@ NG_COLD void ng_coll_record_callsite(const struct ng_call *call)
 	errno = e;
 }
 
+/* A call the verification mask picked (or any, while a corruption is
+ * armed), after its end: verify.c decides. */
+NG_COLD void ng_coll_verify(const struct ng_call *call, void *out, int redop, ncclResult_t r)
+{
+	int e = errno;
+
+	ng_verify_call(call, out, redop, r);
+	errno = e;
+}
+
 /* Out of line, for the injection path and the unit tests. */
 int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		  ncclDataType_t dtype, int root, ncclComm_t comm,

@@ -19,6 +19,7 @@ void ng_coll_timing_start(struct ng_call *call);
 void ng_coll_timing_end(struct ng_call *call, ncclResult_t r);
 void ng_coll_record_inline(const struct ng_call *call);
 void ng_coll_record_callsite(const struct ng_call *call);
+void ng_coll_verify(const struct ng_call *call, void *out, int redop, ncclResult_t r);
 
 /*
  * Counters of a comm advance with a load and a store, not a locked

@@ -39,7 +39,24 @@ static int ensure(int fn, void *const *slot)
 		return ngw_##name args;                                       \
 	}
 
-#define NG_FORWARD(name, ng_p2p, ng_count, ng_dtype, ng_root, ng_comm, ng_stream, ng_per_rank, args) \
+/* Output verification: a collective's seq with the mask's bits all set
+ * goes to the cold path, one branch for the rest; an op with no common
+ * output (NG_NO_OUT) compiles to nothing. */
+struct ng_out {
+	void *buf;
+	int redop;
+};
+#define NG_OUT(buf, redop) ((struct ng_out){ (buf), (int)(redop) })
+#define NG_NO_OUT ((struct ng_out){ NULL, -1 })
+#define NG_VERIFY(call, out, r)                                               \
+	do {                                                                  \
+		struct ng_out ng_o = out;                                     \
+		if (__builtin_expect(((uint16_t)(call)->seq & ng_hot.verify_mask) == \
+				     ng_hot.verify_mask, 0) && ng_o.buf)      \
+			ng_coll_verify(call, ng_o.buf, ng_o.redop, r);        \
+	} while (0)
+
+#define NG_FORWARD(name, ng_p2p, ng_count, ng_dtype, ng_root, ng_comm, ng_stream, ng_per_rank, args, out) \
 	{                                                                     \
 		struct ng_call ng_c;                                          \
 		ncclResult_t ng_r;                                            \
@@ -53,17 +70,20 @@ static int ensure(int fn, void *const *slot)
 		} else {                                                      \
 			ng_r = ng_real.name args;                             \
 		}                                                             \
-		if (ng_c.active)                                              \
+		if (ng_c.active) {                                            \
 			ng_coll_end_inline(&ng_c, ng_r);                      \
+			NG_VERIFY(&ng_c, out, ng_r);                          \
+		}                                                             \
 		return ng_r;                                                  \
 	}
 
-#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank, ...) \
+#define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, per_rank, prof, \
+		  busbw, plural, out)                                         \
 	NG_EXPORT NG_HOT ncclResult_t name params                             \
-	NG_FORWARD(name, 0, count, dtype, root, comm, stream, per_rank, args)
+	NG_FORWARD(name, 0, count, dtype, root, comm, stream, per_rank, args, out)
 
 #define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...) \
 	NG_EXPORT NG_HOT ncclResult_t name params                               \
-	NG_FORWARD(name, 1, count, dtype, peer, comm, stream, 0, args)
+	NG_FORWARD(name, 1, count, dtype, peer, comm, stream, 0, args, NG_NO_OUT)
 
 #include "nccl_api.def"

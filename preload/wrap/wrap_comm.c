@@ -537,6 +537,7 @@ ncclResult_t ngw_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError
 		ng_in_shim++;
 		if (c && *asyncError != ncclInProgress) {
 			ng_timing_undefer(c, *asyncError);
+			ng_verify_undefer(c, *asyncError);
 			if (__atomic_load_n(&c->init_pending_ns, __ATOMIC_RELAXED))
 				init_ended(c, *asyncError);
 		}
@@ -591,6 +592,7 @@ ncclResult_t ngw_ncclGroupEnd(void)
 		ng_group_depth--;
 	if (outer) {
 		ng_timing_group_end(r);
+		ng_verify_group_end(r);
 		ng_splits_group_end(r);
 	}
 	ng_in_shim--;

@@ -6,3 +6,8 @@ $(BUILD)/tests/tp_emit: $(BUILD)/obj/tests/e2e/tp_emit.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
 $(BUILD)/tests/tp_emit: | $(BUILD)/lib/libncclguard-tp.so
 TEST_BINS += $(BUILD)/tests/tp_emit
+
+$(BUILD)/tests/e2e/verify_job: tests/e2e/verify_job.c tests/preload/idfile.h $(SIM_LIBS_DEP)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/preload -o $@ $(filter %.c,$^) -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/../../sim'
+TEST_BINS += $(BUILD)/tests/e2e/verify_job
