@@ -44,6 +44,12 @@
 #      sampler every 0.5 s (the real NVML and sysfs): its devices, what
 #      it could not read, its cost per sample; an injected stall: the
 #      watchdog's timeout takes a sample (hw_sample "timeout")
+#  21  (NP>=2) output verification: bench/sdc_premise.py (all-reduce sum,
+#      avg, premul-sum; all-gather; broadcast; three types, four sizes)
+#      under `run --verify all`, NCCL's default and each algorithm and
+#      protocol forced: every rank's fingerprints the same, and what NCCL
+#      ran (its profiler's coll_algo); a corruption injected on rank 1 is
+#      the one mismatch, on rank 1; graph capture: no captured call copied
 # STAGES="1 2 3" picks stages (default all); NP ranks, default 1;
 # NG_HEADERS=own builds everything against common/abi/ instead of the
 # real headers.  With
@@ -58,7 +64,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21"}
 NP=${NP:-1}
 NGPU=$(nvidia-smi -L | grep -c '^GPU')
 [ -n "${CUDA_VISIBLE_DEVICES+x}" ] && NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
@@ -435,6 +441,36 @@ if want 20; then
 		cp "$OUT/hw_events.txt" "$OUT/hwto_events.txt" "$OUT/hw_nvml_fields.txt" "$RESULTS/"
 		cp "$OUT/hw_analyze.txt" "$RESULTS/hw_analyze.txt"
 	fi
+fi
+if [ "$NP" -ge 2 ] && want 21; then
+	stage 21
+	fpc() { lt babeltrace2 "$1" 2>/dev/null | python3 tests/gpu/fpcheck.py; }
+	AR="allreduce:ring;allgather:ring;broadcast:ring"
+	AT="allreduce:tree;allgather:ring;broadcast:ring"
+	i=0
+	for c in "|" "$AR|LL" "$AR|LL128" "$AR|Simple" "$AT|LL" "$AT|LL128" "$AT|Simple" \
+		 "allreduce:ring;allgather:pat|Simple"; do
+		i=$((i + 1))
+		a=${c%%|*} p=${c#*|}
+		st $NG run -o "$OUT/sdc$i" --verify all -- env ${a:+NCCL_ALGO=$a} ${p:+NCCL_PROTO=$p} \
+			CASE="${a:-default}/${p:-default}" $TR bench/sdc_premise.py >"$OUT/sdc$i.log" 2>&1
+		row "21 ${a:-default}/${p:-default}: exit" "$? $(grep -h 'cases differing' "$OUT/sdc$i.log" | sed 's/.*: //')"
+		fpc "$OUT/sdc$i" >"$OUT/sdc$i.fp"
+		row "21   fingerprints" "$(head -1 "$OUT/sdc$i.fp")"
+		row "21   NCCL ran" "$(sed -n 's/^  algos: //p' "$OUT/sdc$i.fp")"
+	done
+	st $NG run -o "$OUT/sdcbad" --verify all --inject "corrupt:rank=1,seq=7" -- \
+		$TR bench/sdc_premise.py >"$OUT/sdcbad.log" 2>&1
+	row "21 corrupt rank 1 seq 7: exit" "$?"
+	fpc "$OUT/sdcbad" >"$OUT/sdcbad.fp"
+	row "21   fingerprints" "$(tr '\n' ' ' <"$OUT/sdcbad.fp")"
+	$NG analyze "$OUT/sdcbad" --json "$OUT/sdcbad_report.json" >"$OUT/sdcbad_analyze.txt" 2>&1
+	row "21   analyze: data_mismatch" "$(grep -c data_mismatch "$OUT/sdcbad_report.json" 2>/dev/null)"
+	st $NG run -o "$OUT/sdcgraph" --verify all -- \
+		$TR examples/graph_capture.py >"$OUT/sdcgraph.log" 2>&1
+	row "21 graph capture: exit" "$?"
+	row "21   fingerprints" "$(fpc "$OUT/sdcgraph" | head -1)"
+	[ -n "$RESULTS" ] && cat "$OUT"/sdc*.fp >"$RESULTS/sdc_fp.txt"
 fi
 if [ "$NP" -ge 2 ] && [ $FAKE = 0 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
