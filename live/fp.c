@@ -18,19 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
 #include "lv_priv.h"
-
-/* FNV-1a 64: slices strings compared by hash. */
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; s && *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
 
 void lv_fp_comm_free(struct lv_fp_comm *fc)
 {
@@ -244,8 +233,9 @@ void lv_fp_add(struct lv_state *st, struct lv_comm *c, int proc, const struct ev
 		k->cap = k->cap ? k->cap * 2 : 8;
 		k->m = lv_xrealloc(k->m, k->cap * sizeof(*k->m));
 	}
+	/* slices compared by their string's FNV-1a, as job ids are */
 	k->m[k->n++] = (struct lv_fp_mark){ .proc = proc, .hash = r->hash,
-					    .slices = str_hash(r->slices) };
+					    .slices = ng_job_tag(r->slices) };
 	if (r->nranks > k->nranks)
 		k->nranks = r->nranks;
 	if (k->n >= k->nranks)
