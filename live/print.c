@@ -456,7 +456,8 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 
 	/* what came since the last tick, before the report that follows it */
 	lv_hw_print_new(st);
-	lv_fp_print_new(st, mono);
+	/* the last: every call still waiting compared with what came */
+	lv_fp_print_new(st, final ? INT64_MAX : mono);
 	st->mono_at_report = mono;
 	st->events_at_report = st->events;
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime_r(&now, &tm));

@@ -3,12 +3,13 @@
 # hosta, 2-3 on hostb, namespaces streaming live sessions to one
 # lttng-relayd), each a process that writes its process_info and the
 # fingerprints a rank's watchdog would (hw_emit), in turn: on a comm of
-# the 4, seqs 1023, 2047 and 3071, where rank 2's hash at 2047 differs; on
-# a comm of ranks 0 and 1, seq 1023, where the two differ.  watch prints
-# one line per mismatch, naming rank 2 on the first, saying there is no
-# majority on the second, nothing for the healthy calls, and counts 4
-# calls compared, 2 mismatched; --json the same as data_mismatch records
-# and the progress record's verification[].
+# the 4, seqs 1023, 2047 and 3071, where rank 2's hash at 2047 differs,
+# and 4095 of rank 0 alone; on a comm of ranks 0 and 1, seq 1023, where
+# the two differ.  watch prints one line per mismatch, naming rank 2 on
+# the first, saying there is no majority on the second, nothing for the
+# healthy calls, and counts 4 calls compared, 2 mismatched, and in its
+# last report, which compares what still waits, 1 unpaired; --json the
+# same as data_mismatch records and the progress record's verification[].
 NG_ROOT=${NG_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$NG_ROOT/tests/live/common.sh"
 EMIT="$NG_BUILD/tests/hw_emit"
@@ -31,6 +32,7 @@ emit_job() {
 			set -- "$@" "fp,$BIG,$s,allreduce,4,1048576,4096,$hash,$SLICES"
 		done
 		[ $r -lt 2 ] && set -- "$@" "fp,$PAIR,1023,allreduce,2,1048576,4096,0xaaa$r,$SLICES"
+		[ $r = 0 ] && set -- "$@" "fp,$BIG,4095,allreduce,4,1048576,4096,0x1111,$SLICES"
 		ng_on $h env NCCLGUARD_JOB="$_job" NCCLGUARD_TP_LIBRARY="$NG_TP_LIB" "$EMIT" "$@" \
 			>"$NG_TMP/emit.$r" 2>&1 || { cat "$NG_TMP/emit.$r"; fail "hw_emit of rank $r"; }
 	done
@@ -59,8 +61,11 @@ assert_grep "^data mismatch: comm 3fa2000000000001 all-reduce seq 2047 (1 MiB, 4
 assert_grep "^data mismatch: comm 9c41e7d25b803f16 all-reduce seq 1023 (1 MiB, 4 KiB compared): no majority: rank 0 (hosta) holds one output, rank 1 (hosta) another; the check cannot tell which is wrong\$" \
 	"$NG_TMP/watch.txt"
 assert_eq "$(grep -c '^data mismatch:' "$NG_TMP/watch.txt")" 2 "data mismatch lines"
-assert_grep "verified outputs: 4 calls compared, 2 mismatched (comm 3fa2000000000001: 1 of 3, comm 9c41e7d25b803f16: 1 of 1)\$" \
+assert_grep "verified outputs: 4 calls compared, 2 mismatched (comm 3fa2000000000001: 1 of 3, comm 9c41e7d25b803f16: 1 of 1)" \
 	"$NG_TMP/watch.txt"
+# the last report compares what still waits: seq 4095, of rank 0 alone
+assert_eq "$(grep 'verified outputs' "$NG_TMP/watch.txt" | tail -n 1 | sed 's/.*, //')" \
+	"1 unpaired" "the last report's count"
 assert_grep "^ncclguard watch: stopped; 0 hangs reported; 2 data mismatches\$" "$NG_TMP/watch.txt"
 for h in hosta hostb; do ng_on $h lttng destroy -a >/dev/null; done
 
@@ -94,9 +99,11 @@ assert pair["seq"] == 1023 and pair["ranks"] == [0, 1] and not pair["majority"],
 assert pair["groups"] == [[0], [1]], pair
 prog = [l for l in lines if l["type"] == "progress"][-1]
 ver = {v["comm_hash"]: v for v in prog["verification"]}
-assert ver["0x3fa2000000000001"] == {"comm_hash": "0x3fa2000000000001", "compared": 3,
-                                     "mismatched": 1, "unpaired": 0}, ver
+assert ver["0x3fa2000000000001"]["compared"] == 3, ver
+assert ver["0x3fa2000000000001"]["mismatched"] == 1, ver
 assert ver["0x9c41e7d25b803f16"]["compared"] == 1, ver
+assert {v["comm_hash"]: v["unpaired"] for v in prog["verification"]} == \
+    {"0x3fa2000000000001": 1, "0x9c41e7d25b803f16": 0}, prog
 assert prog["verification_dropped"] == {"over_comms": 0, "late": 0, "unidentified": 0,
                                         "evicted": 0}, prog
 end = lines[-1]
