@@ -13,6 +13,7 @@
  *   print.c     a progress report and the hang findings, text or JSON
  *   hwprint.c   hardware changes as they come, what a host's sampler
  *               cannot read, the changes near a hang
+ *   fpprint.c   the data mismatches as they are settled, the counts
  *   sessions.c  the relayd's live sessions (the `sessions` query)
  *   ports.c     which of a relayd's ports a URL that could not be listed
  *               names (its control or data port instead of the live one)
@@ -22,6 +23,8 @@
  *               member's last collective, the hangs
  *   hw.c        the hosts' hardware changes (hw_change, hw_device): kept
  *               for the hang line, queued to be printed
+ *   fp.c        the output fingerprints: gathered per (comm, seq),
+ *               compared once settled, the mismatches queued to be printed
  *   util.c      allocation and the map
  *
  * The tracker keeps per communicator member only the last collective it
@@ -116,6 +119,82 @@ int lv_hw_evidence(const struct lv_hw_change *c);
  * nearness to that start.  Returns how many (*out: free). */
 int lv_hw_near(const struct lv_state *st, const struct lv_hang *h, struct lv_hw_near **out);
 
+/* ---- fp.c ------------------------------------------------------------- */
+
+#define LV_FP_PENDING	256	/* (comm, seq) awaiting fingerprints, per comm */
+#define LV_FP_SETTLED	256	/* settled seqs remembered per comm: later ones
+				 * are late */
+#define LV_FP_COMMS	64	/* comms whose fingerprints are kept */
+#define LV_FP_QUEUE	64	/* mismatches awaiting their line */
+#define LV_FP_SETTLE_S	10	/* a (comm, seq) is settled this long after its
+				 * first fingerprint, if not every rank's came */
+
+/* One rank's fingerprint of one call. */
+struct lv_fp_mark {
+	int proc;
+	uint64_t hash;
+	uint64_t slices;	/* a hash of its slices string */
+};
+
+/* One sampled (comm, seq), its fingerprints coming in. */
+struct lv_fp_call {
+	uint64_t seq, bytes, compared;
+	int64_t first;		/* its first fingerprint's arrival (monotonic) */
+	int64_t nranks;
+	char op[16];
+	struct lv_fp_mark *m;
+	int n, cap;
+};
+
+/* A communicator's verification: its pending calls and counts. */
+struct lv_fp_comm {
+	struct lv_fp_call pend[LV_FP_PENDING];
+	int npend;
+	uint64_t settled[LV_FP_SETTLED];	/* by number mod LV_FP_SETTLED */
+	uint64_t nsettled;
+	uint64_t compared;	/* (comm, seq) of two or more ranks compared */
+	uint64_t mismatched;	/* ... whose fingerprints differed */
+	uint64_t unpaired;	/* ... of one rank only, or slices that differ */
+};
+
+/* A settled call whose fingerprints differed.  procs[] in rank order
+ * within each group; groups by size, the largest first. */
+struct lv_fp_mismatch {
+	int job;
+	uint64_t comm, seq, bytes, compared;
+	char op[16];
+	int majority;		/* groups[0] holds more than half the ranks */
+	int n, ngroups;
+	int *procs, *group;	/* n each: the process, its group */
+};
+
+struct lv_fp {
+	int ncomms;			/* comms with a struct lv_fp_comm */
+	struct lv_fp_mismatch queue[LV_FP_QUEUE];
+	int nqueue;
+	/* fingerprints dropped, by why */
+	uint64_t over_comms;		/* of a comm past LV_FP_COMMS */
+	uint64_t late;			/* after their (comm, seq) was settled */
+	uint64_t unidentified;		/* of a process whose rank never came */
+	uint64_t evicted;		/* calls settled early: LV_FP_PENDING full */
+	uint64_t unprinted;		/* mismatches past LV_FP_QUEUE */
+	uint64_t reported;		/* mismatches printed */
+};
+
+struct lv_comm;
+struct ev_rec_fp;
+/* A fingerprint of process proc on comm c; mono: now. */
+void lv_fp_add(struct lv_state *st, struct lv_comm *c, int proc, const struct ev_rec_fp *r,
+	       int64_t mono);
+/* Settles the calls whose first fingerprint is LV_FP_SETTLE_S old. */
+void lv_fp_settle(struct lv_state *st, int64_t mono);
+/* Groups n marks by hash: grp[i] the group of mark i, groups by size,
+ * the largest first (ties: first met first).  Returns the number of
+ * groups. */
+int lv_fp_group(const struct lv_fp_mark *m, int n, int *grp);
+void lv_fp_comm_free(struct lv_fp_comm *fc);
+void lv_fp_free(struct lv_fp *fp);
+
 /* ---- track.c ---------------------------------------------------------- */
 
 #define LV_JOBS_MAX	16
@@ -172,6 +251,7 @@ struct lv_comm {
 	int64_t pending_seen;		/* when the watch first saw the
 					 * current pending seq (monotonic) */
 	uint64_t pending_seq;
+	struct lv_fp_comm *fp;		/* its fingerprints (NULL: none yet) */
 };
 
 /* A session's clock: its latest trace time (events and the relayd's
@@ -226,6 +306,7 @@ struct lv_state {
 	struct lv_timeout *timeouts;
 	int ntimeouts;
 	struct lv_hw hw;
+	struct lv_fp fp;
 	uint64_t events, dropped;	/* events read; dropped: another job's */
 	uint64_t timeouts_more;
 	int hangs_reported;
@@ -351,6 +432,17 @@ void lv_hw_print_new(struct lv_state *st);
  * H"), or JSON members "hardware": [...], "hardware_sampled_hosts": [...]. */
 void lv_hw_hang_text(FILE *f, const struct lv_state *st, const struct lv_hang *h);
 void lv_hw_hang_json(FILE *f, const struct lv_state *st, const struct lv_hang *h);
+
+/* ---- fpprint.c ------------------------------------------------------- */
+
+/* Settles what is due and prints the mismatches queued: text lines
+ * ("data mismatch: ..."), or JSON records of type data_mismatch. */
+void lv_fp_print_new(struct lv_state *st, int64_t mono);
+/* Job j's verification so far, for a report: one text line (nothing
+ * where no fingerprint came), or the JSON member "verification": [...]
+ * with "verification_dropped": {...}. */
+void lv_fp_report_text(FILE *f, const struct lv_state *st, int j);
+void lv_fp_report_json(FILE *f, const struct lv_state *st, int j);
 
 /* ---- print.c ---------------------------------------------------------- */
 

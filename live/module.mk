@@ -4,7 +4,7 @@
 # and hangs.  It uses events/ and common/; tools/ gives it its command line.
 $(BUILD)/obj/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/obj/live/%.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
-LIVE_OBJS := $(patsubst %,$(BUILD)/obj/live/%.o,watch reader cut twins print hwprint sessions ports source track hw util)
+LIVE_OBJS := $(patsubst %,$(BUILD)/obj/live/%.o,watch reader cut twins print hwprint fpprint sessions ports source track fp hw util)
 # print.c escapes what traces and the relay say (esc.h).
 LIVE_OBJS += $(COMMON_ESC_OBJ)
 CLI_OBJS += $(LIVE_OBJS)

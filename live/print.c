@@ -4,8 +4,8 @@
  * watchdogs' timeouts since the last report.  Text groups ranks at the
  * same seq ("ranks 0-7 at seq 1520"); --json writes one object per line,
  * "type" first: progress (hangs included), hang (once, when found),
- * hang_resolved, timeout, note, end, and hwprint.c's hardware and
- * hardware_unseen.  Key names follow report.json's.
+ * hang_resolved, timeout, note, end, hwprint.c's hardware and
+ * hardware_unseen, and fpprint.c's data_mismatch.  Key names follow report.json's.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -277,7 +277,9 @@ static void json_progress(struct lv_state *st, int j, const int *v, int n, doubl
 		fputs(i ? ", " : "", f);
 		json_hang(f, st, &h[i]);
 	}
-	fputs("]}\n", f);
+	fputs("], ", f);
+	lv_fp_report_json(f, st, j);
+	fputs("}\n", f);
 }
 
 /* ---- text ------------------------------------------------------------- */
@@ -454,6 +456,8 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 
 	/* what came since the last tick, before the report that follows it */
 	lv_hw_print_new(st);
+	/* the last: every call still waiting compared with what came */
+	lv_fp_print_new(st, final ? INT64_MAX : mono);
 	st->mono_at_report = mono;
 	st->events_at_report = st->events;
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime_r(&now, &tm));
@@ -528,6 +532,7 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 			if (st->comms[k]->job == j)
 				text_host_comm(f, st, st->comms[k], v, n, hi);
 	}
+	lv_fp_report_text(f, st, j);
 	for (int i = 0; i < nh; i++)
 		text_hang(f, st, &h[i]);
 	resolved(st, j);

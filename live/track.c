@@ -45,6 +45,7 @@ void lv_state_free(struct lv_state *st)
 
 		free(c->m);
 		free(c->ring);
+		lv_fp_comm_free(c->fp);
 		ng_u64map_free(&c->member_of);
 		free(c);
 	}
@@ -53,6 +54,7 @@ void lv_state_free(struct lv_state *st)
 	free(st->clocks);
 	free(st->timeouts);
 	lv_hw_free(&st->hw);
+	lv_fp_free(&st->fp);
 	for (int i = 0; i < st->nops; i++)
 		free(st->ops[i]);
 	ng_u64map_free(&st->proc_map);
@@ -304,6 +306,10 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 		break;
 	case EV_TIMEOUT:
 		timeout_note(st, pi, &ev->r.misc);
+		break;
+	case EV_FPRINT:
+		c = comm_get(st, p->job, ev->r.fp.comm_hash, ev->r.fp.nranks);
+		lv_fp_add(st, c, pi, &ev->r.fp, lv_mono_ns());
 		break;
 	default:
 		break;

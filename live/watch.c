@@ -1,11 +1,12 @@
 /*
  * ng_watch(): the reader thread (reader.c) talks to the relay; this one
- * prints a report every --every seconds and the hardware changes as they
- * come (within a tick), watches the reader's calls to the relay and takes
- * SIGINT and SIGTERM, so that watch always answers: a call the relay has
- * left unanswered for 10 s is said ("relay not answering for 10 s") and
- * cut (cut.c), after which the reader tries again; a signal ends the
- * watch within a second, with a last report, whatever the relay does.
+ * prints a report every --every seconds, and the hardware changes and the
+ * data mismatches as they come (within a tick), watches the reader's calls
+ * to the relay and takes SIGINT and SIGTERM, so that watch always answers:
+ * a call the relay has left unanswered for 10 s is said ("relay not
+ * answering for 10 s") and cut (cut.c), after which the reader tries
+ * again; a signal ends the watch within a second, with a last report,
+ * whatever the relay does.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -96,6 +97,7 @@ int ng_watch(const struct ng_watch_opts *opts)
 		silence(&st, &r, &peer, now, &said_for);
 		pthread_mutex_lock(&st.lock);
 		lv_hw_print_new(&st);
+		lv_fp_print_new(&st, now);
 		pthread_mutex_unlock(&st.lock);
 		if (now >= next_report && !stop_sig && !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
 			report(&st, &r, 0);
@@ -113,13 +115,20 @@ int ng_watch(const struct ng_watch_opts *opts)
 	}
 	report(&st, &r, 1);
 	pthread_mutex_lock(&st.lock);
-	if (st.opts.json)
+	if (st.opts.json) {
 		fprintf(st.opts.out, "{\"type\": \"end\", \"reason\": \"%s\", \"hangs_reported\": "
-			"%d}\n", stop_sig ? "signal" : "sessions_ended", st.hangs_reported);
-	else
-		fprintf(st.opts.out, "ncclguard watch: %s; %d hang%s reported\n",
+			"%d, \"data_mismatches\": %llu}\n", stop_sig ? "signal" : "sessions_ended",
+			st.hangs_reported, (unsigned long long)st.fp.reported);
+	} else {
+		fprintf(st.opts.out, "ncclguard watch: %s; %d hang%s reported",
 			stop_sig ? "stopped" : "the job's sessions ended", st.hangs_reported,
 			st.hangs_reported == 1 ? "" : "s");
+		/* said only when there were some: the line is the same as before */
+		if (st.fp.reported)
+			fprintf(st.opts.out, "; %llu data mismatch%s", (unsigned long long)st.fp.reported,
+				st.fp.reported == 1 ? "" : "es");
+		fputc('\n', st.opts.out);
+	}
 	fflush(st.opts.out);
 	ret = st.hangs_reported ? NG_WATCH_HANG : 0;
 	pthread_mutex_unlock(&st.lock);

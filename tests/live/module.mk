@@ -9,11 +9,20 @@ TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
 # babeltrace2).
 $(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/hw.o $(BUILD)/obj/live/hwprint.o \
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o $(BUILD)/obj/live/hwprint.o \
 		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_track
+
+# The output fingerprints: settled, compared, printed (records only).
+$(BUILD)/tests/test_live_fp: $(BUILD)/obj/tests/live/test_live_fp.o \
+		$(BUILD)/obj/live/fpprint.o $(BUILD)/obj/live/hwprint.o \
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
+		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
+TEST_BINS += $(BUILD)/tests/test_live_fp
 
 # What a host's hardware sampler writes, through the provider library.
 $(BUILD)/obj/tests/live/hw_emit.o: MOD_INC := -Itracer -Icommon
