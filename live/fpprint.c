@@ -23,7 +23,7 @@ static const char *op_word(const char *op, char *buf, size_t len)
 	size_t n;
 
 #define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
-		  busbw, plural_) \
+		  busbw, plural_, ...) \
 	if (!plural && !strcmp(op, #op_)) \
 		plural = plural_;
 #include "nccl_api.def"
