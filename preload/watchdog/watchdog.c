@@ -848,6 +848,13 @@ static void flush_at_exit(void)
 	ng_debug("exit: %llu calls went untimed (event pool or rings full); "
 		 "%llu enqueue records found their thread's ring full (drained there)",
 		 (unsigned long long)ng_timing_dropped, (unsigned long long)ng_recbuf_full);
+	/* Said where the user sees it: a report can only tell the calls
+	 * no rank fingerprinted from the calls never sampled by this. */
+	if (ng_verify_dropped)
+		ng_warn("output verification: %llu sampled calls went unverified (pinned "
+			"slots or markers ran out: calls came faster than the watchdog "
+			"hashes; a larger NCCLGUARD_VERIFY samples fewer)",
+			(unsigned long long)ng_verify_dropped);
 }
 
 void ng_watchdog_start(void)
