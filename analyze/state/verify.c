@@ -201,11 +201,18 @@ out:
 void an_fprint(struct an_state *an, const struct ev_src *src, const struct ev_rec_fp *r)
 {
 	struct an_verify *v = &an->verify;
-	struct an_proc *p = an_proc_get(an, src);
-	int proc = (int)(p - an->procs), i;
+	struct an_proc *p = an_proc_find(an, src);
 	struct an_fp_call *c;
 	struct an_fp *f;
+	int proc, i;
 
+	/* A process known by its fingerprints alone has their span, as
+	 * every process has its events'. */
+	if (!p) {
+		p = an_proc_get(an, src);
+		an_span(an, src);
+	}
+	proc = (int)(p - an->procs);
 	v->fps++;
 	if (r->nranks < 2)
 		return;		/* a comm of one rank: nothing to compare with */
