@@ -1,8 +1,9 @@
 /*
  * The analysis's whole state (struct an_state), above the model: the
  * hosts, processes and communicators met (state.c), the job kept (job.c),
- * what the report could not see (incomplete.c, incomplete.def) and the
- * hang dumps kept (hangdump.c).  The stages above fill their parts of it.
+ * what the report could not see (incomplete.c, incomplete.def), the hang
+ * dumps kept (hangdump.c), the hardware sampler's events (hw.c) and the
+ * output fingerprints (verify.c).  The stages above fill their parts of it.
  */
 #ifndef NCCLGUARD_AN_STATE_H
 #define NCCLGUARD_AN_STATE_H
@@ -137,14 +138,15 @@ struct an_fp_mism {
 #define AN_FP_MISM_MAX		4096
 struct an_verify {
 	struct an_fp_call *call;
-	int ncall;
+	int ncall, cap_call;
 	struct ng_u64map call_map;	/* mixed (comm, seq) -> call */
 	struct an_vcomm *comm;
 	int ncomm;
 	struct ng_u64map comm_map;	/* comm_hash -> comm */
 	struct an_fp_mism *mism;
 	int nmism;
-	uint64_t fps, calls_more, mism_more;	/* past the caps */
+	uint64_t fps;			/* fingerprints read */
+	uint64_t calls_more, mism_more;	/* past the caps */
 };
 
 struct an_state {
@@ -340,7 +342,7 @@ void an_verify_free(struct an_state *an);
  * a fingerprint is in the trace. */
 int an_verify_on(const struct an_state *an);
 /* The outputs of n hashes: grp[i] the output of hash i, 0 the most
- * common (ties: the first met), then by size; returns how many differ.
+ * common (ties: the first met), then by size; returns how many outputs.
  * *major: 1 if output 0 is held by more than half. */
 int an_fp_vote(const uint64_t *hash, int n, int *grp, int *major);
 

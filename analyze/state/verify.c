@@ -75,7 +75,10 @@ static int call_add(struct an_verify *v, uint64_t comm_hash, uint64_t seq, int n
 	uint64_t key = call_key(comm_hash, seq);
 	struct an_fp_call *c;
 
-	v->call = an_xrealloc(v->call, (v->ncall + 1) * sizeof(*v->call));
+	if (v->ncall == v->cap_call) {
+		v->cap_call = v->cap_call ? 2 * v->cap_call : 64;
+		v->call = an_xrealloc(v->call, (size_t)v->cap_call * sizeof(*v->call));
+	}
 	c = &v->call[v->ncall];
 	memset(c, 0, sizeof(*c));
 	c->comm_hash = comm_hash;
@@ -252,7 +255,7 @@ void an_verify_finish(struct an_state *an)
 			settle(v, &v->call[i]);
 	free(v->call);
 	v->call = NULL;
-	v->ncall = 0;
+	v->ncall = v->cap_call = 0;
 	ng_u64map_free(&v->call_map);
 	if (v->calls_more)
 		an_incomplete(an, AN_INC_verify_unkept, "%llu output fingerprints of calls past "
