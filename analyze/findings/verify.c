@@ -130,7 +130,14 @@ static void put_first(FILE *f, const struct an_state *an, const struct call *c)
 		put_ranks(f, an, c->named, c->nnamed, 1);
 		fprintf(f, " held %s %s output%s from ", m->ngrp > 2 ? "other" : "a different",
 			op, m->ngrp > 2 ? "s" : "");
-		put_ranks(f, an, c->rank, i, 0);
+		if (i > LIST_RANKS) {	/* a large comm: its majority as ranges */
+			char r[160];
+
+			an_rank_ranges(c->rank, i, r, sizeof(r));
+			fprintf(f, "the %d ranks %s", i, r);
+		} else {
+			put_ranks(f, an, c->rank, i, 0);
+		}
 		fprintf(f, " at seq %llu on comm %016llx ", (unsigned long long)m->seq,
 			(unsigned long long)m->comm_hash);
 		put_size(f, m);

@@ -107,16 +107,22 @@ struct an_hw {
 /* verify.c: the output fingerprints of sampled calls (docs/verification.md),
  * compared across the ranks of each (comm, seq).  One rank's: */
 struct an_fp {
-	int proc, op;		/* op: an_state.ops */
-	int nslices;
-	uint64_t bytes, compared, slices, hash;	/* slices: a hash of the list */
+	int proc, nth;		/* nth: its place among the call's, as they came */
+	uint64_t hash;
+};
+/* What a fingerprint hashed: only those of the same can be compared. */
+struct an_fp_what {
+	int op, nslices;	/* op: an_state.ops */
+	uint64_t bytes, compared, slices;	/* slices: a hash of the list */
 };
 /* One (comm, seq), its fingerprints kept until every rank of the comm
- * wrote one (or the trace ends), then compared and freed. */
+ * wrote one (or the trace ends), then compared and freed; what the first
+ * hashed, and whether another hashed something else. */
 struct an_fp_call {
 	uint64_t comm_hash, seq;
+	struct an_fp_what what;
 	int comm;		/* an_verify.comm */
-	int nranks, settled;
+	int nranks, settled, other;
 	struct an_fp *fp;
 	int nfp;
 };

@@ -130,9 +130,7 @@ int an_fp_vote(const uint64_t *hash, int n, int *grp, int *major)
 	return k;
 }
 
-/* Fingerprints of the same bytes of the same op's output, which alone
- * can be compared. */
-static int comparable(const struct an_fp *a, const struct an_fp *b)
+static int same_what(const struct an_fp_what *a, const struct an_fp_what *b)
 {
 	return a->op == b->op && a->bytes == b->bytes && a->compared == b->compared &&
 		a->slices == b->slices;
@@ -153,10 +151,10 @@ static void mism_add(struct an_verify *v, const struct an_fp_call *c, const int 
 	memset(m, 0, sizeof(*m));
 	m->comm_hash = c->comm_hash;
 	m->seq = c->seq;
-	m->bytes = c->fp[0].bytes;
-	m->compared = c->fp[0].compared;
-	m->op = c->fp[0].op;
-	m->nslices = c->fp[0].nslices;
+	m->bytes = c->what.bytes;
+	m->compared = c->what.compared;
+	m->op = c->what.op;
+	m->nslices = c->what.nslices;
 	m->majority = major;
 	m->ngrp = ngrp;
 	m->n = c->nfp;
@@ -170,16 +168,40 @@ static void mism_add(struct an_verify *v, const struct an_fp_call *c, const int 
 			}
 }
 
+static int cmp_fp(const void *a, const void *b)
+{
+	const struct an_fp *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->nth - y->nth;
+}
+
+/* A process's second fingerprint of one call (a damaged or replayed
+ * trace) is dropped here, once, rather than looked for at each arrival
+ * among thousands of ranks; its first stays. */
+static void one_per_proc(struct an_fp_call *c)
+{
+	int n = 0;
+
+	if (c->nfp < 2)
+		return;
+	qsort(c->fp, (size_t)c->nfp, sizeof(*c->fp), cmp_fp);
+	for (int i = 0; i < c->nfp; i++)
+		if (!n || c->fp[i].proc != c->fp[n - 1].proc)
+			c->fp[n++] = c->fp[i];
+	c->nfp = n;
+}
+
 static void settle(struct an_verify *v, struct an_fp_call *c)
 {
 	struct an_vcomm *vc = &v->comm[c->comm];
 	uint64_t *hash;
-	int *grp, ngrp, major, ok = c->nfp >= 2;
+	int *grp, ngrp, major;
 
-	for (int i = 1; i < c->nfp && ok; i++)
-		ok = comparable(&c->fp[0], &c->fp[i]);
 	c->settled = 1;
-	if (!ok) {
+	one_per_proc(c);
+	if (c->nfp < 2 || c->other) {
 		vc->unpaired++;
 		goto out;
 	}
@@ -205,8 +227,8 @@ void an_fprint(struct an_state *an, const struct ev_src *src, const struct ev_re
 {
 	struct an_verify *v = &an->verify;
 	struct an_proc *p = an_proc_find(an, src);
+	struct an_fp_what w;
 	struct an_fp_call *c;
-	struct an_fp *f;
 	int proc, i;
 
 	/* A process known by its fingerprints alone has their span, as
@@ -230,18 +252,17 @@ void an_fprint(struct an_state *an, const struct ev_src *src, const struct ev_re
 	c = &v->call[i];
 	if (c->settled)
 		return;		/* every rank's came already: a duplicate */
-	for (int k = 0; k < c->nfp; k++)
-		if (c->fp[k].proc == proc)
-			return;
-	c->fp = an_xrealloc(c->fp, (c->nfp + 1) * sizeof(*c->fp));
-	f = &c->fp[c->nfp++];
-	f->proc = proc;
-	f->op = an_op_id(an, r->op);
-	f->nslices = slice_count(r->slices);
-	f->bytes = r->bytes;
-	f->compared = r->compared;
-	f->slices = str_hash(r->slices);
-	f->hash = r->hash;
+	w = (struct an_fp_what){ an_op_id(an, r->op), slice_count(r->slices), r->bytes,
+				 r->compared, str_hash(r->slices) };
+	if (!c->nfp)
+		c->what = w;
+	else if (!same_what(&c->what, &w))
+		c->other = 1;
+	/* room for 4, then doubled at each power of two */
+	if (c->nfp >= 4 ? !(c->nfp & (c->nfp - 1)) : !c->nfp)
+		c->fp = an_xrealloc(c->fp, (size_t)(c->nfp ? 2 * c->nfp : 4) * sizeof(*c->fp));
+	c->fp[c->nfp] = (struct an_fp){ proc, c->nfp, r->hash };
+	c->nfp++;
 	if (c->nfp >= c->nranks)
 		settle(v, c);
 }

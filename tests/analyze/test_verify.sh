@@ -115,6 +115,18 @@ assert_grep "held a different all-reduce output from ranks 0, 1, 3 at seq 0 " ag
 assert_grep "; 3 of 5 verified calls on this comm differed; the same at seq 2, 3$" agg.f
 assert_grep "^verification: 5 calls compared on 1 comm (every all-reduce, all-gather, broadcast per comm), 3 mismatched$" agg.txt
 
+note "a large comm: its majority as ranges"
+{
+	procs 12 1024
+	for r in 0 1 2 3 4 5 6 7 8 9 10 11; do
+		h=1111
+		[ "$r" = 5 ] && h=2222
+		fp $r $((10 + r)) $A 1023 allreduce 12 $h
+	done
+} >big.s
+an big 12
+assert_grep "rank 5 (node0) held a different all-reduce output from the 11 ranks 0-4,6-11 at seq 1023" big.txt
+
 note "two ranks of a 2-rank comm differ: no majority, both named"
 {
 	procs 2 1024
