@@ -141,7 +141,7 @@ struct an_fp_mism {
 	int *proc, *grp;
 };
 #define AN_FP_CALLS_MAX		(1 << 22)
-#define AN_FP_MISM_MAX		4096
+#define AN_FP_MISM_MAX		1024	/* each holds its ranks, 32 KiB at 4,096 ranks */
 struct an_verify {
 	struct an_fp_call *call;
 	int ncall, cap_call;

@@ -1,6 +1,7 @@
 /* Output verification on in-memory records: the majority rule
- * (an_fp_vote), and fingerprints compared once every rank of the comm
- * wrote one, a late or repeated one ignored, the rest at the end. */
+ * (an_fp_vote), fingerprints compared once every rank of the comm wrote
+ * one, a late or repeated one ignored, the rest at the end, and the cap
+ * on the calls kept for findings. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -101,11 +102,37 @@ static void test_settle(void **state)
 	an_free(an);
 }
 
+/* Past the calls kept for findings: counted all the same, and said. */
+static void test_mism_cap(void **state)
+{
+	struct an_state *an = an_new(NULL);
+	int n = AN_FP_MISM_MAX + 6;
+
+	(void)state;
+	an_host_id(an, "h0");
+	for (int s = 0; s < n; s++)
+		for (int r = 0; r < 3; r++)
+			fp(an, r, (uint64_t)s, 3, r == 1 ? 0xbad : 0x600d, "0+4096");
+	an_verify_finish(an);
+	assert_int_equal(an->verify.nmism, AN_FP_MISM_MAX);
+	assert_int_equal(an->verify.mism_more, 6);
+	assert_int_equal(an->verify.comm[0].mismatched, n);
+	assert_int_equal(an->ninc, 1);
+	assert_string_equal(an->inc[0].what, "verify_unkept");
+	an_verify_findings(an);
+	assert_int_equal(an->nfindings, 1);
+	assert_non_null(strstr(an->findings[0].summary, "1030 of 1030 verified calls"));
+	assert_non_null(strstr(an->findings[0].summary, "the same at seq 1, 2, 3, 4, 5, 6, 7, "
+			       "8 and 1015 more"));
+	an_free(an);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vote),
 		cmocka_unit_test(test_settle),
+		cmocka_unit_test(test_mism_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
