@@ -87,3 +87,11 @@ $(BUILD)/tests/test_dumps_core: $(BUILD)/obj/tests/analyze/test_dumps_core.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
 TEST_BINS += $(BUILD)/tests/test_dumps_core
+
+# Output verification: the majority rule and when fingerprints are compared.
+$(BUILD)/obj/tests/analyze/test_verify_core.o: MOD_INC := $(NG_AN_INC)
+$(BUILD)/tests/test_verify_core: $(BUILD)/obj/tests/analyze/test_verify_core.o \
+		$(NG_AN_OBJS) $(COMMON_JSON_OBJ) $(COMMON_U64MAP_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lm
+TEST_BINS += $(BUILD)/tests/test_verify_core

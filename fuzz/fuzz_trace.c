@@ -8,7 +8,10 @@
  *   bit 0        0: text metadata (tests/analyze/gen.c), 1: packetized
  *                metadata and LTTng's streams (a recorded job)
  *   bit 7        with bit 0 clear: gen.c's trace of a rank and its host's
- *                hardware sampler (hw/: channel0_1 is the sampler's)
+ *                hardware sampler (hw/: channel0_1 is the sampler's); with
+ *                bit 0 set: gen.c's trace of two ranks that verify their
+ *                outputs (verify/: fingerprints that agree, differ, and
+ *                one rank's alone)
  *   bits 1-6, %3 0: metadata, 1: the first stream file, 2: the second
  * tests/analyze/test_fuzz_corpus.sh rebuilds the same trace from an input
  * and runs `ncclguard analyze` on it.
@@ -41,8 +44,9 @@ static const char *const base_names[2][3] = {
 	{ "metadata", "channel0_0", "channel0_1" },
 	{ "metadata", "ncclguard_0", "ncclguard_1" },
 };
-/* The base traces: text, lttng, hw (hw's files named as text's). */
-static const char *const base_dirs[3] = { "text", "lttng", "hw" };
+/* The base traces: text, lttng, hw, verify (hw's and verify's files
+ * named as text's). */
+static const char *const base_dirs[4] = { "text", "lttng", "hw", "verify" };
 
 static char workdir[64];
 
@@ -98,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!mkdtemp(workdir))
 			abort();
 	}
-	b = data[0] & 1 ? 1 : data[0] & 0x80 ? 2 : 0;
+	b = data[0] & 1 ? (data[0] & 0x80 ? 3 : 1) : data[0] & 0x80 ? 2 : 0;
 	names = b == 1;
 	which = ((data[0] & 0x7f) >> 1) % 3;
 	for (int i = 0; i < 3; i++) {

@@ -21,10 +21,13 @@ $(BUILD)/fuzz/trace-seeds/.done: $(wildcard fuzz/trace_base/*/*)
 	@mkdir -p $(dir $@)
 	@i=0; for f in text/metadata text/channel0_0 text/channel0_1 \
 			lttng/metadata lttng/ncclguard_0 lttng/ncclguard_1 \
-			hw/metadata hw/channel0_0 hw/channel0_1; do \
+			hw/metadata hw/channel0_0 hw/channel0_1 \
+			verify/metadata verify/channel0_0 verify/channel0_1; do \
 		case $$f in text/metadata) s=0;; text/channel0_0) s=2;; text/channel0_1) s=4;; \
 			lttng/metadata) s=1;; lttng/ncclguard_0) s=3;; lttng/ncclguard_1) s=5;; \
-			hw/metadata) s=128;; hw/channel0_0) s=130;; hw/channel0_1) s=132;; esac; \
+			hw/metadata) s=128;; hw/channel0_0) s=130;; hw/channel0_1) s=132;; \
+			verify/metadata) s=129;; verify/channel0_0) s=131;; verify/channel0_1) s=133;; \
+		esac; \
 		{ printf "\\$$(printf %o $$s)"; cat fuzz/trace_base/$$f; } > $(dir $@)seed-$$s; \
 	done; touch $@
 

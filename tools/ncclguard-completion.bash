@@ -13,7 +13,7 @@
 declare -gA _NCCLGUARD_OPTS _NCCLGUARD_ARG _NCCLGUARD_SUBS
 declare -gA _NCCLGUARD_VALUES=(
 	[--on-timeout]="warn abort exit"
-	[--fail-on]="hang mismatch policy straggler config incomplete hardware any"
+	[--fail-on]="hang mismatch policy straggler config incomplete hardware data any"
 )
 
 # _ncclguard_load CMD SUB: reads `CMD SUB --help` into the tables (SUB ""

@@ -12,17 +12,6 @@
 
 #include "findings.h"
 
-/* "all-reduces" for an op name, for sentences (nccl_api.def's PLURAL). */
-static const char *op_plural(const char *op)
-{
-#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
-		  busbw, plural, ...) \
-	if (!strcmp(op, #op_)) \
-		return plural;
-#include "nccl_api.def"
-	return "collectives";
-}
-
 struct line {
 	char buf[2048];
 	size_t n;
@@ -472,7 +461,7 @@ static void straggler_findings(struct an_state *an)
 		add_proc(an, &l, p);
 		add(&l, " arrived last in %.0f%% of %s (%llu of %llu), %s late on average",
 		    100.0 * (double)p->late_calls / (double)p->coll_calls,
-		    p->opmixed ? "its collectives" : op_plural(an->ops[p->op1]),
+		    p->opmixed ? "its collectives" : an_op_plural(an->ops[p->op1]),
 		    (unsigned long long)p->late_calls, (unsigned long long)p->coll_calls, late);
 		/* The first of its comms that lacks a rank's events. */
 		for (int i = 0; i < an->npcs; i++)

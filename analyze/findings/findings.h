@@ -1,7 +1,8 @@
 /*
  * The findings: every writer's list, built once from the matcher's state
  * after the end of the trace (findings.c, its kinds in findings.def; the
- * hardware's in hardware.c, each added by push.c), the GPU whose health
+ * hardware's in hardware.c, the outputs' in verify.c, each added by
+ * push.c), the GPU whose health
  * stands out in the hang dumps (sickgpu.c), and the state freed whole
  * (free.c).  It stands on the matcher (match.h).
  */
@@ -70,6 +71,13 @@ unsigned an_finding_fail_on(const struct an_finding *f);
 /* The changes on a device used by a rank in trouble (a hang, a timeout, a
  * straggler) within its window, and every Xid (docs/hardware.md). */
 void an_hw_findings(struct an_state *an);
+
+/* ---- verify.c: ranks that held different outputs ----------------------- */
+
+/* One finding per comm and set of ranks named: those whose output of a
+ * sampled call differs from the majority's, or all where none holds one
+ * (docs/verification.md). */
+void an_verify_findings(struct an_state *an);
 
 /* ---- sickgpu.c ------------------------------------------------------- */
 

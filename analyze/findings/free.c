@@ -19,5 +19,6 @@ void an_free(struct an_state *an)
 	an_account_free(an);
 	an_config_free(an);
 	an_hw_free(an);
+	an_verify_free(an);
 	an_state_free(an);
 }

@@ -627,6 +627,7 @@ void an_finish(struct an_state *an)
 	an_algo_finish(an);
 	an_incomplete_scan(an);
 	an_hw_finish(an);
+	an_verify_finish(an);
 }
 
 /* The hangs and the unconfirmed calls an_finish found. */

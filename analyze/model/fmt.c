@@ -16,6 +16,16 @@ const char *an_dtype_name(int64_t dtype)
 	return "unknown";
 }
 
+const char *an_op_plural(const char *op)
+{
+#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
+		  busbw, plural, ...) \
+	if (!strcmp(op, #op_)) \
+		return plural;
+#include "nccl_api.def"
+	return "collectives";
+}
+
 /* ncclGetVersion's code: major*10000 + minor*100 + patch since 2.9,
  * major*1000 + minor*100 + patch before. */
 void an_version_str(int64_t code, char *buf, size_t len)

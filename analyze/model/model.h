@@ -95,6 +95,7 @@ struct an_proc {
 	int has_info;
 	int plugin_only;	/* a comm seen only through NCCL's profiler plugin */
 	int timing_off;		/* NCCLGUARD_TIMING=0: no completion comes from it */
+	uint64_t verify_every;	/* outputs of every Nth call per comm verified, 0 off */
 	int64_t rank;		/* -1 until process_info */
 	char *info_host, *nccl_path, *gpu_pci_bus_id, *socket_ifname, *env;
 	char *policy_digest, *rank_source;
@@ -258,6 +259,8 @@ void an_qs_free(struct an_qs *q);
 /* ---- fmt.c: names and numbers as text --------------------------------- */
 
 const char *an_dtype_name(int64_t dtype);
+/* A collective in sentences, "all-reduces" (nccl_api.def's PLURAL). */
+const char *an_op_plural(const char *op);
 void an_version_str(int64_t code, char *buf, size_t len);
 void an_fmt_bytes(uint64_t b, char *buf, size_t len);
 void an_fmt_ns(double ns, char *buf, size_t len);

@@ -121,17 +121,22 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 	case EV_HW_SAMPLE:
 		an_hw(an, &ev->src, ev->kind, &ev->r.hw);
 		break;
+	case EV_FPRINT:
+		an_fprint(an, &ev->src, &ev->r.fp);
+		break;
 	default:
 		break;
 	}
 }
 
 /* Counted; its process's and the trace's span taken in, but for the
- * hardware sampler's: its process is no rank, and its last sample is no
- * rank's event (the trace ends with the ranks'). */
+ * hardware sampler's (its process is no rank, and its last sample is no
+ * rank's event: the trace ends with the ranks') and a fingerprint (the
+ * watchdog writes it up to a second after its call). */
 void rd_seen(struct an_state *an, const struct ev_event *ev)
 {
-	if (ev->kind == EV_HW_DEVICE || ev->kind == EV_HW_CHANGE || ev->kind == EV_HW_SAMPLE)
+	if (ev->kind == EV_HW_DEVICE || ev->kind == EV_HW_CHANGE || ev->kind == EV_HW_SAMPLE ||
+	    ev->kind == EV_FPRINT)
 		an->events++;
 	else
 		an_seen(an, &ev->src);

@@ -64,7 +64,7 @@ static const char css[] =
 
 /* The sections, in page order: id, heading, link text. */
 enum { S_FINDINGS, S_HANGS, S_BANDWIDTH, S_STRAGGLERS, S_BUSY, S_COLLECTIVES, S_TIMEOUTS,
-       S_HARDWARE, S_INJECTIONS, S_POLICY, S_RANKS, S_N };
+       S_HARDWARE, S_VERIFY, S_INJECTIONS, S_POLICY, S_RANKS, S_N };
 static const struct { const char *id, *title, *nav; } sections[S_N] = {
 	[S_FINDINGS] = { "findings", "Findings", "findings" },
 	[S_HANGS] = { "hangs", "Hangs", "hangs" },
@@ -75,6 +75,7 @@ static const struct { const char *id, *title, *nav; } sections[S_N] = {
 	[S_COLLECTIVES] = { "collectives", "Collectives by operation and size", "collectives" },
 	[S_TIMEOUTS] = { "timeouts", "Watchdog timeouts", "timeouts" },
 	[S_HARDWARE] = { "hardware", "Hardware counter changes", "hardware" },
+	[S_VERIFY] = { "verification", "Output verification", "verification" },
 	[S_INJECTIONS] = { "injections", "Injected faults", "injections" },
 	[S_POLICY] = { "policy", "Policy decisions", "policy" },
 	[S_RANKS] = { "ranks", "Ranks", "ranks" },
@@ -249,10 +250,13 @@ static void findings(struct an_state *an, FILE *f)
 	free(more);
 }
 
-/* The hardware's section only where the trace holds the sampler's events:
- * a trace without them gives the page it always gave. */
+/* The hardware's section only where the trace holds the sampler's events,
+ * verification's where ranks ran with it: a trace without them gives the
+ * page it always gave. */
 static int shown(const struct an_state *an, int s)
 {
+	if (s == S_VERIFY)
+		return an_verify_on(an);
 	return s != S_HARDWARE || an->hw.nsmp || an->hw.nchg || an->hw.ndev;
 }
 
@@ -268,6 +272,7 @@ static void section(struct an_state *an, FILE *f, int s, const int *order, int n
 	case S_COLLECTIVES: an_html_collectives(an, f); break;
 	case S_TIMEOUTS: an_html_timeouts(an, f); break;
 	case S_HARDWARE: an_html_hardware(an, f); break;
+	case S_VERIFY: an_html_verify(an, f); break;
 	case S_INJECTIONS: an_html_injections(an, f); break;
 	case S_POLICY: an_html_policy(an, f); break;
 	case S_RANKS: an_html_ranks(an, f, order); break;

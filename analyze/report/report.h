@@ -43,6 +43,10 @@ void an_html_policy(struct an_state *an, FILE *f);
 void an_html_ranks(struct an_state *an, FILE *f, const int *order);
 /* html_hw.c: the hardware sampler's counter changes, with their ranks. */
 void an_html_hardware(struct an_state *an, FILE *f);
+/* verify.c: output verification, the summary's line (an_verify_on) and
+ * the HTML's table per comm. */
+void an_verify_sentence(const struct an_state *an, char *buf, size_t len);
+void an_html_verify(struct an_state *an, FILE *f);
 void an_summary(struct an_state *an, FILE *f);
 /* chrome.c: what the Chrome trace holds (analyze.h's chrome_* options). */
 #define AN_CHROME_CAP		(64ULL << 20)	/* bytes, by default */

@@ -8,7 +8,8 @@
  * rank_state in a hung collective (AN_RS_* names per rank),
  * clock_offsets[], and at the top events, job, other_job_events and
  * incomplete[]; hardware[] only where the trace holds the host samplers'
- * events (docs/hardware.md).
+ * events (docs/hardware.md), verification[] only where ranks verified
+ * outputs (docs/verification.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -484,6 +485,27 @@ static void hardware(const struct an_state *an, FILE *f)
 	end_list(f, hw->nchg);
 }
 
+/* Per comm, the sampled calls compared across ranks, those whose outputs
+ * differed and those with one rank's fingerprint only or of different
+ * slices; only where ranks ran with verification. */
+static void verification(const struct an_state *an, FILE *f)
+{
+	const struct an_verify *v = &an->verify;
+
+	if (!an_verify_on(an))
+		return;
+	fputs("  \"verification\": [", f);
+	for (int i = 0; i < v->ncomm; i++) {
+		fprintf(f, "%s\n    {\"comm_hash\": ", i ? "," : "");
+		hash(f, v->comm[i].hash);
+		fprintf(f, ", \"compared\": %llu, \"mismatched\": %llu, \"unpaired\": %llu}",
+			(unsigned long long)v->comm[i].compared,
+			(unsigned long long)v->comm[i].mismatched,
+			(unsigned long long)v->comm[i].unpaired);
+	}
+	end_list(f, v->ncomm);
+}
+
 int an_report_json(struct an_state *an, FILE *f)
 {
 	int *order = an_rank_order(an);
@@ -569,6 +591,7 @@ int an_report_json(struct an_state *an, FILE *f)
 	}
 	end_list(f, an->npolicy);
 	hardware(an, f);
+	verification(an, f);
 	fprintf(f, "  \"lost_events\": %llu,\n  \"clock_offsets\": [",
 		(unsigned long long)an->lost_events);
 	for (i = 0; i < an->nhosts; i++) {

@@ -158,8 +158,15 @@ void an_summary(struct an_state *an, FILE *f)
 	/* Forced out of a full window: not seen on every rank. */
 	if (an->forced)
 		fprintf(f, " (%llu of them not seen on every rank)", (unsigned long long)an->forced);
-	fprintf(f, ", %llu events, %llu lost\n\n", (unsigned long long)an->events,
+	fprintf(f, ", %llu events, %llu lost\n", (unsigned long long)an->events,
 		(unsigned long long)an->lost_events);
+	if (an_verify_on(an)) {
+		char v[512];
+
+		an_verify_sentence(an, v, sizeof(v));
+		fprintf(f, "%s\n", v);
+	}
+	fputc('\n', f);
 	fputs("Findings\n", f);
 	if (!findings(an, f))
 		fputs("     no hangs, mismatches, policy violations, stragglers or config "

@@ -320,6 +320,7 @@ void an_process_info(struct an_state *an, const struct ev_src *src,
 
 	p->has_info = 1;
 	p->timing_off = r->timing_off != 0;
+	p->verify_every = r->verify_every;
 	p->rank = r->rank;
 	p->pid = r->pid ? r->pid : src->vpid;
 	p->local_rank = r->local_rank;

@@ -1,8 +1,9 @@
 /*
  * The analysis's whole state (struct an_state), above the model: the
  * hosts, processes and communicators met (state.c), the job kept (job.c),
- * what the report could not see (incomplete.c, incomplete.def) and the
- * hang dumps kept (hangdump.c).  The stages above fill their parts of it.
+ * what the report could not see (incomplete.c, incomplete.def), the hang
+ * dumps kept (hangdump.c), the hardware sampler's events (hw.c) and the
+ * output fingerprints (verify.c).  The stages above fill their parts of it.
  */
 #ifndef NCCLGUARD_AN_STATE_H
 #define NCCLGUARD_AN_STATE_H
@@ -103,6 +104,57 @@ struct an_hw {
 	int nsmp;
 };
 
+/* verify.c: the output fingerprints of sampled calls (docs/verification.md),
+ * compared across the ranks of each (comm, seq).  One rank's: */
+struct an_fp {
+	int proc, nth;		/* nth: its place among the call's, as they came */
+	uint64_t hash;
+};
+/* What a fingerprint hashed: only those of the same can be compared. */
+struct an_fp_what {
+	int op, nslices;	/* op: an_state.ops */
+	uint64_t bytes, compared, slices;	/* slices: a hash of the list */
+};
+/* One (comm, seq), its fingerprints kept until every rank of the comm
+ * wrote one (or the trace ends), then compared and freed; what the first
+ * hashed, and whether another hashed something else. */
+struct an_fp_call {
+	uint64_t comm_hash, seq;
+	struct an_fp_what what;
+	int comm;		/* an_verify.comm */
+	int nranks, settled, other;
+	struct an_fp *fp;
+	int nfp;
+};
+/* One comm's counts (report.json's verification[]): (comm, seq) compared
+ * across two or more ranks, those that differed, and those with a single
+ * rank's fingerprint or fingerprints of different slices. */
+struct an_vcomm {
+	uint64_t hash, compared, mismatched, unpaired;
+};
+/* One (comm, seq) whose ranks held different outputs: the reporting
+ * processes, by output (grp 0 the largest); majority: group 0 holds more
+ * than half of them. */
+struct an_fp_mism {
+	uint64_t comm_hash, seq, bytes, compared;
+	int op, nslices, majority, n, ngrp;
+	int *proc, *grp;
+};
+#define AN_FP_CALLS_MAX		(1 << 22)
+#define AN_FP_MISM_MAX		1024	/* each holds its ranks, 32 KiB at 4,096 ranks */
+struct an_verify {
+	struct an_fp_call *call;
+	int ncall, cap_call;
+	struct ng_u64map call_map;	/* mixed (comm, seq) -> call */
+	struct an_vcomm *comm;
+	int ncomm;
+	struct ng_u64map comm_map;	/* comm_hash -> comm */
+	struct an_fp_mism *mism;
+	int nmism;
+	uint64_t fps;			/* fingerprints read */
+	uint64_t calls_more, mism_more;	/* past the caps */
+};
+
 struct an_state {
 	struct an_opts opts;
 	char *ops[AN_MAX_OPS];
@@ -174,6 +226,9 @@ struct an_state {
 
 	/* hw.c: the hardware sampler's devices and counter changes */
 	struct an_hw hw;
+
+	/* verify.c: the output fingerprints */
+	struct an_verify verify;
 
 	/* algo.c: what NCCL chose, from its profiler plugin */
 	struct an_algo_rec *algos;
@@ -280,6 +335,22 @@ void an_hw_free(struct an_state *an);
 /* A change's device in words: "mlx5_0 port 1", "NVLink 3 of GPU
  * 0000:1a:00.0", "GPU 0000:1a:00.0", "eth0"; buf returned. */
 const char *an_hw_dev_words(const struct an_hw_change *c, char *buf, size_t len);
+
+/* ---- verify.c: output fingerprints ---------------------------------- */
+
+struct ev_rec_fp;
+void an_fprint(struct an_state *an, const struct ev_src *src, const struct ev_rec_fp *r);
+/* End of trace: the calls not every rank wrote a fingerprint of compared
+ * among those that did. */
+void an_verify_finish(struct an_state *an);
+void an_verify_free(struct an_state *an);
+/* Whether the report speaks of verification: a process ran with it, or
+ * a fingerprint is in the trace. */
+int an_verify_on(const struct an_state *an);
+/* The outputs of n hashes: grp[i] the output of hash i, 0 the most
+ * common (ties: the first met), then by size; returns how many outputs.
+ * *major: 1 if output 0 is held by more than half. */
+int an_fp_vote(const uint64_t *hash, int n, int *grp, int *major);
 
 /* ---- job.c: one job per report ---------------------------------------- */
 

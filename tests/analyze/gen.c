@@ -55,7 +55,7 @@
  * writes exactly the events FILE lists, one per line, "RANK US EVENT ARGS"
  * (US: microseconds from the trace's start, in order within a rank; COMM
  * in hex; # starts a comment):
- *   proc RANK WORLD                        process_info
+ *   proc RANK WORLD [VERIFY]               process_info (VERIFY: verify_every)
  *   initb|inite COMM NRANKS COMM_RANK      comm_init_begin / _end
  *   initp COMM NRANKS COMM_RANK            comm_init_end with result 7: a
  *                                          nonblocking init still in progress
@@ -66,6 +66,9 @@
  *   end COMM KIND                          comm_end (destroy, abort...)
  *   timeout COMM SEQ OP WHAT               a watchdog's warning
  *   inject KIND COMM SEQ OP
+ *   fp COMM SEQ OP NRANKS BYTES SLICES COMPARED HASH
+ *                                          fingerprint of float32 (a sum for
+ *                                          an allreduce), HASH in hex
  * for the cases a job's regular calls do not make (send/recv hangs, the
  * watchdog's confirmations across call kinds).  --host: the trace's
  * hostname (node0).
@@ -487,11 +490,13 @@ static int script(const char *out, int ranks, const char *path, const char *host
 		}
 		ts = RAWT(us);
 		if (!strcmp(ev, "proc")) {
-			ok = sscanf(line + off, "%d %d", &a, &b) == 2;
+			uint64_t every = 0;
+
+			ok = sscanf(line + off, "%d %d %" SCNu64, &a, &b, &every) >= 2;
 			if (ok)
 				emit(&st[r], E_process_info, ts, hostname, st[r].vpid, a, a, b, 22105, "/x",
 				     12080, 12080, "0000:1b:00.0", 0, "0-15", "eth0", "", "", "",
-				     "torchrun", job_id ? job_id : "", 0);
+				     "torchrun", job_id ? job_id : "", 0, every);
 		} else if (!strcmp(ev, "initb") || !strcmp(ev, "inite") || !strcmp(ev, "initp")) {
 			ok = sscanf(line + off, "%" SCNx64 " %d %d", &c, &a, &b) == 3;
 			if (ok)
@@ -533,6 +538,17 @@ static int script(const char *out, int ranks, const char *path, const char *host
 				    op) == 4;
 			if (ok)
 				emit(&st[r], E_inject, ts, kind, c, seq, op, "");
+		} else if (!strcmp(ev, "fp")) {
+			char slices[256];
+			uint64_t compared, hash;
+
+			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %31s %d %" SCNu64
+				    " %255s %" SCNu64 " %" SCNx64, &c, &seq, op, &n, &bytes, slices,
+				    &compared, &hash) == 8;
+			if (ok)
+				emit(&st[r], E_fingerprint, ts, c, seq, op, 7,
+				     strcmp(op, "allgather") && strcmp(op, "broadcast") ? 0 : -1, n,
+				     bytes, slices, compared, hash);
 		} else {
 			ok = 0;
 		}
@@ -800,12 +816,12 @@ int main(int argc, char **argv)
 				emit(&st[r], E_process_info, RAW(r, t), host, st[r].vpid, r,
 				     r % (ranks / hosts), ranks, ver, path, 12080, 12080,
 				     busid, 0, "0-15", "eth0", env, "", "", "torchrun",
-				     job_id ? job_id : "", 0);
+				     job_id ? job_id : "", 0, (uint64_t)0);
 			continue;
 		}
 		emit(&st[r], E_process_info, RAW(r, t), host, st[r].vpid, r, r % (ranks / hosts),
 		     ranks, ver, path, 12080, 12080, busid, 0, "0-15", "eth0", env,
-		     "", "", "torchrun", job_id ? job_id : "", 0);
+		     "", "", "torchrun", job_id ? job_id : "", 0, (uint64_t)0);
 		if (init_missing >= 0) {
 			/* The watchdog's init timeout (NCCLGUARD_INIT_TIMEOUT, 300 s). */
 			emit(&st[r], E_comm_init_begin, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0,

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The trace inputs that once crashed, hung or silently misled the analyzer
 # (fuzz/corpus/trace-crash: the fuzzers' finds and hand-made cases, among
-# them a host hardware sampler's stream whole and cut), each
+# them a host hardware sampler's stream whole and cut, and a rank's
+# output fingerprints whole and cut), each
 # rebuilt into a trace as fuzz/fuzz_trace.c builds it and analysed by the
 # single graph and the parallel reader: no crash, no hang, exit 0 or 1
 # with a message, and what was left out said.  Then a job with more calls in flight than the window.
@@ -14,7 +15,9 @@ for input in "$NG_ROOT"/fuzz/corpus/trace-crash/*; do
 	name=$(basename "$input")
 	note "$name"
 	sel=$(od -An -tu1 -N1 "$input" | tr -d ' ')
-	if [ $((sel & 1)) = 1 ]; then
+	if [ $((sel & 129)) = 129 ]; then
+		base=verify; set -- metadata channel0_0 channel0_1
+	elif [ $((sel & 1)) = 1 ]; then
 		base=lttng; set -- metadata ncclguard_0 ncclguard_1
 	elif [ $((sel & 128)) = 128 ]; then
 		base=hw; set -- metadata channel0_0 channel0_1
@@ -64,6 +67,11 @@ done
 for j in 1 2; do
 	assert_eq "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["hardware"]))' \
 		"$NG_TMP/hw-sampler-stream.j$j/report.json")" 5 "hw-sampler-stream -j $j: hardware[]"
+done
+# A rank's fingerprints whole: compared with its peer's, by either reader.
+for j in 1 2; do
+	assert_eq "$(python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))["verification"][0]; print(v["compared"], v["mismatched"], v["unpaired"])' \
+		"$NG_TMP/verify-fingerprint-stream.j$j/report.json")" "2 1 1" "verify-fingerprint-stream -j $j: verification[]"
 done
 
 # Rank 1 never calls seq 3; rank 0 queues 20000 calls behind it, more than
