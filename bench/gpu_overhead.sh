@@ -23,7 +23,8 @@
 #             (%); "plain" is the A/A run, the noise floor
 #
 # VARIANTS picks from: plain notiming shim nosession every sampled rec rec_notiming
-# rec_every rec_sampled rec_flight (the rings in a flight ring file) rec_100 rec_1000 (100 or 1000 timed calls/s), rec_bigrate
+# rec_every rec_sampled rec_verify0 rec_verifyall (output verification off, or
+# every call; rec has the default period) rec_flight (the rings in a flight ring file) rec_100 rec_1000 (100 or 1000 timed calls/s), rec_bigrate
 # and rec_10 (100 or 10 timed calls/s of every size; by default every call of 1 MiB or more is
 # timed), rec_mono (recorded times from clock_gettime, not the TSC), rec_sib and
 # rec_far (MODE=ab: the loop's thread pinned to CPU 2, the watchdog to its SMT
@@ -223,6 +224,10 @@ run_variant() {
 		case $v in prof) mask=0x200 ;; prof_all) mask=0xfff ;; *) mask=${v#prof_} ;; esac
 		workload env NCCL_PROFILER_PLUGIN="$W/null_profiler.so" NULL_PROF_MASK="$mask" ;;
 	rec_mono) workload "$ng" run -o "$d" -- env NCCLGUARD_CLOCK=monotonic ;;
+	# Output verification: rec has the default period (1024); off, and
+	# every all-reduce's output copied and hashed.
+	rec_verify0) workload "$ng" run -o "$d" --verify 0 -- env ;;
+	rec_verifyall) workload "$ng" run -o "$d" --verify all -- env ;;
 	# NCCL's profiler plugin (`run` sets NCCL_PROFILER_PLUGIN, so rec is
 	# preload and plugin): the preload alone, the plugin alone, and the
 	# plugin alone without a session.
