@@ -4,8 +4,9 @@
 # 3k+1, 3k+2, 3k+3), recorded by `ncclguard run`:
 #   A  healthy, --verify all: every call fingerprinted by every rank, all
 #      the same; nothing found
-#   B  a byte of rank 2's all-gather output at seq 5 changed: that call is
-#      the one that differs, on rank 2, and the report names rank 2
+#   B  a byte of rank 2's output changed in an all-reduce (seq 4), an
+#      all-gather (5) and a broadcast (9): those calls differ, on rank 2,
+#      and the report names rank 2
 #   C  the same corruption where the sample (--verify 4: seqs 3, 7, 11)
 #      does not reach: it happens, and nothing is seen
 #   D  the calls in groups, E on a nonblocking comm whose calls return
@@ -67,15 +68,18 @@ report A "assert dm == [], dm
 v = r['verification']
 assert len(v) == 1 and v[0]['compared'] == 12 and v[0]['mismatched'] == 0, v"
 
-note "B: rank 2's all-gather at seq 5 corrupted"
-job B --verify all --inject 'corrupt:rank=2,seq=5' --
+note "B: rank 2's outputs corrupted in each op"
+job B --verify all --inject 'corrupt:rank=2,seq=4;corrupt:rank=2,seq=5;corrupt:rank=2,seq=9' --
 assert_grep "injecting corrupt into allgather seq 5" "$NG_TMP/B.err"
-assert_eq "$(fp B)" "fingerprints 48 compared 12 mismatched 1 captured_with_fp 0 captured_calls 0" "B"
-assert_grep "differs: allgather seq 5: rank 2$" "$NG_TMP/B.fp"
+assert_eq "$(fp B)" "fingerprints 48 compared 12 mismatched 3 captured_with_fp 0 captured_calls 0" "B"
+for d in "allreduce seq 4" "allgather seq 5" "broadcast seq 9"; do
+	assert_grep "differs: $d: rank 2$" "$NG_TMP/B.fp"
+done
 report B "assert len(dm) == 1, dm
 assert dm[0]['ranks'] == [2], dm[0]
-assert 'seq 5' in dm[0]['summary'] and 'all-gather' in dm[0]['summary'], dm[0]
-assert r['verification'][0]['mismatched'] == 1, r['verification']"
+s = dm[0]['summary']
+assert 'all-reduce' in s and 'seq 4' in s and '3 of 12' in s, s
+assert r['verification'][0]['mismatched'] == 3, r['verification']"
 "$NG_BIN" analyze "$NG_TMP/B" --fail-on data >/dev/null 2>&1 && fail "B: --fail-on data passed"
 
 note "C: the corruption where the sample does not reach"
