@@ -54,6 +54,7 @@ struct cudaDeviceProp { NG_ABI_CUDA_DEVICE_PROP(NG_ABI_FIELD) };
 #define cudaEventRecordExternal 0x01
 #define cudaDeviceScheduleAuto 0x00
 #define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
 #define cudaHostRegisterDefault 0x00
 #define cudaMemAttachGlobal 0x01
 #define cudaCpuDeviceId ((int)-1)
