@@ -3,7 +3,8 @@
 # the version, JSON strings and a strict JSON reader, a bounded file
 # reader, strings from elsewhere escaped for text output (esc.h), fault
 # injection specs, a uint64 -> index map (u64map.h), the launchers'
-# variables (launcher_env.def), NCCL's interface-list syntax (iflist.h).
+# variables (launcher_env.def), NCCL's interface-list syntax (iflist.h),
+# ops in sentences (op_words.h), verified outputs grouped (fp_vote.h).
 # common/abi/: the CUDA and NCCL declarations a build uses where their headers are absent (the Makefile's
 # NG_HEADER_INC), as tables (*.def) that tests/common/test_abi.sh checks
 # against the real headers.
@@ -16,5 +17,7 @@ COMMON_JSON_READ_OBJ := $(BUILD)/obj/common/json_read.o
 COMMON_READ_FILE_OBJ := $(BUILD)/obj/common/read_file.o
 COMMON_U64MAP_OBJ := $(BUILD)/obj/common/u64map.o
 COMMON_IFLIST_OBJ := $(BUILD)/obj/common/iflist.o
+COMMON_OP_WORDS_OBJ := $(BUILD)/obj/common/op_words.o
+COMMON_FP_VOTE_OBJ := $(BUILD)/obj/common/fp_vote.o
 # hw_tie.o reads NCCL's lists with iflist.o: link both.
 COMMON_HW_TIE_OBJ := $(BUILD)/obj/common/hw_tie.o $(COMMON_IFLIST_OBJ)

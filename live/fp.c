@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp_vote.h"
 #include "job.h"
 #include "lv_priv.h"
 
@@ -41,41 +42,15 @@ void lv_fp_free(struct lv_fp *fp)
 
 int lv_fp_group(const struct lv_fp_mark *m, int n, int *grp)
 {
-	uint64_t *hash = lv_xcalloc(n ? n : 1, sizeof(*hash));
-	int *count = lv_xcalloc(n ? n : 1, sizeof(int));
-	int *order = lv_xcalloc(n ? n : 1, sizeof(int));
-	int *rank_of = lv_xcalloc(n ? n : 1, sizeof(int));
-	int ng = 0;
+	uint64_t *hash = lv_xcalloc(n, sizeof(*hash));
+	void *scratch = lv_xcalloc(1, NG_FP_VOTE_SCRATCH(n));
+	int ng, major;
 
-	/* groups in the order first met */
-	for (int i = 0; i < n; i++) {
-		int g;
-
-		for (g = 0; g < ng && hash[g] != m[i].hash; g++)
-			;
-		if (g == ng)
-			hash[ng++] = m[i].hash;
-		count[g]++;
-		grp[i] = g;
-	}
-	/* by size, stable: a few groups, an insertion sort */
-	for (int g = 0; g < ng; g++) {
-		int k = g;
-
-		while (k > 0 && count[order[k - 1]] < count[g]) {
-			order[k] = order[k - 1];
-			k--;
-		}
-		order[k] = g;
-	}
-	for (int k = 0; k < ng; k++)
-		rank_of[order[k]] = k;
 	for (int i = 0; i < n; i++)
-		grp[i] = rank_of[grp[i]];
+		hash[i] = m[i].hash;
+	ng = ng_fp_vote(hash, n, grp, &major, scratch);
 	free(hash);
-	free(count);
-	free(order);
-	free(rank_of);
+	free(scratch);
 	return ng;
 }
 

@@ -13,26 +13,9 @@
 #include "esc.h"
 #include "json.h"
 #include "lv_priv.h"
+#include "op_words.h"
 
 #define MISMATCHED_SHOWN	2	/* comms named in the report's line */
-
-/* "all-reduce" for an op name: nccl_api.def's PLURAL less its "s". */
-static const char *op_word(const char *op, char *buf, size_t len)
-{
-	const char *plural = NULL;
-	size_t n;
-
-#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
-		  busbw, plural_, ...) \
-	if (!plural && !strcmp(op, #op_)) \
-		plural = plural_;
-#include "nccl_api.def"
-	if (!plural)
-		return op;
-	n = strlen(plural);
-	snprintf(buf, len, "%.*s", (int)(n && plural[n - 1] == 's' ? n - 1 : n), plural);
-	return buf;
-}
 
 /* "1 MiB", "1.5 KiB", "512 B". */
 static void size_put(FILE *f, uint64_t b)
@@ -106,7 +89,7 @@ static void text_mismatch(FILE *f, const struct lv_state *st, const struct lv_fp
 	char op[64];
 
 	fprintf(f, "data mismatch: comm %016llx ", (unsigned long long)q->comm);
-	ng_esc_put(f, op_word(q->op, op, sizeof(op)));
+	ng_esc_put(f, ng_op_word(q->op, op, sizeof(op)) ? op : q->op);
 	fprintf(f, " seq %llu (", (unsigned long long)q->seq);
 	size_put(f, q->bytes);
 	fputs(", ", f);

@@ -32,9 +32,19 @@ static ncclResult_t launch_held(struct ncclComm *c)
 
 static int hold_calls(const struct ncclComm *c)
 {
-	const char *v = getenv("NCCLSIM_NONBLOCKING_CALL_HOLD");
+	static int hold = -1;	/* the environment's, read once */
+	int h;
 
-	return !c->blocking && v && !strcmp(v, "1");
+	if (c->blocking)
+		return 0;
+	h = __atomic_load_n(&hold, __ATOMIC_RELAXED);
+	if (h < 0) {
+		const char *v = getenv("NCCLSIM_NONBLOCKING_CALL_HOLD");
+
+		h = v && !strcmp(v, "1");
+		__atomic_store_n(&hold, h, __ATOMIC_RELAXED);
+	}
+	return h;
 }
 
 /* Check a call as NCCL does, then queue it (or keep it for the group). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "findings.h"
+#include "op_words.h"
 
 #define LIST_RANKS	8	/* ranks of one output named in a sentence */
 #define LIST_OUTPUTS	4	/* outputs of a call without majority named */
@@ -26,12 +27,9 @@ struct call {
 
 static const char *op_words(const struct an_state *an, int op, char *buf, size_t len)
 {
-	const char *p = an_op_plural(an->ops[op]);
-	size_t n = strlen(p);
+	const char *w = ng_op_word(an->ops[op], buf, len);
 
-	/* "all-reduces" less its s */
-	snprintf(buf, len, "%.*s", (int)(n && p[n - 1] == 's' ? n - 1 : n), p);
-	return buf;
+	return w ? w : "collective";
 }
 
 static void call_make(const struct an_state *an, const struct an_fp_mism *m, struct call *c)

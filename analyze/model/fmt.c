@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "model.h"
+#include "op_words.h"
 
 const char *an_dtype_name(int64_t dtype)
 {
@@ -18,12 +19,9 @@ const char *an_dtype_name(int64_t dtype)
 
 const char *an_op_plural(const char *op)
 {
-#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
-		  busbw, plural, ...) \
-	if (!strcmp(op, #op_)) \
-		return plural;
-#include "nccl_api.def"
-	return "collectives";
+	const char *p = ng_op_plural(op);
+
+	return p ? p : "collectives";
 }
 
 /* ncclGetVersion's code: major*10000 + minor*100 + patch since 2.9,

@@ -347,10 +347,6 @@ void an_verify_free(struct an_state *an);
 /* Whether the report speaks of verification: a process ran with it, or
  * a fingerprint is in the trace. */
 int an_verify_on(const struct an_state *an);
-/* The outputs of n hashes: grp[i] the output of hash i, 0 the most
- * common (ties: the first met), then by size; returns how many outputs.
- * *major: 1 if output 0 is held by more than half. */
-int an_fp_vote(const uint64_t *hash, int n, int *grp, int *major);
 
 /* ---- job.c: one job per report ---------------------------------------- */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "fp_vote.h"
 #include "state.h"
 
 static uint64_t call_key(uint64_t comm_hash, uint64_t seq)
@@ -90,46 +91,6 @@ static int call_add(struct an_verify *v, uint64_t comm_hash, uint64_t seq, int n
 	return v->ncall++;
 }
 
-int an_fp_vote(const uint64_t *hash, int n, int *grp, int *major)
-{
-	uint64_t *rep = an_xcalloc((size_t)n + 1, sizeof(*rep));
-	int *size = an_xcalloc((size_t)n + 1, sizeof(*size));
-	int *order = an_xcalloc((size_t)n + 1, sizeof(*order));
-	int *id = an_xcalloc((size_t)n + 1, sizeof(*id));
-	int k = 0;
-
-	for (int i = 0; i < n; i++) {
-		int j = 0;
-
-		while (j < k && rep[j] != hash[i])
-			j++;
-		if (j == k)
-			rep[k++] = hash[i];
-		grp[i] = j;
-		size[j]++;
-	}
-	/* the largest first; an insertion sort keeps ties in the order met */
-	for (int j = 0; j < k; j++) {
-		int x = j;
-
-		while (x > 0 && size[order[x - 1]] < size[j]) {
-			order[x] = order[x - 1];
-			x--;
-		}
-		order[x] = j;
-	}
-	for (int j = 0; j < k; j++)
-		id[order[j]] = j;
-	for (int i = 0; i < n; i++)
-		grp[i] = id[grp[i]];
-	*major = k > 0 && 2 * size[order[0]] > n;
-	free(rep);
-	free(size);
-	free(order);
-	free(id);
-	return k;
-}
-
 static int same_what(const struct an_fp_what *a, const struct an_fp_what *b)
 {
 	return a->op == b->op && a->bytes == b->bytes && a->compared == b->compared &&
@@ -197,6 +158,7 @@ static void settle(struct an_verify *v, struct an_fp_call *c)
 {
 	struct an_vcomm *vc = &v->comm[c->comm];
 	uint64_t *hash;
+	void *scratch;
 	int *grp, ngrp, major;
 
 	c->settled = 1;
@@ -208,9 +170,11 @@ static void settle(struct an_verify *v, struct an_fp_call *c)
 	vc->compared++;
 	hash = an_xcalloc((size_t)c->nfp, sizeof(*hash));
 	grp = an_xcalloc((size_t)c->nfp, sizeof(*grp));
+	scratch = an_xcalloc(1, NG_FP_VOTE_SCRATCH(c->nfp));
 	for (int i = 0; i < c->nfp; i++)
 		hash[i] = c->fp[i].hash;
-	ngrp = an_fp_vote(hash, c->nfp, grp, &major);
+	ngrp = ng_fp_vote(hash, c->nfp, grp, &major, scratch);
+	free(scratch);
 	if (ngrp > 1) {
 		vc->mismatched++;
 		mism_add(v, c, grp, ngrp, major);

@@ -1,5 +1,5 @@
 /* Output verification on in-memory records: the majority rule
- * (an_fp_vote), fingerprints compared once every rank of the comm wrote
+ * (ng_fp_vote), fingerprints compared once every rank of the comm wrote
  * one, a late or repeated one ignored, the rest at the end, and the cap
  * on the calls kept for findings. */
 #include <setjmp.h>
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "findings.h"
+#include "fp_vote.h"
 
 #define COMM 0x1234000000000001ULL
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -18,8 +19,9 @@
 static void vote(const uint64_t *h, int n, const int *want, int ngrp, int major)
 {
 	int grp[16], m = -1;
+	char scratch[NG_FP_VOTE_SCRATCH(16)];
 
-	assert_int_equal(an_fp_vote(h, n, grp, &m), ngrp);
+	assert_int_equal(ng_fp_vote(h, n, grp, &m, scratch), ngrp);
 	assert_int_equal(m, major);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(grp[i], want[i]);
