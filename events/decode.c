@@ -95,7 +95,9 @@ struct row {
 
 /* The record each event is read into, so that members no field of the
  * event fills start as 0 or "". */
-enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_FP, REC_NONE, NRECS };
+enum rec {
+	REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_FP, REC_HB, REC_NONE, NRECS
+};
 
 /* Each event's kind (events.h) and record. */
 #define OF_process_info		EV_PROC, REC_PROC
@@ -113,6 +115,7 @@ enum rec { REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_FP, REC
 #define OF_hw_change		EV_HW_CHANGE, REC_HW
 #define OF_hw_sample		EV_HW_SAMPLE, REC_HW
 #define OF_fingerprint		EV_FPRINT, REC_FP
+#define OF_heartbeat		EV_HEARTBEAT, REC_HB
 
 static const struct evdef {
 	const char *name;
@@ -428,7 +431,7 @@ int ev_head(struct ev_decoder *d, const struct bt_message *m, struct ev_event *e
 	if (!p)
 		return 0;
 	ev->src.job = (uint64_t)fi(p, c->job_idx);
-	ev->job_id = c->kind == EV_PROC ? fs(d, p, c->job_id_idx, "job_id", &d->job_id_buf) : "";
+	ev->job_id = c->kind == EV_PROC || c->kind == EV_HEARTBEAT ? fs(d, p, c->job_id_idx, "job_id", &d->job_id_buf) : "";
 	ev->payload_ = p;
 	ev->class_ = c;
 	return 1;

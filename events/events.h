@@ -100,16 +100,22 @@ struct ev_rec_fp {		/* fingerprint */
 	int64_t datatype, redop, nranks;
 };
 
+struct ev_rec_hb {		/* heartbeat */
+	const char *host, *waiting, *op;
+	int64_t pid, rank, world_size, nranks, comm_rank;
+	uint64_t comm_hash, last_seq, done_seq, wait_seq, waited_ns, period_ns;
+};
+
 enum ev_kind {
 	EV_OTHER, EV_PROC, EV_INIT_BEGIN, EV_INIT_END, EV_COMM_END, EV_ENQ, EV_DONE,
 	EV_TIMEOUT, EV_POLICY, EV_INJECT, EV_CALLSITE, EV_ALGO,
-	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE, EV_FPRINT,
+	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE, EV_FPRINT, EV_HEARTBEAT,
 };
 
 struct ev_event {
 	enum ev_kind kind;
 	struct ev_src src;
-	const char *job_id;	/* process_info's job_id; "" otherwise */
+	const char *job_id;	/* process_info's and heartbeat's job_id; "" otherwise */
 	union {
 		struct ev_rec_proc proc;	/* EV_PROC */
 		struct ev_rec_init init;	/* EV_INIT_BEGIN, EV_INIT_END */
@@ -119,6 +125,7 @@ struct ev_event {
 						 * EV_INJECT */
 		struct ev_rec_hw hw;		/* EV_HW_* */
 		struct ev_rec_fp fp;		/* EV_FPRINT */
+		struct ev_rec_hb hb;		/* EV_HEARTBEAT */
 	} r;
 	/* ev_head() -> ev_body(): the payload and its class */
 	const void *payload_, *class_;

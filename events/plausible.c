@@ -317,6 +317,27 @@ static int fp_ok(struct ev_checks *k, const struct ev_rec_fp *f)
 	return comm_ok(k, f->comm_hash);
 }
 
+/* A heartbeat: its ranks inside their sizes, what it waits on one of the
+ * watchdog's words, the op one the shim names. */
+static int hb_ok(struct ev_checks *k, const struct ev_rec_hb *h)
+{
+	static const char *const waits[] = { "", "collective", "init", "host" };
+	size_t i;
+
+	if (!rank_ok(k, h->rank, h->world_size) || !rank_ok(k, h->comm_rank, h->nranks))
+		return 0;
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (!strcmp(h->waiting, waits[i]))
+			break;
+	if (i == sizeof(waits) / sizeof(waits[0])) {
+		ev_bad(k, EV_WHY_RANGE, "heartbeat waiting on \"%.16s\"", h->waiting);
+		return 0;
+	}
+	if (*h->op && !op_ok(k, h->op, 0))
+		return 0;
+	return !h->comm_hash || comm_ok(k, h->comm_hash);
+}
+
 /* What is plausible of the values together. */
 int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 {
@@ -368,6 +389,15 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 		/* a rank of the comm wrote it about one of its verified ops */
 		if (!bad && !fp_ok(k, &ev->r.fp))
 			return 0;
+		break;
+	case EV_HEARTBEAT:
+		if (!bad && !hb_ok(k, &ev->r.hb))
+			return 0;
+		if (ev->src.vpid > 0 && ev->r.hb.pid && ev->r.hb.pid != ev->src.vpid) {
+			ev_bad(k, EV_WHY_RANGE, "pid %lld of process %lld",
+				(long long)ev->r.hb.pid, (long long)ev->src.vpid);
+			ev->r.hb.pid = ev->src.vpid;
+		}
 		break;
 	default:
 		return 0;

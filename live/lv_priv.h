@@ -218,6 +218,10 @@ struct lv_proc {
 	int job;		/* index in jobs[], -1: past LV_JOBS_MAX */
 	int64_t vpid, pid, rank;	/* rank -1 until process_info */
 	int has_info;
+	/* The live straggler rule's: how late it arrives now, ns (0: not
+	 * late), and whether it is named a straggler now. */
+	int64_t late_ns;
+	int straggler;
 };
 
 struct lv_member {		/* a process on a communicator */

@@ -34,6 +34,7 @@ static void atfork_child(void)
 	ng_clock_reset_after_fork();
 	ng_recbuf_reset_after_fork();
 	ng_watchdog_reset_after_fork();
+	ng_heartbeat_reset_after_fork();
 	ng_comm_reset_after_fork();
 	ng_splits_reset_after_fork();
 	ng_host_slots_reset_after_fork();

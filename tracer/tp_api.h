@@ -24,8 +24,9 @@
  * 5: coll_algo (NCCL's profiler plugin: algorithm, protocol, channels).
  * 6: process_info's timing_off.
  * 7: hw_device, hw_change, hw_sample (the host's hardware sampler).
- * 8: fingerprint and process_info's verify_every (output verification). */
-#define NG_TP_ABI 8
+ * 8: fingerprint and process_info's verify_every (output verification).
+ * 9: heartbeat (a waiting rank's position). */
+#define NG_TP_ABI 9
 
 /* struct ng_ev_<event or layout>, one member per field of the event
  * (common/events.def). */
@@ -62,6 +63,7 @@ struct ng_tp_ops {
 	void (*hw_change)(const struct ng_ev_hw_change *);
 	void (*hw_sample)(const struct ng_ev_hw_sample *);
 	void (*fingerprint)(const struct ng_ev_fingerprint *);
+	void (*heartbeat)(const struct ng_ev_heartbeat *);
 };
 
 /* Exported by libncclguard-tp.so. */

@@ -7,6 +7,10 @@
 
 void ng_emit_init(int begin, const struct ng_ev_comm_init *ev)
 {
+	if (begin)
+		ng_heartbeat_init_begin(ev->comm_hash, ev->nranks, ev->rank);
+	else
+		ng_heartbeat_init_end(ev->comm_hash);
 	if (!ng_hot.tp)
 		return;
 	if (begin)

@@ -421,13 +421,6 @@ static void check_comm(struct ng_comm *c, void *arg)
 	}
 }
 
-static int is_init(int fn)
-{
-	return fn == NG_FN_ncclCommInitRank || fn == NG_FN_ncclCommInitRankConfig ||
-	       fn == NG_FN_ncclCommInitAll || fn == NG_FN_ncclCommInitRankScalable ||
-	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink;
-}
-
 /*
  * The host calls the abort action acted on, by slot: a revoke or an abort
  * cannot end a call stuck in the host (an injected stall, a wait inside
@@ -453,7 +446,7 @@ static void check_held(int i, const struct ng_hostcall *s, uint64_t t, uint64_t 
 	}
 	if (now < held[i].deadline)
 		return;
-	grace = grace_ns(is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s);
+	grace = grace_ns(ng_fn_is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s);
 	if (held[i].comm_hash)
 		let_go_exit(held[i].comm_hash, grace, "host call did not return");
 	ng_warn("host call %s did not return %.1f s after its timeout, and it has no comm "
@@ -474,7 +467,7 @@ static void check_host_calls(uint64_t now)
 		/* t may be newer than this tick's `now`: not late. */
 		if (!t || s->reported || t >= now)
 			continue;
-		limit = is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s;
+		limit = ng_fn_is_init(s->fn) ? ng_cfg.init_timeout_s : ng_cfg.timeout_s;
 		if (now - t < ng_seconds_ns(limit))
 			continue;
 		s->reported = 1;
@@ -487,13 +480,13 @@ static void check_host_calls(uint64_t now)
 			"(entered at %s, thread %d): a host-side hang%s; action %s",
 			ng_fn_name[s->fn], seq,
 			(unsigned long long)s->comm_hash, (now - t) / 1e9, when, s->tid,
-			is_init(s->fn) ? " in communicator init (a rank that never joined?)" : "",
+			ng_fn_is_init(s->fn) ? " in communicator init (a rank that never joined?)" : "",
 			ng_action_name(ng_cfg.on_timeout));
 		emit_timeout(s->comm_hash, s->seq, ng_fn_op[s->fn], now - t,
-			     is_init(s->fn) ? "init" : "host");
+			     ng_fn_is_init(s->fn) ? "init" : "host");
 		if (ng_cfg.on_timeout == NG_ACT_EXIT)
-			do_exit(is_init(s->fn) ? "init timeout" : "host call timeout");
-		ng_watchdog_dump(is_init(s->fn) ? "init timeout" : "host call timeout");
+			do_exit(ng_fn_is_init(s->fn) ? "init timeout" : "host call timeout");
+		ng_watchdog_dump(ng_fn_is_init(s->fn) ? "init timeout" : "host call timeout");
 		if (ng_cfg.on_timeout != NG_ACT_ABORT)
 			continue;
 		/* Its comm, if it has one yet (an init's does not exist,
@@ -806,6 +799,7 @@ static void *watchdog_main(void *arg)
 		}
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
+		ng_heartbeat_tick(now);
 		check_splits(now);
 		if (ng_pctx_any())
 			check_plugin(now);

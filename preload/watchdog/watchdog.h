@@ -188,6 +188,22 @@ int ng_verify_poll(void);		/* watchdog: copies still on their way */
 void ng_verify_reset_after_fork(void);
 extern uint64_t ng_verify_dropped;	/* sampled calls left unverified */
 
+/* ---- heartbeat.c: a waiting rank's position, repeated ----------------- */
+/* The watchdog's tick: beats when one is due. */
+void ng_heartbeat_tick(uint64_t now);
+/* A blocking init's size and rank, for the beats written while it waits
+ * (lifecycle.c, at its comm_init_begin and _end). */
+void ng_heartbeat_init_begin(uint64_t hash, int nranks, int rank);
+void ng_heartbeat_init_end(uint64_t hash);
+void ng_heartbeat_reset_after_fork(void);
+/* A call that makes a communicator. */
+static inline int ng_fn_is_init(int fn)
+{
+	return fn == NG_FN_ncclCommInitRank || fn == NG_FN_ncclCommInitRankConfig ||
+	       fn == NG_FN_ncclCommInitAll || fn == NG_FN_ncclCommInitRankScalable ||
+	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink;
+}
+
 /* ---- lifecycle.c: communicators coming into being -------------------- */
 /* comm_init_begin (begin) or comm_init_end. */
 void ng_emit_init(int begin, const struct ng_ev_comm_init *ev);
