@@ -69,6 +69,9 @@
  *   fp COMM SEQ OP NRANKS BYTES SLICES COMPARED HASH
  *                                          fingerprint of float32 (a sum for
  *                                          an allreduce), HASH in hex
+ *   hb COMM NRANKS COMM_RANK LAST DONE WAITING OP WAIT_SEQ WAITED_US
+ *                                          heartbeat (WAITING and OP - for ""),
+ *                                          the rank's and world's from proc's
  * for the cases a job's regular calls do not make (send/recv hangs, the
  * watchdog's confirmations across call kinds).  --host: the trace's
  * hostname (node0).
@@ -549,6 +552,18 @@ static int script(const char *out, int ranks, const char *path, const char *host
 				emit(&st[r], E_fingerprint, ts, c, seq, op, 7,
 				     strcmp(op, "allgather") && strcmp(op, "broadcast") ? 0 : -1, n,
 				     bytes, slices, compared, hash);
+		} else if (!strcmp(ev, "hb")) {
+			char waiting[32];
+			uint64_t last, done, waited;
+
+			ok = sscanf(line + off, "%" SCNx64 " %d %d %" SCNu64 " %" SCNu64 " %31s %31s %"
+				    SCNu64 " %" SCNu64, &c, &a, &b, &last, &done, waiting, op, &seq,
+				    &waited) == 9;
+			if (ok)
+				emit(&st[r], E_heartbeat, ts, hostname, st[r].vpid, r, ranks,
+				     job_id ? job_id : "", c, a, b, last, done,
+				     strcmp(waiting, "-") ? waiting : "", strcmp(op, "-") ? op : "",
+				     seq, waited * 1000, (uint64_t)2000000000);
 		} else {
 			ok = 0;
 		}

@@ -2,7 +2,7 @@
 # The trace inputs that once crashed, hung or silently misled the analyzer
 # (fuzz/corpus/trace-crash: the fuzzers' finds and hand-made cases, among
 # them a host hardware sampler's stream whole and cut, and a rank's
-# output fingerprints whole and cut), each
+# output fingerprints and heartbeats whole and cut), each
 # rebuilt into a trace as fuzz/fuzz_trace.c builds it and analysed by the
 # single graph and the parallel reader: no crash, no hang, exit 0 or 1
 # with a message, and what was left out said.  Then a job with more calls in flight than the window.
@@ -72,6 +72,10 @@ done
 for j in 1 2; do
 	assert_eq "$(python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))["verification"][0]; print(v["compared"], v["mismatched"], v["unpaired"])' \
 		"$NG_TMP/verify-fingerprint-stream.j$j/report.json")" "2 1 1" "verify-fingerprint-stream -j $j: verification[]"
+done
+# A rank's heartbeats, whole: read, none of their values implausible.
+for j in 1 2; do
+	assert_no_grep "implausible" "$NG_TMP/verify-heartbeat-stream.j$j/err"
 done
 
 # Rank 1 never calls seq 3; rank 0 queues 20000 calls behind it, more than
