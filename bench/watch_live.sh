@@ -9,6 +9,10 @@
 #
 #   bench/watch_live.sh [RANKS [RATE [SECONDS [HOSTS]]]]   (64 1000 20 1; as root)
 #
+# With METRICS=1, watch also serves --metrics on loopback and a scraper
+# reads /metrics every second, as Prometheus would; with LATE=R:US, rank
+# R's calls arrive US microseconds late (watch's straggler rule names it).
+#
 # Prints one line: the events the ranks wrote, those LTTng kept (the
 # relayd's copy on disk), those watch read, how far behind the newest
 # event watch was while the job ran (median and max of its reports), how
@@ -30,10 +34,35 @@ while [ $h -lt "$HOSTS" ]; do
 	ng_live_session "node$h" "ncclguard-bench-$h"
 	h=$((h + 1))
 done
-"$NG_BIN" watch "$NG_RELAY_URL" --json --every 1 --stuck 3600 >"$NG_TMP/watch.json" \
+MOPT="" MPORT=""
+if [ "${METRICS:-0}" = 1 ]; then
+	MPORT=$(ng_free_ports 1)
+	MOPT="--metrics 127.0.0.1:$MPORT"
+fi
+# shellcheck disable=SC2086
+"$NG_BIN" watch "$NG_RELAY_URL" --json --every 1 --stuck 3600 $MOPT >"$NG_TMP/watch.json" \
 	2>"$NG_TMP/watch.err" &
 WATCH=$!
 NG_AT_EXIT="kill $WATCH 2>/dev/null; $NG_AT_EXIT"
+SCRAPER=""
+if [ -n "$MPORT" ]; then
+	python3 - "$MPORT" "$NG_TMP/scrapes" <<'PY' &
+import sys, time, urllib.request
+url = "http://127.0.0.1:%s/metrics" % sys.argv[1]
+out = open(sys.argv[2], "w")
+while True:
+    t = time.monotonic()
+    try:
+        body = urllib.request.urlopen(url, timeout=5).read()
+        print("%.4f %d %d" % (time.monotonic() - t, len(body),
+              sum(1 for l in body.splitlines() if l and not l.startswith(b"#"))), file=out, flush=True)
+    except Exception as e:
+        print("error %s" % e, file=out, flush=True)
+    time.sleep(max(0, 1 - (time.monotonic() - t)))
+PY
+	SCRAPER=$!
+	NG_AT_EXIT="kill $SCRAPER 2>/dev/null; $NG_AT_EXIT"
+fi
 i=0
 while [ "$(grep -c '"attached to' "$NG_TMP/watch.json")" -lt "$HOSTS" ]; do
 	[ $i -lt 100 ] || fail "watch did not attach to the $HOSTS sessions"
@@ -45,8 +74,9 @@ start=$(date +%s.%N)
 h=0
 while [ $h -lt "$HOSTS" ]; do
 	n=$per; [ $h = $((HOSTS - 1)) ] && n=$((RANKS - per * (HOSTS - 1)))
+	# shellcheck disable=SC2086
 	ng_on "node$h" env NCCLGUARD_JOB=bench "$EMIT" -n $n -r "$RATE" -t "$SECS" \
-		-b $((per * h)) -w "$RANKS" >"$NG_TMP/emit.$h" 2>&1 &
+		-b $((per * h)) -w "$RANKS" ${LATE:+-s $LATE} >"$NG_TMP/emit.$h" 2>&1 &
 	echo $! >"$NG_TMP/emit.$h.pid"
 	h=$((h + 1))
 done
@@ -82,8 +112,18 @@ sys.exit(1)' "$calls" "$RANKS"; then
 	sleep 0.1; i=$((i + 1))
 done
 cpu=$(awk '{ print ($14 + $15) / '"$(getconf CLK_TCK)"' }' "/proc/$WATCH/stat")
+[ -z "$SCRAPER" ] || kill "$SCRAPER"
 kill "$WATCH"
 wait "$WATCH"
+extra=""
+if [ -n "$SCRAPER" ]; then
+	extra=$(awk '$1 == "error" { e++; next } { n++; t += $1; if ($1 > m) m = $1; b = $2; s = $3 }
+		END { printf "; /metrics scraped %d times (%d failed): mean %.1f ms, max %.1f ms, %d bytes, %d series",
+		n, e, n ? 1000 * t / n : 0, 1000 * m, b, s }' "$NG_TMP/scrapes")
+fi
+if [ -n "${LATE:-}" ]; then
+	extra="$extra; straggler records: $(grep -c '"type": *"straggler"' "$NG_TMP/watch.json")"
+fi
 python3 - "$NG_TMP/watch.json" "$start" "$job_end" >"$NG_TMP/lag" <<'PY'
 import json, statistics, sys
 t0, t1 = float(sys.argv[2]), float(sys.argv[3])
@@ -105,4 +145,4 @@ echo "ranks $RANKS x $RATE calls/s x ${SECS} s on $HOSTS host(s): events written
 	"kept by LTTng $kept, read by watch $seen; behind while running: median ${med} s," \
 	"max ${max} s; all last calls seen ${caught:-never (2 min)} s after the job;" \
 	"watch CPU $cpu s ($(python3 -c "print('%.2f' % ($cpu * 1e6 / max($seen, 1)))") us/event);" \
-	"ranks late on their schedule by up to ${late} ms"
+	"ranks late on their schedule by up to ${late} ms$extra"
