@@ -75,6 +75,10 @@ struct ng_comm {
 	unsigned conf_gen;
 	uint64_t reported_call;
 	int probe_out;
+	/* The heartbeat's: done_calls as it last read it, and when it moved
+	 * (a comm with calls open waits from then, not from the oldest
+	 * call's entry: a deep queue that drains is no wait). */
+	uint64_t hb_done_calls, hb_moved_ns;
 	/* Rate sampling, per power-of-two size class: a loop of small calls
 	 * does not use up the samples of the other sizes.  The last class's
 	 * entry lives in the per-call line (sample_cls_tat). */

@@ -1,12 +1,15 @@
 /*
- * Heartbeats: while a call or an init of this process has waited longer
- * than NG_HB_AFTER_NS, the watchdog writes every NG_HB_PERIOD_NS one
- * heartbeat event per communicator, and one per init whose communicator
- * does not exist yet.  A viewer attaching to a live session reads from
- * where it attaches: a rank that waits writes nothing more, so without
- * these a hang that began before the viewer came shows no event at all.
- * Each event carries who the process is, since that viewer has seen no
- * process_info.  All of it is the watchdog thread's: nothing on a call.
+ * Heartbeats: the watchdog writes one heartbeat event per communicator
+ * of the process (and one per init whose communicator does not exist
+ * yet) every NG_HB_WAIT_NS while a call or an init has waited longer than
+ * NG_HB_AFTER_NS, and every NG_HB_IDLE_NS otherwise.  A viewer attaching
+ * to a live session reads from where it attaches: a rank that waits
+ * writes nothing more, so without these a hang that began before the
+ * viewer came shows no event at all, and a rank that stopped (SIGSTOP, a
+ * frozen host) cannot be told from one that waits.  Each event carries
+ * who the process is, since that viewer has seen no process_info.  A job
+ * shorter than NG_HB_IDLE_NS that never waits writes none.  All of it is
+ * the watchdog thread's: nothing on a call.
  */
 #include <pthread.h>
 #include <string.h>
@@ -15,8 +18,9 @@
 #include "job.h"
 #include "watchdog.h"
 
-#define NG_HB_AFTER_NS	1000000000ull	/* a wait this long starts them */
-#define NG_HB_PERIOD_NS	2000000000ull
+#define NG_HB_AFTER_NS	1000000000ull	/* a wait this long is waiting */
+#define NG_HB_WAIT_NS	2000000000ull
+#define NG_HB_IDLE_NS	10000000000ull
 
 /* Blocking inits in progress, by comm hash: its size and our rank in it,
  * which the host slot does not hold. */
@@ -66,7 +70,8 @@ static void init_of(uint64_t hash, int *nranks, int *rank)
 }
 
 /* The oldest call of c not seen complete, as the watchdog's check_comm
- * judges it: 1 and *r when there is one. */
+ * judges it: 1 and *r when there is one; r->index 0 when its record is
+ * overwritten (calls far ahead of the GPU). */
 static int oldest_open(struct ng_comm *c, struct ng_recent *r)
 {
 	uint64_t issued = __atomic_load_n(&c->ncalls, __ATOMIC_ACQUIRE);
@@ -74,11 +79,11 @@ static int oldest_open(struct ng_comm *c, struct ng_recent *r)
 
 	if (!ng_cuda.cudaEventQuery || !c->pool || u > issued)
 		return 0;
-	if (issued - u >= NG_RECENT)
-		u = issued - NG_RECENT + 1;
 	*r = c->recent[u & (NG_RECENT - 1)];
-	return __atomic_load_n(&c->recent[u & (NG_RECENT - 1)].index, __ATOMIC_ACQUIRE) == u &&
-	       r->index == u;
+	if (issued - u >= NG_RECENT || r->index != u ||
+	    __atomic_load_n(&c->recent[u & (NG_RECENT - 1)].index, __ATOMIC_ACQUIRE) != u)
+		r->index = 0;
+	return 1;
 }
 
 /* What one comm (or init) waits on. */
@@ -87,58 +92,87 @@ struct hb_wait {
 	uint64_t seq, waited;
 };
 
-/* The host call of hash (0: none) waited longest, if past the start. */
-static int host_wait(uint64_t hash, uint64_t now, struct hb_wait *w)
-{
-	int found = 0;
+/* The host calls that have waited past NG_HB_AFTER_NS, read once a tick:
+ * beyond NG_HB_SLOTS of them at once, the longest kept matter little. */
+#define NG_HB_SLOTS 32
+struct hb_slot {
+	int fn;
+	uint64_t comm_hash, seq, waited;
+};
 
-	for (int i = 0; i < NG_HOST_SLOTS; i++) {
+struct hb_pass {
+	uint64_t now;
+	struct hb_slot slot[NG_HB_SLOTS];
+	int nslots;
+	int waits;		/* found one: the beats are due sooner */
+	int emit;		/* second pass: write them */
+	struct ng_ev_heartbeat ev;
+};
+
+static void read_slots(struct hb_pass *p)
+{
+	for (int i = 0; i < NG_HOST_SLOTS && p->nslots < NG_HB_SLOTS; i++) {
 		struct ng_hostcall *s = &ng_host_slots[i];
 		uint64_t t = __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE);
+		struct hb_slot *h = &p->slot[p->nslots];
 
-		if (!t || t >= now || s->comm_hash != hash || now - t < NG_HB_AFTER_NS ||
-		    (found && now - t <= w->waited))
+		/* t may be newer than this tick's `now` */
+		if (!t || t >= p->now || p->now - t < NG_HB_AFTER_NS)
 			continue;
-		w->waiting = ng_fn_is_init(s->fn) ? "init" : "host";
-		w->op = ng_fn_op[s->fn];
-		w->seq = s->seq;
-		w->waited = now - t;
-		found = 1;
+		h->fn = s->fn;
+		h->comm_hash = s->comm_hash;
+		h->seq = s->seq;
+		h->waited = p->now - t;
+		p->nslots++;
 	}
-	return found;
 }
 
-static int comm_wait(struct ng_comm *c, uint64_t now, struct hb_wait *w)
+static void wait_of_slot(const struct hb_slot *h, struct hb_wait *w)
 {
-	uint64_t init = __atomic_load_n(&c->init_pending_ns, __ATOMIC_ACQUIRE);
+	w->waiting = ng_fn_is_init(h->fn) ? "init" : "host";
+	w->op = ng_fn_op[h->fn];
+	w->seq = h->seq;
+	w->waited = h->waited;
+}
+
+static int comm_wait(const struct hb_pass *p, struct ng_comm *c, struct hb_wait *w)
+{
+	uint64_t init = __atomic_load_n(&c->init_pending_ns, __ATOMIC_ACQUIRE), now = p->now;
+	const struct hb_slot *longest = NULL;
 	struct ng_recent r;
+	uint64_t since;
 
 	memset(w, 0, sizeof(*w));
 	w->waiting = w->op = "";
-	if (host_wait(c->hash, now, w))
+	for (int i = 0; i < p->nslots; i++)
+		if (p->slot[i].comm_hash == c->hash &&
+		    (!longest || p->slot[i].waited > longest->waited))
+			longest = &p->slot[i];
+	if (longest) {
+		wait_of_slot(longest, w);
 		return 1;
+	}
 	if (init && init < now && now - init >= NG_HB_AFTER_NS) {
 		w->waiting = "init";
 		w->op = c->init_kind ? c->init_kind : "";
 		w->waited = now - init;
 		return 1;
 	}
-	if (oldest_open(c, &r) && r.enter_ns < now && now - r.enter_ns >= NG_HB_AFTER_NS) {
-		w->waiting = "collective";
-		w->op = ng_fn_op[r.fn];
-		w->seq = r.seq;
-		w->waited = now - r.enter_ns;
-		return 1;
+	if (c->done_calls != c->hb_done_calls || !c->hb_moved_ns) {
+		c->hb_done_calls = c->done_calls;
+		c->hb_moved_ns = now;
 	}
-	return 0;
+	if (!oldest_open(c, &r))
+		return 0;
+	since = r.index && r.enter_ns > c->hb_moved_ns ? r.enter_ns : c->hb_moved_ns;
+	if (since >= now || now - since < NG_HB_AFTER_NS)
+		return 0;
+	w->waiting = "collective";
+	w->op = r.index ? ng_fn_op[r.fn] : "";
+	w->seq = r.index ? r.seq : __atomic_load_n(&c->last_done_seq, __ATOMIC_RELAXED) + 1;
+	w->waited = now - since;
+	return 1;
 }
-
-struct hb_pass {
-	uint64_t now;
-	int waits;		/* found one: the beats are due */
-	int emit;		/* second pass: write them */
-	struct ng_ev_heartbeat ev;
-};
 
 static void hb_comm(struct ng_comm *c, void *arg)
 {
@@ -147,7 +181,7 @@ static void hb_comm(struct ng_comm *c, void *arg)
 
 	if (c->dead)
 		return;
-	p->waits |= comm_wait(c, p->now, &w);
+	p->waits |= comm_wait(p, c, &w);
 	if (!p->emit)
 		return;
 	p->ev.comm_hash = c->hash;
@@ -182,14 +216,12 @@ static int hb_orphans(struct hb_pass *p)
 {
 	int waits = 0;
 
-	for (int i = 0; i < NG_HOST_SLOTS; i++) {
-		struct ng_hostcall *s = &ng_host_slots[i];
-		uint64_t t = __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE);
-		struct by_hash b = { .hash = s->comm_hash };
+	for (int i = 0; i < p->nslots; i++) {
+		const struct hb_slot *h = &p->slot[i];
+		struct by_hash b = { .hash = h->comm_hash };
+		struct hb_wait w;
 		int nranks, rank;
 
-		if (!t || t >= p->now || p->now - t < NG_HB_AFTER_NS)
-			continue;
 		if (b.hash)
 			ng_comm_foreach(find_hash, &b);
 		if (b.found)
@@ -198,38 +230,64 @@ static int hb_orphans(struct hb_pass *p)
 		if (!p->emit)
 			continue;
 		init_of(b.hash, &nranks, &rank);
+		wait_of_slot(h, &w);
 		p->ev.comm_hash = b.hash;
 		p->ev.nranks = nranks;
 		p->ev.comm_rank = rank;
 		p->ev.last_seq = p->ev.done_seq = 0;
-		p->ev.waiting = ng_fn_is_init(s->fn) ? "init" : "host";
-		p->ev.op = ng_fn_op[s->fn];
-		p->ev.wait_seq = s->seq;
-		p->ev.waited_ns = p->now - t;
+		p->ev.waiting = w.waiting;
+		p->ev.op = w.op;
+		p->ev.wait_seq = w.seq;
+		p->ev.waited_ns = w.waited;
 		ng_hot.tp->heartbeat(&p->ev);
 	}
 	return waits;
 }
 
-static uint64_t next_due;	/* 0: no wait seen at the last tick */
+struct any_comm {
+	int n;
+};
+
+static void count_live(struct ng_comm *c, void *arg)
+{
+	((struct any_comm *)arg)->n += !c->dead;
+}
+
+static uint64_t next_due;	/* 0: no comm and no wait yet */
+static int was_waiting;
 
 void ng_heartbeat_tick(uint64_t now)
 {
 	static char host[256];
 	struct hb_pass p = { .now = now };
+	struct any_comm live = { 0 };
+	uint64_t period;
 	const char *job;
 
 	if (!ng_hot.tp)
 		return;
+	read_slots(&p);
 	ng_comm_foreach(hb_comm, &p);
 	p.waits |= hb_orphans(&p);
 	if (!p.waits) {
-		next_due = 0;
-		return;
+		ng_comm_foreach(count_live, &live);
+		if (!live.n) {
+			next_due = was_waiting = 0;
+			return;
+		}
 	}
-	if (next_due && now < next_due)
+	period = p.waits ? NG_HB_WAIT_NS : NG_HB_IDLE_NS;
+	if (p.waits && !was_waiting) {
+		next_due = now;			/* a wait begins: say so now */
+	} else if (!next_due) {
+		next_due = now + period;	/* the first comm: a period from now */
+	} else if (p.waits != was_waiting && next_due > now + period) {
+		next_due = now + period;
+	}
+	was_waiting = p.waits;
+	if (now < next_due)
 		return;
-	next_due = now + NG_HB_PERIOD_NS;
+	next_due = now + period;
 	if (!host[0])
 		gethostname(host, sizeof(host) - 1);
 	job = ng_job_id_env();
@@ -239,14 +297,14 @@ void ng_heartbeat_tick(uint64_t now)
 	p.ev.rank = ng_rank.rank;
 	p.ev.world_size = ng_rank.world_size;
 	p.ev.job_id = job ? job : "";
-	p.ev.period_ns = NG_HB_PERIOD_NS;
+	p.ev.period_ns = period;
 	ng_comm_foreach(hb_comm, &p);
 	hb_orphans(&p);
 }
 
 void ng_heartbeat_reset_after_fork(void)
 {
-	next_due = 0;
+	next_due = was_waiting = 0;
 	memset(inits, 0, sizeof(inits));	/* the parent's */
 	pthread_mutex_init(&inits_lock, NULL);
 }

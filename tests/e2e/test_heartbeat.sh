@@ -1,7 +1,9 @@
 #!/bin/sh
 # Heartbeats on the CPU backend, 4 ranks recorded by `ncclguard run`:
-#   A  a healthy job of quick all-reduces: no rank waits a second, so no
-#      heartbeat
+#   A  a healthy job of quick all-reduces: no rank waits a second and the
+#      job is shorter than the idle period (10 s), so no heartbeat
+#   D  a healthy job longer than that, each call waited for (a step's
+#      sync): a beat every 10 s per rank, saying it waits on nothing
 #   B  rank 3 skips its 20th call: ranks 0-2 wait in seq 20 until their
 #      watchdog exits them (6 s); each writes heartbeats 2 s apart that
 #      carry who it is (host, pid, rank, world size, job id) and where
@@ -91,5 +93,17 @@ assert len({x["comm_hash"] for x in waiting}) == 1, waiting
 for x in waiting:
     assert int(x["nranks"]) == 4 and x["comm_rank"] == x["rank"], x
     assert x["last_seq"] == "0" and int(x["waited_ns"]) >= 1000000000, x
+'
+note "D: a healthy job of over 10 s"
+job d 0 NCCLSIM_LATENCY_US=25000 -- --iters 500 --sync
+beats d '
+assert sorted({int(x["rank"]) for x in hb}) == [0, 1, 2, 3], hb
+for x in hb:
+    assert (x["waiting"], x["op"], x["waited_ns"]) == ("", "", "0"), x
+    assert int(x["period_ns"]) == 10000000000 and int(x["last_seq"]) > 0, x
+for r in range(4):
+    mine = [x for x in hb if int(x["rank"]) == r]
+    for a, b in zip(mine, mine[1:]):
+        assert b["t"] - a["t"] >= 9.5, (r, a["t"], b["t"])
 '
 echo "PASS"
