@@ -50,6 +50,10 @@
 #      protocol forced: every rank's fingerprints the same, and what NCCL
 #      ran (its profiler's coll_algo); a corruption injected on rank 1 is
 #      the one mismatch, on rank 1; graph capture: no captured call copied
+#  22  (NP>=2) heartbeats on real NCCL: the last rank skips seq 20 of 20
+#      quick all-reduces; the others' watchdogs beat every 2 s while they
+#      wait in it (seq 20, 19 seen complete), the skipping rank not; the
+#      watchdog's timeout (8 s) ends them
 # STAGES="1 2 3" picks stages (default all); NP ranks, default 1;
 # NG_HEADERS=own builds everything against common/abi/ instead of the
 # real headers.  With
@@ -64,7 +68,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22"}
 NP=${NP:-1}
 NGPU=$(nvidia-smi -L | grep -c '^GPU')
 [ -n "${CUDA_VISIBLE_DEVICES+x}" ] && NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
@@ -471,6 +475,28 @@ if [ "$NP" -ge 2 ] && want 21; then
 	row "21 graph capture: exit" "$?"
 	row "21   fingerprints" "$(fpc "$OUT/sdcgraph" | head -1)"
 	[ -n "$RESULTS" ] && cat "$OUT"/sdc*.fp >"$RESULTS/sdc_fp.txt"
+fi
+if [ "$NP" -ge 2 ] && want 22; then
+	stage 22
+	rm -f /tmp/s22.id
+	st $NG run -o "$OUT/hb22" --timeout 8 --on-timeout exit -- tests/gpu/ranks.sh "$NP" \
+		build/gpu/allreduce --id-file /tmp/s22.id --iters 20 --warmup 0 --min-bytes 8 \
+		--max-bytes 8 --skip-seq 20 --skip-rank $((NP - 1)) >"$OUT/hb22.log" 2>&1
+	row "22 skip seq 20 on rank $((NP - 1)): exit (4)" "$?"
+	row "22   heartbeats: per rank, (last, done, waiting, op, seq), gaps s" "$(lt babeltrace2 "$OUT/hb22" 2>/dev/null | python3 -c '
+import re, sys
+by = {}
+for l in sys.stdin:
+    if "ncclguard:heartbeat:" not in l:
+        continue
+    h, m, s = re.match(r"\[(\d+):(\d+):([\d.]+)\]", l).groups()
+    d = dict(re.findall(r"(\w+) = (\"[^\"]*\"|[^,}]+)", l.split("}, {")[-1]))
+    by.setdefault(d["rank"], []).append((int(h) * 3600 + int(m) * 60 + float(s), d))
+for r in sorted(by, key=int):
+    b = by[r]
+    print("rank %s: %d %s gaps %s;" % (r, len(b), sorted({(d["last_seq"], d["done_seq"], d["waiting"], d["op"], d["wait_seq"]) for _, d in b}),
+          ["%.1f" % (y[0] - x[0]) for x, y in zip(b, b[1:])]), end=" ")
+print()' 2>&1)"
 fi
 if [ "$NP" -ge 2 ] && [ $FAKE = 0 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
