@@ -15,6 +15,9 @@
  *
  * Completions are sampled by the shim (a few a second per communicator),
  * so done_seq only ever shows progress, never its absence.
+ *
+ * A watch that attached late knows the waiting ranks by their
+ * heartbeats (beat.c), which stand for the events it missed.
  */
 #include <stdlib.h>
 #include <string.h>
