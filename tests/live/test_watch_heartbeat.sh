@@ -95,8 +95,11 @@ h = o["hang"]
 assert o["job"].startswith("hb-a-"), o
 assert h["op"] == "allreduce" and h["seq"] == 20, h
 assert h["waiting_ranks"] == [0, 1, 2], h
-assert h["missing_ranks"] == [] and h["unseen_ranks"] == 1, h
-assert h["unseen_comm_ranks"] == [3], h
+# rank 3 not seen (its calls done before watch attached), or, where
+# watch came in time for them, seen leave
+assert (h["missing_ranks"] == [] and h["unseen_ranks"] == 1 and h["unseen_comm_ranks"] == [3]) \
+    or (h["missing_ranks"] == [3] and h["unseen_ranks"] == 0), h
+print("rank 3:", "not seen" if h["unseen_ranks"] else "missing", file=sys.stderr)
 assert all(w["host"] == "hosta" and w["pid"] > 0 for w in h["waiting"]), h
 assert h["waited_s"] >= 3 and h["silent"] == [], h
 print([w["pid"] for w in h["waiting"] if w["rank"] == 1][0])
