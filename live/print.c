@@ -477,11 +477,11 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 			ncomms += st->comms[i]->job == j;
 		sort_procs(st, v, n);
 		nh = lv_hangs(st, j, mono, &h);
-		lv_silent_hangs(st, h, nh, mono);
 		for (int i = 0; i < nh; i++) {
 			sort_procs(st, h[i].wait, h[i].nwait);
 			sort_procs(st, h[i].miss, h[i].nmiss);
 		}
+		lv_silent_hangs(st, h, nh, mono);
 		/* How far the newest event read is behind our clock: exact
 		 * where the hosts' clocks agree with ours (NTP). */
 		for (int s = 0; s < st->nclocks; s++)
