@@ -11,6 +11,8 @@
  *   twins.c     the relayd's own session list, where two sessions of one
  *               host and name are two (babeltrace2 merges them)
  *   print.c     a progress report and the hang findings, text or JSON
+ *   silent.c    what heartbeats add to a hang: the ranks not seen, the
+ *               ranks gone silent; text and JSON
  *   hwprint.c   hardware changes as they come, what a host's sampler
  *               cannot read, the changes near a hang
  *   fpprint.c   the data mismatches as they are settled, the counts
@@ -21,6 +23,8 @@
  *               events decoded (events/) into the tracker
  *   track.c     the progress tracker: processes, communicators, each
  *               member's last collective, the hangs
+ *   beat.c      heartbeats: a waiting rank's position, all a viewer that
+ *               attached late knows of it
  *   hw.c        the hosts' hardware changes (hw_change, hw_device): kept
  *               for the hang line, queued to be printed
  *   fp.c        the output fingerprints: gathered per (comm, seq),
@@ -195,7 +199,32 @@ int lv_fp_group(const struct lv_fp_mark *m, int n, int *grp);
 void lv_fp_comm_free(struct lv_fp_comm *fc);
 void lv_fp_free(struct lv_fp *fp);
 
-/* ---- track.c ---------------------------------------------------------- */
+/* ---- beat.c ----------------------------------------------------------- */
+
+/* A rank's heartbeats stop (its process stopped, its host frozen) when
+ * none came for LV_SILENT_PERIODS periods and LV_SILENT_SLACK_NS more. */
+#define LV_SILENT_PERIODS	2
+#define LV_SILENT_SLACK_NS	2000000000LL
+/* A comm known by its heartbeats: its ranks not seen are judged after one
+ * period and this, the time every waiting rank's beat takes to come. */
+#define LV_BEAT_SETTLE_NS	2000000000LL
+#define LV_BEAT_PERIOD_NS	2000000000LL	/* when a beat says none */
+
+struct ev_rec_coll;
+struct lv_proc;
+struct lv_member;
+/* Heartbeat ev of process p, on comm c as member m (both NULL
+ * for a beat of no comm): what it says of the process and the member.  1
+ * and *entered when it tells the entry into the call it waits in and
+ * that entry is not known: the caller enters it as it enters a call. */
+int lv_beat(struct lv_state *st, struct lv_proc *p, struct lv_comm *c, struct lv_member *m,
+	    const struct ev_event *ev, struct ev_rec_coll *entered);
+/* The pending seq of comm c whose known members all entered `seq`: seq
+ * when ranks of it are not seen, the comm's heartbeats had time to come
+ * from every rank that waits, one says it waits in seq and none saw it
+ * complete; else 0. */
+uint64_t lv_beat_pending(const struct lv_comm *c, uint64_t seq, int64_t mono);
+
 
 #define LV_JOBS_MAX	16
 #define LV_OPS_MAX	32
@@ -222,6 +251,9 @@ struct lv_proc {
 	 * late), and whether it is named a straggler now. */
 	int64_t late_ns;
 	int straggler;
+	/* beat.c's: its latest heartbeat (its host's clock; 0: none) and
+	 * the period it promised; its latest event of any kind */
+	int64_t beat_ts, beat_period, heard_ts;
 };
 
 struct lv_member {		/* a process on a communicator */
@@ -232,6 +264,7 @@ struct lv_member {		/* a process on a communicator */
 	uint64_t done_seq;	/* last collective it saw complete (sampled) */
 	int64_t init_begin, init_end;	/* its comm_init_begin, _end (0: none) */
 	int ended;		/* comm_end came */
+	uint64_t beat_wait;	/* the seq its latest heartbeat waits in (0: none) */
 };
 
 struct lv_slot {		/* the first entry into one seq */
@@ -256,6 +289,9 @@ struct lv_comm {
 					 * current pending seq (monotonic) */
 	uint64_t pending_seq;
 	struct lv_fp_comm *fp;		/* its fingerprints (NULL: none yet) */
+	int64_t beat_first;		/* its first heartbeat's arrival
+					 * (monotonic; 0: none) */
+	int64_t beat_period;		/* the longest period its beats say */
 };
 
 /* A session's clock: its latest trace time (events and the relayd's
@@ -278,6 +314,12 @@ struct lv_hang {
 	int64_t began;		/* the call's first entry, on that rank's host
 				 * clock; 0: unknown */
 	int is_new;
+	/* silent.c's (lv_silent_hangs) */
+	int64_t *unseen_rank;	/* the comm ranks not seen (NULL: not known) */
+	int nunseen_rank;	/* listed, at most LV_UNSEEN_LIST */
+	int unseen_job_ranks;	/* they are the job's ranks too */
+	struct lv_silent *silent;
+	int nsilent;
 };
 
 /* A watchdog's timeout, printed at the next report. */
@@ -447,6 +489,26 @@ void lv_fp_print_new(struct lv_state *st, int64_t mono);
  * with "verification_dropped": {...}. */
 void lv_fp_report_text(FILE *f, const struct lv_state *st, int j);
 void lv_fp_report_json(FILE *f, const struct lv_state *st, int j);
+
+/* ---- silent.c --------------------------------------------------------- */
+
+#define LV_UNSEEN_LIST	1024	/* comm ranks not seen named, at most */
+
+/* A rank of a hang whose heartbeats stopped while others' go on. */
+struct lv_silent {
+	int proc;
+	double for_s;		/* since its latest heartbeat, its host's clock */
+};
+
+/* Fills hangs h[0..n) with the ranks not seen and the silent ones. */
+void lv_silent_hangs(struct lv_state *st, struct lv_hang *h, int n, int64_t mono);
+/* Text: "; not seen: rank(s) L" (1, or 0 where the comm ranks are not
+ * known: the caller counts them), and "; silent: ...". */
+int lv_unseen_text(FILE *f, const struct lv_hang *h);
+void lv_silent_text(FILE *f, const struct lv_state *st, const struct lv_hang *h);
+/* JSON members "unseen_comm_ranks": [...] (null: not known), "silent":
+ * [...], each followed by ", ". */
+void lv_silent_json(FILE *f, const struct lv_state *st, const struct lv_hang *h);
 
 /* ---- print.c ---------------------------------------------------------- */
 

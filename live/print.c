@@ -222,6 +222,7 @@ static void json_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 		fprintf(f, ", \"state\": \"%s\"}", miss_state(h, h->miss[i]));
 	}
 	fprintf(f, "], \"unseen_ranks\": %lld, ", (long long)h->unseen);
+	lv_silent_json(f, st, h);
 	lv_hw_hang_json(f, st, h);
 	fputc('}', f);
 }
@@ -359,9 +360,10 @@ static void text_hang(FILE *f, const struct lv_state *st, const struct lv_hang *
 		if (njoin)
 			fprintf(f, " (%d never joined it)", njoin);
 	}
-	if (h->unseen)
+	if (h->unseen && !lv_unseen_text(f, h))
 		fprintf(f, "; %lld more rank%s of the communicator not seen", (long long)h->unseen,
 			h->unseen == 1 ? "" : "s");
+	lv_silent_text(f, st, h);
 	lv_hw_hang_text(f, st, h);
 	fputc('\n', f);
 }
@@ -479,6 +481,7 @@ void lv_report(struct lv_state *st, int64_t mono, int nsess_open, int nsess, int
 			sort_procs(st, h[i].wait, h[i].nwait);
 			sort_procs(st, h[i].miss, h[i].nmiss);
 		}
+		lv_silent_hangs(st, h, nh, mono);
 		/* How far the newest event read is behind our clock: exact
 		 * where the hosts' clocks agree with ours (NTP). */
 		for (int s = 0; s < st->nclocks; s++)

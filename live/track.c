@@ -15,6 +15,9 @@
  *
  * Completions are sampled by the shim (a few a second per communicator),
  * so done_seq only ever shows progress, never its absence.
+ *
+ * A watch that attached late knows the waiting ranks by their
+ * heartbeats (beat.c), which stand for the events it missed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +259,8 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 	if (p->job < 0)
 		return;
 	pi = (int)(p - st->procs);
+	if (ev->src.ts > p->heard_ts)
+		p->heard_ts = ev->src.ts;
 	switch (ev->kind) {
 	case EV_PROC: {
 		struct lv_job *j = &st->jobs[p->job];
@@ -311,6 +316,15 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 		c = comm_get(st, p->job, ev->r.fp.comm_hash, ev->r.fp.nranks);
 		lv_fp_add(st, c, pi, &ev->r.fp, lv_mono_ns());
 		break;
+	case EV_HEARTBEAT: {
+		struct ev_rec_coll entered;
+
+		c = ev->r.hb.comm_hash ? comm_get(st, p->job, ev->r.hb.comm_hash, ev->r.hb.nranks) :
+					 NULL;
+		if (lv_beat(st, p, c, c ? member_get(c, pi) : NULL, ev, &entered))
+			enqueue(st, pi, &entered);
+		break;
+	}
 	default:
 		break;
 	}
@@ -435,11 +449,12 @@ static int coll_hang(struct lv_state *st, struct lv_comm *c, int64_t mono, struc
 		if (c->m[i].last_seq > hi)
 			hi = c->m[i].last_seq;
 	}
-	if (!c->nm || hi <= lo) {
+	/* all in step: pending only where heartbeats say so */
+	pend = !c->nm ? 0 : hi > lo ? lo + 1 : lv_beat_pending(c, hi, mono);
+	if (!pend) {
 		c->pending_seq = 0;
 		return 0;
 	}
-	pend = lo + 1;
 	if (c->pending_seq != pend) {
 		c->pending_seq = pend;
 		c->pending_seen = mono;
@@ -511,6 +526,8 @@ void lv_hangs_free(struct lv_hang *h, int n)
 	for (int i = 0; i < n; i++) {
 		free(h[i].wait);
 		free(h[i].miss);
+		free(h[i].unseen_rank);
+		free(h[i].silent);
 	}
 	free(h);
 }

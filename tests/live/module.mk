@@ -8,8 +8,8 @@ TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
 # The progress tracker and the hardware changes on records (no relayd, no
 # babeltrace2).
 $(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
-$(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o $(BUILD)/obj/live/hwprint.o \
+$(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o $(BUILD)/obj/live/silent.o \
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o $(BUILD)/obj/live/hwprint.o \
 		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) \
 		$(COMMON_OP_WORDS_OBJ)
 	@mkdir -p $(dir $@)
@@ -19,7 +19,7 @@ TEST_BINS += $(BUILD)/tests/test_live_track
 # The output fingerprints: settled, compared, printed (records only).
 $(BUILD)/tests/test_live_fp: $(BUILD)/obj/tests/live/test_live_fp.o \
 		$(BUILD)/obj/live/fpprint.o $(BUILD)/obj/live/hwprint.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
 		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) \
 		$(COMMON_OP_WORDS_OBJ)
 	@mkdir -p $(dir $@)

@@ -6,6 +6,8 @@
  * --job filter, a host new to the watch starting with nothing said of
  * it, and the hardware changes: which are near a hang (hosts of its
  * ranks, the window before it began), how they print as they come.
+ * Heartbeats: a late watch's first events, the hang they show, the
+ * ranks not seen, a rank gone silent.
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -444,6 +446,221 @@ static void test_hw_print(void **state)
 	lv_state_free(&f.st);
 }
 
+/* A heartbeat of rank r on COMM (0: none) at t: last seq entered, done,
+ * what it waits on, its seq and for how long. */
+static void beat(struct fixture *f, int r, uint64_t comm, const char *waiting, uint64_t last,
+		 uint64_t done, uint64_t wait_seq, int64_t waited, int64_t t)
+{
+	struct ev_event e = ev_of(f, EV_HEARTBEAT, r, t);
+
+	e.job_id = "j1";
+	e.r.hb.host = sess_of(r) ? "hostb" : "hosta";
+	e.r.hb.waiting = waiting;
+	e.r.hb.op = *waiting && strcmp(waiting, "init") ? "allreduce" : "";
+	e.r.hb.pid = 100 + r;
+	e.r.hb.rank = r;
+	e.r.hb.world_size = 4;
+	e.r.hb.comm_hash = comm;
+	e.r.hb.nranks = comm ? 4 : 0;
+	e.r.hb.comm_rank = comm ? r : -1;
+	e.r.hb.last_seq = last;
+	e.r.hb.done_seq = done;
+	e.r.hb.wait_seq = wait_seq;
+	e.r.hb.waited_ns = (uint64_t)waited;
+	e.r.hb.period_ns = 2 * S;
+	lv_event(&f->st, sess_of(r), &e);
+}
+
+/* Watch attached late: ranks 0-2 beat from seq 20, waiting 25 s at
+ * 100 s on their clocks (read at monotonic `base`); rank 3 sent nothing. */
+static void late(struct fixture *f, int64_t base)
+{
+	for (int r = 0; r < 3; r++)
+		beat(f, r, COMM, "collective", 20, 19, 20, 25 * S, 100 * S);
+	clocks(f, 100 * S, base);
+}
+
+static char *text_of(struct fixture *f, struct lv_hang *h, char **buf, size_t *len)
+{
+	printed(f, buf, len);
+	if (!lv_unseen_text(f->st.opts.out, h))
+		fputs("; ?", f->st.opts.out);
+	lv_silent_text(f->st.opts.out, &f->st, h);
+	fputc('|', f->st.opts.out);
+	lv_silent_json(f->st.opts.out, &f->st, h);
+	fclose(f->st.opts.out);
+	return *buf;
+}
+
+static void test_beat_late(void **state)
+{
+	int64_t base = lv_mono_ns();
+	struct fixture f;
+	struct lv_hang *h;
+	char *buf = NULL;
+	size_t len = 0;
+	int n;
+
+	(void)state;
+	start(&f, 250 * MS, NULL);
+	f.st.opts.stuck_s = 3;
+	/* a beat of no comm: the process only */
+	beat(&f, 0, 0, "host", 0, 0, 0, 2 * S, 99 * S);
+	assert_int_equal(f.st.nprocs, 1);
+	assert_int_equal(f.st.ncomms, 0);
+	late(&f, base);
+	assert_int_equal(f.st.nprocs, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(rank_of(&f, i), i);
+		assert_int_equal(f.st.procs[i].pid, 100 + i);
+		assert_true(f.st.procs[i].has_info);
+	}
+	assert_string_equal(f.st.jobs[0].id, "j1");
+	assert_int_equal(f.st.jobs[0].world_size, 4);
+	assert_int_equal(f.st.ncomms, 1);
+	assert_int_equal(f.st.comms[0]->nranks, 4);
+	assert_int_equal(f.st.comms[0]->nm, 3);
+	assert_int_equal(f.st.comms[0]->m[2].comm_rank, 2);
+	assert_int_equal(f.st.comms[0]->m[2].last_seq, 20);
+	assert_int_equal(f.st.comms[0]->m[2].done_seq, 19);
+	/* every waiting rank's beat has not had time to come */
+	n = hangs(&f, base + 1 * S, &h);
+	assert_int_equal(n, 0);
+	lv_hangs_free(h, n);
+	n = hangs(&f, base + 5 * S, &h);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].seq, 20);
+	assert_string_equal(h[0].op, "allreduce");
+	assert_int_equal(h[0].nwait, 3);
+	assert_int_equal(h[0].nmiss, 0);
+	assert_int_equal(h[0].unseen, 1);
+	/* since the call's entry on its host, not since the watch came */
+	assert_int_equal(h[0].began, 75 * S);
+	assert_true(h[0].waited_s > 29.9 && h[0].waited_s < 30.1);
+	lv_silent_hangs(&f.st, h, n, base + 5 * S);
+	assert_int_equal(h[0].nunseen_rank, 1);
+	assert_int_equal(h[0].unseen_rank[0], 3);
+	assert_true(h[0].unseen_job_ranks);
+	assert_int_equal(h[0].nsilent, 0);
+	assert_string_equal(text_of(&f, &h[0], &buf, &len),
+			    "; not seen: rank 3|\"unseen_comm_ranks\": [3], \"silent\": [], ");
+	free(buf);
+	lv_hangs_free(h, n);
+	/* rank 3 comes into it: resolved */
+	enq(&f, 3, 20, 101 * S);
+	n = hangs(&f, base + 6 * S, &h);
+	assert_int_equal(n, 0);
+	assert_int_equal(f.st.comms[0]->resolved_seq, 20);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+/* A rank held inside the host call of seq 20 has not entered it: the
+ * others wait for it there, at once (no rank unseen). */
+static void test_beat_host(void **state)
+{
+	int64_t base = lv_mono_ns();
+	struct fixture f;
+	struct lv_hang *h;
+	int n;
+
+	(void)state;
+	start(&f, 0, NULL);
+	f.st.opts.stuck_s = 3;
+	late(&f, base);
+	beat(&f, 3, COMM, "host", 20, 19, 20, 24 * S, 100 * S);
+	n = hangs(&f, base, &h);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].seq, 20);
+	assert_int_equal(h[0].nwait, 3);
+	assert_int_equal(h[0].nmiss, 1);
+	assert_int_equal(rank_of(&f, h[0].miss[0]), 3);
+	assert_int_equal(h[0].unseen, 0);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+/* Late to a hung init: its beats give each member's init_begin. */
+static void test_beat_init(void **state)
+{
+	int64_t base = lv_mono_ns();
+	struct fixture f;
+	struct lv_hang *h;
+	int n;
+
+	(void)state;
+	start(&f, 0, NULL);
+	f.st.opts.stuck_s = 3;
+	for (int r = 0; r < 3; r++)
+		beat(&f, r, COMM, "init", 0, 0, 0, 20 * S, 100 * S);
+	clocks(&f, 100 * S, base);
+	n = hangs(&f, base, &h);
+	assert_int_equal(n, 1);
+	assert_string_equal(h[0].op, "init");
+	assert_int_equal(h[0].nwait, 3);
+	assert_int_equal(h[0].began, 80 * S);
+	assert_true(h[0].waited_s > 19.9 && h[0].waited_s < 20.1);
+	lv_silent_hangs(&f.st, h, n, base);
+	assert_int_equal(h[0].nunseen_rank, 1);
+	assert_int_equal(h[0].unseen_rank[0], 3);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
+/* Rank 1's beats stop while 0 and 2 beat on: silent, until it beats. */
+static void test_beat_silent(void **state)
+{
+	int64_t base = lv_mono_ns();
+	struct fixture f;
+	struct lv_hang *h;
+	char *buf = NULL;
+	size_t len = 0;
+	int n;
+
+	(void)state;
+	start(&f, 0, NULL);
+	f.st.opts.stuck_s = 3;
+	late(&f, base);
+	for (int r = 0; r < 3; r += 2)
+		beat(&f, r, COMM, "collective", 20, 19, 20, 32 * S, 107 * S);
+	clocks(&f, 107 * S, base + 7 * S);
+	/* 6 s (2 periods and 2 s) since rank 1's beat: not yet */
+	n = hangs(&f, base + 5900 * MS, &h);
+	lv_silent_hangs(&f.st, h, n, base + 5900 * MS);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].nsilent, 0);
+	lv_hangs_free(h, n);
+	n = hangs(&f, base + 11 * S, &h);
+	lv_silent_hangs(&f.st, h, n, base + 11 * S);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].nsilent, 1);
+	assert_int_equal(rank_of(&f, h[0].silent[0].proc), 1);
+	assert_true(h[0].silent[0].for_s > 10.9 && h[0].silent[0].for_s < 11.1);
+	assert_string_equal(text_of(&f, &h[0], &buf, &len),
+			    "; not seen: rank 3; silent: rank 1 (hosta) for 11 s: no heartbeat "
+			    "(process stopped, or its host frozen)|\"unseen_comm_ranks\": [3], "
+			    "\"silent\": [{\"rank\": 1, \"host\": \"hosta\", \"pid\": 101, "
+			    "\"since_heartbeat_s\": 11.0}], ");
+	free(buf);
+	lv_hangs_free(h, n);
+	/* every one quiet: none told from the others */
+	n = hangs(&f, base + 30 * S, &h);
+	lv_silent_hangs(&f.st, h, n, base + 30 * S);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].nsilent, 0);
+	lv_hangs_free(h, n);
+	/* rank 1 beats again */
+	beat(&f, 0, COMM, "collective", 20, 19, 20, 36 * S, 111 * S);
+	beat(&f, 1, COMM, "collective", 20, 19, 20, 36 * S, 111 * S);
+	clocks(&f, 111 * S, base + 11 * S);
+	n = hangs(&f, base + 12 * S, &h);
+	lv_silent_hangs(&f.st, h, n, base + 12 * S);
+	assert_int_equal(n, 1);
+	assert_int_equal(h[0].nsilent, 0);
+	lv_hangs_free(h, n);
+	lv_state_free(&f.st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +671,10 @@ int main(void)
 		cmocka_unit_test(test_hw_near),
 		cmocka_unit_test(test_hw_none),
 		cmocka_unit_test(test_hw_print),
+		cmocka_unit_test(test_beat_late),
+		cmocka_unit_test(test_beat_host),
+		cmocka_unit_test(test_beat_init),
+		cmocka_unit_test(test_beat_silent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
