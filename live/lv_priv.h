@@ -203,7 +203,7 @@ void lv_fp_free(struct lv_fp *fp);
 
 #define LV_STRAG_CALLS	64	/* calls awaiting arrivals, per comm (a ring) */
 #define LV_STRAG_WINS	16	/* a member's last windows judged */
-#define LV_STRAG_NAME	4	/* late windows of those that name a straggler */
+#define LV_STRAG_NAME	4	/* late windows of those, at least, to name one */
 #define LV_STRAG_END	4	/* fewer late windows than this: it ended */
 #define LV_STRAG_QUEUE	64	/* changes awaiting their line */
 
