@@ -16,6 +16,7 @@
  *   hwprint.c   hardware changes as they come, what a host's sampler
  *               cannot read, the changes near a hang
  *   fpprint.c   the data mismatches as they are settled, the counts
+ *   stragprint.c  the stragglers as they are named and as they end
  *   sessions.c  the relayd's live sessions (the `sessions` query)
  *   ports.c     which of a relayd's ports a URL that could not be listed
  *               names (its control or data port instead of the live one)
@@ -29,6 +30,8 @@
  *               for the hang line, queued to be printed
  *   fp.c        the output fingerprints: gathered per (comm, seq),
  *               compared once settled, the mismatches queued to be printed
+ *   straggle.c  the arrivals per (comm, seq), each rank's lateness, its
+ *               windows judged (common/straggle.h), the changes queued
  *   util.c      allocation and the map
  *
  * The tracker keeps per communicator member only the last collective it
@@ -47,6 +50,7 @@
 
 #include "events.h"
 #include "live.h"
+#include "straggle.h"
 #include "u64map.h"
 
 /* ---- util.c ----------------------------------------------------------- */
@@ -225,6 +229,64 @@ int lv_beat(struct lv_state *st, struct lv_proc *p, struct lv_comm *c, struct lv
  * complete; else 0. */
 uint64_t lv_beat_pending(const struct lv_comm *c, uint64_t seq, int64_t mono);
 
+/* ---- straggle.c ------------------------------------------------------ */
+
+#define LV_STRAG_CALLS	64	/* calls awaiting arrivals, per comm (a ring) */
+#define LV_STRAG_WINS	16	/* a member's last windows judged */
+#define LV_STRAG_NAME	4	/* late windows of those, at least, to name one */
+#define LV_STRAG_END	4	/* fewer late windows than this: it ended */
+#define LV_STRAG_QUEUE	64	/* changes awaiting their line */
+
+/* One call's arrivals, by member index (INT64_MIN: not yet). */
+struct lv_strag_call {
+	uint64_t seq;		/* 0: free */
+	int n;			/* arrivals in; -1: judged */
+	int coarse;		/* one arrival is a coarse time: not judged */
+	int64_t *enter;
+};
+
+/* A member's windows on one comm. */
+struct lv_strag_member {
+	int64_t late[NG_STRAG_WIN], spread[NG_STRAG_WIN], cycle[NG_STRAG_WIN];
+	int fill;
+	uint64_t nwin;			/* windows judged */
+	uint8_t was_late[LV_STRAG_WINS];	/* the last ones, by number mod */
+	int64_t med[LV_STRAG_WINS];	/* ... their median lateness */
+	int named;			/* a straggler now */
+};
+
+struct lv_strag_comm {
+	struct lv_strag_call calls[LV_STRAG_CALLS];	/* by seq */
+	int cap;			/* members held: the comm's size then */
+	struct lv_strag_member *m;	/* cap, by member index */
+	int64_t *enter, *dev, *spread;	/* cap each: one call's figures */
+	void *scratch;
+	uint64_t prev_seq;		/* the last call judged (0: none) */
+	int64_t prev_start;		/* ... its last arrival */
+};
+
+/* A straggler named, or ended, awaiting its line. */
+struct lv_strag_change {
+	int proc, job, start;
+	uint64_t comm;
+	int64_t late_ns;	/* the mean of the late windows' medians */
+	int late_wins, wins;	/* of the member's last windows */
+};
+
+struct lv_strag {
+	struct lv_strag_change queue[LV_STRAG_QUEUE];
+	int nqueue;
+	uint64_t unprinted;	/* changes past LV_STRAG_QUEUE */
+	uint64_t named;		/* stragglers named (printed) */
+};
+
+struct lv_comm;
+struct ev_rec_coll;
+/* Member mi (index in c->m) of comm c entered r. */
+void lv_strag_enter(struct lv_state *st, struct lv_comm *c, int mi, const struct ev_rec_coll *r);
+void lv_strag_comm_free(struct lv_strag_comm *sc);
+
+/* ---- track.c ---------------------------------------------------------- */
 
 #define LV_JOBS_MAX	16
 #define LV_OPS_MAX	32
@@ -292,6 +354,7 @@ struct lv_comm {
 	int64_t beat_first;		/* its first heartbeat's arrival
 					 * (monotonic; 0: none) */
 	int64_t beat_period;		/* the longest period its beats say */
+	struct lv_strag_comm *strag;	/* its arrivals (NULL: none yet) */
 };
 
 /* A session's clock: its latest trace time (events and the relayd's
@@ -353,6 +416,7 @@ struct lv_state {
 	int ntimeouts;
 	struct lv_hw hw;
 	struct lv_fp fp;
+	struct lv_strag strag;
 	uint64_t events, dropped;	/* events read; dropped: another job's */
 	uint64_t timeouts_more;
 	int hangs_reported;
@@ -489,6 +553,13 @@ void lv_fp_print_new(struct lv_state *st, int64_t mono);
  * with "verification_dropped": {...}. */
 void lv_fp_report_text(FILE *f, const struct lv_state *st, int j);
 void lv_fp_report_json(FILE *f, const struct lv_state *st, int j);
+
+/* ---- stragprint.c ---------------------------------------------------- */
+
+/* The stragglers named and ended since the last call: text lines
+ * ("straggler: ...", "straggler ended: ..."), or JSON records of type
+ * straggler. */
+void lv_strag_print_new(struct lv_state *st);
 
 /* ---- silent.c --------------------------------------------------------- */
 

@@ -4,11 +4,12 @@
 # and hangs.  It uses events/ and common/; tools/ gives it its command line.
 $(BUILD)/obj/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/obj/live/%.o: ALL_CFLAGS += $(NG_BT2_CFLAGS)
-LIVE_OBJS := $(patsubst %,$(BUILD)/obj/live/%.o,watch reader cut twins print hwprint fpprint sessions ports source track fp hw util)
+LIVE_OBJS := $(patsubst %,$(BUILD)/obj/live/%.o,watch reader cut twins print hwprint fpprint stragprint sessions ports source track fp straggle hw util)
 # Heartbeats: a late watch's knowledge of waiting ranks, silent ranks.
 LIVE_OBJS += $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/silent.o
 # print.c escapes what traces and the relay say (esc.h); fp.c and
-# fpprint.c group and name as the analyzer does (fp_vote.h, op_words.h).
-LIVE_OBJS += $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ)
+# fpprint.c group and name as the analyzer does (fp_vote.h, op_words.h);
+# straggle.c judges by the analyzer's rule (straggle.h).
+LIVE_OBJS += $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) $(COMMON_STRAGGLE_OBJ)
 CLI_OBJS += $(LIVE_OBJS)
 CLI_LIBS += -pthread

@@ -49,6 +49,7 @@ void lv_state_free(struct lv_state *st)
 		free(c->m);
 		free(c->ring);
 		lv_fp_comm_free(c->fp);
+		lv_strag_comm_free(c->strag);
 		ng_u64map_free(&c->member_of);
 		free(c);
 	}
@@ -227,6 +228,7 @@ static void enqueue(struct lv_state *st, int pi, const struct ev_rec_coll *r)
 		s->enter = r->enter_ns;
 		s->proc = pi;
 	}
+	lv_strag_enter(st, c, (int)(m - c->m), r);
 }
 
 void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)

@@ -98,6 +98,7 @@ int ng_watch(const struct ng_watch_opts *opts)
 		pthread_mutex_lock(&st.lock);
 		lv_hw_print_new(&st);
 		lv_fp_print_new(&st, now);
+		lv_strag_print_new(&st);
 		pthread_mutex_unlock(&st.lock);
 		if (now >= next_report && !stop_sig && !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
 			report(&st, &r, 0);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "match.h"
+#include "straggle.h"
 
 /* Lateness against the lower median: with two ranks that is the gap
  * between them; with several, a group of slow ranks all count as late,
@@ -30,31 +31,15 @@ int an_lateness(const int64_t *enter, int n, int64_t *late_ns)
 }
 
 /*
- * A straggler is late consistently and by enough to matter.  A rank's
- * collectives are cut into windows of AN_STRAG_WIN; a window is late
- * when the median of its lateness is over the floor and over
- * AN_STRAG_NOISE times the median spread of the other ranks in the same
- * calls.  The floor is a sixteenth of the comm's median cycle (from one
- * collective's start to the next), within 10 us and 1 ms: 50 us matters
- * between collectives 400 us apart, not between ones 20 ms apart.
- * Medians, because a loaded machine deschedules any rank for a time
- * slice now and then: a few calls of a window late by milliseconds move
- * a mean, not a median.  The rank is a straggler when at least
- * AN_STRAG_MIN_WIN of its windows, and half of them, are late: a burst
- * of bad luck on one rank, which every healthy job on a shared machine
- * has, does not last half the job.
+ * A straggler is late consistently and by enough to matter: the rule
+ * (common/straggle.h) judges windows of a rank's collectives, whatever
+ * its comm.
  */
-#define AN_STRAG_FLOOR_MIN_NS	10000
-#define AN_STRAG_FLOOR_MAX_NS	1000000
-#define AN_STRAG_FLOOR_DIV	16
-#define AN_STRAG_NOISE		3
-#define AN_STRAG_MIN_WIN	2
 int an_straggler_flagged(const struct an_state *an, const struct an_proc *p)
 {
 	(void)an;
 	/* late_calls: the writers divide by it */
-	return p->late_calls && p->nwin_late >= AN_STRAG_MIN_WIN &&
-	       2 * p->nwin_late >= p->nwin;
+	return p->late_calls && ng_strag_flagged(p->nwin, p->nwin_late);
 }
 
 /* The measured lateness: the mean of the late windows' medians. */
@@ -63,39 +48,18 @@ double an_straggler_late_ns(const struct an_proc *p)
 	return p->nwin_late ? p->win_late_sum_ns / (double)p->nwin_late : 0;
 }
 
-static int64_t median_i64(int64_t *v, int n)
-{
-	qsort(v, n, sizeof(*v), an_cmp_i64);
-	return v[(n - 1) / 2];
-}
-
-/* The lower median of sorted[0..n) without one instance of v. */
-static int64_t others_median(const int64_t *sorted, int n, int64_t v)
-{
-	int m = (n - 2) / 2;
-
-	return v <= sorted[m] ? sorted[m + 1] : sorted[m];
-}
-
 /* One call's lateness and the others' spread; a full window is judged. */
 static void window_add(struct an_proc *p, int64_t late, int64_t noise, int64_t cycle)
 {
-	int64_t med, spread, floor_ns;
+	int64_t med;
 
 	p->win_late[p->win_fill] = late;
 	p->win_noise[p->win_fill] = noise;
 	p->win_cycle[p->win_fill++] = cycle;
 	if (p->win_fill == AN_STRAG_WIN) {
-		med = median_i64(p->win_late, AN_STRAG_WIN);
-		spread = median_i64(p->win_noise, AN_STRAG_WIN);
-		floor_ns = median_i64(p->win_cycle, AN_STRAG_WIN) / AN_STRAG_FLOOR_DIV;
-		if (floor_ns < AN_STRAG_FLOOR_MIN_NS)
-			floor_ns = AN_STRAG_FLOOR_MIN_NS;
-		if (floor_ns > AN_STRAG_FLOOR_MAX_NS)
-			floor_ns = AN_STRAG_FLOOR_MAX_NS;
 		p->win_fill = 0;
 		p->nwin++;
-		if (med >= floor_ns && med > AN_STRAG_NOISE * spread) {
+		if (ng_strag_window(p->win_late, p->win_noise, p->win_cycle, &med)) {
 			p->nwin_late++;
 			p->win_late_sum_ns += (double)med;
 		}
@@ -154,7 +118,8 @@ static int64_t corrected(const struct an_state *an, const struct an_entry *e, in
 void an_straggle(struct an_state *an, const struct an_entry *e)
 {
 	struct an_comm *c = e->comm;
-	int64_t *enter, *late, *sorted, *dev, *sdev;
+	int64_t *enter, *late, *dev, *spread;
+	void *scratch;
 	int *idx;
 	int i, n = 0, last;
 	int64_t tmid = 0, prev = INT64_MIN, start, cycle;
@@ -175,9 +140,9 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 	/* On the heap: a slot per rank, and a job's ranks outgrow a stack. */
 	enter = an_xcalloc((size_t)n, sizeof(*enter));
 	late = an_xcalloc((size_t)n, sizeof(*late));
-	sorted = an_xcalloc((size_t)n, sizeof(*sorted));
 	dev = an_xcalloc((size_t)n, sizeof(*dev));
-	sdev = an_xcalloc((size_t)n, sizeof(*sdev));
+	spread = an_xcalloc((size_t)n, sizeof(*spread));
+	scratch = an_xcalloc(1, NG_STRAG_SCRATCH(n));
 	idx = an_xcalloc((size_t)n, sizeof(*idx));
 	for (i = 0, n = 0; i < e->nslots; i++) {
 		const struct an_slot *s = &e->slot[i];
@@ -196,19 +161,10 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 	/* Unknown without the previous start: taken as long (1 ms floor). */
 	cycle = prev != INT64_MIN ? start - prev : INT64_MAX;
 	an->straggle_calls++;
-	/* Each rank against the lower median of the others' arrivals; the
-	 * others' spread: the lower median of how far each of them is from
-	 * its own others.  Two ranks have no spread to compare with. */
-	memcpy(sorted, enter, n * sizeof(*enter));
-	qsort(sorted, n, sizeof(*sorted), an_cmp_i64);
-	for (i = 0; i < n; i++) {
-		dev[i] = enter[i] - others_median(sorted, n, enter[i]);
-		sdev[i] = dev[i] < 0 ? -dev[i] : dev[i];
-	}
-	qsort(sdev, n, sizeof(*sdev), an_cmp_i64);
+	/* Each rank against the lower median of the others' arrivals. */
+	ng_strag_call(enter, n, dev, spread, scratch);
 	for (i = 0; i < n; i++) {
 		struct an_proc *p = &an->procs[e->comm->members[idx[i]]];
-		int64_t spread = n > 2 ? others_median(sdev, n, dev[i] < 0 ? -dev[i] : dev[i]) : 0;
 
 		p->coll_calls++;
 		p->chance += 1.0 / n;
@@ -220,7 +176,7 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 			if (enter[i] > p->late_last_ns)
 				p->late_last_ns = enter[i];
 		}
-		window_add(p, dev[i], spread, cycle);
+		window_add(p, dev[i], spread[i], cycle);
 		if (p->coll_calls == 1)
 			p->op1 = e->slot[idx[i]].op;
 		else if (p->op1 != e->slot[idx[i]].op)
@@ -237,9 +193,9 @@ void an_straggle(struct an_state *an, const struct an_entry *e)
 out:
 	free(enter);
 	free(late);
-	free(sorted);
 	free(dev);
-	free(sdev);
+	free(spread);
+	free(scratch);
 	free(idx);
 	return;
 unknown:

@@ -28,6 +28,7 @@
 
 #include "events.h"
 #include "json.h"
+#include "straggle.h"
 #include "u64map.h"
 
 /* ---- records: reader -> matcher --------------------------------------- */
@@ -39,7 +40,7 @@ struct an_p2p_op;
 
 #define AN_MAX_OPS	32
 #define AN_HEAT_BINS	96
-#define AN_STRAG_WIN	4	/* a rank's collectives per straggler window */
+#define AN_STRAG_WIN	NG_STRAG_WIN	/* a rank's collectives per straggler window */
 #define AN_LIST_MAX	1000	/* rows kept of timeouts, injections, mismatches */
 
 /* Durations of one stats row: exact while small, then a log histogram. */

@@ -9,3 +9,4 @@ TEST_U64MAP_LIBS := -Wl,--wrap=malloc
 $(eval $(call ng_unit_test,common,test_u64map,$(COMMON_U64MAP_OBJ),$(TEST_U64MAP_LIBS)))
 $(eval $(call ng_unit_test,common,test_inject_spec,$(COMMON_INJECT_OBJ),))
 $(eval $(call ng_unit_test,common,test_hw_tie,$(COMMON_HW_TIE_OBJ),))
+$(eval $(call ng_unit_test,common,test_straggle,$(COMMON_STRAGGLE_OBJ),))

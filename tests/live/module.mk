@@ -9,9 +9,10 @@ TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
 # babeltrace2).
 $(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o $(BUILD)/obj/live/silent.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o $(BUILD)/obj/live/hwprint.o \
-		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) \
-		$(COMMON_OP_WORDS_OBJ)
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
+		$(BUILD)/obj/live/hwprint.o $(BUILD)/obj/live/straggle.o $(BUILD)/obj/live/util.o \
+		$(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) \
+		$(COMMON_STRAGGLE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_track
@@ -20,8 +21,8 @@ TEST_BINS += $(BUILD)/tests/test_live_track
 $(BUILD)/tests/test_live_fp: $(BUILD)/obj/tests/live/test_live_fp.o \
 		$(BUILD)/obj/live/fpprint.o $(BUILD)/obj/live/hwprint.o \
 		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
-		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) \
-		$(COMMON_OP_WORDS_OBJ)
+		$(BUILD)/obj/live/straggle.o $(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) \
+		$(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) $(COMMON_STRAGGLE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_fp
@@ -33,3 +34,13 @@ $(BUILD)/tests/hw_emit: $(BUILD)/obj/tests/live/hw_emit.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl
 $(BUILD)/tests/hw_emit: | $(BUILD)/lib/libncclguard-tp.so
 TEST_BINS += $(BUILD)/tests/hw_emit
+
+# The live straggler rule: arrivals judged, changes printed (records only).
+$(BUILD)/tests/test_live_straggle: $(BUILD)/obj/tests/live/test_live_straggle.o \
+		$(BUILD)/obj/live/stragprint.o $(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o \
+		$(BUILD)/obj/live/hw.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/straggle.o $(BUILD)/obj/live/util.o \
+		$(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) \
+		$(COMMON_STRAGGLE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
+TEST_BINS += $(BUILD)/tests/test_live_straggle
