@@ -33,3 +33,14 @@ $(BUILD)/tests/hw_emit: $(BUILD)/obj/tests/live/hw_emit.o
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl
 $(BUILD)/tests/hw_emit: | $(BUILD)/lib/libncclguard-tp.so
 TEST_BINS += $(BUILD)/tests/hw_emit
+
+# /metrics' body: both formats, escaping, the hang, bounded series
+# (records only, no server).
+$(BUILD)/tests/test_live_metrics: $(BUILD)/obj/tests/live/test_live_metrics.o \
+		$(BUILD)/obj/live/metrics_text.o $(BUILD)/obj/live/mcount.o \
+		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
+		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) \
+		$(COMMON_OP_WORDS_OBJ) $(COMMON_BUSBW_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
+TEST_BINS += $(BUILD)/tests/test_live_metrics
