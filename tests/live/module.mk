@@ -10,8 +10,8 @@ TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
 $(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o \
 		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o $(BUILD)/obj/live/hwprint.o \
-		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) \
-		$(COMMON_OP_WORDS_OBJ)
+		$(BUILD)/obj/live/mcount.o $(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) \
+		$(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) $(COMMON_BUSBW_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_track
@@ -20,8 +20,8 @@ TEST_BINS += $(BUILD)/tests/test_live_track
 $(BUILD)/tests/test_live_fp: $(BUILD)/obj/tests/live/test_live_fp.o \
 		$(BUILD)/obj/live/fpprint.o $(BUILD)/obj/live/hwprint.o \
 		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
-		$(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) \
-		$(COMMON_OP_WORDS_OBJ)
+		$(BUILD)/obj/live/mcount.o $(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) \
+		$(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) $(COMMON_BUSBW_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_fp
