@@ -162,6 +162,26 @@ promtool check metrics <"$NG_TMP/metrics.txt" >"$NG_TMP/promtool.out" 2>&1 ||
 	{ cat "$NG_TMP/promtool.out"; fail "promtool check metrics"; }
 [ ! -s "$NG_TMP/promtool.out" ] || { cat "$NG_TMP/promtool.out"; fail "promtool's lint"; }
 
+note "the Grafana dashboard's queries, on this Prometheus"
+python3 - "$P" "$JOB" "$NG_ROOT/examples/grafana/ncclguard.json" "$NG_TMP/metrics.txt" <<'PY' ||
+import json, re, sys, urllib.parse, urllib.request
+prom, job, dash, page = sys.argv[1:]
+served = set(re.findall(r"^# TYPE (\S+)", open(page).read(), re.M))
+d = json.load(open(dash))
+assert [v["name"] for v in d["templating"]["list"]] == ["datasource", "job"], d["templating"]
+for p in d["panels"]:
+    assert p["datasource"]["uid"] == "${datasource}", p["title"]
+    for t in p["targets"]:
+        e = t["expr"].replace("$job", job)
+        for m in re.findall(r"ncclguard_\w+", e):
+            assert m in served, (p["title"], m)
+        url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": e})
+        r = json.load(urllib.request.urlopen(url, timeout=10))
+        assert r["status"] == "success", (p["title"], e, r)
+print(len(d["panels"]), "panels")
+PY
+	fail "the dashboard's queries"
+
 kill $PROM
 for r in 0 1 2 3; do pkill -KILL -P "$(cat "$NG_TMP/m.$r.pid")" 2>/dev/null; done
 for h in hosta hostb; do ng_on $h lttng destroy -a >/dev/null; done
