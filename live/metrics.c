@@ -238,7 +238,9 @@ struct lv_mx_server *lv_mx_start(struct lv_state *st)
 	srv->fd = listen_on(spec, host, port, &v6);
 	if (srv->fd < 0)
 		goto fail;
-	srv->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0), 0,
+	/* epoll where there is: watch may hold more descriptors (a
+	 * connection per session) than select() can take */
+	srv->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0), 0,
 				  NULL, NULL, handle, srv, MHD_OPTION_LISTEN_SOCKET, srv->fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNS,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,

@@ -4,7 +4,7 @@
  * formats (OpenMetrics' counter families without _total, its "# EOF"),
  * label values escaped, the hang's seq as a value on the waiting ranks,
  * the lateness and straggler the live rule leaves in lv_proc, bus
- * bandwidth with nccl-tests' factors, one series per rank even when two
+ * bandwidth with nccl-tests' factors, the hardware changes, one series per rank even when two
  * processes claimed it, and the series bounded: linear in ranks, the op
  * rows capped.
  */
@@ -265,6 +265,38 @@ static void test_restart(void **state)
 	lv_state_free(&f.st);
 }
 
+/* The hosts' hardware changes, by device and counter. */
+static void test_hardware(void **state)
+{
+	static const uint64_t after[3] = { 1, 0, 7 };
+	struct fixture f;
+	char *t;
+
+	(void)state;
+	job4(&f, "hosta");
+	for (int k = 0; k < 3; k++) {
+		struct ev_event e = ev_of(&f, EV_HW_CHANGE, 0, 0, 3 * S + k * S);
+
+		e.r.hw.host = "hosta";
+		e.r.hw.device = k < 2 ? "mlx5_0" : "gpu0";
+		e.r.hw.counter = k < 2 ? "port_state" : "xid";
+		e.r.hw.kind = k < 2 ? "nic" : "gpu";
+		e.r.hw.before = k;
+		e.r.hw.after = after[k];
+		e.r.hw.time_ns = e.src.ts;
+		lv_event(&f.st, 0, &e);
+	}
+	t = render(&f, LV_MX_TEXT);
+	has(t, "\nncclguard_hw_changes_total{job=\"j1\",host=\"hosta\",device=\"mlx5_0\","
+	       "counter=\"port_state\"} 2\n");
+	has(t, "\nncclguard_hw_value{job=\"j1\",host=\"hosta\",device=\"mlx5_0\","
+	       "counter=\"port_state\"} 0\n");
+	has(t, "\nncclguard_hw_changes_total{job=\"j1\",host=\"hosta\",device=\"gpu0\","
+	       "counter=\"xid\"} 1\n");
+	free(t);
+	lv_state_free(&f.st);
+}
+
 /* 4,096 ranks, 8 a host: 8 series a rank, 2 a host, the op rows capped. */
 static void test_bounded(void **state)
 {
@@ -313,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_hardware),
 		cmocka_unit_test(test_bounded),
 	};
 
