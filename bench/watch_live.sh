@@ -5,7 +5,8 @@
 # libncclguard-tp.so (bench/live_emit.c: coll_enqueue for every call,
 # coll_complete for one in 10), live sessions streamed to one
 # lttng-relayd, `ncclguard watch --json --every 1` attached before the
-# job starts.
+# job starts.  With METRICS=1, watch serves --metrics too, scraped (curl)
+# every 0.5 s while the job runs, as a Prometheus might.
 #
 #   bench/watch_live.sh [RANKS [RATE [SECONDS [HOSTS]]]]   (64 1000 20 1; as root)
 #
@@ -30,8 +31,10 @@ while [ $h -lt "$HOSTS" ]; do
 	ng_live_session "node$h" "ncclguard-bench-$h"
 	h=$((h + 1))
 done
-"$NG_BIN" watch "$NG_RELAY_URL" --json --every 1 --stuck 3600 >"$NG_TMP/watch.json" \
-	2>"$NG_TMP/watch.err" &
+MX=""
+[ "${METRICS:-0}" = 1 ] && MX=$(ng_free_ports 1)
+"$NG_BIN" watch "$NG_RELAY_URL" --json --every 1 --stuck 3600 ${MX:+--metrics 127.0.0.1:$MX} \
+	>"$NG_TMP/watch.json" 2>"$NG_TMP/watch.err" &
 WATCH=$!
 NG_AT_EXIT="kill $WATCH 2>/dev/null; $NG_AT_EXIT"
 i=0
@@ -40,6 +43,13 @@ while [ "$(grep -c '"attached to' "$NG_TMP/watch.json")" -lt "$HOSTS" ]; do
 	sleep 0.1; i=$((i + 1))
 done
 
+if [ -n "$MX" ]; then
+	( while kill -0 $WATCH 2>/dev/null; do
+		curl -sf -o /dev/null "http://127.0.0.1:$MX/metrics" && echo >>"$NG_TMP/scrapes"
+		sleep 0.5
+	  done ) &
+	NG_AT_EXIT="kill $! 2>/dev/null; $NG_AT_EXIT"
+fi
 per=$((RANKS / HOSTS))
 start=$(date +%s.%N)
 h=0
@@ -105,4 +115,4 @@ echo "ranks $RANKS x $RATE calls/s x ${SECS} s on $HOSTS host(s): events written
 	"kept by LTTng $kept, read by watch $seen; behind while running: median ${med} s," \
 	"max ${max} s; all last calls seen ${caught:-never (2 min)} s after the job;" \
 	"watch CPU $cpu s ($(python3 -c "print('%.2f' % ($cpu * 1e6 / max($seen, 1)))") us/event);" \
-	"ranks late on their schedule by up to ${late} ms"
+	"ranks late on their schedule by up to ${late} ms${MX:+; /metrics scraped $(wc -l <"$NG_TMP/scrapes") times}"
