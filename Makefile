@@ -26,7 +26,8 @@ CC        ?= gcc
 # of; man-db and groff-base: the man page's test renders and lints it).
 DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 	liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev \
-	libcmocka-dev libinih-dev libunwind-dev procps iproute2 man-db groff-base
+	libcmocka-dev libinih-dev libunwind-dev procps iproute2 man-db groff-base \
+	libmicrohttpd-dev
 # The launchers the cluster tests (tests/e2e/test_run_{mpirun,srun,hosts})
 # start jobs with; without them those tests say SKIP.  Apart from `make
 # deps`: on a host run by systemd, installing munge and Slurm starts their
@@ -34,8 +35,9 @@ DEBIAN_PACKAGES := build-essential pkg-config python3 liblttng-ust-dev \
 CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge util-linux
 
 # Not needed to build or test; tests that use them skip without them.
-# .ci/run installs them (make deps-test): Chromium lays out report.html.
-TEST_PACKAGES := chromium
+# .ci/run installs them (make deps-test): Chromium lays out report.html;
+# Prometheus scrapes `watch --metrics` (tests/live/test_watch_metrics.sh).
+TEST_PACKAGES := chromium prometheus
 
 # `make check-fresh` makes its Debian 12 chroot with it.
 FRESH_PACKAGES := debootstrap

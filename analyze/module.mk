@@ -31,9 +31,11 @@ NG_AN_OBJS := $(NG_AN_CORE:%.c=$(BUILD)/obj/%.o)
 # (json_read.h) from a bounded read (read_file.h).
 # hw.c ties a hardware change to the ranks that use its device (hw_tie.h);
 # the findings name ops (op_words.h), verify.c groups outputs (fp_vote.h),
-# straggle.c judges by the rule watch shares (straggle.h).
+# straggle.c judges by the rule watch shares (straggle.h); stats.c takes
+# nccl-tests' factors (busbw.h).
 NG_AN_OBJS += $(COMMON_ESC_OBJ) $(COMMON_JSON_READ_OBJ) $(COMMON_READ_FILE_OBJ) \
-	$(COMMON_HW_TIE_OBJ) $(COMMON_OP_WORDS_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_STRAGGLE_OBJ)
+	$(COMMON_HW_TIE_OBJ) $(COMMON_OP_WORDS_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_STRAGGLE_OBJ) \
+	$(COMMON_BUSBW_OBJ)
 NG_AN_FLIGHT_OBJ := $(BUILD)/obj/analyze/read/flight.o
 NG_BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 NG_BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)

@@ -5,7 +5,7 @@
 # injection specs, a uint64 -> index map (u64map.h), the launchers'
 # variables (launcher_env.def), NCCL's interface-list syntax (iflist.h),
 # ops in sentences (op_words.h), verified outputs grouped (fp_vote.h), the
-# straggler rule (straggle.h).
+# straggler rule (straggle.h), nccl-tests' bus bandwidth factors (busbw.h).
 # common/abi/: the CUDA and NCCL declarations a build uses where their headers are absent (the Makefile's
 # NG_HEADER_INC), as tables (*.def) that tests/common/test_abi.sh checks
 # against the real headers.
@@ -21,5 +21,6 @@ COMMON_IFLIST_OBJ := $(BUILD)/obj/common/iflist.o
 COMMON_OP_WORDS_OBJ := $(BUILD)/obj/common/op_words.o
 COMMON_FP_VOTE_OBJ := $(BUILD)/obj/common/fp_vote.o
 COMMON_STRAGGLE_OBJ := $(BUILD)/obj/common/straggle.o
+COMMON_BUSBW_OBJ := $(BUILD)/obj/common/busbw.o
 # hw_tie.o reads NCCL's lists with iflist.o: link both.
 COMMON_HW_TIE_OBJ := $(BUILD)/obj/common/hw_tie.o $(COMMON_IFLIST_OBJ)

@@ -21,7 +21,13 @@ struct ng_watch_opts {
 	const char *job;	/* the job's id; NULL: the one with the most
 				 * processes ("none": events without a job) */
 	FILE *out;
+	const char *metrics;	/* serve /metrics on this ADDR:PORT; NULL: not */
 };
+
+/* ADDR:PORT of --metrics: an IPv4 literal or a host name, or an IPv6
+ * literal in brackets ([::1]:9464), then a port 1-65535.  0 and host,
+ * port filled, or -1 with why. */
+int ng_metrics_addr(const char *s, char *host, size_t len, int *port, const char **why);
 
 /* Exit statuses beside 0 (the job's sessions ended, or a signal) and 1
  * (the relayd could not be read; why, on stderr). */

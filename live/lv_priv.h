@@ -17,6 +17,8 @@
  *               cannot read, the changes near a hang
  *   fpprint.c   the data mismatches as they are settled, the counts
  *   stragprint.c  the stragglers as they are named and as they end
+ *   metrics.c   the /metrics endpoint: an HTTP server's thread
+ *   metrics_text.c  the tracker and the counts in Prometheus' formats
  *   sessions.c  the relayd's live sessions (the `sessions` query)
  *   ports.c     which of a relayd's ports a URL that could not be listed
  *               names (its control or data port instead of the live one)
@@ -28,6 +30,8 @@
  *               attached late knows of it
  *   hw.c        the hosts' hardware changes (hw_change, hw_device): kept
  *               for the hang line, queued to be printed
+ *   mcount.c    what /metrics counts beside the tracker: calls, time in
+ *               NCCL, per op and size, events lost, hardware changes
  *   fp.c        the output fingerprints: gathered per (comm, seq),
  *               compared once settled, the mismatches queued to be printed
  *   straggle.c  the arrivals per (comm, seq), each rank's lateness, its
@@ -286,6 +290,80 @@ struct ev_rec_coll;
 void lv_strag_enter(struct lv_state *st, struct lv_comm *c, int mi, const struct ev_rec_coll *r);
 void lv_strag_comm_free(struct lv_strag_comm *sc);
 
+/* ---- mcount.c: what /metrics counts beside the tracker ---------------- */
+
+#define LV_MX_ROWS	256	/* (job, op, size class, comm size) rows */
+#define LV_MX_HW	1024	/* (job, host, device, counter) rows */
+#define LV_MX_OPS	32	/* op names */
+
+struct lv_mx_proc {		/* by index in procs[] */
+	uint64_t calls;		/* calls entered (coll_enqueue) */
+	uint64_t timed;		/* completions seen with a duration */
+	int64_t timed_ns;	/* their durations */
+	uint64_t timeouts;
+};
+
+struct lv_mx_row {		/* calls of one op and size class */
+	int job, op, size_class;	/* size_class: ng_size_class(); -1: 0 B */
+	int64_t nranks;
+	uint64_t calls, timed;
+	int64_t timed_ns;
+	double bus_bytes;	/* the timed calls' bytes times busbw's factor */
+};
+
+struct lv_mx_lost {		/* by host */
+	uint64_t implausible;	/* dropped by the decoder */
+	uint64_t discarded;	/* lost by the tracer (its buffers full) */
+};
+
+struct lv_mx_hw {
+	int job, host;
+	char device[48], counter[40];
+	uint64_t changes, value;	/* value: the latest "after" */
+};
+
+struct lv_mx {
+	int on;				/* --metrics given: count */
+	struct lv_mx_proc *proc;
+	int nproc;
+	struct lv_mx_row rows[LV_MX_ROWS];
+	int nrows;
+	uint64_t rows_over;		/* calls past LV_MX_ROWS rows */
+	char *ops[LV_MX_OPS];
+	int nops;
+	struct lv_mx_lost *lost;
+	int nlost;
+	struct lv_mx_hw *hw;
+	int nhw;
+	uint64_t hw_over;		/* changes past LV_MX_HW rows */
+};
+
+struct ev_event;
+/* One event of process proc (-1: a host's, such as hw_change) of job j. */
+void lv_mx_event(struct lv_state *st, int proc, int j, const struct ev_event *ev);
+/* Events of host lost: n dropped by the decoder, or discarded by the
+ * tracer. */
+void lv_mx_lost(struct lv_state *st, int host, int discarded, uint64_t n);
+void lv_mx_free(struct lv_mx *mx);
+
+/* ---- metrics_text.c --------------------------------------------------- */
+
+#define LV_MX_TEXT	0	/* Prometheus' text format 0.0.4 */
+#define LV_MX_OPENMETRICS 1	/* OpenMetrics 1.0 */
+/* Everything /metrics serves, in one of those formats; under st->lock.
+ * 0 and *out (free), or -1 (out of memory). */
+int lv_mx_render(const struct lv_state *st, int fmt, char **out, size_t *len);
+/* What each format is served as. */
+const char *lv_mx_content_type(int fmt);
+
+/* ---- metrics.c -------------------------------------------------------- */
+
+struct lv_mx_server;
+/* Serves st's /metrics on opts.metrics from a thread of its own; NULL
+ * after saying why on stderr (the address taken, refused). */
+struct lv_mx_server *lv_mx_start(struct lv_state *st);
+void lv_mx_stop(struct lv_mx_server *srv);
+
 /* ---- track.c ---------------------------------------------------------- */
 
 #define LV_JOBS_MAX	16
@@ -417,6 +495,7 @@ struct lv_state {
 	struct lv_hw hw;
 	struct lv_fp fp;
 	struct lv_strag strag;
+	struct lv_mx mx;		/* /metrics' counts (mcount.c) */
 	uint64_t events, dropped;	/* events read; dropped: another job's */
 	uint64_t timeouts_more;
 	int hangs_reported;

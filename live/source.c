@@ -43,6 +43,23 @@ static int64_t snapshot_ns(const bt_clock_snapshot *cs)
 	return ns;
 }
 
+/* Events the tracer lost (its buffers full), for /metrics: counted
+ * against the stream's host (its trace's env.hostname). */
+static void discarded(struct lv_session *s, const bt_message *msg)
+{
+	const bt_stream *stream = bt_message_discarded_events_borrow_stream_const(msg);
+	const bt_value *v = bt_trace_borrow_environment_entry_value_by_name_const(
+		bt_stream_borrow_trace_const(stream), "hostname");
+	uint64_t n = 1;		/* a loss of unknown size: one at least */
+
+	if (!s->st->mx.on)
+		return;
+	if (bt_message_discarded_events_get_count(msg, &n) != BT_PROPERTY_AVAILABILITY_AVAILABLE)
+		n = 1;
+	lv_mx_lost(s->st, lv_host_id(s->st, v && bt_value_is_string(v) ?
+				     bt_value_string_get(v) : "unknown"), 1, n);
+}
+
 static int handle(struct lv_session *s, const bt_message *msg, int64_t mono)
 {
 	struct ev_event ev;
@@ -59,6 +76,8 @@ static int handle(struct lv_session *s, const bt_message *msg, int64_t mono)
 		 * says which afterwards) */
 		if (ev_body(s->dec, &ev))
 			lv_event(s->st, s->sess, &ev);
+		else
+			lv_mx_lost(s->st, ev.src.host, 0, 1);
 		return 0;
 	case BT_MESSAGE_TYPE_MESSAGE_ITERATOR_INACTIVITY: {
 		int64_t ts = snapshot_ns(
@@ -68,6 +87,9 @@ static int handle(struct lv_session *s, const bt_message *msg, int64_t mono)
 			lv_clock_at(s->st, s->sess, ts, mono, 0);
 		return 0;
 	}
+	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+		discarded(s, msg);
+		return 0;
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
 		return ev_stream(s->dec, bt_message_stream_beginning_borrow_stream_const(msg));
 	default:

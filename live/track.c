@@ -32,6 +32,7 @@ void lv_state_init(struct lv_state *st, const struct ng_watch_opts *opts)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_init(&st->lock, NULL);
 	st->opts = *opts;
+	st->mx.on = opts->metrics != NULL;
 	if (opts->job) {
 		st->want_job = 1;
 		st->want_tag = strcmp(opts->job, "none") ? ng_job_tag(opts->job) : 0;
@@ -59,6 +60,7 @@ void lv_state_free(struct lv_state *st)
 	free(st->timeouts);
 	lv_hw_free(&st->hw);
 	lv_fp_free(&st->fp);
+	lv_mx_free(&st->mx);
 	for (int i = 0; i < st->nops; i++)
 		free(st->ops[i]);
 	ng_u64map_free(&st->proc_map);
@@ -255,6 +257,7 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 			lv_hw_device(&st->hw, ev->src.host, j, &ev->r.hw);
 		else
 			lv_hw_sample(&st->hw, ev->src.host, j, &ev->r.hw);
+		lv_mx_event(st, -1, j, ev);
 		return;
 	}
 	p = proc_get(st, sess, &ev->src);
@@ -330,6 +333,7 @@ void lv_event(struct lv_state *st, int sess, const struct ev_event *ev)
 	default:
 		break;
 	}
+	lv_mx_event(st, pi, p->job, ev);
 }
 
 void lv_clock_at(struct lv_state *st, int sess, int64_t ts, int64_t mono, int event)

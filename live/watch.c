@@ -68,6 +68,7 @@ int ng_watch(const struct ng_watch_opts *opts)
 	struct lv_reader r;
 	struct lv_state st;
 	struct lv_peer peer;
+	struct lv_mx_server *mx = NULL;
 	int64_t now, next_report, said_for = 0;
 	int ret = 1;
 
@@ -77,6 +78,13 @@ int ng_watch(const struct ng_watch_opts *opts)
 		return 2;
 	}
 	lv_state_init(&st, opts);
+	if (opts->metrics && !(mx = lv_mx_start(&st)))
+		goto out_state;
+	if (mx) {
+		pthread_mutex_lock(&st.lock);
+		lv_note(&st, "serving /metrics on %s", opts->metrics);
+		pthread_mutex_unlock(&st.lock);
+	}
 	lv_peer_of(opts->url, &peer);
 	st.mono_start = lv_mono_ns();
 	next_report = st.mono_start + (int64_t)(opts->every_s * 1e9);
@@ -134,6 +142,8 @@ int ng_watch(const struct ng_watch_opts *opts)
 	ret = st.hangs_reported ? NG_WATCH_HANG : 0;
 	pthread_mutex_unlock(&st.lock);
 out:
+	lv_mx_stop(mx);
+	mx = NULL;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
@@ -143,6 +153,7 @@ out:
 	}
 	lv_reader_free(&r);
 out_state:
+	lv_mx_stop(mx);
 	lv_state_free(&st);
 	return ret;
 }

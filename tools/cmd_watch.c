@@ -1,9 +1,10 @@
 /*
- * `ncclguard watch net://HOST[:PORT] [--stuck S] [--json] [--job ID] [--every S]`
+ * `ncclguard watch net://HOST[:PORT] [--stuck S] [--json] [--job ID] [--every S]
+ *  [--metrics ADDR:PORT]`
  *
  * The command line of ng_watch() (live/live.h).  Exit status: 0 the job's
  * sessions ended (or a signal) without a hang, 5 a hang was reported, 1
- * the relayd could not be read, 2 usage.
+ * the relayd could not be read or --metrics could not listen, 2 usage.
  */
 #include <string.h>
 
@@ -13,6 +14,7 @@
 
 static const char usage[] =
 	"usage: ncclguard watch net://HOST[:PORT] [--stuck S] [--json] [--job ID] [--every S]\n"
+	"                       [--metrics ADDR:PORT]\n"
 	"\n"
 	"Attaches to the live sessions of an lttng-relayd (`ncclguard run --relay`, or\n"
 	"sessions created with `lttng create --live`) and, while the job runs, prints\n"
@@ -33,12 +35,17 @@ static const char usage[] =
 	"  --job ID    follow job ID (\"none\": events without a job id); default: the\n"
 	"              job with the most processes\n"
 	"  --every S   a progress report every S seconds (default 5)\n"
+	"  --metrics ADDR:PORT  serve http://ADDR:PORT/metrics for Prometheus (text\n"
+	"              format 0.0.4, OpenMetrics when asked): per rank its progress,\n"
+	"              calls, time in NCCL, lateness, timeouts and hang; ADDR an IPv4\n"
+	"              address, a host name or [IPv6] (docs/metrics.md)\n"
 	"  HOST[:PORT] the relayd's live port (default 5344; P+2 for `ncclguard relay\n"
 	"              --port P`, whose start prints the line to use); a session's\n"
 	"              own URL, net://HOST[:PORT]/host/H/NAME, follows it alone\n"
 	"\n"
 	"Exit status: 0 the sessions ended without a hang (or a signal), 5 a hang\n"
-	"was reported, 1 the relayd could not be read, 2 usage.\n";
+	"was reported, 1 the relayd could not be read or --metrics could not listen,\n"
+	"2 usage.\n";
 
 static int seconds_opt(const char *opt, const char *val, int never_ok, double *out)
 {
@@ -49,6 +56,19 @@ static int seconds_opt(const char *opt, const char *val, int never_ok, double *o
 	if (!never_ok && ng_seconds_never(*out))
 		return ng_cli_usage_error("watch", "%s '%s': expected a number of seconds",
 					  opt, val);
+	return 0;
+}
+
+static int metrics_opt(const char *val)
+{
+	const char *why;
+	char host[256];
+	int port;
+
+	if (!val || !*val)
+		return ng_cli_usage_error("watch", "--metrics needs a value (ADDR:PORT)");
+	if (ng_metrics_addr(val, host, sizeof(host), &port, &why))
+		return ng_cli_usage_error("watch", "--metrics '%s': %s", val, why);
 	return 0;
 }
 
@@ -66,6 +86,12 @@ int ng_cmd_watch(int argc, char **argv)
 		}
 		if (!strcmp(a, "--json")) {
 			opts.json = 1;
+			continue;
+		}
+		if (!strcmp(a, "--metrics")) {
+			if ((r = metrics_opt(i + 1 < argc ? argv[i + 1] : NULL)))
+				return r;
+			opts.metrics = argv[++i];
 			continue;
 		}
 		if (!strcmp(a, "--stuck") || !strcmp(a, "--job") || !strcmp(a, "--every")) {

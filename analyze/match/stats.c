@@ -5,35 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "busbw.h"
 #include "match.h"
 
-/* nccl-tests' factors (nccl_api.def's BUSBW): the bytes each rank moves
- * over the bus, relative to the nccl-tests size (the total for allgather,
- * reducescatter, alltoall). */
+/* nccl-tests' factors, shared with watch's /metrics (busbw.h). */
 double an_busbw_factor(const char *op, int nranks)
 {
-	double n = nranks > 0 ? nranks : 1;
-
-	if (!op)
-		return 1;
-#define NCCL_COLL(name, op_, params, args, count, dtype, root, comm, stream, per_rank, prof, \
-		  busbw, plural, ...) \
-	if (!strcmp(op, #op_)) \
-		return busbw;
-#include "nccl_api.def"
-	return 1;	/* send, recv */
+	return ng_busbw_factor(op, nranks);
 }
 
 /* Power-of-two bucket: the row of `bytes` is [2^b, 2^(b+1)). */
 int an_size_bucket(uint64_t bytes)
 {
-	int b = -1;
-
-	while (bytes) {
-		bytes >>= 1;
-		b++;
-	}
-	return b;
+	return ng_size_class(bytes);
 }
 
 struct an_row *an_row_get(struct an_state *an, int op, uint64_t bytes, int nranks)

@@ -9,10 +9,7 @@ TEST_BINS += $(BUILD)/tests/libng_clock_skew.so
 # babeltrace2).
 $(BUILD)/obj/tests/live/%.o: MOD_INC := -Ilive -Ievents -Icommon
 $(BUILD)/tests/test_live_track: $(BUILD)/obj/tests/live/test_live_track.o $(BUILD)/obj/live/silent.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
-		$(BUILD)/obj/live/hwprint.o $(BUILD)/obj/live/straggle.o $(BUILD)/obj/live/util.o \
-		$(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) \
-		$(COMMON_STRAGGLE_OBJ)
+		$(BUILD)/obj/live/hwprint.o $(LIVE_TRACK_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_track
@@ -20,9 +17,7 @@ TEST_BINS += $(BUILD)/tests/test_live_track
 # The output fingerprints: settled, compared, printed (records only).
 $(BUILD)/tests/test_live_fp: $(BUILD)/obj/tests/live/test_live_fp.o \
 		$(BUILD)/obj/live/fpprint.o $(BUILD)/obj/live/hwprint.o \
-		$(BUILD)/obj/live/track.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/fp.o $(BUILD)/obj/live/hw.o \
-		$(BUILD)/obj/live/straggle.o $(BUILD)/obj/live/util.o $(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) \
-		$(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) $(COMMON_STRAGGLE_OBJ)
+		$(LIVE_TRACK_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_fp
@@ -37,10 +32,15 @@ TEST_BINS += $(BUILD)/tests/hw_emit
 
 # The live straggler rule: arrivals judged, changes printed (records only).
 $(BUILD)/tests/test_live_straggle: $(BUILD)/obj/tests/live/test_live_straggle.o \
-		$(BUILD)/obj/live/stragprint.o $(BUILD)/obj/live/track.o $(BUILD)/obj/live/fp.o \
-		$(BUILD)/obj/live/hw.o $(BUILD)/obj/live/beat.o $(BUILD)/obj/live/straggle.o $(BUILD)/obj/live/util.o \
-		$(COMMON_U64MAP_OBJ) $(COMMON_ESC_OBJ) $(COMMON_FP_VOTE_OBJ) $(COMMON_OP_WORDS_OBJ) \
-		$(COMMON_STRAGGLE_OBJ)
+		$(BUILD)/obj/live/stragprint.o $(LIVE_TRACK_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
 TEST_BINS += $(BUILD)/tests/test_live_straggle
+
+# /metrics' body: both formats, escaping, the hang, bounded series
+# (records only, no server).
+$(BUILD)/tests/test_live_metrics: $(BUILD)/obj/tests/live/test_live_metrics.o \
+		$(BUILD)/obj/live/metrics_text.o $(LIVE_TRACK_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka
+TEST_BINS += $(BUILD)/tests/test_live_metrics
