@@ -235,7 +235,20 @@ uint64_t lv_beat_pending(const struct lv_comm *c, uint64_t seq, int64_t mono);
 
 /* ---- straggle.c ------------------------------------------------------ */
 
-#define LV_STRAG_CALLS	64	/* calls awaiting arrivals, per comm (a ring) */
+/* Calls awaiting arrivals, per comm (a ring): as many as LV_STRAG_BYTES
+ * of arrivals hold, within [LV_STRAG_CALLS_MIN, LV_STRAG_CALLS_MAX].  A
+ * job that enqueues ahead keeps its punctual ranks that many calls ahead
+ * of a slow one, each call awaiting the slow rank's arrival. */
+#define LV_STRAG_BYTES		(1 << 20)
+#define LV_STRAG_CALLS_MIN	64
+#define LV_STRAG_CALLS_MAX	4096
+static inline int lv_strag_ncalls(int cap)
+{
+	long n = LV_STRAG_BYTES / ((long)cap * (long)sizeof(int64_t));
+
+	return n < LV_STRAG_CALLS_MIN ? LV_STRAG_CALLS_MIN :
+	       n > LV_STRAG_CALLS_MAX ? LV_STRAG_CALLS_MAX : (int)n;
+}
 #define LV_STRAG_WINS	16	/* a member's last windows judged */
 #define LV_STRAG_NAME	4	/* late windows of those, at least, to name one */
 #define LV_STRAG_END	4	/* fewer late windows than this: it ended */
@@ -260,7 +273,8 @@ struct lv_strag_member {
 };
 
 struct lv_strag_comm {
-	struct lv_strag_call calls[LV_STRAG_CALLS];	/* by seq */
+	struct lv_strag_call *calls;	/* ncalls, by seq */
+	int ncalls;
 	int cap;			/* members held: the comm's size then */
 	struct lv_strag_member *m;	/* cap, by member index */
 	int64_t *enter, *dev, *spread;	/* cap each: one call's figures */

@@ -17,7 +17,7 @@
  *
  * Times: enter_ns is on its host's trace clock, compared across hosts as
  * it is; the analyzer corrects each host's offset first (docs/watch.md,
- * "Stragglers").  Memory: per comm, LV_STRAG_CALLS calls awaiting
+ * "Stragglers").  Memory: per comm, lv_strag_ncalls() calls awaiting
  * arrivals (a call still incomplete when its slot is needed again is
  * dropped, unjudged, as the analyzer drops a call some rank has no
  * arrival in) and per member its windows.
@@ -40,8 +40,9 @@ void lv_strag_comm_free(struct lv_strag_comm *sc)
 {
 	if (!sc)
 		return;
-	for (int i = 0; i < LV_STRAG_CALLS; i++)
+	for (int i = 0; i < sc->ncalls; i++)
 		free(sc->calls[i].enter);
+	free(sc->calls);
 	free(sc->m);
 	free(sc->enter);
 	free(sc->dev);
@@ -56,7 +57,9 @@ static struct lv_strag_comm *comm_new(int cap)
 	struct lv_strag_comm *sc = lv_xcalloc(1, sizeof(*sc));
 
 	sc->cap = cap;
-	for (int i = 0; i < LV_STRAG_CALLS; i++) {
+	sc->ncalls = lv_strag_ncalls(cap);
+	sc->calls = lv_xcalloc(sc->ncalls, sizeof(*sc->calls));
+	for (int i = 0; i < sc->ncalls; i++) {
 		sc->calls[i].enter = lv_xcalloc(cap, sizeof(int64_t));
 		call_reset(&sc->calls[i], cap, 0);
 	}
@@ -178,7 +181,7 @@ void lv_strag_enter(struct lv_state *st, struct lv_comm *c, int mi, const struct
 	}
 	if (mi >= c->nranks)
 		return;
-	k = &c->strag->calls[r->seq % LV_STRAG_CALLS];
+	k = &c->strag->calls[r->seq % (uint64_t)c->strag->ncalls];
 	if (k->seq != r->seq) {
 		/* its slot taken by a later call: this one is dropped */
 		if (k->seq > r->seq)

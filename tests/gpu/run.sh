@@ -53,7 +53,9 @@
 #  22  (NP>=2) heartbeats on real NCCL: the last rank skips seq 20 of 20
 #      quick all-reduces; the others' watchdogs beat every 2 s while they
 #      wait in it (seq 20, 19 seen complete), the skipping rank not; the
-#      watchdog's timeout (8 s) ends them
+#      watchdog's timeout (8 s) ends them.  Then live (tests/gpu/live22.sh):
+#      watch attached first and 20 s late names that hang; a 20 ms delay
+#      on rank 1 named a straggler, and /metrics' lateness
 # STAGES="1 2 3" picks stages (default all); NP ranks, default 1;
 # NG_HEADERS=own builds everything against common/abi/ instead of the
 # real headers.  With
@@ -497,6 +499,8 @@ for r in sorted(by, key=int):
     print("rank %s: %d %s gaps %s;" % (r, len(b), sorted({(d["last_seq"], d["done_seq"], d["waiting"], d["op"], d["wait_seq"]) for _, d in b}),
           ["%.1f" % (y[0] - x[0]) for x, y in zip(b, b[1:])]), end=" ")
 print()' 2>&1)"
+	. tests/gpu/live22.sh
+	s22_live
 fi
 if [ "$NP" -ge 2 ] && [ $FAKE = 0 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect

@@ -227,9 +227,51 @@ static void test_coarse_and_dropped(void **state)
 	assert_string_equal(printed(&f), "");
 	/* a call rank 0 never entered: dropped once its slot is needed */
 	call(&f, -1, 0, 0, 0);
-	for (int i = 0; i < LV_STRAG_CALLS + LV_STRAG_NAME * NG_STRAG_WIN; i++)
+	for (int i = 0; i < lv_strag_ncalls(4) + LV_STRAG_NAME * NG_STRAG_WIN; i++)
 		call(&f, 3, 20 * MS, -1, 0);
 	assert_non_null(strstr(printed(&f), "straggler: rank 3 (host hostb)"));
+	stop(&f);
+}
+
+/* The punctual ranks run 200 calls ahead of the late one, as an
+ * asynchronous loop whose queue holds that many does; the late one enters
+ * each 20 ms after its previous.  Its arrival at a call comes when the
+ * others are 200 calls further: it is named while the job runs, not
+ * only from the calls left once the others stopped. */
+static void test_queued_ahead(void **state)
+{
+	struct fixture f;
+	int i = 1, k = 1;
+
+	(void)state;
+	start(&f, 0);
+	procs(&f);
+	/* merged in time order, as the sessions are read; the late rank's
+	 * first 300 calls */
+	while (k <= 300) {
+		int64_t ti = f.t + (i > 200 ? (i - 200) * 20 * MS : i * 10 * US);
+		int64_t tk = f.t + k * 20 * MS;
+		int late = tk < ti;
+
+		for (int r = 0; r < 4; r++) {
+			struct ev_event e;
+
+			if ((r == 2) != late)
+				continue;
+			e = ev_of(EV_ENQ, r, late ? tk : ti);
+			e.r.coll.comm_hash = COMM;
+			e.r.coll.seq = (uint64_t)(late ? k : i);
+			e.r.coll.op = "allreduce";
+			e.r.coll.nranks = 4;
+			e.r.coll.enter_ns = e.src.ts;
+			lv_event(&f.st, r < 2 ? 0 : 1, &e);
+		}
+		if (late)
+			k++;
+		else
+			i++;
+	}
+	assert_non_null(strstr(printed(&f), "straggler: rank 2 (host hostb)"));
 	stop(&f);
 }
 
@@ -240,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_no_false_alarm),
 		cmocka_unit_test(test_coarse_and_dropped),
+		cmocka_unit_test(test_queued_ahead),
 	};
 
 	return cmocka_run_group_tests_name("live_straggle", tests, NULL, NULL);
