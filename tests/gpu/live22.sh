@@ -93,12 +93,20 @@ s22_live() {
 	job="s22-strag-$$"
 	mx=$((S22_PORT + 10))
 	s22_watch strag "$job" --metrics "127.0.0.1:$mx"
-	sleep 2
-	rm -f /tmp/s22c.id
+	rm -f /tmp/s22c.id "$OUT/s22_strag.go"
+	# The ranks start once watch has attached to the job's session: a
+	# live viewer sees nothing from before, and the punctual ranks'
+	# arrivals are what the late one is judged against.
 	NCCLGUARD_JOB=$job st "$NG" run --relay "net://127.0.0.1:$S22_PORT" -o "$OUT/s22_strag" --inject "delay:ms=20,rank=1" \
-		-- tests/gpu/ranks.sh "$NP" $S22_AR --id-file /tmp/s22c.id --iters 600 \
-		--min-bytes 1M --max-bytes 1M >"$OUT/s22_strag.log" 2>&1 &
+		-- bash -c 'i=0; until [ -e "$1" ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+			shift; exec "$@"' s22 "$OUT/s22_strag.go" tests/gpu/ranks.sh "$NP" $S22_AR \
+		--id-file /tmp/s22c.id --iters 600 --min-bytes 1M --max-bytes 1M >"$OUT/s22_strag.log" 2>&1 &
 	rpid=$!
+	i=0
+	until grep -q '"attached to' "$OUT/s22_strag.json" 2>/dev/null || [ $i -ge 300 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	touch "$OUT/s22_strag.go"
 	row "22 straggler: named" "$(s22_until strag "o.get('type') == 'straggler' and o.get('state') == 'start'" 60)"
 	curl -sf "http://127.0.0.1:$mx/metrics" >"$OUT/s22_metrics.txt"
 	row "22   /metrics: lateness, straggler" "$(grep -E '^ncclguard_(lateness_seconds|straggler)\{' "$OUT/s22_metrics.txt" | tr '\n' ' ' | cut -c1-400)"
