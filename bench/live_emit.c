@@ -7,12 +7,12 @@
  * EVERY, as the shim's sampling does) for SECONDS, then comm_end.
  *
  *   live_emit -n RANKS -r RATE -t SECONDS [-b FIRST_RANK] [-w WORLD]
- *             [-e EVERY] [-s RANK:US] [LIB]
+ *             [-e EVERY] [LIB]
  *
  * -b and -w place the ranks in a larger job (several hosts, one
- * live_emit each).  -s: rank RANK's calls arrive US microseconds late
- * (a straggler, for watch's live straggler rule); the ranks' schedules
- * start on a common 10 ms boundary so that their arrivals line up.  The job id is NCCLGUARD_JOB's.  Each rank paces
+ * live_emit each).  The ranks' schedules start at one instant, so that
+ * their arrivals line up as a job's do (watch's straggler rule judges
+ * each call).  The job id is NCCLGUARD_JOB's.  Each rank paces
  * itself in 10 ms steps against CLOCK_MONOTONIC and prints, at the end,
  * "rank R calls C late_ms L" (L: how far behind its schedule it ended).
  */
@@ -40,7 +40,7 @@ static int64_t now_ns(void)
 }
 
 static int rank_main(const char *lib, int rank, int world, long rate, double secs, int every,
-		     int64_t t0, int64_t late_ns)
+		     int64_t t0)
 {
 	const struct ng_tp_ops *ops;
 	int64_t step, end;
@@ -83,7 +83,7 @@ static int rank_main(const char *lib, int rank, int world, long rate, double sec
 		n = (long)carry;
 		carry -= (double)n;
 		while (n-- > 0) {
-			int64_t t = now_ns() + late_ns;
+			int64_t t = now_ns();
 			struct ng_ev_coll_enqueue e = {
 				.comm_hash = COMM, .seq = ++seq, .op = "allreduce", .count = 1024,
 				.datatype = 7, .bytes = 4096, .root_or_peer = -1, .stream = 1,
@@ -116,15 +116,14 @@ static int rank_main(const char *lib, int rank, int world, long rate, double sec
 
 int main(int argc, char **argv)
 {
-	int n = 8, base = 0, world = 0, every = 10, c, bad = 0, late_rank = -1;
-	long late_us = 0;
+	int n = 8, base = 0, world = 0, every = 10, c, bad = 0;
 	int64_t t0;
 	long rate = 1000;
 	double secs = 10;
 	char lib[PATH_MAX + 32], exe[PATH_MAX];
 	ssize_t len;
 
-	while ((c = getopt(argc, argv, "n:r:t:b:w:e:s:")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:t:b:w:e:")) != -1) {
 		switch (c) {
 		case 'n': n = atoi(optarg); break;
 		case 'r': rate = atol(optarg); break;
@@ -132,13 +131,9 @@ int main(int argc, char **argv)
 		case 'b': base = atoi(optarg); break;
 		case 'w': world = atoi(optarg); break;
 		case 'e': every = atoi(optarg); break;
-		case 's':
-			if (sscanf(optarg, "%d:%ld", &late_rank, &late_us) == 2 && late_us >= 0)
-				break;
-			/* fall through */
 		default:
 			fprintf(stderr, "usage: live_emit -n RANKS -r RATE -t SECONDS [-b FIRST] "
-				"[-w WORLD] [-e EVERY] [-s RANK:US] [LIB]\n");
+				"[-w WORLD] [-e EVERY] [LIB]\n");
 			return 2;
 		}
 	}
@@ -166,8 +161,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (!pid) {
-			int rc = rank_main(lib, base + r, world, rate, secs, every, t0,
-					   base + r == late_rank ? late_us * 1000 : 0);
+			int rc = rank_main(lib, base + r, world, rate, secs, every, t0);
 
 			fflush(NULL);
 			_exit(rc);
