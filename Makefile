@@ -36,8 +36,9 @@ CLUSTER_PACKAGES := openmpi-bin slurm-wlm munge util-linux
 
 # Not needed to build or test; tests that use them skip without them.
 # .ci/run installs them (make deps-test): Chromium lays out report.html;
-# Prometheus scrapes `watch --metrics` (tests/live/test_watch_metrics.sh).
-TEST_PACKAGES := chromium prometheus
+# Prometheus scrapes `watch --metrics`, and curl asks it what it saw
+# (tests/live/test_watch_metrics.sh).
+TEST_PACKAGES := chromium prometheus curl
 
 # `make check-fresh` makes its Debian 12 chroot with it.
 FRESH_PACKAGES := debootstrap
