@@ -338,6 +338,17 @@ static int hb_ok(struct ev_checks *k, const struct ev_rec_hb *h)
 	return !h->comm_hash || comm_ok(k, h->comm_hash);
 }
 
+/* A process names itself: the pid it says is its events' vpid; another
+ * is counted and replaced by the vpid. */
+static void own_pid(struct ev_checks *k, const struct ev_event *ev, int64_t *pid)
+{
+	if (ev->src.vpid > 0 && *pid && *pid != ev->src.vpid) {
+		ev_bad(k, EV_WHY_RANGE, "pid %lld of process %lld", (long long)*pid,
+		       (long long)ev->src.vpid);
+		*pid = ev->src.vpid;
+	}
+}
+
 /* What is plausible of the values together. */
 int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 {
@@ -345,12 +356,7 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 	case EV_PROC:
 		if (!rank_ok(k, ev->r.proc.rank, ev->r.proc.world_size))
 			return 0;
-		/* the process names itself: its pid is its events' vpid */
-		if (ev->src.vpid > 0 && ev->r.proc.pid && ev->r.proc.pid != ev->src.vpid) {
-			ev_bad(k, EV_WHY_RANGE, "pid %lld of process %lld",
-				(long long)ev->r.proc.pid, (long long)ev->src.vpid);
-			ev->r.proc.pid = ev->src.vpid;
-		}
+		own_pid(k, ev, &ev->r.proc.pid);
 		break;
 	case EV_INIT_BEGIN:
 	case EV_INIT_END:
@@ -393,11 +399,7 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 	case EV_HEARTBEAT:
 		if (!bad && !hb_ok(k, &ev->r.hb))
 			return 0;
-		if (ev->src.vpid > 0 && ev->r.hb.pid && ev->r.hb.pid != ev->src.vpid) {
-			ev_bad(k, EV_WHY_RANGE, "pid %lld of process %lld",
-				(long long)ev->r.hb.pid, (long long)ev->src.vpid);
-			ev->r.hb.pid = ev->src.vpid;
-		}
+		own_pid(k, ev, &ev->r.hb.pid);
 		break;
 	default:
 		return 0;
