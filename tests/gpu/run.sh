@@ -56,6 +56,10 @@
 #      watchdog's timeout (8 s) ends them.  Then live (tests/gpu/live22.sh):
 #      watch attached first and 20 s late names that hang; a 20 ms delay
 #      on rank 1 named a straggler, and /metrics' lateness
+#  23  (NP=4) NCCL 2.30 built from source (tests/gpu/nccl230.sh): the
+#      profiler plugin v6 and env plugin v2 loaded from the shim; a comm
+#      grown 2 -> 4 and shrunk, a call while suspended refused, ncclParam*;
+#      a signal wait never satisfied named by the watchdog
 # STAGES="1 2 3" picks stages (default all); NP ranks, default 1;
 # NG_HEADERS=own builds everything against common/abi/ instead of the
 # real headers.  With
@@ -70,7 +74,7 @@ cd "$(dirname "$0")/../.."
 # Work in /tmp; what comes back (at most 8 files) is copied to $RESULTS.
 RESULTS=${OUT:-}
 OUT=/tmp/ngout; rm -rf "$OUT"; mkdir -p "$OUT"
-STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23"}
 NP=${NP:-1}
 NGPU=$(nvidia-smi -L | grep -c '^GPU')
 [ -n "${CUDA_VISIBLE_DEVICES+x}" ] && NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
@@ -501,6 +505,10 @@ for r in sorted(by, key=int):
 print()' 2>&1)"
 	. tests/gpu/live22.sh
 	s22_live
+fi
+if [ "$NP" -ge 4 ] && want 23; then
+	stage 23
+	. tests/gpu/nccl230.sh
 fi
 if [ "$NP" -ge 2 ] && [ $FAKE = 0 ] && want 2; then nvidia-smi topo -m | tee -a "$OUT/topo.txt"; fi
 collect
