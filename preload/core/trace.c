@@ -128,10 +128,12 @@ void ng_trace_load(void)
 	flush_pending();
 }
 
-/* NCCL's names (ncclAlgoToString, ncclProtoToString): index 0 is unknown. */
+/* NCCL's names (ncclAlgoToString, ncclProtoToString): index 0 is unknown.
+ * "CE" is ours: a collective NCCL ran on the copy engine (profiler v6's
+ * CeColl), which has neither algorithm nor protocol in NCCL's sense. */
 const char *const ng_palgo_name[NG_PNAMES] = {
 	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
-	"other",
+	[NG_PALGO_CE] = "CE", "other",
 };
 const char *const ng_pproto_name[NG_PNAMES] = { "", "LL", "LL128", "SIMPLE", "other" };
 
