@@ -302,8 +302,8 @@ void sim_prof_comm_fini(struct ncclComm *c)
  * NCCL_MAX_NCHANNELS (4). */
 static void choose(const struct sim_op *op, char *algo, char *proto, int *nch)
 {
-	const char *a = getenv("NCCL_ALGO"), *p = getenv("NCCL_PROTO");
-	const char *lo = getenv("NCCL_MIN_NCHANNELS"), *hi = getenv("NCCL_MAX_NCHANNELS");
+	const char *a = sim_getenv("NCCL_ALGO"), *p = sim_getenv("NCCL_PROTO");
+	const char *lo = sim_getenv("NCCL_MIN_NCHANNELS"), *hi = sim_getenv("NCCL_MAX_NCHANNELS");
 	uint64_t bytes = op->busbytes;
 	int min = lo ? atoi(lo) : 1, max = hi ? atoi(hi) : 4, i;
 
