@@ -38,7 +38,7 @@ static const char *const algo_names[] = {
 	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
 	"CE", "other",	/* CE: the copy engine (the shim's name, no protocol) */
 };
-static const char *const proto_names[] = { "", "LL", "LL128", "SIMPLE", "other" };
+static const char *const proto_names[] = { "", "LL", "LL128", "SIMPLE", "-", "other" };
 
 void ev_bad(struct ev_checks *k, enum ev_why why, const char *fmt, ...)
 {

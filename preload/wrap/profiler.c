@@ -215,7 +215,7 @@ static void *ce_start(struct ng_pctx *x, uint64_t nccl_seq, const char *func, si
 	if (fn < 0)
 		return NULL;
 	return ng_pcoll_start(x, fn, 0, count, dtype_of(dtype), root,
-			      NG_PINFO(NG_PALGO_CE, 0, 0, 0, nccl_seq));
+			      NG_PINFO(NG_PALGO_CE, NG_PPROTO_NONE, 0, 0, nccl_seq));
 }
 
 /* A P2p event (a send or a receive): no algorithm; NCCL's channels. */
