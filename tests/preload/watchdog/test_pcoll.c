@@ -8,9 +8,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
+#include "nccl_profiler.h"
 #include "watchdog.h"
+
+extern ncclProfiler_v6_t ncclProfiler_v6;
+extern ncclProfiler_v5_t ncclProfiler_v5;
 
 #define INFO(nch) NG_PINFO(2, 1, (nch), 16, 0)
 
@@ -182,6 +187,54 @@ static void test_copy_engine(void **state)
 	ng_pctx_end(x);
 }
 
+/* Through the v6 table as NCCL 2.29 calls it: a CeColl on a comm only
+ * the plugin sees is a call of algorithm CE, ended by its stop; its
+ * children get no handle; v5's table knows no such event. */
+static void test_v6_ce_events(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	ncclProfilerEventDescr_v6_t d = { .type = ncclProfileCeColl, .rank = 1 };
+	ncclProfilerEventDescr_v5_t d5 = { .type = ncclProfileCeColl, .rank = 1 };
+	struct ng_pcoll *c;
+	void *h = (void *)1, *child = (void *)1;
+
+	(void)state;
+	d.ceColl.seqNumber = 6;
+	d.ceColl.func = "AllGather";
+	d.ceColl.count = 32;
+	d.ceColl.root = -1;
+	d.ceColl.datatype = "ncclFloat32";
+	d.ceColl.syncStrategy = "UC";
+	assert_int_equal(ncclProfiler_v6.startEvent(x, &h, &d), ncclSuccess);
+	assert_non_null(h);
+	c = h;
+	assert_int_equal(c->fn, NG_FN_ncclAllGather);
+	assert_int_equal(c->count, 32);
+	assert_int_equal(c->dtype, ncclFloat32);
+	assert_int_equal(NG_PINFO_ALGO(c->info), NG_PALGO_CE);
+	assert_int_equal(NG_PINFO_PROTO(c->info), NG_PPROTO_NONE);
+	assert_int_equal(NG_PINFO_NCH(c->info), 0);
+	assert_int_equal(NG_PINFO_OPSEQ(c->info), 6);
+	memset(&d, 0, sizeof(d));
+	d.type = ncclProfileCeSync;
+	d.parentObj = h;
+	assert_int_equal(ncclProfiler_v6.startEvent(x, &child, &d), ncclSuccess);
+	assert_null(child);
+	assert_int_equal(c->state, NG_PS_LIVE);
+	assert_int_equal(ncclProfiler_v6.stopEvent(h), ncclSuccess);
+	assert_int_equal(c->state, NG_PS_FREE);
+	/* An unknown func is not recorded. */
+	d.type = ncclProfileCeColl;
+	d.ceColl.func = "Fancy";
+	assert_int_equal(ncclProfiler_v6.startEvent(x, &h, &d), ncclSuccess);
+	assert_null(h);
+	h = (void *)1;
+	d5.coll.func = "AllGather";
+	assert_int_equal(ncclProfiler_v5.startEvent(x, &h, &d5), ncclSuccess);
+	assert_null(h);
+	ng_pctx_end(x);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -208,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_wrapped_untracked),
 		cmocka_unit_test(test_p2p),
 		cmocka_unit_test(test_copy_engine),
+		cmocka_unit_test(test_v6_ce_events),
 		cmocka_unit_test(test_names),
 	};
 
