@@ -74,7 +74,9 @@ assert_eq "$(field "$NG_TMP/v4/report.json" "$ROWS")" \
 	"[('allgather', 3, 3, 'RING', None, 'LL', 1), ('allreduce', 3, 3, 'RING', None, 'LL', 1)]" "v4 rows"
 
 note "preload and plugin, NCCL 2.30: the wrapper times each copy-engine call, NCCL's choice says CE"
-NCCLSIM_VERSION=23007 NCCLSIM_CE_COLL=1 "$NG_BIN" run -o "$NG_TMP/both" -- "$EX" --launch 2 --op allgather \
+# NCCLGUARD_SAMPLE=1: every call GPU-timed, whatever the machine's pace.
+NCCLSIM_VERSION=23007 NCCLSIM_CE_COLL=1 NCCLGUARD_SAMPLE=1 "$NG_BIN" run -o "$NG_TMP/both" -- \
+	"$EX" --launch 2 --op allgather \
 	--iters 3 --warmup 0 --min-bytes 4K --max-bytes 16K >"$NG_TMP/both.out" 2>"$NG_TMP/both.err" ||
 	{ cat "$NG_TMP/both.err"; fail "run failed"; }
 assert_eq "$(grep -c 'PROFILER/Plugin: Loaded ncclguard (v6)$' "$NG_TMP/both.err")" 2 "v6 loaded"
