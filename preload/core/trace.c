@@ -131,7 +131,8 @@ void ng_trace_load(void)
 /* NCCL's names (ncclAlgoToString, ncclProtoToString): index 0 is unknown.
  * "CE" is ours: a collective NCCL ran on the copy engine (profiler v6's
  * CeColl), which has neither algorithm nor protocol in NCCL's sense: its
- * protocol is "-", said rather than left empty. */
+ * protocol is "-", said rather than left empty (babeltrace2 2.0 reads an
+ * empty string field back as the previous event's value of it). */
 const char *const ng_palgo_name[NG_PNAMES] = {
 	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
 	[NG_PALGO_CE] = "CE", "other",
