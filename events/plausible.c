@@ -36,9 +36,9 @@ static const uint8_t type_size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
  * "other" for ones it does not know). */
 static const char *const algo_names[] = {
 	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
-	"other",
+	"CE", "other",	/* CE: the copy engine (the shim's name, no protocol) */
 };
-static const char *const proto_names[] = { "", "LL", "LL128", "SIMPLE", "other" };
+static const char *const proto_names[] = { "", "LL", "LL128", "SIMPLE", "-", "other" };
 
 void ev_bad(struct ev_checks *k, enum ev_why why, const char *fmt, ...)
 {

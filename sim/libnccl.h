@@ -47,6 +47,7 @@ struct ncclComm {
 	void *prof_ctx;		/* the profiler plugin's context, if loaded */
 	uint64_t prof_hash;	/* NCCL's commHash, as the plugin gets it */
 	uint64_t prof_seq[SIM_NKINDS];	/* NCCL's seqNumber per function */
+	uint64_t prof_ce_seq;		/* NCCL's CE sync counter (ceSeqNum) */
 };
 
 /* One collective or send/recv, stepped by a group task on a stream. */
@@ -79,6 +80,7 @@ struct sim_op {
 	void *prof_ch[SIM_PROF_CH];
 	int prof_nch;
 	int prof_mask;		/* NCCL's mask when the op was launched */
+	int prof_ce;		/* run on the copy engine: no kernel, no KernelCh */
 };
 
 /* Take this op's place in its communicator's order: call in call order. */

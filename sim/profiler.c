@@ -15,11 +15,23 @@
  * ends.  A collective whose peer never comes never ends: its channels
  * stay started, as on a GPU.  Proxy ops and steps are not emulated.
  *
- * NCCLSIM_PROFILER_VERSION=4 or 3 calls the plugin as NCCL 2.27 or 2.26
- * would: through ncclProfiler_v4 (no parentGroup) or ncclProfiler_v3
- * (init knows no comm, each Coll and P2p names its commHash; no GPU
- * timer, no KernelChStop state).  The events are made as v5's and
- * narrowed to the older layout at the call.
+ * Which ncclProfiler_vN follows the version the backend says it is
+ * (NCCLSIM_VERSION, ncclGetVersion): as NCCL 2.29 and 2.30 do, v6 first,
+ * then v5, v4, v3, the first the library has; 2.28 from v5, 2.27 from v4.
+ * NCCLSIM_PROFILER_VERSION=6, 5, 4 or 3 asks for that one alone: v4 and
+ * v3 are called as NCCL 2.27 and 2.26 would, through ncclProfiler_v4 (no
+ * parentGroup) or ncclProfiler_v3 (init knows no comm, each Coll and P2p
+ * names its commHash; no GPU timer, no KernelChStop state).  The events
+ * are made as v6's and narrowed to the older layout at the call.
+ * NCCL_DEBUG=INFO says which was loaded, in NCCL's words.
+ *
+ * Copy-engine collectives (NCCLSIM_CE_COLL=1, version 2.29 or later): the
+ * all-gathers and all-to-alls run "on the copy engine", as NCCL runs them
+ * on symmetric windows (src/ce_coll.cc).  As NCCL, through v6 they are a
+ * CeColl event (parentObj the CollApi event: none asked for here), its
+ * CeSync and CeBatch children if asked, started at the launch and stopped
+ * once the copies are enqueued; no Coll, no KernelCh, no seqNumber of
+ * their function.  Through v5 and older a plugin hears nothing of them.
  */
 #include <ctype.h>
 #include <dlfcn.h>
@@ -33,9 +45,10 @@
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;			/* 0 not tried, 1 loaded, -1 none */
-static int abi;				/* 5, 4 or 3: which ncclProfiler_vN */
+static int abi;				/* 6, 5, 4 or 3: which ncclProfiler_vN */
 static union {
 	void *any;
+	ncclProfiler_v6_t *v6;
 	ncclProfiler_v5_t *v5;
 	ncclProfiler_v4_t *v4;
 	ncclProfiler_v3_t *v3;
@@ -59,10 +72,29 @@ static const char *dtype_name(ncclDataType_t t)
 	}
 }
 
+ncclResult_t pncclGetVersion(int *version);	/* nccl.c: NCCLSIM_VERSION */
+
+/* The NCCL version the backend plays (NCCLSIM_VERSION). */
+static int nccl_version(void)
+{
+	int v = 0;
+
+	return pncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
+/* NCCL_DEBUG=INFO (or TRACE): NCCL's INFO lines. */
+static int debug_info(void)
+{
+	const char *d = getenv("NCCL_DEBUG");
+
+	return d && (!strcasecmp(d, "INFO") || !strcasecmp(d, "TRACE"));
+}
+
 static void load(void)
 {
 	const char *name = getenv("NCCL_PROFILER_PLUGIN");
 	const char *v = getenv("NCCLSIM_PROFILER_VERSION");
+	int ver = nccl_version(), forced = v && *v, first;
 	char alt[256], sym[32];
 	void *h;
 
@@ -72,9 +104,9 @@ static void load(void)
 	loaded = -1;
 	if (name && !strcasecmp(name, "none"))
 		goto out;
-	abi = v && *v ? atoi(v) : 5;
-	if (abi < 3 || abi > 5) {
-		fprintf(stderr, "ncclsim: NCCLSIM_PROFILER_VERSION=%s: not 3, 4 or 5\n", v);
+	first = forced ? atoi(v) : ver >= 22900 ? 6 : ver >= 22800 ? 5 : ver >= 22700 ? 4 : 3;
+	if (first < 3 || first > 6) {
+		fprintf(stderr, "ncclsim: NCCLSIM_PROFILER_VERSION=%s: not 3, 4, 5 or 6\n", v);
 		goto out;
 	}
 	h = dlopen(name && *name ? name : "libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
@@ -88,13 +120,25 @@ static void load(void)
 				dlerror());
 		goto out;
 	}
-	snprintf(sym, sizeof(sym), "ncclProfiler_v%d", abi);
-	prof.any = dlsym(h, sym);
+	/* As NCCL: the newest this version knows, then older ones. */
+	for (abi = first; abi >= (forced ? first : 3) && !prof.any; abi--) {
+		snprintf(sym, sizeof(sym), "ncclProfiler_v%d", abi);
+		prof.any = dlsym(h, sym);
+	}
+	abi++;
 	if (!prof.any) {
-		fprintf(stderr, "ncclsim: %s has no %s\n", name ? name : "plugin", sym);
+		if (forced)
+			fprintf(stderr, "ncclsim: %s has no %s\n", name ? name : "plugin", sym);
+		else
+			fprintf(stderr, "ncclsim: %s has no ncclProfiler_v%d..v3\n",
+				name ? name : "plugin", first);
 		dlclose(h);
 		goto out;
 	}
+	/* Every version's struct starts with its name. */
+	if (debug_info())
+		fprintf(stderr, "ncclsim: NCCL INFO PROFILER/Plugin: Loaded %s (v%d)\n",
+			*(const char *const *)prof.any, abi);
 	loaded = 1;
 out:
 	pthread_mutex_unlock(&load_lock);
@@ -113,6 +157,9 @@ static uint64_t fnv(const char *s)
 static ncclResult_t p_init(struct ncclComm *c, int *m)
 {
 	switch (abi) {
+	case 6:
+		return prof.v6->init(&c->prof_ctx, c->prof_hash, m, NULL, 1, c->nranks, c->rank,
+				     NULL);
 	case 5:
 		return prof.v5->init(&c->prof_ctx, c->prof_hash, m, NULL, 1, c->nranks, c->rank,
 				     NULL);
@@ -147,14 +194,26 @@ static ncclResult_t p_init(struct ncclComm *c, int *m)
 		(o).peer = (i).peer;                                       \
 	} while (0)
 
-/* A v5 event, narrowed to the older layouts (c: its comm). */
-static void p_start(struct ncclComm *c, void **h, ncclProfilerEventDescr_v5_t *d)
+/* v6 only adds to v5's union, within its size: v5's events are v6's
+ * bytes. */
+_Static_assert(sizeof(ncclProfilerEventDescr_v5_t) == sizeof(ncclProfilerEventDescr_v6_t),
+	       "v5 is v6's prefix");
+
+/* A v6 event, narrowed to the older layouts (c: its comm).  The copy
+ * engine's events are never made for those. */
+static void p_start(struct ncclComm *c, void **h, ncclProfilerEventDescr_v6_t *d)
 {
+	ncclProfilerEventDescr_v5_t d5;
 	ncclProfilerEventDescr_v4_t d4;
 	ncclProfilerEventDescr_v3_t d3;
 
+	if (abi == 6) {
+		prof.v6->startEvent(c->prof_ctx, h, d);
+		return;
+	}
 	if (abi == 5) {
-		prof.v5->startEvent(c->prof_ctx, h, d);
+		memcpy(&d5, d, sizeof(d5));
+		prof.v5->startEvent(c->prof_ctx, h, &d5);
 		return;
 	}
 	if (abi == 4) {
@@ -194,7 +253,9 @@ static void p_start(struct ncclComm *c, void **h, ncclProfilerEventDescr_v5_t *d
 
 static void p_stop(void *h)
 {
-	if (abi == 5)
+	if (abi == 6)
+		prof.v6->stopEvent(h);
+	else if (abi == 5)
 		prof.v5->stopEvent(h);
 	else if (abi == 4)
 		prof.v4->stopEvent(h);
@@ -204,7 +265,9 @@ static void p_stop(void *h)
 
 static void p_finalize(void *ctx)
 {
-	if (abi == 5)
+	if (abi == 6)
+		prof.v6->finalize(ctx);
+	else if (abi == 5)
 		prof.v5->finalize(ctx);
 	else if (abi == 4)
 		prof.v4->finalize(ctx);
@@ -239,8 +302,8 @@ void sim_prof_comm_fini(struct ncclComm *c)
  * NCCL_MAX_NCHANNELS (4). */
 static void choose(const struct sim_op *op, char *algo, char *proto, int *nch)
 {
-	const char *a = getenv("NCCL_ALGO"), *p = getenv("NCCL_PROTO");
-	const char *lo = getenv("NCCL_MIN_NCHANNELS"), *hi = getenv("NCCL_MAX_NCHANNELS");
+	const char *a = sim_getenv("NCCL_ALGO"), *p = sim_getenv("NCCL_PROTO");
+	const char *lo = sim_getenv("NCCL_MIN_NCHANNELS"), *hi = sim_getenv("NCCL_MAX_NCHANNELS");
 	uint64_t bytes = op->busbytes;
 	int min = lo ? atoi(lo) : 1, max = hi ? atoi(hi) : 4, i;
 
@@ -278,6 +341,82 @@ static const char *intern(const char *s)
 	return "UNKNOWN";
 }
 
+/* NCCLSIM_CE_COLL=1: all-gathers and all-to-alls on the copy engine.
+ * NCCL 2.29 is the first whose plugin hears of them; asked of an older
+ * version, the knob is refused once, aloud, and the calls run as kernels. */
+static int ce_coll(void)
+{
+	static int on = -1;
+	const char *v;
+	int o = __atomic_load_n(&on, __ATOMIC_RELAXED);
+
+	if (o >= 0)
+		return o;
+	v = getenv("NCCLSIM_CE_COLL");
+	o = v && !strcmp(v, "1");
+	if (o && nccl_version() < 22900) {
+		fprintf(stderr, "ncclsim: NCCLSIM_CE_COLL=1 needs NCCLSIM_VERSION 22900 or later "
+			"(copy-engine collectives reach a profiler from NCCL 2.29): ignored\n");
+		o = 0;
+	}
+	__atomic_store_n(&on, o, __ATOMIC_RELAXED);
+	return o;
+}
+
+/* A copy-engine collective, as NCCL's ncclLaunchCeColl tells a v6 plugin:
+ * the CeColl event, then (if asked) a ready sync, one batch of copies to
+ * the other ranks and a completion sync, each started and stopped as it
+ * is enqueued.  The CeColl is stopped at the launch's end. */
+static void ce_start(struct ncclComm *c, struct sim_op *op, int m)
+{
+	ncclProfilerEventDescr_v6_t d;
+	void *child;
+
+	if (abi != 6 || !(m & (ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch)))
+		return;
+	memset(&d, 0, sizeof(d));
+	d.type = ncclProfileCeColl;
+	d.parentObj = NULL;	/* no CollApi event asked for */
+	d.rank = c->rank;
+	d.ceColl.seqNumber = c->prof_ce_seq;
+	d.ceColl.func = sim_kind_name(op->kind);
+	d.ceColl.sendBuff = op->sendbuf;
+	d.ceColl.recvBuff = op->recvbuf;
+	d.ceColl.count = op->count;
+	d.ceColl.root = op->root;
+	d.ceColl.datatype = dtype_name(op->type);
+	d.ceColl.syncStrategy = "UC";	/* no NVLS multicast here */
+	d.ceColl.ceSeqNum = (uint32_t)c->prof_ce_seq;
+	d.ceColl.stream = op->stream;
+	p_start(c, &op->prof_coll, &d);
+	/* Two syncs per collective, each a step of NCCL's counter. */
+	c->prof_ce_seq += 2;
+	if (!op->prof_coll)
+		return;
+	for (int k = 0; k < 3; k++) {
+		int type = k == 1 ? ncclProfileCeBatch : ncclProfileCeSync;
+
+		if (!(m & type))
+			continue;
+		memset(&d, 0, sizeof(d));
+		d.type = (uint64_t)type;
+		d.parentObj = op->prof_coll;
+		d.rank = c->rank;
+		if (type == ncclProfileCeSync) {
+			d.ceCollSync.isComplete = k == 2;
+			d.ceCollSync.nRanks = c->nranks;
+		} else {
+			/* A copy to each other rank: bus bytes, for these. */
+			d.ceCollBatch.numOps = c->nranks - 1;
+			d.ceCollBatch.totalBytes = op->busbytes;
+		}
+		child = NULL;
+		p_start(c, &child, &d);
+		if (child)
+			p_stop(child);
+	}
+}
+
 void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 {
 	int m = __atomic_load_n(&mask, __ATOMIC_RELAXED);
@@ -287,13 +426,15 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 	for (int i = 0; i < nops; i++) {
 		struct sim_op *op = &ops[i];
 		struct ncclComm *c = op->comm;
-		ncclProfilerEventDescr_v5_t d;
+		ncclProfilerEventDescr_v6_t d;
 		char algo[16], proto[16];
 		void *g;
 		int nch;
 
 		groups[i] = NULL;
 		op->prof_mask = m;	/* NCCL reads it once per task, at enqueue */
+		op->prof_ce = (op->kind == SIM_ALLGATHER || op->kind == SIM_ALLTOALL) &&
+			      c && c->nranks > 1 && ce_coll();
 		if (!c || !c->prof_ctx)
 			continue;
 		/* NCCL runs a collective of a 1-rank comm as a local copy, with
@@ -317,6 +458,10 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 		for (int k = 0; k < i && !g; k++)
 			if (ops[k].comm == c && groups[k] != (void *)-1)
 				g = groups[k];
+		if (op->prof_ce) {
+			ce_start(c, op, m);
+			continue;
+		}
 		if (op->kind == SIM_SEND || op->kind == SIM_RECV) {
 			/* NCCL counts no seqNumber for these. */
 			if (!(m & (ncclProfileP2p | ncclProfileKernelCh)))
@@ -382,10 +527,10 @@ static uint64_t gpu_timer(void)
 
 void sim_prof_kernel_start(struct sim_op *op)
 {
-	ncclProfilerEventDescr_v5_t d;
+	ncclProfilerEventDescr_v6_t d;
 	uint64_t t = gpu_timer();
 
-	if (!prof.any || !op->prof_coll || !(op->prof_mask & ncclProfileKernelCh))
+	if (!prof.any || !op->prof_coll || op->prof_ce || !(op->prof_mask & ncclProfileKernelCh))
 		return;
 	for (int ch = 0; ch < op->prof_nch; ch++) {
 		memset(&d, 0, sizeof(d));
@@ -410,7 +555,9 @@ void sim_prof_kernel_end(struct sim_op *op)
 		if (!op->prof_ch[ch])
 			continue;
 		/* v4's state args are v5's; v3 has no KernelChStop state. */
-		if (abi == 5)
+		if (abi == 6)
+			prof.v6->recordEventState(op->prof_ch[ch], ncclProfilerKernelChStop, &a);
+		else if (abi == 5)
 			prof.v5->recordEventState(op->prof_ch[ch], ncclProfilerKernelChStop, &a);
 		else if (abi == 4)
 			prof.v4->recordEventState(op->prof_ch[ch], ncclProfilerKernelChStop, &a);

@@ -40,6 +40,9 @@
 /* NCCL's configuration files into the environment, once, as NCCL does at
  * its first parameter read (ncclGetUniqueId, an init). */
 void sim_init_env(void);
+/* A parameter as NCCL reads it: through the env plugin if one was loaded
+ * (NCCL_ENV_PLUGIN), else the environment. */
+const char *sim_getenv(const char *name);
 
 /* ---- devices.c --------------------------------------------------------- */
 

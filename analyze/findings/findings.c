@@ -399,8 +399,8 @@ static void algo_findings(struct an_state *an)
 			if (k > m->first && b->proc == b[-1].proc)
 				continue;
 			ranks[n++] = r;
-			add(&l, "%s rank %lld %s/%s %d ch", n > 1 ? "," : "", (long long)r, b->algo,
-			    b->proto, b->nch);
+			add(&l, "%s rank %lld %s/%s %d ch", n > 1 ? "," : "", (long long)r,
+			    an_algo_label(b->algo), an_algo_is_ce(b->algo) ? "-" : b->proto, b->nch);
 		}
 		push(an, AN_FK_algo_mismatch, l.buf, ranks, n,
 		     "Ranks that run different algorithms or channel counts wait on peers that "

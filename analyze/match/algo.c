@@ -184,6 +184,16 @@ const struct an_choice *an_row_choice(const struct an_row *r)
 	return best;
 }
 
+int an_algo_is_ce(const char *algo)
+{
+	return algo && !strcmp(algo, "CE");
+}
+
+const char *an_algo_label(const char *algo)
+{
+	return an_algo_is_ce(algo) ? "copy engine (CE)" : algo;
+}
+
 void an_algo_free(struct an_state *an)
 {
 	free(an->algos);

@@ -137,6 +137,12 @@ void an_algo_finish(struct an_state *an);	/* before the report or the findings *
 void an_algo_free(struct an_state *an);
 /* The row's most frequent choice; NULL: none recorded. */
 const struct an_choice *an_row_choice(const struct an_row *r);
+/* NCCL's choice as the report words it: the copy engine's "CE" (profiler
+ * v6's CeColl; no protocol, no channels) reads "copy engine (CE)", any
+ * other name as NCCL gave it.  an_algo_is_ce: the choice is the copy
+ * engine. */
+int an_algo_is_ce(const char *algo);
+const char *an_algo_label(const char *algo);
 /* ---- stats.c: bandwidth rows ------------------------------------------ */
 
 double an_busbw_factor(const char *op, int nranks);

@@ -50,6 +50,10 @@ static void size_row(struct an_state *an, FILE *f, int i, double total)
 		t.size, (unsigned long long)r->calls);
 	if (*t.note)	/* beside the times it qualifies */
 		fprintf(f, " <small>(%s)</small>", t.note);
+	/* NCCL ran it on the copy engine: said, as NCCL's kernels' choices
+	 * are not shown here. */
+	if (an_row_choice(r) && an_algo_is_ce(an_row_choice(r)->algo))
+		fprintf(f, " <small>(%s)</small>", an_algo_label(an_row_choice(r)->algo));
 	fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.3g</td><td>%.3g</td><td>",
 		t.mean, t.p50, t.p99, t.max, t.algbw, row_busbw(an, r));
 	if (r->timed && total > 0)

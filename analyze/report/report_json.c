@@ -104,6 +104,21 @@ static void collectives(struct an_state *an, FILE *f)
 	end_list(f, an->nrows);
 }
 
+/* A choice's algorithm and protocol; the copy engine's says so in words
+ * and has no protocol (null). */
+static void choice_algo_json(FILE *f, const char *algo, const char *proto)
+{
+	ng_json_str(f, algo);
+	if (an_algo_is_ce(algo)) {
+		fputs(", \"algo_label\": ", f);
+		ng_json_str(f, an_algo_label(algo));
+		fputs(", \"proto\": null", f);
+		return;
+	}
+	fputs(", \"proto\": ", f);
+	ng_json_str(f, proto);
+}
+
 /* What NCCL chose for the row (its profiler plugin's coll_algo, written
  * once per comm, op, size and change): the choice most processes told,
  * or nulls; and every choice when there were several. */
@@ -116,18 +131,14 @@ static void choice_json(FILE *f, const struct an_row *r)
 		return;
 	}
 	fputs(", \"algo\": ", f);
-	ng_json_str(f, c->algo);
-	fputs(", \"proto\": ", f);
-	ng_json_str(f, c->proto);
+	choice_algo_json(f, c->algo, c->proto);
 	fprintf(f, ", \"nchannels\": %d", c->nch);
 	if (r->nchoice < 2)
 		return;
 	fputs(", \"choices\": [", f);
 	for (int i = 0; i < r->nchoice; i++) {
 		fputs(i ? ", {\"algo\": " : "{\"algo\": ", f);
-		ng_json_str(f, r->choice[i].algo);
-		fputs(", \"proto\": ", f);
-		ng_json_str(f, r->choice[i].proto);
+		choice_algo_json(f, r->choice[i].algo, r->choice[i].proto);
 		fprintf(f, ", \"nchannels\": %d}", r->choice[i].nch);
 	}
 	fputc(']', f);
@@ -159,9 +170,7 @@ static void algo_mismatches(struct an_state *an, FILE *f)
 			else
 				fprintf(f, "%s\"pid %lld\": {\"algo\": ", first ? "" : ", ",
 					(long long)p->vpid);
-			ng_json_str(f, b->algo);
-			fputs(", \"proto\": ", f);
-			ng_json_str(f, b->proto);
+			choice_algo_json(f, b->algo, b->proto);
 			fprintf(f, ", \"nchannels\": %d}", b->nch);
 			first = 0;
 		}

@@ -185,12 +185,14 @@ void an_summary(struct an_state *an, FILE *f)
 		an_row_text(r, &t);
 		const struct an_choice *c = an_row_choice(r);
 		char how[160] = "", op[128], algo[72], proto[40];
+		int ce = c && an_algo_is_ce(c->algo);
 
+		/* The copy engine has no protocol: "-", not an empty name. */
 		if (chose)
 			snprintf(how, sizeof(how), "  %s/%s/%d%s",
-				 ng_esc_str(algo, sizeof(algo), c ? c->algo : "-"),
-				 ng_esc_str(proto, sizeof(proto), c ? c->proto : "-"), c ? c->nch : 0,
-				 r->nchoice > 1 ? " (mixed)" : "");
+				 ng_esc_str(algo, sizeof(algo), c ? an_algo_label(c->algo) : "-"),
+				 ng_esc_str(proto, sizeof(proto), c && !ce ? c->proto : "-"),
+				 c ? c->nch : 0, r->nchoice > 1 ? " (mixed)" : "");
 		fprintf(f, "  %-14s %10s %6d %8llu %10s %10s %10s %10s %9.2f %9.2f%s%s\n",
 			ng_esc_str(op, sizeof(op), an->ops[r->op]), t.size, r->nranks, (unsigned long long)r->calls, t.mean,
 			t.p50, t.p99, t.max, t.algbw,

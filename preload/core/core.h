@@ -336,6 +336,8 @@ static inline uint64_t ng_enq_bytes(const struct ng_enq_rec *r)
 #define NG_PINFO_NCH(i) ((unsigned)((i) >> 16 & 0xff))
 #define NG_PINFO_NWARPS(i) ((unsigned)((i) >> 24 & 0xff))
 #define NG_PINFO_OPSEQ(i) ((uint64_t)((i) >> 32))
+#define NG_PALGO_CE 8	/* ng_palgo_name's "CE": the copy engine */
+#define NG_PPROTO_NONE 4	/* ng_pproto_name's "-": the copy engine's */
 extern const char *const ng_palgo_name[NG_PNAMES];
 extern const char *const ng_pproto_name[NG_PNAMES];
 unsigned ng_palgo_id(const char *s);

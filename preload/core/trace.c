@@ -128,12 +128,18 @@ void ng_trace_load(void)
 	flush_pending();
 }
 
-/* NCCL's names (ncclAlgoToString, ncclProtoToString): index 0 is unknown. */
+/* NCCL's names (ncclAlgoToString, ncclProtoToString): index 0 is unknown.
+ * "CE" is ours: a collective NCCL ran on the copy engine (profiler v6's
+ * CeColl), which has neither algorithm nor protocol in NCCL's sense: its
+ * protocol is "-", said rather than left empty (babeltrace2 2.0 reads an
+ * empty string field back as the previous event's value of it). */
 const char *const ng_palgo_name[NG_PNAMES] = {
 	"", "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT",
-	"other",
+	[NG_PALGO_CE] = "CE", "other",
 };
-const char *const ng_pproto_name[NG_PNAMES] = { "", "LL", "LL128", "SIMPLE", "other" };
+const char *const ng_pproto_name[NG_PNAMES] = {
+	"", "LL", "LL128", "SIMPLE", [NG_PPROTO_NONE] = "-", "other",
+};
 
 /* A name's index; the strings are NCCL's static ones, so the pointer seen
  * last for each index is compared first (no strcmp per call). */

@@ -5,10 +5,10 @@
  * setenv(..., 0) just before it loads the plugin), cannot undo it.
  *
  * ABI, verified in NVIDIA/nccl: the v2.28.7-1 release (commit ae7aed19)
- * added src/include/plugin/env/env_v1.h and src/plugin/env.cc; master
- * (5067397c, 2026) adds ncclEnvPlugin_v2 (init gains a logger argument)
- * and still falls back to dlsym("ncclEnvPlugin_v1") (src/plugin/env/
- * env_v1.cc), so v1 serves both.
+ * added src/include/plugin/env/env_v1.h and src/plugin/env.cc; v2.30.7-1
+ * adds ncclEnvPlugin_v2 (src/include/plugin/env/env_v2.h: init gains
+ * NCCL's logger) and looks it up first, falling back to
+ * dlsym("ncclEnvPlugin_v1").  Both are served, with the same getEnv.
  *
  *   typedef struct {
  *     const char* name;
@@ -38,6 +38,7 @@
 
 #include "core.h"
 #include "enforce.h"
+#include "nccl_profiler.h"	/* ncclDebugLogger_t */
 #include "policy.h"
 #include "trust.h"
 
@@ -50,6 +51,20 @@ typedef struct {
 
 _Static_assert(offsetof(ng_env_v1_t, init) == sizeof(void *), "ncclEnv_v1_t layout");
 _Static_assert(offsetof(ng_env_v1_t, getEnv) == 3 * sizeof(void *), "ncclEnv_v1_t layout");
+
+/* ncclEnv_v2_t (NCCL 2.30): v1's with NCCL's logger given to init. */
+typedef struct {
+	const char *name;
+	ncclResult_t (*init)(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix,
+			     ncclDebugLogger_t logfn);
+	ncclResult_t (*finalize)(void);
+	const char *(*getEnv)(const char *name);
+} ng_env_v2_t;
+
+_Static_assert(offsetof(ng_env_v2_t, init) == sizeof(void *), "ncclEnv_v2_t layout");
+_Static_assert(offsetof(ng_env_v2_t, finalize) == 2 * sizeof(void *), "ncclEnv_v2_t layout");
+_Static_assert(offsetof(ng_env_v2_t, getEnv) == 3 * sizeof(void *), "ncclEnv_v2_t layout");
+_Static_assert(sizeof(ng_env_v2_t) == 4 * sizeof(void *), "ncclEnv_v2_t layout");
 
 static const struct ng_policy *served;
 static int installed;		/* NCCL_ENV_PLUGIN names the shim */
@@ -80,6 +95,19 @@ static ncclResult_t env_init(uint8_t major, uint8_t minor, uint8_t patch, const 
 		 suffix ? suffix : "",
 		 __atomic_load_n(&served, __ATOMIC_ACQUIRE) ? ": serving the policy" : "");
 	return ncclSuccess;
+}
+
+/*
+ * v2's logger is not called: NCCL loads the plugin at its first
+ * parameter read, which may be ncclDebugInit's own (NCCL_DEBUG) with
+ * NCCL's debug lock held, and the logger would take that lock again.
+ * The shim's messages go where its others do (NCCLGUARD_LOG).
+ */
+static ncclResult_t env_init_v2(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix,
+				ncclDebugLogger_t logfn)
+{
+	(void)logfn;
+	return env_init(major, minor, patch, suffix);
 }
 
 static ncclResult_t env_finalize(void)
@@ -157,6 +185,13 @@ const char *ng_envplugin_get(const char *name)
 NG_EXPORT ng_env_v1_t ncclEnvPlugin_v1 = {
 	.name = "ncclguard",
 	.init = env_init,
+	.finalize = env_finalize,
+	.getEnv = env_get,
+};
+
+NG_EXPORT ng_env_v2_t ncclEnvPlugin_v2 = {
+	.name = "ncclguard",
+	.init = env_init_v2,
 	.finalize = env_finalize,
 	.getEnv = env_get,
 };

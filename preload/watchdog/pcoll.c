@@ -227,8 +227,14 @@ static void try_complete(struct ng_pcoll *c)
 	struct ng_enq_rec r;
 	struct ng_pcoll *prev;
 
-	if (!__atomic_load_n(&c->host_stopped, __ATOMIC_ACQUIRE) || !started ||
-	    __atomic_load_n(&c->ch_stopped, __ATOMIC_ACQUIRE) < (started > want ? started : want))
+	if (!__atomic_load_n(&c->host_stopped, __ATOMIC_ACQUIRE))
+		return;
+	/* A copy-engine collective has no kernel: NCCL stops it once the
+	 * copies are enqueued, and it ends there, untimed on the GPU (no
+	 * timer comes; the host's enqueue is no GPU time). */
+	if (NG_PINFO_ALGO(c->info) != NG_PALGO_CE &&
+	    (!started ||
+	     __atomic_load_n(&c->ch_stopped, __ATOMIC_ACQUIRE) < (started > want ? started : want)))
 		return;
 	if (!__atomic_compare_exchange_n(&c->state, &live, NG_PS_DONE, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))

@@ -14,8 +14,12 @@
  *
  * Events used: Group (a marker handle), Coll (seqNumber, func, count,
  * datatype, algo, proto, nChannels), P2p (func, count, datatype, peer),
- * KernelCh (GPU start and stop).  The rest are not asked for: each proxy
- * step event costs NCCL's proxy thread.
+ * KernelCh (GPU start and stop), and from v6 (NCCL 2.29) CeColl: a
+ * collective NCCL runs on the copy engine, recorded as a Coll whose
+ * algorithm is "CE", no protocol, no channels.  It has no KernelCh: it
+ * ends at NCCL's stop (the copies enqueued), untimed on the GPU.  The
+ * rest are not asked for: each proxy step event costs NCCL's proxy
+ * thread, and CeSync and CeBatch only split a CeColl's host enqueue.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +204,20 @@ static void *coll_start(struct ng_pctx *x, uint64_t nccl_seq, const char *func, 
 	return ng_pcoll_start(x, fn, 0, count, dtype_of(dtype), root, info);
 }
 
+/* A CeColl event (v6): a Coll on the copy engine.  Its seqNumber is
+ * NCCL's CE sync counter, kept as NCCL's op_seq is, for the record only
+ * (the analyzer matches choices on comm, op and size). */
+static void *ce_start(struct ng_pctx *x, uint64_t nccl_seq, const char *func, size_t count,
+		      int root, const char *dtype)
+{
+	int fn = fn_of(func);
+
+	if (fn < 0)
+		return NULL;
+	return ng_pcoll_start(x, fn, 0, count, dtype_of(dtype), root,
+			      NG_PINFO(NG_PALGO_CE, NG_PPROTO_NONE, 0, 0, nccl_seq));
+}
+
 /* A P2p event (a send or a receive): no algorithm; NCCL's channels. */
 static void *p2p_start(struct ng_pctx *x, const char *func, size_t count, int peer,
 		       const char *dtype, unsigned nch)
@@ -281,19 +299,23 @@ static struct ng_pctx *v3_ctx(uint64_t hash, int rank)
  * timer (v3: none).  The Group handle is the context, a marker: NCCL
  * passes it back as the parent and stops it.
  */
-#define COMM_v5(context, d) ((struct ng_pctx *)(context))
-#define COMM_v4 COMM_v5
+#define COMM_v6(context, d) ((struct ng_pctx *)(context))
+#define COMM_v5 COMM_v6
+#define COMM_v4 COMM_v6
 #define COMM_v3(context, d) v3_ctx((d)->coll.commHash, (d)->rank)
+#define NCH_v6 nChannels
 #define NCH_v5 nChannels
 #define NCH_v4 nChannels
 #define NCH_v3 nMaxChannels
-#define P2P_v5(context, d)                                                               \
+#define P2P_v6(context, d)                                                               \
 	p2p_start(context, (d)->p2p.func, (d)->p2p.count, (d)->p2p.peer, (d)->p2p.datatype, \
 		  (d)->p2p.nChannels)
-#define P2P_v4 P2P_v5
+#define P2P_v5 P2P_v6
+#define P2P_v4 P2P_v6
 #define P2P_v3(context, d) NULL
-#define PTIMER_v5(d) ((d)->kernelCh.pTimer)
-#define PTIMER_v4 PTIMER_v5
+#define PTIMER_v6(d) ((d)->kernelCh.pTimer)
+#define PTIMER_v5 PTIMER_v6
+#define PTIMER_v4 PTIMER_v6
 #define PTIMER_v3(d) 0
 
 #define DEFINE_START(V)                                                                    \
@@ -324,13 +346,53 @@ static struct ng_pctx *v3_ctx(uint64_t hash, int rank)
 			*h = kch_start(d->parentObj, d->kernelCh.channelId, PTIMER_v##V(d)); \
 			break;                                                             \
 		default:                                                                   \
+			CE_v##V(context, h, d);                                            \
 			break;                                                             \
 		}                                                                          \
 		return ncclSuccess;                                                        \
 	}
+/* Only v6 knows the copy engine's events; CeSync and CeBatch are not
+ * asked for, and one that comes anyway gets no handle. */
+#define CE_v6(context, h, d)                                                              \
+	do {                                                                              \
+		if ((d)->type == ncclProfileCeColl)                                       \
+			*(h) = ce_start(context, (d)->ceColl.seqNumber, (d)->ceColl.func, \
+					(d)->ceColl.count, (d)->ceColl.root,               \
+					(d)->ceColl.datatype);                             \
+	} while (0)
+#define CE_v5(context, h, d) ((void)0)
+#define CE_v4 CE_v5
+#define CE_v3 CE_v5
+DEFINE_START(6)
 DEFINE_START(5)
 DEFINE_START(4)
 DEFINE_START(3)
+
+/* ---- v6: NCCL 2.29, 2.30 ------------------------------------------------ */
+static ncclResult_t v5_record(void *h, ncclProfilerEventState_t state,
+			      ncclProfilerEventStateArgs_v5_t *a);
+
+static ncclResult_t v6_init(void **context, uint64_t commId, int *mask, const char *name,
+			    int nnodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+	(void)name;
+	(void)nnodes;
+	(void)logfn;
+	/* Asked of an NCCL that has it: a copy-engine collective of a
+	 * wrapped comm is told as the others, one of a comm only the plugin
+	 * sees is recorded; no other NCCL gets the bit. */
+	__atomic_or_fetch(&asked, ncclProfileCeColl, __ATOMIC_RELAXED);
+	return init_ctx(context, mask, commId, nranks, rank);
+}
+
+__attribute__((visibility("default"))) ncclProfiler_v6_t ncclProfiler_v6 = {
+	.name = "ncclguard",
+	.init = v6_init,
+	.startEvent = v6_start,
+	.stopEvent = stop_event,
+	.recordEventState = v5_record,	/* v6's state args are v5's */
+	.finalize = finalize,
+};
 
 /* ---- v5: NCCL 2.28 ------------------------------------------------------ */
 static ncclResult_t v5_init(void **context, uint64_t commId, int *mask, const char *name,

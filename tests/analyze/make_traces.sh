@@ -109,6 +109,11 @@ if [ "${RECORD:-0}" = 1 ]; then
 	# then many all-reduces, completions flushed after the destroy.
 	record real_one_rank 1 -- -- "$EX" --launch 1 --mixed --group --min-bytes 4 \
 		--max-bytes 32 --step-factor 8 --iters 3 --warmup 0
+	# NCCL 2.30 with copy-engine collectives: every operation at two
+	# sizes, the all-gathers and all-to-alls on the copy engine (profiler
+	# v6's CeColl: algorithm CE), the wrapper timing them all.
+	record real_ce 2 NCCLSIM_VERSION=23007 NCCLSIM_CE_COLL=1 -- -- "$EX" --launch 2 --mixed \
+		--min-bytes 1K --max-bytes 2K --iters 1 --warmup 0
 fi
 
 # Exactly what test_golden.sh runs, with its output paths shown as TMP.

@@ -46,10 +46,21 @@ import json, sys
 r = json.load(open(sys.argv[1], encoding="utf-8")); name = sys.argv[2]
 if len(r["ranks"]) == 1:
     assert not r["stragglers"] and not r["hangs"], (r["stragglers"], r["hangs"])
-if name in ("real_group", "real_mixed", "real_one_rank", "one_rank_late", "real_slow_rank"):
+if name in ("real_group", "real_mixed", "real_one_rank", "one_rank_late", "real_slow_rank",
+            "real_ce"):
     assert not r["hangs"], r["hangs"]
     for c in r["collectives"]:
         assert c["timed"] == c["calls"], c
+# NCCL 2.30's copy-engine calls read as such, and only they.
+if name == "real_ce":
+    ce = sorted(c["op"] for c in r["collectives"] if c["algo"] == "CE")
+    assert ce == ["allgather"] * 2 + ["alltoall"] * 2, ce
+    for c in r["collectives"]:
+        if c["algo"] == "CE":
+            assert c["algo_label"] == "copy engine (CE)" and c["proto"] is None, c
+            assert c["busbw_gbps"] > 0, c
+        else:
+            assert "algo_label" not in c, c
 PY
 	assert_grep '<svg' "$out/report.html"
 	assert_no_grep '<script' "$out/report.html"

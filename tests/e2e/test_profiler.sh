@@ -103,7 +103,7 @@ assert_eq "$(field "$J" 'len(r["hangs"])')" 0 "v3 hangs"
 
 note "an ABI the backend does not know is said"
 NCCLSIM_PROFILER_VERSION=7 ranks badabi 2 2 4096
-assert_grep "NCCLSIM_PROFILER_VERSION=7: not 3, 4 or 5" "$NG_TMP/badabi.err"
+assert_grep "NCCLSIM_PROFILER_VERSION=7: not 3, 4, 5 or 6" "$NG_TMP/badabi.err"
 
 note "preload and plugin: each call once, with NCCL's choice"
 "$NG_BIN" run -o "$NG_TMP/both" -- "$EX" --launch 2 --iters 3 --warmup 0 --max-bytes 64K \

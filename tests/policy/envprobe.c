@@ -13,7 +13,8 @@
  * (rank 0's unique id handed over through FILE) and prints `init VAR=VALUE`
  * as NCCL sees the environment then; `plugin VAR=VALUE` is what NCCL's env
  * plugin loader (NCCL_ENV_PLUGIN, ncclEnvPlugin_v1) would get after the
- * program changed the variable once more.  `affinity CPUS` and `device N`
+ * program changed the variable once more, `plugin_v2 VAR=VALUE` what
+ * NCCL 2.30's (ncclEnvPlugin_v2) would.  `affinity CPUS` and `device N`
  * tell where the process runs.  NCCL and CUDA are looked up at run time,
  * through the global scope, so the preloaded wrappers are the ones called.
  */
@@ -35,6 +36,12 @@ typedef struct {
 	ncclResult_t (*finalize)(void);
 	const char *(*getEnv)(const char *);
 } env_v1_t;
+typedef struct {
+	const char *name;
+	ncclResult_t (*init)(uint8_t, uint8_t, uint8_t, const char *, void *);
+	ncclResult_t (*finalize)(void);
+	const char *(*getEnv)(const char *);
+} env_v2_t;
 
 static void *sym(const char *name)
 {
@@ -171,6 +178,17 @@ int main(int argc, char **argv)
 			p->finalize();
 		} else {
 			printf("plugin none: %s\n", h ? "no ncclEnvPlugin_v1" : dlerror());
+		}
+		/* NCCL 2.30's ncclEnvPlugin_v2: the same answers. */
+		env_v2_t *p2 = h ? dlsym(h, "ncclEnvPlugin_v2") : NULL;
+
+		if (p2 && p2->init(2, 30, 7, "", NULL) == ncclSuccess) {
+			for (int i = 0; i < nvars; i++) {
+				const char *v = p2->getEnv(vars[i]);
+
+				printf("plugin_v2 %s=%s\n", vars[i], v ? v : "<unset>");
+			}
+			p2->finalize();
 		}
 	}
 	fflush(stdout);

@@ -69,6 +69,8 @@ for r in 0 1 2 3; do
 	# The env plugin NCCL >= 2.28.7 loads: the policy, whatever the environment.
 	assert_grep "^plugin NCCL_SOCKET_IFNAME==ib0$" "$out"
 	assert_grep "^plugin NCCL_P2P_DISABLE=<unset>$" "$out"
+	# NCCL 2.30's v2 serves the same.
+	assert_eq "$(sed -n 's/^plugin_v2 //p' "$out")" "$(sed -n 's/^plugin //p' "$out")" "v2 as v1"
 	# One log line per decision, warnings for the overridden values.
 	assert_grep "policy: NCCL_SOCKET_IFNAME==ib0 enforced by $POL:2; the value 'eth0' is ignored" "$err"
 	assert_grep "policy: NCCL_P2P_DISABLE=1 removed: forbidden by $POL:3" "$err"
@@ -112,11 +114,14 @@ POL2="$NG_TMP/etc/algo.conf"
 printf '[env]\nNCCL_ALGO = forbid\n' >"$POL2"
 chmod 600 "$POL2"
 printf 'NCCL_ALGO=Tree\n' >"$NG_TMP/algo.nccl.conf"
-for version in 22809 22700; do
+# The CPU backend loads the env plugin as its version would (2.30:
+# ncclEnvPlugin_v2, 2.28: _v1, 2.27: none) and says what it reads
+# (NCCLSIM_ENV_SHOW): the policy's view through v2 exactly as through v1.
+for version in 23007 22809 22700; do
 	rm -f "$NG_TMP/id"
 	for r in 0 1; do
 		env RANK=$r LOCAL_RANK=0 WORLD_SIZE=2 NCCLGUARD_POLICY="$POL2" NCCLGUARD_SYSROOT="$NG_TMP/host" \
-			NCCLGUARD_LOG=verbose \
+			NCCLGUARD_LOG=verbose NCCL_DEBUG=INFO NCCLSIM_ENV_SHOW=NCCL_ALGO \
 			NCCL_CONF_FILE="$NG_TMP/algo.nccl.conf" NCCLSIM_VERSION=$version \
 			LD_LIBRARY_PATH="$NG_SIM" LD_PRELOAD="$NG_PRELOAD" \
 			"$PROBE" --id "$NG_TMP/id" NCCL_ALGO >"$NG_TMP/algo.$version.$r.out" \
@@ -129,11 +134,19 @@ for version in 22809 22700; do
 		out="$NG_TMP/algo.$version.$r.out" err="$NG_TMP/algo.$version.$r.err"
 		# What NCCL reads from the environment: the file's, on both ranks.
 		assert_grep "^init NCCL_ALGO=Tree$" "$out"
-		if [ $version = 22809 ]; then
+		case $version in
+		23007)	assert_grep "^ncclsim: NCCL INFO ENV/Plugin: Loaded ncclguard (v2)$" "$err" ;;
+		22809)	assert_grep "^ncclsim: NCCL INFO ENV/Plugin: Loaded ncclguard (v1)$" "$err" ;;
+		*)	assert_no_grep "ENV/Plugin: Loaded" "$err" ;;
+		esac
+		if [ $version != 22700 ]; then
 			assert_grep "^plugin NCCL_ALGO=<unset>$" "$out"
 			assert_grep "withheld from NCCL by the shim's env plugin" "$err"
+			# What the backend itself reads through the plugin.
+			assert_grep "^ncclsim: env NCCL_ALGO=<unset>$" "$err"
 		else
 			assert_grep "NCCL applies it all the same" "$err"
+			assert_grep "^ncclsim: env NCCL_ALGO=Tree$" "$err"
 		fi
 		assert_no_grep "NCCL_ALGO=Tree removed" "$err"
 	done

@@ -7,7 +7,8 @@
  *   xla_like IDFILE ITERS [BYTES [SKIP_RANK SKIP_CALL]]
  *
  * RANK and WORLD_SIZE from the environment; XLA_RING=1 adds to each step
- * a send to the next rank and a receive from the previous, in a group.  Rank SKIP_RANK does not make
+ * a send to the next rank and a receive from the previous, in a group;
+ * XLA_ALLGATHER=1 an all-gather of the buffer's shares.  Rank SKIP_RANK does not make
  * its all-reduce number SKIP_CALL (from 1), nor any after: it sleeps, as
  * a rank stuck outside NCCL, and the others hang in that call.
  */
@@ -47,11 +48,14 @@ int main(int argc, char **argv)
 	ncclResult_t (*init)(ncclComm_t *, int, ncclUniqueId, int);
 	ncclResult_t (*allreduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
 				  ncclComm_t, cudaStream_t);
+	ncclResult_t (*allgather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+				  cudaStream_t);
 	ncclResult_t (*destroy)(ncclComm_t);
 	ncclResult_t (*gstart)(void), (*gend)(void);
 	ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 	ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 	int ring = getenv("XLA_RING") && !strcmp(getenv("XLA_RING"), "1");
+	int gather = getenv("XLA_ALLGATHER") && !strcmp(getenv("XLA_ALLGATHER"), "1");
 	cudaError_t (*cmalloc)(void **, size_t);
 	cudaError_t (*cmemset)(void *, int, size_t);
 	cudaError_t (*setdev)(int);
@@ -87,6 +91,7 @@ int main(int argc, char **argv)
 	unique_id = sym(nccl, "ncclGetUniqueId");
 	init = sym(nccl, "ncclCommInitRank");
 	allreduce = sym(nccl, "ncclAllReduce");
+	allgather = sym(nccl, "ncclAllGather");
 	destroy = sym(nccl, "ncclCommDestroy");
 	gstart = sym(nccl, "ncclGroupStart");
 	gend = sym(nccl, "ncclGroupEnd");
@@ -121,6 +126,12 @@ int main(int argc, char **argv)
 		if (allreduce(buf, buf, bytes / 4, ncclFloat32, ncclSum, comm, s) != ncclSuccess ||
 		    sync(s) != cudaSuccess) {
 			fprintf(stderr, "xla_like: rank %d: call %d failed\n", rank, i);
+			return 1;
+		}
+		/* Each rank's share of the buffer, gathered into rbuf. */
+		if (gather && (allgather(buf, rbuf, bytes / 4 / (size_t)world, ncclFloat32, comm,
+					 s) != ncclSuccess || sync(s) != cudaSuccess)) {
+			fprintf(stderr, "xla_like: rank %d: all-gather %d failed\n", rank, i);
 			return 1;
 		}
 		if (ring && (gstart() != ncclSuccess ||

@@ -10,3 +10,13 @@ $(BUILD)/tests/sim/simtest: $(BUILD)/obj/tests/sim/simtest.o $(SIM_DIR)/libnccl.
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(SIM_DIR) -lnccl -lcudart -ldl
 TEST_BINS += $(BUILD)/tests/sim/simtest
+
+# Profiler plugins without ncclProfiler_v6 (test_profiler_load.sh): one
+# with v5 and v4, one with none.
+$(BUILD)/tests/sim/libprof-old.so: tests/sim/prof_old.c common/nccl_profiler.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Icommon $(ALL_LDFLAGS) -shared -o $@ $<
+$(BUILD)/tests/sim/libprof-none.so: tests/sim/prof_old.c common/nccl_profiler.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Icommon -DPROF_NONE $(ALL_LDFLAGS) -shared -o $@ $<
+TEST_BINS += $(BUILD)/tests/sim/libprof-old.so $(BUILD)/tests/sim/libprof-none.so

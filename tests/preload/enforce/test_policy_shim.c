@@ -60,6 +60,25 @@ typedef struct {
 	const char *(*getEnv)(const char *);
 } env_v1_t;
 extern env_v1_t ncclEnvPlugin_v1;
+/* NCCL 2.30's ncclEnvPlugin_v2: init also takes NCCL's logger. */
+typedef void (*logger_t)(int, unsigned long, const char *, int, const char *, ...);
+typedef struct {
+	const char *name;
+	ncclResult_t (*init)(uint8_t, uint8_t, uint8_t, const char *, logger_t);
+	ncclResult_t (*finalize)(void);
+	const char *(*getEnv)(const char *);
+} env_v2_t;
+extern env_v2_t ncclEnvPlugin_v2;
+
+/* The shim never calls NCCL's logger from init: NCCL may hold its debug
+ * lock there. */
+static int nlogged;
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt,
+		   ...)
+{
+	(void)level, (void)flags, (void)file, (void)line, (void)fmt;
+	nlogged++;
+}
 
 static char dir[] = "/tmp/ngshimXXXXXX";
 static char path[256];
@@ -148,6 +167,9 @@ static void test_init_and_after(void **state)
 	assert_non_null(getenv("NCCL_ENV_PLUGIN"));
 	assert_int_equal(ncclEnvPlugin_v1.init(2, 28, 7, ""), ncclSuccess);
 	assert_string_equal(ncclEnvPlugin_v1.name, "ncclguard");
+	assert_int_equal(ncclEnvPlugin_v2.init(2, 30, 7, "", logger), ncclSuccess);
+	assert_string_equal(ncclEnvPlugin_v2.name, "ncclguard");
+	assert_int_equal(nlogged, 0);
 
 	/* The program changes its environment after start. */
 	setenv("NCCL_SOCKET_IFNAME", "eth0", 1);
@@ -161,6 +183,11 @@ static void test_init_and_after(void **state)
 	assert_string_equal(ncclEnvPlugin_v1.getEnv("NCCL_DEBUG"), "TRACE");
 	assert_string_equal(ncclEnvPlugin_v1.getEnv("HOME") ? "set" : "unset",
 			    getenv("HOME") ? "set" : "unset");
+	/* v2 serves the same view. */
+	assert_string_equal(ncclEnvPlugin_v2.getEnv("NCCL_SOCKET_IFNAME"), "=ib0");
+	assert_null(ncclEnvPlugin_v2.getEnv("NCCL_P2P_DISABLE"));
+	assert_string_equal(ncclEnvPlugin_v2.getEnv("NCCL_IB_DISABLE"), "1");
+	assert_string_equal(ncclEnvPlugin_v2.getEnv("NCCL_DEBUG"), "TRACE");
 	/* And the recheck before init puts the environment back. */
 	nwarn = 0;
 	ng_policy_recheck("ncclCommInitRank");

@@ -2,14 +2,20 @@
  * a call completes when its host event and every channel it announced
  * have ended, in whatever order; a call whose kernel never ends is
  * overdue once, oldest first; a comm a wrapper records is not tracked;
- * a comm whose kernels NCCL never reports is never judged. */
+ * a comm whose kernels NCCL never reports is never judged; a copy-engine
+ * call ends at its host stop, untimed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
+#include "nccl_profiler.h"
 #include "watchdog.h"
+
+extern ncclProfiler_v6_t ncclProfiler_v6;
+extern ncclProfiler_v5_t ncclProfiler_v5;
 
 #define INFO(nch) NG_PINFO(2, 1, (nch), 16, 0)
 
@@ -147,6 +153,88 @@ static void test_p2p(void **state)
 	ng_pctx_end(x);
 }
 
+/* A copy-engine collective (profiler v6's CeColl) has no kernel: it ends
+ * at its host stop, with no GPU time, and is never taken for a hang,
+ * even on a comm whose kernels NCCL reports. */
+static void test_copy_engine(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	uint64_t ce_info = NG_PINFO(NG_PALGO_CE, NG_PPROTO_NONE, 0, 0, 4);
+	struct ng_pcoll *k = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
+	struct ng_pcoll *ce, *ce2;
+	struct ng_pcoll_late l;
+
+	(void)state;
+	ng_pcoll_host_stop(k);
+	ng_pcoll_ch_stop(ng_pcoll_ch_start(k, 0, 1));	/* kernels are reported */
+	ce = ng_pcoll_start(x, NG_FN_ncclAllGather, 0, 64, ncclInt8, -1, ce_info);
+	assert_non_null(ce);
+	assert_int_equal(ce->seq, 2);			/* counted as a collective */
+	assert_int_equal(ce->state, NG_PS_LIVE);	/* the copies being enqueued */
+	ng_pcoll_host_stop(ce);
+	assert_int_equal(ce->state, NG_PS_FREE);
+	assert_true(ce->gpu_start == UINT64_MAX && ce->gpu_end == 0);	/* untimed */
+	assert_int_equal(ng_pcoll_overdue(ce->enter_ns + 100000000000ull, 1, &l), 0);
+	/* A kernel after it that never ends is what is overdue. */
+	ce2 = ng_pcoll_start(x, NG_FN_ncclAlltoAll, 0, 64, ncclInt8, -1, ce_info);
+	ng_pcoll_host_stop(ce2);
+	k = ng_pcoll_start(x, NG_FN_ncclAllReduce, 0, 8, ncclInt8, -1, INFO(1));
+	ng_pcoll_host_stop(k);
+	assert_non_null(ng_pcoll_ch_start(k, 0, 1));
+	assert_int_equal(ng_pcoll_overdue(k->enter_ns + 10000000000ull, 1000000000ull, &l), 1);
+	assert_int_equal(l.seq, k->seq);
+	assert_int_equal(l.fn, NG_FN_ncclAllReduce);
+	ng_pctx_end(x);
+}
+
+/* Through the v6 table as NCCL 2.29 calls it: a CeColl on a comm only
+ * the plugin sees is a call of algorithm CE, ended by its stop; its
+ * children get no handle; v5's table knows no such event. */
+static void test_v6_ce_events(void **state)
+{
+	struct ng_pctx *x = ctx(0);
+	ncclProfilerEventDescr_v6_t d = { .type = ncclProfileCeColl, .rank = 1 };
+	ncclProfilerEventDescr_v5_t d5 = { .type = ncclProfileCeColl, .rank = 1 };
+	struct ng_pcoll *c;
+	void *h = (void *)1, *child = (void *)1;
+
+	(void)state;
+	d.ceColl.seqNumber = 6;
+	d.ceColl.func = "AllGather";
+	d.ceColl.count = 32;
+	d.ceColl.root = -1;
+	d.ceColl.datatype = "ncclFloat32";
+	d.ceColl.syncStrategy = "UC";
+	assert_int_equal(ncclProfiler_v6.startEvent(x, &h, &d), ncclSuccess);
+	assert_non_null(h);
+	c = h;
+	assert_int_equal(c->fn, NG_FN_ncclAllGather);
+	assert_int_equal(c->count, 32);
+	assert_int_equal(c->dtype, ncclFloat32);
+	assert_int_equal(NG_PINFO_ALGO(c->info), NG_PALGO_CE);
+	assert_int_equal(NG_PINFO_PROTO(c->info), NG_PPROTO_NONE);
+	assert_int_equal(NG_PINFO_NCH(c->info), 0);
+	assert_int_equal(NG_PINFO_OPSEQ(c->info), 6);
+	memset(&d, 0, sizeof(d));
+	d.type = ncclProfileCeSync;
+	d.parentObj = h;
+	assert_int_equal(ncclProfiler_v6.startEvent(x, &child, &d), ncclSuccess);
+	assert_null(child);
+	assert_int_equal(c->state, NG_PS_LIVE);
+	assert_int_equal(ncclProfiler_v6.stopEvent(h), ncclSuccess);
+	assert_int_equal(c->state, NG_PS_FREE);
+	/* An unknown func is not recorded. */
+	d.type = ncclProfileCeColl;
+	d.ceColl.func = "Fancy";
+	assert_int_equal(ncclProfiler_v6.startEvent(x, &h, &d), ncclSuccess);
+	assert_null(h);
+	h = (void *)1;
+	d5.coll.func = "AllGather";
+	assert_int_equal(ncclProfiler_v5.startEvent(x, &h, &d5), ncclSuccess);
+	assert_null(h);
+	ng_pctx_end(x);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -154,6 +242,10 @@ static void test_names(void **state)
 	assert_string_equal(ng_palgo_name[ng_palgo_id("NVLS_TREE")], "NVLS_TREE");
 	assert_string_equal(ng_palgo_name[ng_palgo_id("FANCY")], "other");
 	assert_string_equal(ng_pproto_name[ng_pproto_id("Simple")], "SIMPLE");
+	assert_int_equal(ng_palgo_id("CE"), NG_PALGO_CE);
+	assert_string_equal(ng_palgo_name[NG_PALGO_CE], "CE");
+	assert_string_equal(ng_pproto_name[NG_PPROTO_NONE], "-");
+	assert_string_equal(ng_pproto_name[ng_pproto_id("FANCY")], "other");
 	assert_int_equal(ng_palgo_id(NULL), 0);
 	assert_int_equal(NG_PINFO_OPSEQ(NG_PINFO(1, 2, 3, 4, 77)), 77);
 	assert_int_equal(NG_PINFO_NCH(NG_PINFO(1, 2, 3, 4, 77)), 3);
@@ -168,6 +260,8 @@ int main(void)
 		cmocka_unit_test(test_prev_without_kernel_freed),
 		cmocka_unit_test(test_wrapped_untracked),
 		cmocka_unit_test(test_p2p),
+		cmocka_unit_test(test_copy_engine),
+		cmocka_unit_test(test_v6_ce_events),
 		cmocka_unit_test(test_names),
 	};
 
