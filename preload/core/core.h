@@ -244,6 +244,13 @@ static inline int ng_from_nccl(const void *ret)
 	return (uintptr_t)ret - __atomic_load_n(&ng_nccl_text_lo, __ATOMIC_RELAXED) <
 	       __atomic_load_n(&ng_nccl_text_len, __ATOMIC_ACQUIRE);
 }
+/* ---- census.c: the functions of the library the shim forwards to ----- */
+/* The API census, once per process: at the watchdog's first tick after
+ * the resolve, or at exit.  Warns of functions no table knows; writes
+ * api_census.  Cheap when done. */
+void ng_census_tick(void);
+void ng_census_reset_after_fork(void);
+
 /* The resolver's building blocks, for unit tests. */
 void *ng_resolve_symbol(const char *name, void **handle_io);
 int ng_is_self(const void *addr);
