@@ -48,8 +48,9 @@ void ng_census_tick(void)
 		if (c.n_unknown > c.n_listed)
 			snprintf(more, sizeof(more), ", and %u more", c.n_unknown - c.n_listed);
 		ng_warn("NCCL %s at %s exports %u function%s ncclguard does not interpose: "
-			"%s%s; their calls are not recorded", ver, path, c.n_unknown,
-			c.n_unknown == 1 ? "" : "s", c.unknown, more);
+			"%s%s; %s calls are not recorded", ver, path, c.n_unknown,
+			c.n_unknown == 1 ? "" : "s", c.unknown, more,
+			c.n_unknown == 1 ? "its" : "their");
 	} else {
 		ng_debug("API census: NCCL %s at %s exports %u nccl* functions, all known%s", ver,
 			 path, c.n_exported, c.device_api ? " (with the device API, whose "
