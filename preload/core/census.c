@@ -25,13 +25,15 @@ static int census_done;		/* atomics */
 void ng_census_tick(void)
 {
 	struct ng_ev_api_census ev = { 0 };
+	const struct ng_tp_ops *tp;
 	struct ng_census c;
-	const char *path = ng_nccl_path();
+	const char *path;
 	char ver[32], why[160] = "";
 
-	if (__atomic_load_n(&census_done, __ATOMIC_ACQUIRE) || !*path ||
+	if (__atomic_load_n(&census_done, __ATOMIC_ACQUIRE) || !ng_nccl_resolved() ||
 	    __atomic_exchange_n(&census_done, 1, __ATOMIC_ACQ_REL))
 		return;
+	path = ng_nccl_path();
 	if (ng_real.ncclGetVersion)
 		ng_real.ncclGetVersion(&ev.nccl_version);
 	ng_census_version(ev.nccl_version, ver, sizeof(ver));
@@ -43,20 +45,29 @@ void ng_census_tick(void)
 			"NCCL's functions, whose calls are not recorded, go unnoticed", ver,
 			path, why);
 	} else if (c.n_unknown) {
-		char more[32] = "";
+		char more[32] = "", list[2 * sizeof(c.unknown)];
+		size_t o = 0;
 
+		/* "a,b" as "a, b" */
+		for (const char *p = c.unknown; *p; p++) {
+			list[o++] = *p;
+			if (*p == ',')
+				list[o++] = ' ';
+		}
+		list[o] = '\0';
 		if (c.n_unknown > c.n_listed)
 			snprintf(more, sizeof(more), ", and %u more", c.n_unknown - c.n_listed);
 		ng_warn("NCCL %s at %s exports %u function%s ncclguard does not interpose: "
 			"%s%s; %s calls are not recorded", ver, path, c.n_unknown,
-			c.n_unknown == 1 ? "" : "s", c.unknown, more,
+			c.n_unknown == 1 ? "" : "s", list, more,
 			c.n_unknown == 1 ? "its" : "their");
 	} else {
 		ng_debug("API census: NCCL %s at %s exports %u nccl* functions, all known%s", ver,
 			 path, c.n_exported, c.device_api ? " (with the device API, whose "
 			 "GPU-initiated traffic is not recorded)" : "");
 	}
-	if (!ng_hot.tp)
+	tp = __atomic_load_n(&ng_hot.tp, __ATOMIC_ACQUIRE);
+	if (!tp)
 		return;
 	ev.path = path;
 	ev.n_exported = (int)c.n_exported;
@@ -64,7 +75,7 @@ void ng_census_tick(void)
 	ev.unknown = c.unknown;
 	ev.device_api = c.device_api;
 	ev.error = why;
-	ng_hot.tp->api_census(&ev);
+	tp->api_census(&ev);
 }
 
 void ng_census_reset_after_fork(void)

@@ -233,6 +233,9 @@ extern struct ng_real_nccl ng_real;
 int ng_resolve_nccl(void);
 /* Path of the library the table resolved to ("" if none). */
 const char *ng_nccl_path(void);
+/* Whether ng_resolve_nccl found NCCL (then the path is set), without
+ * trying: safe from any thread, and at exit. */
+int ng_nccl_resolved(void);
 /* Whether a libnccl.so* is loaded; safe at exit (no dlopen). */
 int ng_nccl_loaded(void);
 /* The executable segment of the resolved NCCL, where its calls to its own
