@@ -1,7 +1,8 @@
 #!/bin/sh
 # The API census in the analyzer, on traces ng_trace_gen writes:
 #   - all known, the device API there: no api_unknown, the summary's line
-#     on GPU-initiated traffic, api_census in report.json;
+#     on GPU-initiated traffic (and the HTML's "Not seen"), api_census in
+#     report.json;
 #   - 3 of 4 processes with the same unknown functions and one with
 #     others: api_unknown once per distinct (version, set), with its
 #     processes; 20 unknown named 16 and "and 4 more";
@@ -47,7 +48,8 @@ job() {
 note "all known, with the device API"
 k="22809 53 0 - 1 -"
 job known "$k" "$k" "$k" "$k"
-an known known || fail "known: exit $rc"
+an known known --html known.html || fail "known: exit $rc"
+assert_grep "Not seen:.* GPU-initiated traffic (the libnccl of 4 processes exports NCCL's device API);" known.html
 assert_eq "$(unknowns known)" "" "api_unknown of a known library"
 assert_no_grep INCOMPLETE known.txt
 assert_grep "^Not recorded: GPU-initiated traffic (the libnccl of 4 processes exports NCCL's device API" known.txt
