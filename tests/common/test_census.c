@@ -406,6 +406,45 @@ static void test_tables(void **state)
 		fail_msg("NCCL 2.28.9 exports functions no table has:%s", un);
 }
 
+/* The two tables never claim one name: an API row is no unwrapped name
+ * and starts with no unwrapped prefix, and each unwrapped row is its own
+ * kind. */
+static const char *const api_rows[] = {
+#define NCCL_PASS(ret, fail, name, params, args) #name,
+#define NCCL_HOOK(ret, fail, name, op, params, args) #name,
+#define NCCL_COLL(name, ...) #name,
+#define NCCL_P2P(name, ...) #name,
+#include "nccl_api.def"
+};
+
+static void test_tables_apart(void **state)
+{
+	static const struct {
+		int prefix;
+		const char *name;
+		enum ng_census_class cls;
+	} uw[] = {
+#define UW_exact 0
+#define UW_prefix 1
+#define UW_device NG_CENSUS_DEVICE
+#define UW_other NG_CENSUS_OTHER
+#define NG_UNWRAPPED(match, name, kind, why) { UW_##match, #name, UW_##kind },
+#include "nccl_unwrapped.def"
+	};
+	char probe[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(uw) / sizeof(uw[0]); i++) {
+		snprintf(probe, sizeof(probe), "%s%s", uw[i].name, uw[i].prefix ? "Anything" : "");
+		if (ng_census_class(probe) != uw[i].cls)
+			fail_msg("%s: not its own kind", probe);
+		for (size_t j = 0; j < sizeof(api_rows) / sizeof(api_rows[0]); j++)
+			if (uw[i].prefix ? !strncmp(api_rows[j], uw[i].name, strlen(uw[i].name)) :
+					   !strcmp(api_rows[j], uw[i].name))
+				fail_msg("%s is in both tables (%s)", api_rows[j], uw[i].name);
+	}
+}
+
 /* 2.29 and 2.30 once nccl_api.def has their rows (else skipped). */
 static void test_tables_newer(void **state)
 {
@@ -463,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_tables_apart),
 		cmocka_unit_test(test_tables_newer),
 		cmocka_unit_test(test_version),
 	};
