@@ -303,7 +303,7 @@ int ng_elf_funcs_file(const char *path, const char *prefix, ng_elf_func_cb cb, v
 		goto out;
 	}
 	/* Mapped, so that only the pages of the headers and tables are read
-	 * (two of NCCL's 218 MB).  A file cut while mapped would fault here
+	 * (a few of NCCL 2.28.9's 218 MB).  A file cut while mapped would fault here
 	 * as it would in the loader's own mapping of the same library. */
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {

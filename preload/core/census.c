@@ -10,7 +10,7 @@
  * It runs on the watchdog thread, at its first tick after the resolve
  * (or at exit, if the process ends before one): the call that found NCCL
  * pays nothing.  Reading the file costs about 0.1 ms (NCCL 2.28.9's
- * 218 MB libnccl.so.2: mapped, two pages of it read).
+ * 218 MB libnccl.so.2: mapped, a few pages of it read).
  */
 #include <errno.h>
 #include <stdio.h>
