@@ -5,7 +5,9 @@
 # injection specs, a uint64 -> index map (u64map.h), the launchers'
 # variables (launcher_env.def), NCCL's interface-list syntax (iflist.h),
 # ops in sentences (op_words.h), verified outputs grouped (fp_vote.h), the
-# straggler rule (straggle.h), nccl-tests' bus bandwidth factors (busbw.h).
+# straggler rule (straggle.h), nccl-tests' bus bandwidth factors (busbw.h),
+# a library's exported functions (elf_dynsym.h) and the API census of them
+# against the tables (nccl_census.h, nccl_unwrapped.def).
 # common/abi/: the CUDA and NCCL declarations a build uses where their headers are absent (the Makefile's
 # NG_HEADER_INC), as tables (*.def) that tests/common/test_abi.sh checks
 # against the real headers.
@@ -22,5 +24,8 @@ COMMON_OP_WORDS_OBJ := $(BUILD)/obj/common/op_words.o
 COMMON_FP_VOTE_OBJ := $(BUILD)/obj/common/fp_vote.o
 COMMON_STRAGGLE_OBJ := $(BUILD)/obj/common/straggle.o
 COMMON_BUSBW_OBJ := $(BUILD)/obj/common/busbw.o
+# The API census (nccl_census.h) on its ELF reader (elf_dynsym.h).
+COMMON_ELF_OBJ := $(BUILD)/obj/common/elf_dynsym.o
+COMMON_CENSUS_OBJ := $(BUILD)/obj/common/nccl_census.o $(COMMON_ELF_OBJ)
 # hw_tie.o reads NCCL's lists with iflist.o: link both.
 COMMON_HW_TIE_OBJ := $(BUILD)/obj/common/hw_tie.o $(COMMON_IFLIST_OBJ)

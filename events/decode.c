@@ -96,7 +96,8 @@ struct row {
 /* The record each event is read into, so that members no field of the
  * event fills start as 0 or "". */
 enum rec {
-	REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_FP, REC_HB, REC_NONE, NRECS
+	REC_PROC, REC_INIT, REC_COLL, REC_ALGO, REC_MISC, REC_HW, REC_FP, REC_HB, REC_CENSUS,
+	REC_NONE, NRECS
 };
 
 /* Each event's kind (events.h) and record. */
@@ -116,6 +117,7 @@ enum rec {
 #define OF_hw_sample		EV_HW_SAMPLE, REC_HW
 #define OF_fingerprint		EV_FPRINT, REC_FP
 #define OF_heartbeat		EV_HEARTBEAT, REC_HB
+#define OF_api_census		EV_CENSUS, REC_CENSUS
 
 static const struct evdef {
 	const char *name;

@@ -106,10 +106,15 @@ struct ev_rec_hb {		/* heartbeat */
 	uint64_t comm_hash, last_seq, done_seq, wait_seq, waited_ns, period_ns;
 };
 
+struct ev_rec_census {		/* api_census */
+	const char *path, *unknown, *error;
+	int64_t nccl_version, n_exported, n_unknown, device_api;
+};
+
 enum ev_kind {
 	EV_OTHER, EV_PROC, EV_INIT_BEGIN, EV_INIT_END, EV_COMM_END, EV_ENQ, EV_DONE,
 	EV_TIMEOUT, EV_POLICY, EV_INJECT, EV_CALLSITE, EV_ALGO,
-	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE, EV_FPRINT, EV_HEARTBEAT,
+	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE, EV_FPRINT, EV_HEARTBEAT, EV_CENSUS,
 };
 
 struct ev_event {
@@ -126,6 +131,7 @@ struct ev_event {
 		struct ev_rec_hw hw;		/* EV_HW_* */
 		struct ev_rec_fp fp;		/* EV_FPRINT */
 		struct ev_rec_hb hb;		/* EV_HEARTBEAT */
+		struct ev_rec_census census;	/* EV_CENSUS */
 	} r;
 	/* ev_head() -> ev_body(): the payload and its class */
 	const void *payload_, *class_;

@@ -338,6 +338,30 @@ static int hb_ok(struct ev_checks *k, const struct ev_rec_hb *h)
 	return !h->comm_hash || comm_ok(k, h->comm_hash);
 }
 
+/* An API census: its unknown functions some of those it exported, their
+ * list identifiers that start with nccl, comma-separated. */
+static int census_ok(struct ev_checks *k, const struct ev_rec_census *c)
+{
+	const char *p = c->unknown;
+
+	if (c->n_unknown > c->n_exported || (*p && !c->n_unknown)) {
+		ev_bad(k, EV_WHY_RANGE, "api_census of %lld unknown in %lld functions",
+		       (long long)c->n_unknown, (long long)c->n_exported);
+		return 0;
+	}
+	while (*p) {
+		size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789_");
+
+		if (n < 4 || strncmp(p, "nccl", 4) || (p[n] && (p[n] != ',' || !p[n + 1]))) {
+			ev_bad(k, EV_WHY_STRING, "api_census unknown \"%.32s\"", c->unknown);
+			return 0;
+		}
+		p += n + !!p[n];
+	}
+	return 1;
+}
+
 /* A process names itself: the pid it says is its events' vpid; another
  * is counted and replaced by the vpid. */
 static void own_pid(struct ev_checks *k, const struct ev_event *ev, int64_t *pid)
@@ -400,6 +424,10 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 		if (!bad && !hb_ok(k, &ev->r.hb))
 			return 0;
 		own_pid(k, ev, &ev->r.hb.pid);
+		break;
+	case EV_CENSUS:
+		if (!bad && !census_ok(k, &ev->r.census))
+			return 0;
 		break;
 	default:
 		return 0;

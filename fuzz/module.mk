@@ -146,3 +146,31 @@ $(BUILD)/tests/fuzz_doctor_replay: $(BUILD)/obj/fuzz/fuzz_doctor.o $(BUILD)/obj/
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 TEST_BINS += $(BUILD)/tests/fuzz_doctor_replay
+
+# The ELF reader of the API census (common/elf_dynsym.c): fuzz/fuzz_elf.c
+# reads the input as a shared object's file; its corpus (fuzz/corpus/elf:
+# tiny libraries with GNU and SysV hash tables, with and without section
+# headers, cut, empty, not ELF) is replayed by a gcc build of the same
+# harness in `make check` (tests/common/test_elf_corpus.sh).
+FUZZ_ELF_SRCS := fuzz/fuzz_elf.c common/elf_dynsym.c
+$(BUILD)/fuzz/fuzz_elf: $(FUZZ_ELF_SRCS) common/elf_dynsym.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Icommon -Wall -Wextra -Werror \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_ELF_SRCS)
+
+.PHONY: fuzz-elf
+fuzz-elf: $(BUILD)/fuzz/fuzz_elf
+	@mkdir -p $(BUILD)/fuzz/elf-corpus
+	@if [ "$(FUZZ_TIME)" != 0 ]; then cd $(BUILD)/fuzz && \
+		./fuzz_elf -max_total_time=$(FUZZ_TIME) -timeout=30 -max_len=16384 \
+		-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
+		elf-corpus $(CURDIR)/fuzz/corpus/elf; fi
+fuzz: fuzz-elf
+
+$(BUILD)/obj/fuzz/fuzz_elf.o: MOD_INC := -Icommon
+$(BUILD)/tests/fuzz_elf_replay: $(BUILD)/obj/fuzz/fuzz_elf.o $(BUILD)/obj/fuzz/replay.o \
+		$(COMMON_ELF_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+TEST_BINS += $(BUILD)/tests/fuzz_elf_replay

@@ -40,6 +40,7 @@ static void atfork_child(void)
 	ng_host_slots_reset_after_fork();
 	ng_pcoll_reset_after_fork();
 	ng_health_reset_after_fork();
+	ng_census_reset_after_fork();
 }
 
 void ng_init(void)

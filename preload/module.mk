@@ -16,7 +16,7 @@ PRELOAD_SRCS := $(PRELOAD_CORE) $(PRELOAD_COMM) $(PRELOAD_ENFORCE) $(PRELOAD_HEA
 	$(PRELOAD_WATCHDOG) $(PRELOAD_WRAP) preload/init.c
 PRELOAD_OWN_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/obj/%.o)
 PRELOAD_OBJS := $(PRELOAD_OWN_OBJS) $(POLICY_OBJS) $(COMMON_JSON_OBJ) $(COMMON_INJECT_OBJ) \
-	$(BUILD)/obj/common/hw_tie.o
+	$(BUILD)/obj/common/hw_tie.o $(COMMON_CENSUS_OBJ)
 
 NG_INC_core     := -Ipreload/core -Icommon -Itracer
 NG_INC_comm     := -Ipreload/comm $(NG_INC_core)

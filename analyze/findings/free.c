@@ -20,5 +20,6 @@ void an_free(struct an_state *an)
 	an_config_free(an);
 	an_hw_free(an);
 	an_verify_free(an);
+	an_census_free(an);
 	an_state_free(an);
 }

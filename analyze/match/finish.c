@@ -626,6 +626,7 @@ void an_finish(struct an_state *an)
 	an_config_mismatches(an);
 	an_algo_finish(an);
 	an_incomplete_scan(an);
+	an_census_finish(an);
 	an_hw_finish(an);
 	an_verify_finish(an);
 }

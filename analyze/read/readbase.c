@@ -124,6 +124,9 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 	case EV_FPRINT:
 		an_fprint(an, &ev->src, &ev->r.fp);
 		break;
+	case EV_CENSUS:
+		an_census(an, &ev->src, &ev->r.census);
+		break;
 	default:
 		break;
 	}
@@ -131,12 +134,13 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 
 /* Counted; its process's and the trace's span taken in, but for the
  * hardware sampler's (its process is no rank, and its last sample is no
- * rank's event: the trace ends with the ranks') and a fingerprint (the
- * watchdog writes it up to a second after its call). */
+ * rank's event: the trace ends with the ranks'), a fingerprint (the
+ * watchdog writes it up to a second after its call) and the API census
+ * (the watchdog's too, at its first tick or at exit). */
 void rd_seen(struct an_state *an, const struct ev_event *ev)
 {
 	if (ev->kind == EV_HW_DEVICE || ev->kind == EV_HW_CHANGE || ev->kind == EV_HW_SAMPLE ||
-	    ev->kind == EV_FPRINT)
+	    ev->kind == EV_FPRINT || ev->kind == EV_CENSUS)
 		an->events++;
 	else
 		an_seen(an, &ev->src);

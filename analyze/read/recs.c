@@ -47,6 +47,9 @@ static const size_t hw_s[] = {
 	SO(ev_rec_hw, pci_path), SO(ev_rec_hw, detail), SO(ev_rec_hw, counter),
 };
 static const size_t fp_s[] = { SO(ev_rec_fp, op), SO(ev_rec_fp, slices) };
+static const size_t census_s[] = {
+	SO(ev_rec_census, path), SO(ev_rec_census, unknown), SO(ev_rec_census, error),
+};
 #undef SO
 
 /* The fixed part of kind's record and its string members; 0: none. */
@@ -89,6 +92,10 @@ static size_t body_of(int kind, const size_t **strs, int *nstrs)
 		*strs = fp_s;
 		*nstrs = N(fp_s);
 		return sizeof(struct ev_rec_fp);
+	case EV_CENSUS:
+		*strs = census_s;
+		*nstrs = N(census_s);
+		return sizeof(struct ev_rec_census);
 	default:
 		return 0;
 	}

@@ -169,6 +169,10 @@ static void checked(struct an_state *an, FILE *f, int nranks)
 			(unsigned long long)calls);
 	if (an->untimed && timed >= calls)
 		fprintf(f, " GPU times of %llu collectives;", (unsigned long long)an->untimed);
+	if (an->census.device_procs)
+		fprintf(f, " GPU-initiated traffic (the libnccl of %d process%s exports NCCL's "
+			"device API);", an->census.device_procs,
+			an->census.device_procs == 1 ? "" : "es");
 	fputs(" what the job did outside NCCL.</p>\n", f);
 }
 

@@ -460,6 +460,21 @@ static void incomplete(struct an_state *an, FILE *f)
 	end_list(f, an->ninc || an->inc_more);
 }
 
+/* The processes' API census, only where the trace has it, so that a
+ * trace without it reads as before: how many took it, how many could
+ * not, and whether traffic the device API starts on the GPU (never
+ * recorded) may have happened. */
+static void census(const struct an_state *an, FILE *f)
+{
+	const struct an_census *c = &an->census;
+
+	if (!c->procs)
+		return;
+	fprintf(f, "  \"api_census\": {\"processes\": %d, \"failed\": %d, "
+		"\"device_api_processes\": %d, \"gpu_initiated_unrecorded\": %s},\n",
+		c->procs, c->failed_procs, c->device_procs, c->device_procs ? "true" : "false");
+}
+
 /* What the hardware sampler saw change (docs/hardware.md); only where the
  * trace holds its events, so a trace without them reads as before. */
 static void hardware(const struct an_state *an, FILE *f)
@@ -524,6 +539,7 @@ int an_report_json(struct an_state *an, FILE *f)
 		"  \"generator\": \"ncclguard %s\",\n  \"events\": %llu,\n",
 		NCCLGUARD_VERSION, (unsigned long long)an->events);
 	incomplete(an, f);
+	census(an, f);
 	findings(an, f);
 	ranks(an, f, order);
 	collectives(an, f);

@@ -160,6 +160,12 @@ void an_summary(struct an_state *an, FILE *f)
 		fprintf(f, " (%llu of them not seen on every rank)", (unsigned long long)an->forced);
 	fprintf(f, ", %llu events, %llu lost\n", (unsigned long long)an->events,
 		(unsigned long long)an->lost_events);
+	/* What no interposer sees, where the trace says it may have happened. */
+	if (an->census.device_procs)
+		fprintf(f, "Not recorded: GPU-initiated traffic (the libnccl of %d process%s "
+			"exports NCCL's device API, whose kernels communicate without a host "
+			"call)\n", an->census.device_procs,
+			an->census.device_procs == 1 ? "" : "es");
 	if (an_verify_on(an)) {
 		char v[512];
 

@@ -155,6 +155,22 @@ struct an_verify {
 	uint64_t calls_more, mism_more;	/* past the caps */
 };
 
+/* census.c: the API census of the processes (api_census events) */
+#define AN_CENSUS_SETS_MAX	64
+struct an_census_set {
+	int64_t version, n_unknown;
+	char *unknown, *error, *path;	/* path: the first process's */
+	int procs;
+};
+struct an_census {
+	struct an_census_set *sets;	/* with unknown functions, or failed */
+	int nsets;
+	int procs;			/* processes that took the census */
+	int device_procs;		/* of them, with the device API */
+	int failed_procs;		/* of them, that could not */
+	uint64_t sets_more;		/* past AN_CENSUS_SETS_MAX */
+};
+
 struct an_state {
 	struct an_opts opts;
 	char *ops[AN_MAX_OPS];
@@ -229,6 +245,9 @@ struct an_state {
 
 	/* verify.c: the output fingerprints */
 	struct an_verify verify;
+
+	/* census.c: the processes' API census */
+	struct an_census census;
 
 	/* algo.c: what NCCL chose, from its profiler plugin */
 	struct an_algo_rec *algos;
@@ -335,6 +354,14 @@ void an_hw_free(struct an_state *an);
 /* A change's device in words: "mlx5_0 port 1", "NVLink 3 of GPU
  * 0000:1a:00.0", "GPU 0000:1a:00.0", "eth0"; buf returned. */
 const char *an_hw_dev_words(const struct an_hw_change *c, char *buf, size_t len);
+
+/* ---- census.c: the API census ---------------------------------------- */
+
+struct ev_rec_census;
+void an_census(struct an_state *an, const struct ev_src *src, const struct ev_rec_census *r);
+/* End of trace: incomplete[] told of functions not interposed (api_unknown). */
+void an_census_finish(struct an_state *an);
+void an_census_free(struct an_state *an);
 
 /* ---- verify.c: output fingerprints ---------------------------------- */
 

@@ -233,6 +233,9 @@ extern struct ng_real_nccl ng_real;
 int ng_resolve_nccl(void);
 /* Path of the library the table resolved to ("" if none). */
 const char *ng_nccl_path(void);
+/* Whether ng_resolve_nccl found NCCL (then the path is set), without
+ * trying: safe from any thread, and at exit. */
+int ng_nccl_resolved(void);
 /* Whether a libnccl.so* is loaded; safe at exit (no dlopen). */
 int ng_nccl_loaded(void);
 /* The executable segment of the resolved NCCL, where its calls to its own
@@ -244,6 +247,13 @@ static inline int ng_from_nccl(const void *ret)
 	return (uintptr_t)ret - __atomic_load_n(&ng_nccl_text_lo, __ATOMIC_RELAXED) <
 	       __atomic_load_n(&ng_nccl_text_len, __ATOMIC_ACQUIRE);
 }
+/* ---- census.c: the functions of the library the shim forwards to ----- */
+/* The API census, once per process: at the watchdog's first tick after
+ * the resolve, or at exit.  Warns of functions no table knows; writes
+ * api_census.  Cheap when done. */
+void ng_census_tick(void);
+void ng_census_reset_after_fork(void);
+
 /* The resolver's building blocks, for unit tests. */
 void *ng_resolve_symbol(const char *name, void **handle_io);
 int ng_is_self(const void *addr);

@@ -180,4 +180,9 @@ const char *ng_nccl_path(void)
 	return nccl_path;
 }
 
+int ng_nccl_resolved(void)
+{
+	return __atomic_load_n(&resolved, __ATOMIC_ACQUIRE);
+}
+
 /* The child of a fork keeps the parent's mappings: nothing to redo. */

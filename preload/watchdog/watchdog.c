@@ -800,6 +800,7 @@ static void *watchdog_main(void *arg)
 		busy += ng_recbuf_drain();	/* untimed calls' records */
 		check_host_calls(now);
 		ng_heartbeat_tick(now);
+		ng_census_tick();
 		check_splits(now);
 		if (ng_pctx_any())
 			check_plugin(now);
@@ -830,6 +831,7 @@ static void flush_at_exit(void)
 	__atomic_store_n(&ng_hot.coarse_ns, 0, __ATOMIC_RELAXED);	/* no more ticks */
 	ng_in_shim = 1;
 	cur_dev = -1;
+	ng_census_tick();	/* a process shorter than a tick */
 	ng_recbuf_drain();
 	while (ng_cuda.cudaEventQuery && poll_pending() + ng_verify_poll() > 0 &&
 	       ng_now_ns() < deadline) {

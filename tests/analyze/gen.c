@@ -72,6 +72,9 @@
  *   hb COMM NRANKS COMM_RANK LAST DONE WAITING OP WAIT_SEQ WAITED_US
  *                                          heartbeat (WAITING and OP - for ""),
  *                                          the rank's and world's from proc's
+ *   census VERSION EXPORTED UNKNOWN NAMES DEVICE ERROR
+ *                                          api_census of the trace's libnccl
+ *                                          (NAMES and ERROR - for "")
  * for the cases a job's regular calls do not make (send/recv hangs, the
  * watchdog's confirmations across call kinds).  --host: the trace's
  * hostname (node0).
@@ -564,6 +567,16 @@ static int script(const char *out, int ranks, const char *path, const char *host
 				     job_id ? job_id : "", c, a, b, last, done,
 				     strcmp(waiting, "-") ? waiting : "", strcmp(op, "-") ? op : "",
 				     seq, waited * 1000, (uint64_t)2000000000);
+		} else if (!strcmp(ev, "census")) {
+			char names[512], err[128];
+			int ver, exported, unknown, device;
+
+			ok = sscanf(line + off, "%d %d %d %511s %d %127s", &ver, &exported, &unknown,
+				    names, &device, err) == 6;
+			if (ok)
+				emit(&st[r], E_api_census, ts, ver, "/usr/lib/libnccl.so.2", exported,
+				     unknown, strcmp(names, "-") ? names : "", device,
+				     strcmp(err, "-") ? err : "");
 		} else {
 			ok = 0;
 		}

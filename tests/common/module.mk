@@ -10,3 +10,6 @@ $(eval $(call ng_unit_test,common,test_u64map,$(COMMON_U64MAP_OBJ),$(TEST_U64MAP
 $(eval $(call ng_unit_test,common,test_inject_spec,$(COMMON_INJECT_OBJ),))
 $(eval $(call ng_unit_test,common,test_hw_tie,$(COMMON_HW_TIE_OBJ),))
 $(eval $(call ng_unit_test,common,test_straggle,$(COMMON_STRAGGLE_OBJ),))
+# The API census reads the CPU backend's libraries, one with a function more.
+$(eval $(call ng_unit_test,common,test_census,$(COMMON_CENSUS_OBJ),))
+$(BUILD)/tests/test_census: | $(BUILD)/sim/libnccl.so.2 $(BUILD)/sim-extra/libnccl.so.2

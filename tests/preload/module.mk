@@ -88,3 +88,9 @@ $(BUILD)/tests/preload/xla_like: tests/preload/xla_like.c tests/preload/idfile.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c,$^) -ldl
 TEST_BINS += $(BUILD)/tests/preload/xla_like
+
+# The API census on a library whose file is gone (test_census_gone.sh).
+$(BUILD)/tests/preload/census_gone: tests/preload/census_gone.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
+TEST_BINS += $(BUILD)/tests/preload/census_gone

@@ -20,3 +20,16 @@ $(BUILD)/tests/sim/libprof-none.so: tests/sim/prof_old.c common/nccl_profiler.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Icommon -DPROF_NONE $(ALL_LDFLAGS) -shared -o $@ $<
 TEST_BINS += $(BUILD)/tests/sim/libprof-old.so $(BUILD)/tests/sim/libprof-none.so
+# The CPU backend with one function more (ncclFutureThing), standing for
+# a newer NCCL than the tables know: the API census's tests
+# (tests/common/test_census.c, tests/e2e/test_api_census.sh).  Its
+# libcudart is the CPU backend's, found by the rpath.
+SIM_EXTRA_DIR := $(BUILD)/sim-extra
+$(SIM_EXTRA_DIR)/libnccl.so.2: $(SIM_NCCL_OBJS) $(BUILD)/obj/tests/sim/future_export.o \
+		sim/libnccl.map $(SIM_DIR)/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -Wl,-soname,libnccl.so.2 -Wl,--version-script=sim/libnccl.map \
+		-Wl,-rpath,'$$ORIGIN/../sim' -o $@ $(SIM_NCCL_OBJS) \
+		$(BUILD)/obj/tests/sim/future_export.o \
+		-L$(SIM_DIR) -l:libcudart.so.13 -lrt -lm -ldl $(SIM_LDFLAGS)
+TEST_BINS += $(SIM_EXTRA_DIR)/libnccl.so.2
