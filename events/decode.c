@@ -116,6 +116,7 @@ enum rec {
 #define OF_hw_sample		EV_HW_SAMPLE, REC_HW
 #define OF_fingerprint		EV_FPRINT, REC_FP
 #define OF_heartbeat		EV_HEARTBEAT, REC_HB
+#define OF_comm_state		EV_COMM_STATE, REC_MISC
 
 static const struct evdef {
 	const char *name;
@@ -508,6 +509,7 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 	if (ev->kind == EV_INIT_BEGIN || ev->kind == EV_INIT_END) {
 		ev->r.init.end = ev->kind == EV_INIT_END;
 		ev->r.init.plugin = !strcmp(ev->r.init.kind, "plugin");
+		ev->r.init.local_ident = !strcmp(ev->r.init.ident, "local");
 	}
 	if (!ev_plausible(&d->chk, ev, bad))
 		return 0;

@@ -373,6 +373,19 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 		if (!bad && !call_ok(k, ev))
 			return 0;
 		break;
+	case EV_COMM_STATE:
+		/* what the shim says of a comm's suspension */
+		if (bad)
+			break;
+		if (strcmp(ev->r.misc.kind, "suspended") && strcmp(ev->r.misc.kind, "resumed") &&
+		    strcmp(ev->r.misc.kind, "refused")) {
+			ev_bad(k, EV_WHY_RANGE, "comm_state \"%.16s\"", ev->r.misc.kind);
+			return 0;
+		}
+		if ((*ev->r.misc.op && !op_ok(k, ev->r.misc.op, 0)) ||
+		    (ev->r.misc.comm_hash && !comm_ok(k, ev->r.misc.comm_hash)))
+			return 0;
+		break;
 	case EV_COMM_END:
 	case EV_TIMEOUT:
 	case EV_POLICY:

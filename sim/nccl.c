@@ -31,14 +31,29 @@ ncclResult_t sim_fail(struct ncclComm *c, ncclResult_t r, const char *fmt, ...)
 
 /* ---- versions, errors ---------------------------------------------------- */
 
-ncclResult_t pncclGetVersion(int *version)
+int sim_version(void)
 {
 	const char *v = getenv("NCCLSIM_VERSION");
 
+	/* Tests simulate mixed NCCL versions with NCCLSIM_VERSION. */
+	return v && *v ? atoi(v) : SIM_NCCL_VERSION;
+}
+
+ncclResult_t sim_need_version(int version, const char *call)
+{
+	int have = sim_version();
+
+	if (have >= version)
+		return ncclSuccess;
+	return sim_fail(NULL, ncclInvalidUsage, "%s is not in NCCL %d.%d (NCCLSIM_VERSION=%d)",
+			call, have / 10000, have / 100 % 100, have);
+}
+
+ncclResult_t pncclGetVersion(int *version)
+{
 	if (!version)
 		return sim_fail(NULL, ncclInvalidArgument, "version is NULL");
-	/* Tests simulate mixed NCCL versions with NCCLSIM_VERSION. */
-	*version = v && *v ? atoi(v) : SIM_NCCL_VERSION;
+	*version = sim_version();
 	return ncclSuccess;
 }
 
@@ -53,6 +68,7 @@ const char *pncclGetErrorString(ncclResult_t r)
 	case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
 	case ncclRemoteError: return "remote process exited or there was a network error";
 	case ncclInProgress: return "NCCL operation in progress";
+	case NG_NCCL_TIMEOUT: return "operation timed out";
 	default: return "unknown result code";
 	}
 }

@@ -25,8 +25,9 @@
  * 6: process_info's timing_off.
  * 7: hw_device, hw_change, hw_sample (the host's hardware sampler).
  * 8: fingerprint and process_info's verify_every (output verification).
- * 9: heartbeat (a waiting rank's position). */
-#define NG_TP_ABI 9
+ * 9: heartbeat (a waiting rank's position).
+ * 10: comm_state (suspend, resume) and comm_init's ident (grow). */
+#define NG_TP_ABI 10
 
 /* struct ng_ev_<event or layout>, one member per field of the event
  * (common/events.def). */
@@ -64,6 +65,7 @@ struct ng_tp_ops {
 	void (*hw_sample)(const struct ng_ev_hw_sample *);
 	void (*fingerprint)(const struct ng_ev_fingerprint *);
 	void (*heartbeat)(const struct ng_ev_heartbeat *);
+	void (*comm_state)(const struct ng_ev_comm_state *);
 };
 
 /* Exported by libncclguard-tp.so. */

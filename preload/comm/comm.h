@@ -41,6 +41,7 @@ struct ng_comm {
 	int nranks;
 	uint8_t dead;			/* destroyed or aborted */
 	uint8_t sample_cls;		/* the size class of the last call */
+	uint8_t suspended;		/* ncclCommSuspend: calls refused (wrap_comm.c) */
 	/* Timed calls only. */
 	uint64_t last_timed_call __attribute__((aligned(64)));
 	/* A record is reused only by a later comm at the same address (registry.c),
@@ -93,6 +94,7 @@ struct ng_comm {
 	int ndeferred;
 	struct ng_pending *deferred[NG_DEFERRED_MAX];	/* nonblocking, InProgress */
 	uint64_t dead_ns;		/* when it was marked dead */
+	int refuse_warned;		/* a refused call of a suspension warned of */
 };
 uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t ng_hash_unique_id(const ncclUniqueId *id);

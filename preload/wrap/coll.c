@@ -153,3 +153,29 @@ void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
 	ng_coll_end_inline(call, r);
 }
+
+/*
+ * A call on a suspended comm (ncclCommSuspend, not yet resumed): NCCL
+ * does not check it, and its kernel would touch the memory the suspend
+ * released.  Refused with ncclInvalidUsage, warned of once per
+ * suspension, and each one recorded as a comm_state "refused": it takes
+ * no seq, as it never reaches NCCL, so ranks that made no such call
+ * still match.
+ */
+NG_COLD ncclResult_t ng_coll_refuse(struct ng_comm *c, int fn)
+{
+	struct ng_ev_comm_state ev = {
+		.comm_hash = c->hash, .state = "refused", .op = ng_fn_op[fn],
+		.result = ncclInvalidUsage,
+	};
+	int e = errno;
+
+	if (!__atomic_exchange_n(&c->refuse_warned, 1, __ATOMIC_RELAXED))
+		ng_warn("%s on communicator %016llx refused (ncclInvalidUsage): the communicator "
+			"is suspended by ncclCommSuspend; call ncclCommResume first",
+			ng_fn_name[fn], (unsigned long long)c->hash);
+	if (ng_hot.tp)
+		ng_hot.tp->comm_state(&ev);
+	errno = e;
+	return ncclInvalidUsage;
+}

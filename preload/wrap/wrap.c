@@ -30,6 +30,15 @@ static int ensure(int fn, void *const *slot)
 		return ng_real.name args;                                     \
 	}
 
+#define NCCL_PASS_VOID(name, params, args)                                    \
+	NG_EXPORT void name params                                            \
+	{                                                                     \
+		if (__builtin_expect(!ng_real.name, 0) &&                     \
+		    ensure(NG_FN_##name, (void *const *)&ng_real.name))       \
+			return;                                               \
+		ng_real.name args;                                            \
+	}
+
 /* NCCL's own calls to its API (resolve.c) go straight back to it. */
 #define NCCL_HOOK(ret, fail, name, op, params, args)                          \
 	NG_EXPORT ret name params                                             \
@@ -85,5 +94,27 @@ struct ng_out {
 #define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...) \
 	NG_EXPORT NG_HOT ncclResult_t name params                               \
 	NG_FORWARD(name, 1, count, dtype, peer, comm, stream, 0, args, NG_NO_OUT)
+
+/* ncclWaitSignal's columns: the signals it waits for, and its one peer
+ * (-1 for several: the watchdog then names the wait without a peer, and
+ * the descriptors are in the debug log, ng_wait_note). */
+static inline uint64_t ng_wait_count(int n, const ncclWaitSignalDesc_t *d)
+{
+	uint64_t k = 0;
+
+	for (int i = 0; d && i < n; i++)
+		k += d[i].opCnt > 0 ? (uint64_t)d[i].opCnt : 0;
+	return k;
+}
+
+static inline int ng_wait_peer(int n, const ncclWaitSignalDesc_t *d)
+{
+	int peer = d && n > 0 ? d[0].peer : -1;
+
+	for (int i = 1; d && i < n; i++)
+		if (d[i].peer != peer)
+			return -1;
+	return peer;
+}
 
 #include "nccl_api.def"
