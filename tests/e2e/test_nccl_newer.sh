@@ -47,27 +47,141 @@ job() {
 }
 ok() { [ "$(cat "$NG_TMP/$1.rc")" = 0 ] || { cat "$NG_TMP/$1.out" "$NG_TMP/$1.err"; fail "job $1 exited $(cat "$NG_TMP/$1.rc")"; }; }
 
-note "grow, with the profiler plugin"
+# comms FILE: the comm_init_end lines of kind grow, "HASH IDENT PARENT".
+grow_ends() {
+	grep 'comm_init_end:' "$1" | grep 'kind = "grow"' |
+		sed 's/.*comm_hash = \(0x[0-9A-F]*\), parent_hash = \(0x[0-9A-F]*\),.*ident = "\([a-z]*\)".*/\1 \3 \2/'
+}
+
+note "grow 2 -> 4, with the profiler plugin: NCCL's hash on every member"
 job grow 4 grow
 ok grow
 assert_eq "$(grep -c 'grown allreduce returned 0' "$NG_TMP/grow.out")" 4 "grown all-reduces"
-python3 - "$NG_TMP/grow.txt" "$NG_TMP/grow.json" <<'PY' || fail "grow: one comm of 4"
-import json, re, sys
-ends = [l for l in open(sys.argv[1]) if "comm_init_end" in l and 'kind = "grow"' in l]
-assert len(ends) == 4, ends
-hashes = {re.search(r"comm_hash = (0x[0-9A-Fa-f]+)", l).group(1) for l in ends}
-assert len(hashes) == 1, hashes
-assert all('ident = "nccl"' in l for l in ends), ends
-assert sum('parent_hash = 0x0,' in l for l in ends) == 2, ends
-h = int(hashes.pop(), 16)
-r = json.load(open(sys.argv[2]))
-comms = {int(c["comm_hash"], 16) if isinstance(c["comm_hash"], str) else c["comm_hash"]: c
-         for c in r["comms"]}
-assert h in comms, (hex(h), list(comms))
-c = comms[h]
-assert c["nranks"] == 4, c
+grow_ends "$NG_TMP/grow.txt" >"$NG_TMP/grow.ends"
+assert_eq "$(wc -l <"$NG_TMP/grow.ends")" 4 "grow comm_init_end events"
+assert_eq "$(cut -d' ' -f1,2 "$NG_TMP/grow.ends" | sort -u | wc -l)" 1 "distinct (hash, ident) of the grown comm"
+assert_grep " nccl " "$NG_TMP/grow.ends"
+assert_eq "$(grep -c ' 0x0$' "$NG_TMP/grow.ends")" 2 "joiners without a parent"
+assert_grep "2 collectives matched" "$NG_TMP/grow.sum"
+python3 - "$NG_TMP/grow.json" <<'PY' || fail "grow: the all-reduce of 4 matched"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = {(c["op"], c["nranks"]): c["calls"] for c in r["collectives"]}
+assert rows == {("allreduce", 2): 1, ("allreduce", 4): 1}, rows
 assert not r["hangs"], r["hangs"]
-assert not [i for i in r.get("incomplete", []) if i.get("kind") == "grow_unjoined"], r["incomplete"]
+assert not [i for i in r["incomplete"] if i["what"] == "grow_unjoined"], r["incomplete"]
+PY
+
+note "grow without the plugin: two halves, said, and no hang"
+NCCL_PROFILER_PLUGIN=none job growlocal 4 grow
+ok growlocal
+grow_ends "$NG_TMP/growlocal.txt" >"$NG_TMP/growlocal.ends"
+assert_eq "$(grep -c ' local ' "$NG_TMP/growlocal.ends")" 4 "grow ends named by the local rule"
+assert_eq "$(cut -d' ' -f1 "$NG_TMP/growlocal.ends" | sort -u | wc -l)" 2 "halves of the grown comm"
+python3 - "$NG_TMP/growlocal.json" <<'PY' || fail "grow without the plugin: grow_unjoined"
+import json, sys
+r = json.load(open(sys.argv[1]))
+inc = [i for i in r["incomplete"] if i["what"] == "grow_unjoined"]
+assert len(inc) == 1 and "NCCL_PROFILER_PLUGIN=libncclguard.so" in inc[0]["detail"], r["incomplete"]
+assert not r["hangs"], r["hangs"]
+PY
+
+note "shrink 4 -> 3"
+job shrink 4 shrink
+ok shrink
+assert_eq "$(grep -c 'shrunk allreduce returned 0' "$NG_TMP/shrink.out")" 3 "shrunk all-reduces"
+python3 - "$NG_TMP/shrink.json" <<'PY' || fail "shrink: the all-reduce of 3 matched"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = {(c["op"], c["nranks"]): c["calls"] for c in r["collectives"]}
+assert rows == {("allreduce", 4): 1, ("allreduce", 3): 1}, rows
+assert not r["hangs"], r["hangs"]
+PY
+
+note "suspend: a collective between suspend and resume refused"
+job suspend 2 suspend
+ok suspend
+assert_eq "$(grep -c 'suspended allreduce returned 5' "$NG_TMP/suspend.out")" 2 "refused all-reduces"
+assert_eq "$(grep -c 'suspended stat 1' "$NG_TMP/suspend.out")" 2 "ncclStatGpuMemSuspended while suspended"
+assert_eq "$(grep -c 'resumed allreduce returned 0' "$NG_TMP/suspend.out")" 4 "all-reduces after the resume"
+assert_eq "$(grep -c 'refused (ncclInvalidUsage): the communicator is suspended by ncclCommSuspend; call ncclCommResume first' \
+	"$NG_TMP/suspend.err")" 2 "warnings, one per rank"
+for st in suspended refused resumed; do
+	assert_eq "$(grep -c "comm_state:.*state = \"$st\"" "$NG_TMP/suspend.txt")" 2 "comm_state $st events"
+done
+assert_grep 'state = "refused", op = "allreduce", flags = 0, result = 5' "$NG_TMP/suspend.txt"
+assert_grep "3 collectives matched" "$NG_TMP/suspend.sum"
+python3 - "$NG_TMP/suspend.json" <<'PY' || fail "suspend: no hang"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["hangs"] and not r["timeouts"], (r["hangs"], r["timeouts"])
+PY
+
+note "signals: put and signal met by a wait, three rounds"
+job signals 2 signals
+ok signals
+assert_eq "$(grep -c 'signals returned 0' "$NG_TMP/signals.out")" 2 "ranks done"
+for op in putsignal signal waitsignal; do
+	assert_eq "$(grep -c "coll_enqueue:.*op = \"$op\"" "$NG_TMP/signals.txt")" 3 "$op events"
+done
+assert_grep 'op = "waitsignal", count = 2, datatype = 1, bytes = 2, root_or_peer = 0' "$NG_TMP/signals.txt"
+python3 - "$NG_TMP/signals.json" <<'PY' || fail "signals: no hang"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["hangs"], r["hangs"]
+PY
+
+note "a wait whose signal never comes: the watchdog names it, with its peer"
+export NCCLGUARD_DUMP_DIR="$NG_TMP/dumps"
+mkdir -p "$NCCLGUARD_DUMP_DIR"
+job nosignal 2 nosignal --timeout 1 --on-timeout exit --inject "drop:rank=0,op=signal"
+assert_grep "injecting drop into signal seq 2" "$NG_TMP/nosignal.err"
+assert_grep "waitsignal seq 1 on comm [0-9a-f]* (2 ranks, 2 B) not complete after" "$NG_TMP/nosignal.err"
+assert_grep "hang: waitsignal p2p seq 1 on comm [0-9a-f]* never completed: rank 1 waiting for rank 0, which posted only 1 of the 2 signals to it; timed out" \
+	"$NG_TMP/nosignal.sum"
+python3 - "$NG_TMP/nosignal.json" "$NCCLGUARD_DUMP_DIR" <<'PY' || fail "nosignal: the hang and its dump"
+import glob, json, os, sys
+r = json.load(open(sys.argv[1]))
+h = r["hangs"]
+assert len(h) == 1 and h[0]["op"] == "waitsignal" and h[0]["missing_ranks"] == [0], h
+dumps = glob.glob(os.path.join(sys.argv[2], "ncclguard-hang-rank1-*.json"))
+assert len(dumps) == 1, dumps
+d = json.load(open(dumps[0]))
+assert [(i["op"], i["peer_or_root"]) for i in d["inflight"]] == [("waitsignal", 0)], d["inflight"]
+PY
+unset NCCLGUARD_DUMP_DIR
+
+note "an injected error on op=waitsignal reaches the program"
+job sigerr 2 signals --inject "error:rank=1,op=waitsignal,code=ncclRemoteError"
+assert_grep "injecting error" "$NG_TMP/sigerr.err"
+assert_grep "signals returned 6" "$NG_TMP/sigerr.out"
+
+note "params and memory stats: the backend's values, unchanged through the shim"
+for m in params memstats; do
+	NCCL_SOCKET_IFNAME=lo9 RANK=0 WORLD_SIZE=1 "$JOB" "$NG_TMP/$m.plain.id" $m \
+		>"$NG_TMP/$m.plain" 2>"$NG_TMP/$m.plain.err" || fail "$m without the shim"
+	NCCL_SOCKET_IFNAME=lo9 RANK=0 WORLD_SIZE=1 LD_PRELOAD="$NG_BUILD/lib/libncclguard.so" \
+		"$JOB" "$NG_TMP/$m.shim.id" $m >"$NG_TMP/$m.shim" 2>"$NG_TMP/$m.shim.err" ||
+		fail "$m with the shim"
+	diff "$NG_TMP/$m.plain" "$NG_TMP/$m.shim" || fail "$m: the shim changed what the program saw"
+done
+assert_grep "param NCCL_SOCKET_IFNAME returned 0: lo9 (3)" "$NG_TMP/params.shim"
+assert_grep "i64 returned 0: 4194304" "$NG_TMP/params.shim"
+assert_grep "i8 returned 4" "$NG_TMP/params.shim"
+assert_grep "ncclsim: NCCL_SOCKET_IFNAME=lo9" "$NG_TMP/params.shim.err"
+assert_grep "stat 1 returned 0: 0" "$NG_TMP/memstats.shim"
+
+note "NCCL 2.28: ncclCommGrow is not there"
+NCCLSIM_VERSION=22809 job growold 2 growold
+ok growold
+assert_eq "$(grep -c 'grow returned 5' "$NG_TMP/growold.out")" 2 "grows refused by NCCL 2.28"
+assert_eq "$(grep -c 'after allreduce returned 0' "$NG_TMP/growold.out")" 2 "all-reduces after"
+assert_no_grep "ncclguard\[.*[Gg]row" "$NG_TMP/growold.err"
+assert_eq "$(grep 'comm_init_end:' "$NG_TMP/growold.txt" | grep -c 'result = 5, .*kind = "grow"')" 2 "failed grow inits"
+python3 - "$NG_TMP/growold.json" <<'PY' || fail "growold: no hang"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["hangs"], r["hangs"]
 PY
 
 echo "api: all ok"
