@@ -215,6 +215,11 @@ void an_p2p_finish(struct an_state *an, struct an_comm *c);
 
 void an_comm_init(struct an_state *an, const struct ev_src *src,
 		  const struct ev_rec_init *r);
+/* ncclCommSuspend, ncclCommResume: a comm suspended at the trace's end
+ * runs nothing, so what it left open is no hang. */
+void an_comm_state(struct an_state *an, const struct ev_src *src,
+		   const struct ev_rec_misc *r);
+int an_comm_suspended(const struct an_state *an, const struct an_comm *c);
 void an_comm_end(struct an_state *an, const struct ev_src *src,
 		 const struct ev_rec_misc *r);
 void an_enqueue(struct an_state *an, const struct ev_src *src,

@@ -333,6 +333,11 @@ void an_p2p_finish(struct an_state *an, struct an_comm *c)
 	int nwait = 0, nreported = 0, first_timed = 0;
 
 	p2p_settle_by_peers(an, c);
+	/* Suspended at the end: nothing of it runs, nothing of it hangs. */
+	if (an_comm_suspended(an, c)) {
+		free(wait);
+		return;
+	}
 
 	for (int i = 0; i < c->nmembers; i++) {
 		struct an_pc *pc = &an->pcs[c->member_pc[i]];

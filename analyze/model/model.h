@@ -209,6 +209,7 @@ struct an_pc {
 	int64_t comm_rank, nranks;
 	uint64_t last_seq, done_seq, marked_seq, drop_seq;
 	int init_begun, init_done, ended;
+	int suspended;		/* ncclCommSuspend without its resume (comm_state) */
 	int destroyed;		/* destroy or finalize: the calls before it are
 				 * done, their completions may still follow */
 	int64_t init_ts;

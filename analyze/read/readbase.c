@@ -117,6 +117,9 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 	case EV_COMM_END:
 		an_comm_end(an, &ev->src, &ev->r.misc);
 		break;
+	case EV_COMM_STATE:
+		an_comm_state(an, &ev->src, &ev->r.misc);
+		break;
 	case EV_TIMEOUT:
 		an_timeout(an, &ev->src, &ev->r.misc);
 		break;
