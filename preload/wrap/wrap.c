@@ -95,9 +95,9 @@ struct ng_out {
 	NG_EXPORT NG_HOT ncclResult_t name params                               \
 	NG_FORWARD(name, 1, count, dtype, peer, comm, stream, 0, args, NG_NO_OUT)
 
-/* ncclWaitSignal's columns: the signals it waits for, and its one peer
- * (-1 for several: the watchdog then names the wait without a peer, and
- * the descriptors are in the debug log, ng_wait_note). */
+/* ncclWaitSignal's columns: the signals it waits for (its count), and
+ * its one peer (-1 for several: the watchdog then names the wait without
+ * a peer, and the analyzer pairs it with nothing). */
 static inline uint64_t ng_wait_count(int n, const ncclWaitSignalDesc_t *d)
 {
 	uint64_t k = 0;

@@ -496,6 +496,14 @@ ncclResult_t ngw_ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *u
 			c->parent_hash = ev.parent_hash;
 			c->init_kind = "grow";
 		}
+	} else if (r == ncclSuccess && newcomm && ng_group_depth > 0) {
+		/* In a group: NCCL writes *newcomm at the group's end, as a
+		 * split's (NCCL's init for it comes then: named locally). */
+		ev.rank = p ? p->rank : rank;
+		ev.result = ncclInProgress;
+		ev.duration_ns = ng_now_ns() - t0;
+		ng_emit_init(0, &ev);
+		ng_split_pending(newcomm, comm, &ev, t0, 1);
 	} else {
 		ev.result = r == ncclSuccess ? ncclInternalError : r;	/* no comm came */
 		ev.duration_ns = ng_now_ns() - t0;
