@@ -117,6 +117,7 @@ enum rec {
 #define OF_fingerprint		EV_FPRINT, REC_FP
 #define OF_heartbeat		EV_HEARTBEAT, REC_HB
 #define OF_comm_state		EV_COMM_STATE, REC_MISC
+#define OF_signal_wait		EV_OTHER, REC_NONE	/* not read: for a trace's reader */
 
 static const struct evdef {
 	const char *name;

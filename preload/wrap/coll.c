@@ -7,6 +7,7 @@
  * Here are its rare cases.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -178,4 +179,38 @@ NG_COLD ncclResult_t ng_coll_refuse(struct ng_comm *c, int fn)
 		ng_hot.tp->comm_state(&ev);
 	errno = e;
 	return ncclInvalidUsage;
+}
+
+/*
+ * ncclWaitSignal on several peers, recorded: its coll_enqueue has peer -1
+ * and the sum of the signals, so what it waits for goes in a signal_wait
+ * per descriptor (the first NG_WAIT_NOTE_MAX; ndesc says how many).  The
+ * wrapper passes the call's own arguments, (nDesc, signalDescs, comm,
+ * stream): a variadic function, so one macro serves every entry point.
+ */
+#define NG_WAIT_NOTE_MAX 64
+
+NG_COLD void ng_wait_note(const struct ng_call *call, ...)
+{
+	const ncclWaitSignalDesc_t *d;
+	va_list ap;
+	int n, e = errno;
+
+	va_start(ap, call);
+	n = va_arg(ap, int);
+	d = va_arg(ap, const ncclWaitSignalDesc_t *);
+	va_end(ap);
+	if (!d || n < 1 || !call->comm || !ng_hot.tp)
+		goto out;
+	for (int i = 0; i < n && i < NG_WAIT_NOTE_MAX; i++) {
+		struct ng_ev_signal_wait ev = {
+			.comm_hash = call->comm->hash, .p2p_seq = call->p2p_seq, .desc = i,
+			.ndesc = n, .peer = d[i].peer, .op_cnt = d[i].opCnt,
+			.sig_idx = d[i].sigIdx, .ctx = d[i].ctx,
+		};
+
+		ng_hot.tp->signal_wait(&ev);
+	}
+out:
+	errno = e;
 }

@@ -21,6 +21,7 @@ void ng_coll_record_inline(const struct ng_call *call);
 void ng_coll_record_callsite(const struct ng_call *call);
 void ng_coll_verify(const struct ng_call *call, void *out, int redop, ncclResult_t r);
 ncclResult_t ng_coll_refuse(struct ng_comm *c, int fn);
+void ng_wait_note(const struct ng_call *call, ...);
 
 /*
  * Counters of a comm advance with a load and a store, not a locked

@@ -65,6 +65,7 @@ struct ng_out {
 			ng_coll_verify(call, ng_o.buf, ng_o.redop, r);        \
 	} while (0)
 
+#define NG_UNPAREN(...) __VA_ARGS__
 #define NG_FORWARD(name, ng_p2p, ng_count, ng_dtype, ng_root, ng_comm, ng_stream, ng_per_rank, args, out) \
 	{                                                                     \
 		struct ng_call ng_c;                                          \
@@ -73,6 +74,10 @@ struct ng_out {
 					 ng_dtype, ng_root, ng_comm, ng_stream, \
 					 ng_per_rank, __builtin_return_address(0))) \
 			return ng_c.result;                                   \
+		/* A wait on several peers: what it waits for (coll.c). */   \
+		if (NG_FN_##name == NG_FN_ncclWaitSignal &&                   \
+		    __builtin_expect(ng_c.active && ng_c.trace && ng_c.root < 0, 0)) \
+			ng_wait_note(&ng_c, NG_UNPAREN args);                 \
 		if (__builtin_expect(!ng_real.name, 0) &&                     \
 		    ensure(NG_FN_##name, (void *const *)&ng_real.name)) {     \
 			ng_r = ncclSystemError;                               \

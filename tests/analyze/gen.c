@@ -67,6 +67,7 @@
  *   grow COMM NRANKS COMM_RANK IDENT       comm_init_begin and _end of kind
  *                                          grow, its ident (nccl, local)
  *   state COMM STATE FLAGS                 comm_state (suspended, resumed)
+ *   sigwait COMM P2P_SEQ PEER OPCNT        signal_wait, one descriptor of one
  *   timeout COMM SEQ OP WHAT               a watchdog's warning
  *   inject KIND COMM SEQ OP
  *   fp COMM SEQ OP NRANKS BYTES SLICES COMPARED HASH
@@ -541,6 +542,10 @@ static int script(const char *out, int ranks, const char *path, const char *host
 				emit(&st[r], E_comm_init_end, ts, c, (uint64_t)0, a, b, 0, 0,
 				     (uint64_t)0, "grow", 0, 1, kind);
 			}
+		} else if (!strcmp(ev, "sigwait")) {
+			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %d %d", &c, &p2p, &a, &b) == 4;
+			if (ok)
+				emit(&st[r], E_signal_wait, ts, c, p2p, 0, 1, a, b, 0, 0);
 		} else if (!strcmp(ev, "state")) {
 			ok = sscanf(line + off, "%" SCNx64 " %31s %d", &c, kind, &a) == 3;
 			if (ok)

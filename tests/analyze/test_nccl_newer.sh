@@ -84,6 +84,7 @@ sig() {
 	echo "1 105 enq ccc 0 1 waitsignal 8 0 2 0 100"
 	echo "1 125 enq ccc 0 2 recv 64 0 2 0 120"
 	echo "1 130 enq ccc 0 3 waitsignal 8 -1 2 0 128"
+	echo "1 131 sigwait ccc 3 0 2"
 	[ "$1" = missing ] && echo "1 205 enq ccc 0 4 waitsignal 4 0 2 0 200"
 	echo "0 3000000 done ccc 0 3 send 64 130 140 2 1"
 	echo "1 3000000 done ccc 0 3 waitsignal 8 130 140 2 -1"

@@ -16,7 +16,8 @@
  *   suspend  an all-reduce, ncclCommSuspend(NCCL_SUSPEND_MEM), one
  *            between (prints its result), ncclCommResume, two after
  *   signals  3 rounds: rank 0 puts and signals to rank 1, which waits for
- *            both (one descriptor of opCnt 2)
+ *            both (one descriptor of opCnt 2); with 3 ranks rank 2 signals
+ *            too, and rank 1's wait has a descriptor for each peer
  *   nosignal rank 1 waits for a signal rank 0 never sends
  *   params   (one rank) the parameter API and memory stats, printed
  */
@@ -168,7 +169,10 @@ static int do_suspend(const char *idfile, int rank, int n, cudaStream_t s)
 
 static int do_signals(const char *idfile, int rank, int n, int rounds, cudaStream_t s)
 {
-	ncclWaitSignalDesc_t d = { .opCnt = 2, .peer = 0, .sigIdx = 0, .ctx = 0 };
+	/* With a third rank, rank 1 also waits for its signal: a wait on two
+	 * peers. */
+	ncclWaitSignalDesc_t d[2] = { { .opCnt = 2, .peer = 0, .sigIdx = 0, .ctx = 0 },
+				      { .opCnt = 1, .peer = 2, .sigIdx = 1, .ctx = 0 } };
 	ncclUniqueId id;
 	ncclComm_t comm;
 	ncclWindow_t win;
@@ -186,7 +190,9 @@ static int do_signals(const char *idfile, int rank, int n, int rounds, cudaStrea
 			if (r == ncclSuccess)
 				r = ncclSignal(1, 0, 0, 0, comm, s);
 		} else if (rank == 1) {
-			r = ncclWaitSignal(1, &d, comm, s);
+			r = ncclWaitSignal(n > 2 ? 2 : 1, d, comm, s);
+		} else if (rank == 2) {
+			r = ncclSignal(1, 1, 0, 0, comm, s);
 		}
 		if (r == ncclSuccess && cudaStreamSynchronize(s))
 			r = ncclUnhandledCudaError;

@@ -9,7 +9,8 @@
 #   shrink    4 -> 3, its all-reduce matched
 #   suspend   a collective between suspend and resume is refused with
 #             ncclInvalidUsage, warned of once, recorded; no hang
-#   signals   put/signal + waitsignal rounds complete and are recorded; a
+#   signals   put/signal + waitsignal rounds complete and are recorded (a
+#             wait on two peers with its descriptors); a
 #             wait with no signal is named by the watchdog with its peer;
 #             an injected error on op=waitsignal reaches the program
 #   params    the parameter API and memory stats: what the backend says
@@ -126,6 +127,22 @@ for op in putsignal signal waitsignal; do
 done
 assert_grep 'op = "waitsignal", count = 2, datatype = 1, bytes = 2, root_or_peer = 0' "$NG_TMP/signals.txt"
 python3 - "$NG_TMP/signals.json" <<'PY' || fail "signals: no hang"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["hangs"], r["hangs"]
+PY
+
+note "a wait on two peers: its descriptors recorded"
+job signals3 3 signals
+ok signals3
+assert_eq "$(grep -c 'signals returned 0' "$NG_TMP/signals3.out")" 3 "ranks done"
+assert_eq "$(grep -c 'coll_enqueue:.*op = "waitsignal", count = 3, datatype = 1, bytes = 3, root_or_peer = -1' \
+	"$NG_TMP/signals3.txt")" 3 "waits on two peers"
+assert_eq "$(grep -c 'signal_wait:.*ndesc = 2, peer = 0, op_cnt = 2, sig_idx = 0' "$NG_TMP/signals3.txt")" 3 \
+	"descriptors of peer 0"
+assert_eq "$(grep -c 'signal_wait:.*ndesc = 2, peer = 2, op_cnt = 1, sig_idx = 1' "$NG_TMP/signals3.txt")" 3 \
+	"descriptors of peer 2"
+python3 - "$NG_TMP/signals3.json" <<'PY' || fail "signals3: no hang"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert not r["hangs"], r["hangs"]
