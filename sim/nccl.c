@@ -31,12 +31,30 @@ ncclResult_t sim_fail(struct ncclComm *c, ncclResult_t r, const char *fmt, ...)
 
 /* ---- versions, errors ---------------------------------------------------- */
 
+/* Tests simulate mixed NCCL versions with NCCLSIM_VERSION: 2.27 to 2.30,
+ * the versions whose API the backend has.  Another value cannot be
+ * played: said once, and the default played. */
+#define SIM_VERSION_MIN 22700
+#define SIM_VERSION_MAX 23099
+
 int sim_version(void)
 {
+	static int warned;
 	const char *v = getenv("NCCLSIM_VERSION");
+	char *end;
+	long n;
 
-	/* Tests simulate mixed NCCL versions with NCCLSIM_VERSION. */
-	return v && *v ? atoi(v) : SIM_NCCL_VERSION;
+	if (!v || !*v)
+		return SIM_NCCL_VERSION;
+	n = strtol(v, &end, 10);
+	if (*end || n < SIM_VERSION_MIN || n > SIM_VERSION_MAX) {
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			fprintf(stderr, "ncclsim: NCCLSIM_VERSION=%s is not a version the CPU backend "
+				"plays (2.27 to 2.30: %d..%d); playing %d\n", v, SIM_VERSION_MIN,
+				SIM_VERSION_MAX, SIM_NCCL_VERSION);
+		return SIM_NCCL_VERSION;
+	}
+	return (int)n;
 }
 
 ncclResult_t sim_need_version(int version, const char *call)
