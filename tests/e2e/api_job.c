@@ -15,6 +15,8 @@
  *            all-reduce, checked
  *   suspend  an all-reduce, ncclCommSuspend(NCCL_SUSPEND_MEM), one
  *            between (prints its result), ncclCommResume, two after
+ *   suspendopen  rank 0 suspends with an all-reduce open that rank 1
+ *            joins 2 s later; its stream is waited for, then resumed
  *   signals  3 rounds: rank 0 puts and signals to rank 1, which waits for
  *            both (one descriptor of opCnt 2); with 3 ranks rank 2 signals
  *            too, and rank 1's wait has a descriptor for each peer
@@ -167,6 +169,42 @@ static int do_suspend(const char *idfile, int rank, int n, cudaStream_t s)
 	return 0;
 }
 
+/* Rank 0 enters an all-reduce rank 1 joins 2 s later, and suspends its
+ * comm meanwhile (the call stays open, its stream waited for before the
+ * resume): its watchdog must not call the open call a hang. */
+static int do_suspendopen(const char *idfile, int rank, int n, cudaStream_t s)
+{
+	ncclUniqueId id;
+	ncclComm_t comm;
+	float *buf;
+	ncclResult_t r;
+
+	if (get_id(idfile, rank, ncclGetUniqueId, &id) ||
+	    ncclCommInitRank(&comm, n, id, rank) != ncclSuccess ||
+	    cudaMalloc((void **)&buf, 256) || cudaMemset(buf, 0, 256))
+		return 3;
+	if (rank == 0) {
+		r = ncclAllReduce(buf, buf, 64, ncclFloat, ncclSum, comm, s);
+		if (r == ncclSuccess)
+			r = ncclCommSuspend(comm, 0);
+		sleep(3);
+		if (r == ncclSuccess && cudaStreamSynchronize(s))
+			r = ncclUnhandledCudaError;
+		if (r == ncclSuccess)
+			r = ncclCommResume(comm);
+	} else {
+		sleep(2);
+		r = ncclAllReduce(buf, buf, 64, ncclFloat, ncclSum, comm, s);
+		if (r == ncclSuccess && cudaStreamSynchronize(s))
+			r = ncclUnhandledCudaError;
+	}
+	printf("suspendopen returned %d\n", r);
+	if (r != ncclSuccess)
+		return 4;
+	ncclCommDestroy(comm);
+	return 0;
+}
+
 static int do_signals(const char *idfile, int rank, int n, int rounds, cudaStream_t s)
 {
 	/* With a third rank, rank 1 also waits for its signal: a wait on two
@@ -286,6 +324,8 @@ int main(int argc, char **argv)
 		rc = do_shrink(argv[1], rank, s);
 	else if (!strcmp(mode, "suspend"))
 		rc = do_suspend(argv[1], rank, n, s);
+	else if (!strcmp(mode, "suspendopen"))
+		rc = do_suspendopen(argv[1], rank, n, s);
 	else if (!strcmp(mode, "signals"))
 		rc = do_signals(argv[1], rank, n, 3, s);
 	else if (!strcmp(mode, "nosignal"))

@@ -8,7 +8,8 @@
 #             grow_unjoined entry, and no hang
 #   shrink    4 -> 3, its all-reduce matched
 #   suspend   a collective between suspend and resume is refused with
-#             ncclInvalidUsage, warned of once, recorded; no hang
+#             ncclInvalidUsage, warned of once, recorded; no hang; a call
+#             left open while suspended is no timeout
 #   signals   put/signal + waitsignal rounds complete and are recorded (a
 #             wait on two peers with its descriptors); a
 #             wait with no signal is named by the watchdog with its peer;
@@ -117,6 +118,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert not r["hangs"] and not r["timeouts"], (r["hangs"], r["timeouts"])
 PY
+
+note "suspended with a call open: the watchdog (1 s) waits it out"
+job suspendopen 2 suspendopen --timeout 1 --on-timeout exit
+ok suspendopen
+assert_no_grep "not complete after" "$NG_TMP/suspendopen.err"
+assert_eq "$(grep -c 'suspendopen returned 0' "$NG_TMP/suspendopen.out")" 2 "ranks done"
 
 note "signals: put and signal met by a wait, three rounds"
 job signals 2 signals
