@@ -229,7 +229,7 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclCo
 
 /* ---- grow (2.29) -------------------------------------------------------------
  *
- * The grown comm's segment is named from its parent's, as a shrink's: the
+ * The grown comm's segment is named from its parent's, as a split's: the
  * existing ranks, which all call ncclCommGrow, agree on it without an
  * exchange, and the parent's root hands it to the joining ranks in the
  * id ncclCommGetUniqueId gives (which names the next grow). */
@@ -293,7 +293,9 @@ ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniq
 	}
 	sim_init_env();
 	c = sim_comm_new(nRanks, me, dev, config);
-	j = sim_setup_new(SIM_SETUP_SHRINK);
+	/* As NCCL's: the handle is the caller's at once, in progress until
+	 * the setup ends (an init's, with a parent for its mode). */
+	j = sim_setup_new(SIM_SETUP_INIT);
 	if (!c || !j) {
 		free(j);
 		if (c)
@@ -312,6 +314,11 @@ ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniq
 	}
 	j->comm = c;
 	j->config = config;
-	j->out = newcomm;
-	return sim_group_submit(j);
+	*newcomm = c;
+	r = sim_group_submit(j);
+	if (r != ncclSuccess && r != ncclInProgress) {
+		*newcomm = NULL;
+		sim_comm_unref(c);
+	}
+	return r;
 }
