@@ -119,6 +119,13 @@ r = json.load(open(sys.argv[1]))
 assert not r["hangs"] and not r["timeouts"], (r["hangs"], r["timeouts"])
 PY
 
+note "suspend on the CPU backend alone: the collective fails, loudly"
+sh "$NG_TMP/ranks.sh" "$JOB" "$NG_TMP/plain.id" 2 suspend >"$NG_TMP/plain.out" 2>&1 ||
+	{ cat "$NG_TMP/plain.out"; fail "suspend without the shim"; }
+assert_eq "$(grep -c 'suspended allreduce returned 3' "$NG_TMP/plain.out")" 2 "ncclInternalError from the backend"
+assert_grep "suspended allreduce: AllReduce on a suspended communicator: it touched memory that ncclCommSuspend released" \
+	"$NG_TMP/plain.out"
+
 note "suspended with a call open: the watchdog (1 s) waits it out"
 job suspendopen 2 suspendopen --timeout 1 --on-timeout exit
 ok suspendopen
