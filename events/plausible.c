@@ -360,8 +360,10 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 		break;
 	case EV_INIT_BEGIN:
 	case EV_INIT_END:
+		/* A grow's begin has no hash yet (0): no comm to check. */
 		if (!bad && (!rank_ok(k, ev->r.init.rank, ev->r.init.nranks) ||
-			     !comm_ok(k, ev->r.init.comm_hash)))
+			     ((ev->r.init.comm_hash || ev->kind != EV_INIT_BEGIN) &&
+			      !comm_ok(k, ev->r.init.comm_hash))))
 			return 0;
 		break;
 	case EV_ALGO:

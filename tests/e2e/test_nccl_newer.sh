@@ -73,6 +73,9 @@ assert rows == {("allreduce", 2): 1, ("allreduce", 4): 1}, rows
 assert not r["hangs"], r["hangs"]
 assert not [i for i in r["incomplete"] if i["what"] == "grow_unjoined"], r["incomplete"]
 PY
+# Every event of the new kinds read as plausible.
+assert_grep '"incomplete"' "$NG_TMP/grow.json"
+assert_no_grep events_implausible "$NG_TMP/grow.json"
 
 note "grow without the plugin: two halves, said, and no hang"
 NCCL_PROFILER_PLUGIN=none job growlocal 4 grow
@@ -87,6 +90,7 @@ inc = [i for i in r["incomplete"] if i["what"] == "grow_unjoined"]
 assert len(inc) == 1 and "NCCL_PROFILER_PLUGIN=libncclguard.so" in inc[0]["detail"], r["incomplete"]
 assert not r["hangs"], r["hangs"]
 PY
+assert_no_grep events_implausible "$NG_TMP/growlocal.json"
 
 note "shrink 4 -> 3"
 job shrink 4 shrink
@@ -156,6 +160,9 @@ assert_eq "$(grep -c 'signal_wait:.*ndesc = 2, peer = 0, op_cnt = 2, sig_idx = 0
 	"descriptors of peer 0"
 assert_eq "$(grep -c 'signal_wait:.*ndesc = 2, peer = 2, op_cnt = 1, sig_idx = 1' "$NG_TMP/signals3.txt")" 3 \
 	"descriptors of peer 2"
+for n in suspend signals signals3; do
+	assert_no_grep events_implausible "$NG_TMP/$n.json"
+done
 python3 - "$NG_TMP/signals3.json" <<'PY' || fail "signals3: no hang"
 import json, sys
 r = json.load(open(sys.argv[1]))
