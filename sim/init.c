@@ -305,8 +305,9 @@ ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniq
 	if (comm) {
 		if (!config)
 			c->blocking = comm->blocking;
+		/* The grow runs in the new comm's mode, its config's or the
+		 * parent's (not the parent's, as a split does). */
 		grow_name(comm, comm->splits++, j->name, sizeof(j->name));
-		j->parent = comm;
 	} else if (id_name(uniqueId, j->name, sizeof(j->name))) {
 		free(j);
 		sim_comm_unref(c);

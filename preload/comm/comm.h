@@ -63,6 +63,7 @@ struct ng_comm {
 	 * call.  Its kind, for the comm_init_end written then. */
 	uint64_t init_pending_ns;
 	const char *init_kind;
+	const char *init_ident;		/* a grow's: which rule named it (wrap_comm.c) */
 	int init_reported;
 	/* The watchdog's, away from the caller's line: calls known complete
 	 * (from timed calls and probes); a call is stuck when it stays past

@@ -495,6 +495,7 @@ ncclResult_t ngw_ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *u
 		if (c) {
 			c->parent_hash = ev.parent_hash;
 			c->init_kind = "grow";
+			c->init_ident = ev.ident;
 		}
 	} else if (r == ncclSuccess && newcomm && ng_group_depth > 0) {
 		/* In a group: NCCL writes *newcomm at the group's end, as a
@@ -676,7 +677,7 @@ static void init_ended(struct ng_comm *c, ncclResult_t state)
 				      .nranks = c->nranks, .rank = c->rank,
 				      .cuda_dev = c->cuda_dev, .result = state,
 				      .kind = c->init_kind, .comm_index = c->index,
-				      .blocking = c->blocking };
+				      .blocking = c->blocking, .ident = c->init_ident };
 
 	if (!t0)
 		return;

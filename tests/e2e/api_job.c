@@ -9,6 +9,8 @@
  *   grow     ranks 0, 1 make a comm of 2 and all-reduce on it; rank 0's
  *            ncclCommGetUniqueId goes to IDFILE.grow; ranks 2, 3 join:
  *            ncclCommGrow to 4, then an all-reduce of 4 checked
+ *   grownb   the same, every grow nonblocking: waited for with
+ *            ncclCommGetAsyncError on the new comm
  *   growold  ranks of a comm call ncclCommGrow (to one more rank), which
  *            a 2.28 NCCL does not have: prints its result and goes on
  *   shrink   a comm of 4; rank 3 leaves, the others shrink to 3 and
@@ -71,11 +73,12 @@ static int allreduce(ncclComm_t comm, cudaStream_t s, int rank, int n, const cha
 	return 0;
 }
 
-static int do_grow(const char *idfile, int rank, cudaStream_t s)
+static int do_grow(const char *idfile, int rank, int blocking, cudaStream_t s)
 {
+	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclUniqueId id, gid;
 	ncclComm_t comm = NULL, grown = NULL;
-	ncclResult_t r;
+	ncclResult_t r, async = ncclInProgress;
 
 	if (rank < 2) {
 		if (get_id(idfile, rank, ncclGetUniqueId, &id) ||
@@ -86,13 +89,24 @@ static int do_grow(const char *idfile, int rank, cudaStream_t s)
 		/* Rank 0 hands the grow's id to the joiners. */
 		if (rank == 0 && get_id(grow_path, 0, grow_id, &gid))
 			return 3;
-		r = ncclCommGrow(comm, 4, rank == 0 ? &gid : NULL, -1, &grown, NULL);
+		config.blocking = blocking;
+		r = ncclCommGrow(comm, 4, rank == 0 ? &gid : NULL, -1, &grown, &config);
 	} else {
 		if (get_id(grow_path, rank, grow_id, &gid))
 			return 3;
-		r = ncclCommGrow(NULL, 4, &gid, rank, &grown, NULL);
+		config.blocking = blocking;
+		r = ncclCommGrow(NULL, 4, &gid, rank, &grown, &config);
 	}
 	printf("grow returned %d\n", r);
+	/* Nonblocking: the comm is there, in progress until it is ready. */
+	if (!blocking && grown && (r == ncclSuccess || r == ncclInProgress)) {
+		while ((r = ncclCommGetAsyncError(grown, &async)) == ncclSuccess &&
+		       async == ncclInProgress)
+			usleep(1000);
+		if (r == ncclSuccess)
+			r = async;
+		printf("grow ready %d\n", r);
+	}
 	if (r != ncclSuccess || allreduce(grown, s, rank, 4, "grown"))
 		return 4;
 	ncclCommDestroy(grown);
@@ -319,8 +333,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "api_job: no stream\n");
 		return 3;
 	}
-	if (!strcmp(mode, "grow"))
-		rc = do_grow(argv[1], rank, s);
+	if (!strcmp(mode, "grow") || !strcmp(mode, "grownb"))
+		rc = do_grow(argv[1], rank, !strcmp(mode, "grow"), s);
 	else if (!strcmp(mode, "growold"))
 		rc = do_growold(argv[1], rank, n, s);
 	else if (!strcmp(mode, "shrink"))

@@ -92,6 +92,19 @@ assert not r["hangs"], r["hangs"]
 PY
 assert_no_grep events_implausible "$NG_TMP/growlocal.json"
 
+note "a nonblocking grow: named locally (NCCL's init comes after the call), no hang"
+job grownb 4 grownb
+ok grownb
+assert_eq "$(grep -c 'grown allreduce returned 0' "$NG_TMP/grownb.out")" 4 "grown all-reduces"
+grow_ends "$NG_TMP/grownb.txt" >"$NG_TMP/grownb.ends"
+assert_eq "$(grep -c ' local ' "$NG_TMP/grownb.ends")" 8 "grow ends (in progress, then ready) named locally"
+python3 - "$NG_TMP/grownb.json" <<'PY' || fail "nonblocking grow: grow_unjoined, no hang"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [i["what"] for i in r["incomplete"]] == ["grow_unjoined"], r["incomplete"]
+assert not r["hangs"], r["hangs"]
+PY
+
 note "shrink 4 -> 3"
 job shrink 4 shrink
 ok shrink
