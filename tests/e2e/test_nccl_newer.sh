@@ -211,7 +211,7 @@ note "params and memory stats: the backend's values, unchanged through the shim"
 for m in params memstats; do
 	NCCL_SOCKET_IFNAME=lo9 RANK=0 WORLD_SIZE=1 "$JOB" "$NG_TMP/$m.plain.id" $m \
 		>"$NG_TMP/$m.plain" 2>"$NG_TMP/$m.plain.err" || fail "$m without the shim"
-	NCCL_SOCKET_IFNAME=lo9 RANK=0 WORLD_SIZE=1 LD_PRELOAD="$NG_BUILD/lib/libncclguard.so" \
+	NCCL_SOCKET_IFNAME=lo9 RANK=0 WORLD_SIZE=1 LD_PRELOAD="$NG_PRELOAD" \
 		"$JOB" "$NG_TMP/$m.shim.id" $m >"$NG_TMP/$m.shim" 2>"$NG_TMP/$m.shim.err" ||
 		fail "$m with the shim"
 	diff "$NG_TMP/$m.plain" "$NG_TMP/$m.shim" || fail "$m: the shim changed what the program saw"
@@ -234,5 +234,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert not r["hangs"], r["hangs"]
 PY
+
+note "no sanitizer report from any job (a SANITIZE= build)"
+for f in "$NG_TMP"/*.err "$NG_TMP"/*.out; do
+	assert_no_grep "AddressSanitizer\|runtime error" "$f"
+done
 
 echo "api: all ok"
