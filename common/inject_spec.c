@@ -36,6 +36,7 @@ static const struct {
 	{ "ncclInvalidUsage", ncclInvalidUsage },
 	{ "ncclRemoteError", ncclRemoteError },
 	{ "ncclInProgress", ncclInProgress },
+	{ "ncclTimeout", (ncclResult_t)NG_NCCL_TIMEOUT },
 };
 
 static const char *const kind_names[] = {
@@ -66,7 +67,7 @@ static int parse_code(const char *v, ncclResult_t *out)
 	}
 	long n;
 
-	if (!parse_long(v, &n) && n > 0 && n < ncclNumResults) {
+	if (!parse_long(v, &n) && n > 0 && n <= NG_NCCL_TIMEOUT) {
 		*out = (ncclResult_t)n;
 		return 0;
 	}

@@ -11,6 +11,7 @@
 
 static const char *const api_names[] = {
 #define NCCL_PASS(ret, fail, name, params, args) #name,
+#define NCCL_PASS_VOID(name, params, args) #name,
 #define NCCL_HOOK(ret, fail, name, op, params, args) #name,
 #define NCCL_COLL(name, ...) #name,
 #define NCCL_P2P(name, ...) #name,

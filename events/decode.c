@@ -118,6 +118,8 @@ enum rec {
 #define OF_fingerprint		EV_FPRINT, REC_FP
 #define OF_heartbeat		EV_HEARTBEAT, REC_HB
 #define OF_api_census		EV_CENSUS, REC_CENSUS
+#define OF_comm_state		EV_COMM_STATE, REC_MISC
+#define OF_signal_wait		EV_OTHER, REC_NONE	/* not read: for a trace's reader */
 
 static const struct evdef {
 	const char *name;
@@ -510,6 +512,7 @@ int ev_body(struct ev_decoder *d, struct ev_event *ev)
 	if (ev->kind == EV_INIT_BEGIN || ev->kind == EV_INIT_END) {
 		ev->r.init.end = ev->kind == EV_INIT_END;
 		ev->r.init.plugin = !strcmp(ev->r.init.kind, "plugin");
+		ev->r.init.local_ident = !strcmp(ev->r.init.ident, "local");
 	}
 	if (!ev_plausible(&d->chk, ev, bad))
 		return 0;

@@ -59,6 +59,8 @@ struct ev_rec_init {
 	uint64_t comm_hash, parent_hash;
 	int64_t nranks, rank, result;
 	const char *kind;	/* initrank, split, ..., plugin */
+	const char *ident;	/* grow: "nccl" or "local"; else "" */
+	int local_ident;	/* a grown comm named by the shim's own rule (ident "local") */
 	int end;		/* comm_init_end (else comm_init_begin) */
 	int plugin;		/* made by the shim's profiler plugin (kind "plugin") */
 };
@@ -80,7 +82,7 @@ struct ev_rec_algo {		/* coll_algo: what NCCL chose */
 	int plugin_only;
 };
 
-struct ev_rec_misc {		/* timeout, policy, inject, comm_end */
+struct ev_rec_misc {		/* timeout, policy, inject, comm_end, comm_state */
 	uint64_t comm_hash, seq, waited_ns;
 	const char *op, *kind, *action, *what, *detail;
 	const char *key, *user_value, *effective_value;
@@ -115,6 +117,7 @@ enum ev_kind {
 	EV_OTHER, EV_PROC, EV_INIT_BEGIN, EV_INIT_END, EV_COMM_END, EV_ENQ, EV_DONE,
 	EV_TIMEOUT, EV_POLICY, EV_INJECT, EV_CALLSITE, EV_ALGO,
 	EV_HW_DEVICE, EV_HW_CHANGE, EV_HW_SAMPLE, EV_FPRINT, EV_HEARTBEAT, EV_CENSUS,
+	EV_COMM_STATE,
 };
 
 struct ev_event {
@@ -127,7 +130,7 @@ struct ev_event {
 		struct ev_rec_coll coll;	/* EV_ENQ, EV_DONE */
 		struct ev_rec_algo algo;	/* EV_ALGO */
 		struct ev_rec_misc misc;	/* EV_COMM_END, EV_TIMEOUT, EV_POLICY,
-						 * EV_INJECT */
+						 * EV_INJECT, EV_COMM_STATE */
 		struct ev_rec_hw hw;		/* EV_HW_* */
 		struct ev_rec_fp fp;		/* EV_FPRINT */
 		struct ev_rec_hb hb;		/* EV_HEARTBEAT */

@@ -384,8 +384,10 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 		break;
 	case EV_INIT_BEGIN:
 	case EV_INIT_END:
+		/* A grow's begin has no hash yet (0): no comm to check. */
 		if (!bad && (!rank_ok(k, ev->r.init.rank, ev->r.init.nranks) ||
-			     !comm_ok(k, ev->r.init.comm_hash)))
+			     ((ev->r.init.comm_hash || ev->kind != EV_INIT_BEGIN) &&
+			      !comm_ok(k, ev->r.init.comm_hash))))
 			return 0;
 		break;
 	case EV_ALGO:
@@ -395,6 +397,19 @@ int ev_plausible(struct ev_checks *k, struct ev_event *ev, int bad)
 	case EV_ENQ:
 	case EV_DONE:
 		if (!bad && !call_ok(k, ev))
+			return 0;
+		break;
+	case EV_COMM_STATE:
+		/* what the shim says of a comm's suspension */
+		if (bad)
+			break;
+		if (strcmp(ev->r.misc.kind, "suspended") && strcmp(ev->r.misc.kind, "resumed") &&
+		    strcmp(ev->r.misc.kind, "refused")) {
+			ev_bad(k, EV_WHY_RANGE, "comm_state \"%.16s\"", ev->r.misc.kind);
+			return 0;
+		}
+		if ((*ev->r.misc.op && !op_ok(k, ev->r.misc.op, 0)) ||
+		    (ev->r.misc.comm_hash && !comm_ok(k, ev->r.misc.comm_hash)))
 			return 0;
 		break;
 	case EV_COMM_END:

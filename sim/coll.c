@@ -49,9 +49,9 @@ void sim_op_ticket(struct sim_op *op)
 	struct ncclComm *c = op->comm;
 
 	/* Called by the launching thread, in call order. */
-	if (op->kind == SIM_SEND)
+	if (sim_kind_sends(op->kind))
 		op->ticket = c->send_next[op->root]++;
-	else if (op->kind == SIM_RECV)
+	else if (sim_kind_recvs(op->kind))
 		op->ticket = c->recv_next[op->root]++;
 	else
 		op->ticket = c->coll_next++;
@@ -61,9 +61,9 @@ static uint64_t *ticket_run(struct sim_op *op)
 {
 	struct ncclComm *c = op->comm;
 
-	if (op->kind == SIM_SEND)
+	if (sim_kind_sends(op->kind))
 		return &c->send_run[op->root];
-	if (op->kind == SIM_RECV)
+	if (sim_kind_recvs(op->kind))
 		return &c->recv_run[op->root];
 	return &c->coll_run;
 }
@@ -454,9 +454,9 @@ int sim_op_step(struct sim_op *op, struct sim_wait *w)
 {
 	if (op->state == ST_FINISHED)
 		return SIM_DONE;
-	if (op->kind == SIM_SEND)
+	if (sim_kind_sends(op->kind))
 		return send_step(op, w);
-	if (op->kind == SIM_RECV)
+	if (sim_kind_recvs(op->kind))
 		return recv_step(op, w);
 	return coll_step(op, w);
 }
@@ -479,9 +479,9 @@ uint64_t sim_launch_cost_ns(const struct sim_op *ops, int nops)
 	sim_cost_from_env(&cost);
 	/* Sends and receives use the two directions of a link at once. */
 	for (int i = 0; i < nops; i++) {
-		if (ops[i].kind == SIM_SEND)
+		if (sim_kind_sends(ops[i].kind))
 			sent += ops[i].busbytes;
-		else if (ops[i].kind == SIM_RECV)
+		else if (sim_kind_recvs(ops[i].kind))
 			recvd += ops[i].busbytes;
 		else
 			coll += ops[i].busbytes;

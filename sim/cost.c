@@ -65,6 +65,7 @@ uint64_t sim_busbytes(enum sim_kind k, size_t count, size_t elem, int nranks)
 		return nranks > 1 ? (uint64_t)bytes : 0;
 	case SIM_SEND:
 	case SIM_RECV:
+	case SIM_PUTSIGNAL:
 		return (uint64_t)bytes;
 	default:
 		return 0;

@@ -64,6 +64,13 @@ static ncclResult_t enqueue(struct sim_op *op)
 		return sim_fail(c, ncclInvalidUsage, "%s: communicator not ready", what);
 	if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE))
 		return sim_fail(c, ncclInvalidUsage, "%s: communicator failed earlier", what);
+	/* NCCL does not check it: its kernel would touch the memory that
+	 * ncclCommSuspend released.  A GPU fails late and obscurely; the
+	 * backend fails at once, and says why. */
+	if (__atomic_load_n(&c->suspended, __ATOMIC_ACQUIRE))
+		return sim_fail(c, ncclInternalError,
+				"%s on a suspended communicator: it touched memory that "
+				"ncclCommSuspend released (call ncclCommResume first)", what);
 	if (!sz)
 		return sim_fail(c, ncclInvalidArgument, "%s: invalid datatype %d", what, (int)op->type);
 	if (root < 0 || root >= c->nranks)
@@ -99,13 +106,16 @@ static ncclResult_t enqueue(struct sim_op *op)
 		need_send = 1;
 		need_recv = me == root;
 		break;
-	case SIM_SEND:
+	case SIM_SEND: case SIM_PUTSIGNAL:
 		need_send = 1;
 		need_recv = 0;
 		break;
 	case SIM_RECV:
 		need_send = 0;
 		need_recv = 1;
+		break;
+	case SIM_SIGNAL: case SIM_WAITSIGNAL:
+		need_send = need_recv = 0;
 		break;
 	default:
 		need_send = need_recv = 1;
@@ -225,4 +235,86 @@ ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, in
 		       ncclComm_t comm, cudaStream_t stream)
 {
 	return coll(SIM_RECV, NULL, recvbuff, count, datatype, ncclSum, peer, comm, stream);
+}
+
+/* ---- one-sided (2.29): puts, signals and waits ------------------------------
+ *
+ * A put or a signal is a message on the channel to its peer, a wait one
+ * receive per signal it waits for: a wait whose signal never comes hangs
+ * as a receive without its send does.  The channels are the send/recv
+ * ones, so signals to a peer are ordered with its sends; sigIdx and ctx
+ * are checked, not kept apart (a wait counts its peer's signals in
+ * order).  A put's data is carried and dropped: the backend's windows
+ * have no memory of their own (register.c). */
+
+ncclResult_t pncclPutSignal(const void *localbuff, size_t count, ncclDataType_t datatype, int peer,
+			    ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
+			    unsigned int flags, ncclComm_t comm, cudaStream_t stream)
+{
+	ncclResult_t r = sim_need_version(22900, "ncclPutSignal");
+
+	(void)peerWinOffset;
+	(void)flags;
+	if (r != ncclSuccess)
+		return r;
+	if (!peerWin || sigIdx < 0 || ctx < 0)
+		return sim_fail(comm, ncclInvalidArgument, "PutSignal: no window, or sigIdx %d / ctx %d",
+				sigIdx, ctx);
+	return coll(SIM_PUTSIGNAL, localbuff, NULL, count, datatype, ncclSum, peer, comm, stream);
+}
+
+ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+			 cudaStream_t stream)
+{
+	ncclResult_t r = sim_need_version(22900, "ncclSignal");
+
+	(void)flags;
+	if (r != ncclSuccess)
+		return r;
+	if (sigIdx < 0 || ctx < 0)
+		return sim_fail(comm, ncclInvalidArgument, "Signal: sigIdx %d / ctx %d", sigIdx, ctx);
+	return coll(SIM_SIGNAL, NULL, NULL, 0, ncclUint8, ncclSum, peer, comm, stream);
+}
+
+#define SIM_MAX_WAIT_OPS 1024
+
+ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t *signalDescs, ncclComm_t comm,
+			     cudaStream_t stream)
+{
+	ncclResult_t r = sim_need_version(22900, "ncclWaitSignal");
+	int nops = 0, grouped = 0;
+
+	if (r != ncclSuccess)
+		return r;
+	if (nDesc < 1 || !signalDescs)
+		return sim_fail(comm, ncclInvalidArgument, "WaitSignal: nDesc %d", nDesc);
+	for (int i = 0; i < nDesc; i++) {
+		if (signalDescs[i].opCnt < 0 || signalDescs[i].sigIdx < 0 || signalDescs[i].ctx < 0)
+			return sim_fail(comm, ncclInvalidArgument, "WaitSignal: descriptor %d", i);
+		nops += signalDescs[i].opCnt;
+	}
+	if (nops > SIM_MAX_WAIT_OPS)
+		return sim_fail(comm, ncclInvalidArgument, "WaitSignal: %d signals (at most %d here)",
+				nops, SIM_MAX_WAIT_OPS);
+	/* The receives of one wait launch together, as a group's. */
+	if (nops > 1) {
+		r = pncclGroupStart();
+		if (r != ncclSuccess)
+			return r;
+		grouped = 1;
+	}
+	for (int i = 0; i < nDesc && r == ncclSuccess; i++)
+		for (int k = 0; k < signalDescs[i].opCnt && r == ncclSuccess; k++)
+			r = coll(SIM_WAITSIGNAL, NULL, NULL, 0, ncclUint8, ncclSum,
+				 signalDescs[i].peer, comm, stream);
+	if (grouped) {
+		ncclResult_t e;
+
+		if (r != ncclSuccess)
+			sim_group_fail(r);
+		e = pncclGroupEnd();
+		if (r == ncclSuccess)
+			r = e;
+	}
+	return r;
 }

@@ -226,3 +226,100 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclCo
 	j->out = newcomm;	/* as NCCL: NULL until the comm is ready */
 	return sim_group_submit(j);
 }
+
+/* ---- grow (2.29) -------------------------------------------------------------
+ *
+ * The grown comm's segment is named from its parent's, as a split's: the
+ * existing ranks, which all call ncclCommGrow, agree on it without an
+ * exchange, and the parent's root hands it to the joining ranks in the
+ * id ncclCommGetUniqueId gives (which names the next grow). */
+
+static void grow_name(struct ncclComm *parent, uint64_t nth, char *buf, size_t len)
+{
+	rv_child_name(buf, len, parent->rv->name, nth, -3);
+}
+
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId *uniqueId)
+{
+	struct sim_id sid;
+	ncclResult_t r = sim_need_version(22900, "ncclCommGetUniqueId");
+
+	if (r != ncclSuccess)
+		return r;
+	if (!sim_comm_ok(comm) || !uniqueId)
+		return sim_fail(NULL, ncclInvalidArgument, "bad comm or uniqueId");
+	if (!comm->rv)
+		return sim_fail(comm, ncclInvalidUsage, "comm not ready");
+	memset(uniqueId, 0, sizeof(*uniqueId));
+	memset(&sid, 0, sizeof(sid));
+	memcpy(sid.magic, ID_MAGIC, sizeof(sid.magic));
+	grow_name(comm, comm->splits, sid.name, sizeof(sid.name));
+	memcpy(uniqueId->internal, &sid, sizeof(sid));
+	return ncclSuccess;
+}
+
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniqueId, int rank,
+			   ncclComm_t *newcomm, ncclConfig_t *config)
+{
+	struct ncclComm *c;
+	struct sim_setup *j;
+	int me, dev;
+	ncclResult_t r = sim_need_version(22900, "ncclCommGrow");
+
+	if (r != ncclSuccess)
+		return r;
+	if (!newcomm)
+		return sim_fail(NULL, ncclInvalidArgument, "newcomm is NULL");
+	*newcomm = NULL;
+	r = check_config(config);
+	if (r != ncclSuccess)
+		return r;
+	if (comm) {
+		/* An existing rank keeps its rank; the joiners come after. */
+		if (!sim_comm_ok(comm) || !comm->rv)
+			return sim_fail(NULL, ncclInvalidArgument, "bad or unready comm");
+		if (rank != -1 || nRanks <= comm->nranks)
+			return sim_fail(comm, ncclInvalidArgument,
+					"existing rank: rank %d (must be -1), nRanks %d (must exceed %d)",
+					rank, nRanks, comm->nranks);
+		me = comm->rank;
+		dev = comm->dev;
+	} else {
+		if (!uniqueId || rank < 0 || rank >= nRanks)
+			return sim_fail(NULL, ncclInvalidArgument, "new rank: uniqueId %p, rank %d of %d",
+					(const void *)uniqueId, rank, nRanks);
+		me = rank;
+		dev = ncclsim_current_device();
+	}
+	sim_init_env();
+	c = sim_comm_new(nRanks, me, dev, config);
+	/* As NCCL's: the handle is the caller's at once, in progress until
+	 * the setup ends (an init's, with a parent for its mode). */
+	j = sim_setup_new(SIM_SETUP_INIT);
+	if (!c || !j) {
+		free(j);
+		if (c)
+			sim_comm_unref(c);
+		return sim_fail(comm, ncclSystemError, "out of memory");
+	}
+	if (comm) {
+		if (!config)
+			c->blocking = comm->blocking;
+		/* The grow runs in the new comm's mode, its config's or the
+		 * parent's (not the parent's, as a split does). */
+		grow_name(comm, comm->splits++, j->name, sizeof(j->name));
+	} else if (id_name(uniqueId, j->name, sizeof(j->name))) {
+		free(j);
+		sim_comm_unref(c);
+		return sim_fail(NULL, ncclInvalidArgument, "not a unique id from ncclCommGetUniqueId");
+	}
+	j->comm = c;
+	j->config = config;
+	*newcomm = c;
+	r = sim_group_submit(j);
+	if (r != ncclSuccess && r != ncclInProgress) {
+		*newcomm = NULL;
+		sim_comm_unref(c);
+	}
+	return r;
+}

@@ -28,6 +28,7 @@ struct ncclComm {
 	int revoked;		/* ncclCommRevoke; atomic */
 	int broken;		/* a launch failed; atomic */
 	int finalized, destroyed;
+	int suspended;		/* ncclCommSuspend's flags while suspended; atomic */
 	int inflight;		/* ops queued, not finished; atomic */
 	uint64_t hbar;		/* host barriers passed (user side) */
 	uint64_t splits;	/* children made, names them */
@@ -109,6 +110,12 @@ void sim_prof_kernel_start(struct sim_op *op);
 void sim_prof_kernel_end(struct sim_op *op);
 
 /* ---- libnccl.so.2's calls ---------------------------------------------- */
+
+/* nccl.c: the NCCL version the backend plays (NCCLSIM_VERSION, default
+ * 2.28.9); a call newer than it fails with ncclInvalidUsage, as a real
+ * older NCCL, which lacks the symbol, cannot be called at all. */
+int sim_version(void);
+ncclResult_t sim_need_version(int version, const char *call);
 
 /* nccl.c: remember why a call failed (ncclGetLastError; c's own too, if
  * set); gives r back. */

@@ -6,7 +6,7 @@ $(BUILD)/obj/sim/%.o: MOD_INC := -Isim -Icommon
 SIM_CUDART_OBJS := $(addprefix $(BUILD)/obj/sim/,stream.o cudart.o devices.o sync.o)
 SIM_CUDA_OBJS   := $(addprefix $(BUILD)/obj/sim/,cuda.o devices.o)
 SIM_NCCL_OBJS   := $(addprefix $(BUILD)/obj/sim/,nccl.o comm.o setup.o group.o init.o register.o \
-	enqueue.o nccl_exports.o coll.o reduce.o \
+	enqueue.o newer.o nccl_exports.o coll.o reduce.o \
 	cost.o rendezvous.o devices.o sync.o env.o profiler.o)
 # -z defs: a line of common/nccl_api.def without a pnccl* here fails the link.
 SIM_LDFLAGS := -shared -Wl,-z,defs -lpthread

@@ -31,14 +31,48 @@ ncclResult_t sim_fail(struct ncclComm *c, ncclResult_t r, const char *fmt, ...)
 
 /* ---- versions, errors ---------------------------------------------------- */
 
+/* Tests simulate mixed NCCL versions with NCCLSIM_VERSION: 2.27 to 2.30,
+ * the versions whose API the backend has, or a later 2.x, reported as
+ * given and played as 2.30 (a newer NCCL for the API census's tests).
+ * Another value cannot be played: said once, and the default played. */
+#define SIM_VERSION_MIN 22700
+#define SIM_VERSION_MAX 29999
+
+int sim_version(void)
+{
+	static int warned;
+	const char *v = getenv("NCCLSIM_VERSION");
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return SIM_NCCL_VERSION;
+	n = strtol(v, &end, 10);
+	if (*end || n < SIM_VERSION_MIN || n > SIM_VERSION_MAX) {
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			fprintf(stderr, "ncclsim: NCCLSIM_VERSION=%s is not a version the CPU backend "
+				"plays (2.27 to 2.30, a later 2.x as 2.30: %d..%d); playing %d\n", v, SIM_VERSION_MIN,
+				SIM_VERSION_MAX, SIM_NCCL_VERSION);
+		return SIM_NCCL_VERSION;
+	}
+	return (int)n;
+}
+
+ncclResult_t sim_need_version(int version, const char *call)
+{
+	int have = sim_version();
+
+	if (have >= version)
+		return ncclSuccess;
+	return sim_fail(NULL, ncclInvalidUsage, "%s is not in NCCL %d.%d (NCCLSIM_VERSION=%d)",
+			call, have / 10000, have / 100 % 100, have);
+}
+
 ncclResult_t pncclGetVersion(int *version)
 {
-	const char *v = getenv("NCCLSIM_VERSION");
-
 	if (!version)
 		return sim_fail(NULL, ncclInvalidArgument, "version is NULL");
-	/* Tests simulate mixed NCCL versions with NCCLSIM_VERSION. */
-	*version = v && *v ? atoi(v) : SIM_NCCL_VERSION;
+	*version = sim_version();
 	return ncclSuccess;
 }
 
@@ -53,6 +87,7 @@ const char *pncclGetErrorString(ncclResult_t r)
 	case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
 	case ncclRemoteError: return "remote process exited or there was a network error";
 	case ncclInProgress: return "NCCL operation in progress";
+	case NG_NCCL_TIMEOUT: return "operation timed out";
 	default: return "unknown result code";
 	}
 }

@@ -6,6 +6,8 @@
 
 #define NCCL_PASS(ret, fail, name, params, args)                             \
 	__attribute__((weak)) ret name params { return p##name args; }
+#define NCCL_PASS_VOID(name, params, args)                                   \
+	__attribute__((weak)) void name params { p##name args; }
 #define NCCL_HOOK(ret, fail, name, op, params, args)                         \
 	__attribute__((weak)) ret name params { return p##name args; }
 #define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale, ...) \

@@ -439,7 +439,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			continue;
 		/* NCCL runs a collective of a 1-rank comm as a local copy, with
 		 * no kernel plan: a plugin hears nothing of it (taskAppend()). */
-		if (c->nranks == 1 && op->kind != SIM_SEND && op->kind != SIM_RECV)
+		if (c->nranks == 1 && !sim_kind_sends(op->kind) && !sim_kind_recvs(op->kind))
 			continue;
 		/* A group event per comm of the launch: the first op of each. */
 		for (int k = 0; k < i; k++)
@@ -462,7 +462,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			ce_start(c, op, m);
 			continue;
 		}
-		if (op->kind == SIM_SEND || op->kind == SIM_RECV) {
+		if (sim_kind_sends(op->kind) || sim_kind_recvs(op->kind)) {
 			/* NCCL counts no seqNumber for these. */
 			if (!(m & (ncclProfileP2p | ncclProfileKernelCh)))
 				continue;
@@ -470,7 +470,7 @@ void sim_prof_launch_begin(struct sim_op *ops, int nops, void **groups)
 			d.type = ncclProfileP2p;
 			d.rank = c->rank;
 			d.p2p.func = sim_kind_name(op->kind);
-			d.p2p.buff = op->kind == SIM_SEND ? (void *)op->sendbuf : op->recvbuf;
+			d.p2p.buff = sim_kind_sends(op->kind) ? (void *)op->sendbuf : op->recvbuf;
 			d.p2p.datatype = dtype_name(op->type);
 			d.p2p.count = op->count;
 			d.p2p.peer = op->root;

@@ -24,16 +24,38 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void *handle)
 	return ncclSuccess;
 }
 
+/* A window: the buffer it was made from (ncclWinGetUserPtr). */
+struct sim_win {
+	void *buff;
+};
+
 ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
 				     int flags)
 {
-	(void)buff;
+	struct sim_win *w;
+
 	(void)size;
 	(void)flags;
 	if (!sim_comm_ok(comm) || !win)
 		return sim_fail(NULL, ncclInvalidArgument, "bad comm or win");
-	*win = malloc(1);
-	return *win ? ncclSuccess : ncclSystemError;
+	w = malloc(sizeof(*w));
+	if (!w)
+		return sim_fail(comm, ncclSystemError, "out of memory");
+	w->buff = buff;
+	*win = (ncclWindow_t)w;
+	return ncclSuccess;
+}
+
+ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void **outUserPtr)
+{
+	ncclResult_t r = sim_need_version(22900, "ncclWinGetUserPtr");
+
+	if (r != ncclSuccess)
+		return r;
+	if (!sim_comm_ok(comm) || !win || !outUserPtr)
+		return sim_fail(NULL, ncclInvalidArgument, "bad comm, win or outUserPtr");
+	*outUserPtr = ((struct sim_win *)win)->buff;
+	return ncclSuccess;
 }
 
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win)

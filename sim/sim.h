@@ -35,6 +35,8 @@
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+/* nccl.h may be older than the table: its newer lines declared too. */
+#include "abi/nccl_protos.h"
 
 /* ---- env.c ------------------------------------------------------------- */
 /* NCCL's configuration files into the environment, once, as NCCL does at
@@ -131,8 +133,19 @@ uint16_t sim_float_to_bf16(float f);
 enum sim_kind {
 	SIM_ALLREDUCE, SIM_ALLGATHER, SIM_REDUCESCATTER, SIM_BROADCAST,
 	SIM_REDUCE, SIM_ALLTOALL, SIM_GATHER, SIM_SCATTER, SIM_SEND, SIM_RECV,
+	SIM_PUTSIGNAL, SIM_SIGNAL, SIM_WAITSIGNAL,
 	SIM_NKINDS
 };
+/* Signals travel as messages on the send/recv channels: a put or a
+ * signal is a send, a wait a receive of one message per signal. */
+static inline int sim_kind_sends(enum sim_kind k)
+{
+	return k == SIM_SEND || k == SIM_PUTSIGNAL || k == SIM_SIGNAL;
+}
+static inline int sim_kind_recvs(enum sim_kind k)
+{
+	return k == SIM_RECV || k == SIM_WAITSIGNAL;
+}
 
 /* The operation's name as NCCL's profiler gives it (nccl_api.def's PROF
  * column): "AllReduce", "Send". */

@@ -26,7 +26,9 @@
  * 7: hw_device, hw_change, hw_sample (the host's hardware sampler).
  * 8: fingerprint and process_info's verify_every (output verification).
  * 9: heartbeat (a waiting rank's position).
- * 10: api_census (the library's functions ncclguard does not know). */
+ * 10: api_census (the library's functions ncclguard does not know),
+ *     comm_state (suspend, resume), comm_init's ident (grow) and
+ *     signal_wait (ncclWaitSignal's descriptors). */
 #define NG_TP_ABI 10
 
 /* struct ng_ev_<event or layout>, one member per field of the event
@@ -66,6 +68,8 @@ struct ng_tp_ops {
 	void (*fingerprint)(const struct ng_ev_fingerprint *);
 	void (*heartbeat)(const struct ng_ev_heartbeat *);
 	void (*api_census)(const struct ng_ev_api_census *);
+	void (*comm_state)(const struct ng_ev_comm_state *);
+	void (*signal_wait)(const struct ng_ev_signal_wait *);
 };
 
 /* Exported by libncclguard-tp.so. */

@@ -87,8 +87,11 @@ static void push_proc(struct an_state *an, enum an_kind kind, const char *summar
  * 4 sends to it". */
 static void p2p_hang(struct an_state *an, const struct an_hang *h, struct line *l)
 {
-	int send = !strcmp(an->ops[h->op], "send");
-	const char *want = send ? "recv" : "send";
+	const char *op = an->ops[h->op];
+	int send = !strcmp(op, "send") || !strcmp(op, "putsignal") || !strcmp(op, "signal");
+	/* A wait's count is of signals: a put or a signal each. */
+	const char *want = !strcmp(op, "waitsignal") ? "signal" :
+			   strcmp(op, "send") && send ? "signal wait" : send ? "recv" : "send";
 
 	add(l, "hang: %s p2p seq %llu on comm %016llx never completed: ", an->ops[h->op],
 	    (unsigned long long)h->seq, (unsigned long long)h->comm_hash);

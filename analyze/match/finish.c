@@ -428,6 +428,16 @@ static int unknowable(const struct an_state *an, const struct an_entry *e)
 	return n > 0 && seen >= n;
 }
 
+/* A member left the comm suspended (ncclCommSuspend, no resume): the
+ * calls open at the end wait on a comm that runs nothing by design. */
+int an_comm_suspended(const struct an_state *an, const struct an_comm *c)
+{
+	for (int i = 0; i < c->nmembers; i++)
+		if (an->pcs[c->member_pc[i]].suspended)
+			return 1;
+	return 0;
+}
+
 static void finish_comm(struct an_state *an, struct an_comm *c)
 {
 	struct an_entry *hang = NULL, *behind[AN_AFTER];
@@ -437,6 +447,7 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 	int op = 0, timed_out = 0;
 	/* once per member, not per call left in the window */
 	char *stop = an_xcalloc((size_t)c->nmembers + 1, 1);
+	int susp = an_comm_suspended(an, c);
 
 	for (int i = 0; i < c->nmembers; i++)
 		stop[i] = (char)stopped(an, c, i);
@@ -503,7 +514,7 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 			an_pop_front(an, c, 0);
 			continue;
 		}
-		if (age != INT64_MAX && (timed_out || age >= AN_HANG_AGE_NS)) {
+		if (age != INT64_MAX && !susp && (timed_out || age >= AN_HANG_AGE_NS)) {
 			hang = e;
 			*an_ring_at(c, 0) = NULL;
 			an_pop_front(an, c, 0);
@@ -521,7 +532,7 @@ static void finish_comm(struct an_state *an, struct an_comm *c)
 		free(hang);
 		for (int i = 0; i < nbehind; i++)
 			free(behind[i]);
-	} else if (c->timeouts && !stopped_on(an, c)) {
+	} else if (c->timeouts && !stopped_on(an, c) && !susp) {
 		/* With a member stopped, the others' watchdogs name the
 		 * oldest call they could not confirm: the stop explains
 		 * them, and the unconfirmed finding names them. */

@@ -348,6 +348,19 @@ void an_comm_init(struct an_state *an, const struct ev_src *src,
 	}
 }
 
+void an_comm_state(struct an_state *an, const struct ev_src *src,
+		   const struct ev_rec_misc *r)
+{
+	struct an_pc *pc;
+
+	if (!r->comm_hash || r->result != 0 || !r->kind)
+		return;
+	if (strcmp(r->kind, "suspended") && strcmp(r->kind, "resumed"))
+		return;
+	pc = an_pc_for(an, src, r->comm_hash, 0);
+	pc->suspended = !strcmp(r->kind, "suspended");
+}
+
 void an_comm_end(struct an_state *an, const struct ev_src *src,
 		 const struct ev_rec_misc *r)
 {

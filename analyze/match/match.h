@@ -23,8 +23,11 @@ struct an_p2p_op {
 	uint64_t ordinal;		/* of its kind to its peer: 1, 2, ... */
 	int64_t enter_ns;
 	int32_t peer;			/* comm rank */
-	uint8_t op, send;
+	uint8_t op, send;		/* send: an AN_P2P_* kind */
 };
+/* What a pending point-to-point call is: a put or a signal meets its
+ * peer's waits for signals from it, a send its peer's recvs. */
+enum { AN_P2P_RECV, AN_P2P_SEND, AN_P2P_SIGNAL, AN_P2P_WAIT };
 
 
 /* algo.c: one choice of one process for one (comm, op, size). */
@@ -218,6 +221,11 @@ void an_p2p_finish(struct an_state *an, struct an_comm *c);
 
 void an_comm_init(struct an_state *an, const struct ev_src *src,
 		  const struct ev_rec_init *r);
+/* ncclCommSuspend, ncclCommResume: a comm suspended at the trace's end
+ * runs nothing, so what it left open is no hang. */
+void an_comm_state(struct an_state *an, const struct ev_src *src,
+		   const struct ev_rec_misc *r);
+int an_comm_suspended(const struct an_state *an, const struct an_comm *c);
 void an_comm_end(struct an_state *an, const struct ev_src *src,
 		 const struct ev_rec_misc *r);
 void an_enqueue(struct an_state *an, const struct ev_src *src,

@@ -5,7 +5,11 @@
  * that completed (one stream, in order), a timeout naming a later call, or
  * the comm's destroy.  They are also counted per peer, so that a hung one
  * can be matched with what its peer posted: the k-th send from a to b
- * meets b's k-th recv from a.
+ * meets b's k-th recv from a.  The one-sided calls (2.29) are counted
+ * apart, in signals: the k-th put or signal from a to b meets b's wait
+ * that brings b's count of signals from a to k (a wait counts its
+ * opCnt).  A wait on several peers (peer -1) cannot be matched: it is
+ * counted as a call, not paired.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +37,50 @@ void an_p2p_settle(struct an_pc *pc)
 	}
 }
 
+static int p2p_kind(const char *op)
+{
+	if (!op)
+		return -1;
+	if (!strcmp(op, "send"))
+		return AN_P2P_SEND;
+	if (!strcmp(op, "recv"))
+		return AN_P2P_RECV;
+	if (!strcmp(op, "putsignal") || !strcmp(op, "signal"))
+		return AN_P2P_SIGNAL;
+	if (!strcmp(op, "waitsignal"))
+		return AN_P2P_WAIT;
+	return -1;
+}
+
+/* The count of kind to or from comm rank peer (peer < pc->npeers). */
+static uint64_t *p2p_count(const struct an_pc *pc, int kind, int peer)
+{
+	switch (kind) {
+	case AN_P2P_SEND: return &pc->sent[peer];
+	case AN_P2P_RECV: return &pc->recvd[peer];
+	case AN_P2P_SIGNAL: return &pc->sigsent[peer];
+	default: return &pc->sigwait[peer];
+	}
+}
+
+/* The kind a call of kind meets on its peer. */
+static int p2p_match(int kind)
+{
+	switch (kind) {
+	case AN_P2P_SEND: return AN_P2P_RECV;
+	case AN_P2P_RECV: return AN_P2P_SEND;
+	case AN_P2P_SIGNAL: return AN_P2P_WAIT;
+	default: return AN_P2P_SIGNAL;
+	}
+}
+
+static uint64_t *grow_peers(uint64_t *a, int from, int n)
+{
+	a = an_xrealloc(a, (size_t)n * sizeof(*a));
+	memset(a + from, 0, (size_t)(n - from) * sizeof(*a));
+	return a;
+}
+
 /* A send or recv as it is posted: pending until known done, and counted
  * per peer. */
 void an_p2p_enqueue(struct an_state *an, const struct ev_src *src,
@@ -41,11 +89,15 @@ void an_p2p_enqueue(struct an_state *an, const struct ev_src *src,
 	struct an_pc *pc;
 	struct an_p2p_op *o;
 	int op = an_op_id(an, r->op);
-	int peer = (int)r->root_or_peer, send = r->op && !strcmp(r->op, "send");
+	int peer = (int)r->root_or_peer, kind = p2p_kind(r->op);
+	int send = kind == AN_P2P_SEND;
 	uint64_t *count;
 
 	an->p2p_calls++;
-	if (!r->p2p_seq || !an_is_p2p_op(r->op))
+	if (!r->p2p_seq || kind < 0)
+		return;
+	/* A wait on several peers: no one peer to pair it with. */
+	if (kind == AN_P2P_WAIT && r->root_or_peer == -1)
 		return;
 	pc = an_pc_for(an, src, r->comm_hash, r->nranks);
 	/* A peer is a rank of the comm (read.c bounded it by AN_NRANKS_MAX). */
@@ -65,17 +117,18 @@ void an_p2p_enqueue(struct an_state *an, const struct ev_src *src,
 			n = pc->comm->nranks;
 		if (n > AN_NRANKS_MAX)
 			n = AN_NRANKS_MAX;
-		pc->sent = an_xrealloc(pc->sent, (size_t)n * sizeof(*pc->sent));
-		pc->recvd = an_xrealloc(pc->recvd, (size_t)n * sizeof(*pc->recvd));
-		memset(pc->sent + pc->npeers, 0, (size_t)(n - pc->npeers) * sizeof(*pc->sent));
-		memset(pc->recvd + pc->npeers, 0, (size_t)(n - pc->npeers) * sizeof(*pc->recvd));
+		pc->sent = grow_peers(pc->sent, pc->npeers, n);
+		pc->recvd = grow_peers(pc->recvd, pc->npeers, n);
+		pc->sigsent = grow_peers(pc->sigsent, pc->npeers, n);
+		pc->sigwait = grow_peers(pc->sigwait, pc->npeers, n);
 		pc->npeers = n;
 	}
 	/* Dropped (never reached NCCL) or failed: its peer waits for it. */
 	if (r->p2p_seq == pc->p2p_drop_seq || (r->result != 0 && r->result != 7))
 		return;
-	count = send ? &pc->sent[peer] : &pc->recvd[peer];
-	++*count;
+	count = p2p_count(pc, kind, peer);
+	/* A wait for several signals is one call that needs them all. */
+	*count += kind == AN_P2P_WAIT ? (r->count ? r->count : 1) : 1;
 	/* Every send is a call of its row; completions add the times of
 	 * those the sampling timed. */
 	if (send)
@@ -102,7 +155,7 @@ void an_p2p_enqueue(struct an_state *an, const struct ev_src *src,
 	o->enter_ns = r->enter_ns;
 	o->peer = peer;
 	o->op = (uint8_t)op;
-	o->send = (uint8_t)send;
+	o->send = (uint8_t)kind;
 }
 
 void an_p2p_complete(struct an_state *an, const struct ev_src *src,
@@ -152,7 +205,7 @@ static uint64_t peer_posted(const struct an_pc *peer, const struct an_pc *pc,
 {
 	if (!peer || pc->comm_rank < 0 || pc->comm_rank >= peer->npeers)
 		return 0;
-	return o->send ? peer->recvd[pc->comm_rank] : peer->sent[pc->comm_rank];
+	return *p2p_count(peer, p2p_match(o->send), (int)pc->comm_rank);
 }
 
 /* How many of a rank's pending sends and recvs a scan looks at. */
@@ -218,16 +271,28 @@ static void add_p2p_hang(struct an_state *an, struct an_comm *c, struct an_pc *p
  */
 #define AN_P2P_HANGS_MAX 16
 
-/* How many sends (send = 1) or recvs to comm rank `to` pc is known to have
- * completed: all it posted but those still pending. */
-static uint64_t p2p_settled(const struct an_pc *pc, int send, int64_t to)
+/* How many calls of kind to comm rank `to` pc is known to have
+ * completed: all it posted but those still pending (a wait's ordinal
+ * counts its signals: the ones before it are its previous ordinal). */
+static uint64_t p2p_settled(const struct an_pc *pc, int kind, int64_t to)
 {
+	uint64_t before = 0;
+
 	for (int k = pc->p2p_head; k < pc->np2p; k++)
-		if (pc->p2p[k].send == send && pc->p2p[k].peer == to)
-			return pc->p2p[k].ordinal - 1;
+		if (pc->p2p[k].send == kind && pc->p2p[k].peer == to) {
+			if (kind != AN_P2P_WAIT)
+				return pc->p2p[k].ordinal - 1;
+			/* The pending wait's first signal: past what completed. */
+			for (int j = pc->p2p_head - 1; j >= 0; j--)
+				if (pc->p2p[j].send == kind && pc->p2p[j].peer == to) {
+					before = pc->p2p[j].ordinal;
+					break;
+				}
+			return before;
+		}
 	if (to < 0 || to >= pc->npeers)
 		return 0;
-	return send ? pc->sent[to] : pc->recvd[to];
+	return *p2p_count(pc, kind, (int)to);
 }
 
 /* A call whose match on the peer is known complete completed too (its
@@ -249,7 +314,8 @@ static void p2p_settle_by_peers(struct an_state *an, struct an_comm *c)
 				const struct an_p2p_op *o = &pc->p2p[k];
 				struct an_pc *peer = member_with_comm_rank(an, c, o->peer);
 
-				if (peer && p2p_settled(peer, !o->send, pc->comm_rank) >= o->ordinal)
+				if (peer && p2p_settled(peer, p2p_match(o->send), pc->comm_rank) >=
+					    o->ordinal)
 					last = k;
 			}
 			if (last >= 0) {
@@ -267,6 +333,11 @@ void an_p2p_finish(struct an_state *an, struct an_comm *c)
 	int nwait = 0, nreported = 0, first_timed = 0;
 
 	p2p_settle_by_peers(an, c);
+	/* Suspended at the end: nothing of it runs, nothing of it hangs. */
+	if (an_comm_suspended(an, c)) {
+		free(wait);
+		return;
+	}
 
 	for (int i = 0; i < c->nmembers; i++) {
 		struct an_pc *pc = &an->pcs[c->member_pc[i]];

@@ -209,6 +209,7 @@ struct an_pc {
 	int64_t comm_rank, nranks;
 	uint64_t last_seq, done_seq, marked_seq, drop_seq;
 	int init_begun, init_done, ended;
+	int suspended;		/* ncclCommSuspend without its resume (comm_state) */
 	int destroyed;		/* destroy or finalize: the calls before it are
 				 * done, their completions may still follow */
 	int64_t init_ts;
@@ -219,6 +220,9 @@ struct an_pc {
 	uint64_t p2p_done, p2p_drop_seq;
 	uint64_t coll_confirmed;	/* a timeout named this seq: calls before it ran */
 	uint64_t *sent, *recvd;
+	/* One-sided: signals sent (a put or a signal) and waited for (each
+	 * waitsignal counts its opCnt), per peer comm rank. */
+	uint64_t *sigsent, *sigwait;
 	int npeers;
 	uint64_t jump_seq;	/* a seq far past last_seq, kept until confirmed */
 	uint64_t own_done_seq;	/* highest seq whose own coll_complete came */
@@ -276,9 +280,11 @@ struct an_row_text {
 };
 void an_row_text(struct an_row *r, struct an_row_text *t);
 
+/* Point-to-point calls: sends and recvs, and the one-sided signals. */
 static inline int an_is_p2p_op(const char *op)
 {
-	return op && (!strcmp(op, "send") || !strcmp(op, "recv"));
+	return op && (!strcmp(op, "send") || !strcmp(op, "recv") || !strcmp(op, "putsignal") ||
+		      !strcmp(op, "signal") || !strcmp(op, "waitsignal"));
 }
 
 #endif

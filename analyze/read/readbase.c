@@ -79,6 +79,16 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 	case EV_INIT_BEGIN:
 	case EV_INIT_END:
 		an_comm_init(an, &ev->src, &ev->r.init);
+		/* Named without NCCL's hash: the parent's ranks and the joiners
+		 * each have a hash of their own for one comm. */
+		if (ev->r.init.end && ev->r.init.local_ident)
+			an_incomplete(an, AN_INC_grow_unjoined,
+				      "a communicator made by ncclCommGrow was named without NCCL's "
+				      "comm hash (no profiler plugin of ours at its init): its "
+				      "joining ranks cannot be matched with its existing ones, and "
+				      "each half shows as a comm of its own; record with "
+				      "NCCL_PROFILER_PLUGIN=libncclguard.so (as `ncclguard run` "
+				      "sets it)");
 		/* Made by the shim's profiler plugin: no wrapper saw this comm. */
 		if (ev->r.init.end && ev->r.init.plugin) {
 			struct an_proc *pr = an_proc_get(an, &ev->src);
@@ -106,6 +116,9 @@ void rd_apply(struct an_state *an, struct ev_event *ev)
 		break;
 	case EV_COMM_END:
 		an_comm_end(an, &ev->src, &ev->r.misc);
+		break;
+	case EV_COMM_STATE:
+		an_comm_state(an, &ev->src, &ev->r.misc);
 		break;
 	case EV_TIMEOUT:
 		an_timeout(an, &ev->src, &ev->r.misc);

@@ -76,6 +76,7 @@ static size_t body_of(int kind, const size_t **strs, int *nstrs)
 		*nstrs = N(algo_s);
 		return sizeof(struct ev_rec_algo);
 	case EV_COMM_END:
+	case EV_COMM_STATE:
 	case EV_TIMEOUT:
 	case EV_POLICY:
 	case EV_INJECT:

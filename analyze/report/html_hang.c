@@ -433,7 +433,8 @@ static void p2p_table(const struct an_state *an, const struct an_hang *h, FILE *
 	fputs("<table class=\"txt\"><tr><th>rank</th><th>state</th></tr>\n", f);
 	for (int i = 0; i < h->nwait; i++)
 		fprintf(f, "<tr><td>%lld</td><td>waiting in its %s p2p seq %llu</td></tr>\n",
-			(long long)h->wait[i], send ? "send" : "recv", (unsigned long long)h->seq);
+			(long long)h->wait[i], h->nwait == 1 ? an->ops[h->op] : send ? "send" : "recv",
+			(unsigned long long)h->seq);
 	if (h->nwait == 1) {
 		if (h->peer >= 0)
 			fprintf(f, "<tr><td class=\"st\">%lld</td>", (long long)h->peer);
@@ -442,7 +443,9 @@ static void p2p_table(const struct an_state *an, const struct an_hang *h, FILE *
 				(long long)h->peer_comm_rank);
 		fprintf(f, "<td>its peer: posted %llu of the %llu %ss it needs</td></tr>\n",
 			(unsigned long long)h->peer_posted, (unsigned long long)h->ordinal,
-			send ? "recv" : "send");
+			!strcmp(an->ops[h->op], "waitsignal") ? "signal" :
+			!strcmp(an->ops[h->op], "putsignal") || !strcmp(an->ops[h->op], "signal") ?
+			"signal wait" : send ? "recv" : "send");
 	}
 	fputs("</table>\n", f);
 }

@@ -97,6 +97,8 @@ void an_state_free(struct an_state *an)
 	for (i = 0; i < an->npcs; i++) {
 		free(an->pcs[i].p2p);
 		free(an->pcs[i].sent);
+		free(an->pcs[i].sigsent);
+		free(an->pcs[i].sigwait);
 		free(an->pcs[i].recvd);
 	}
 	free(an->pcs);

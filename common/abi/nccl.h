@@ -40,7 +40,9 @@ typedef struct {
 	char internal[NCCL_UNIQUE_ID_BYTES];
 } ncclUniqueId;
 
-typedef enum { NG_ABI_NCCL_RESULTS(NG_ABI_ENUM) } ncclResult_t;
+typedef enum {
+	NG_ABI_NCCL_RESULTS(NG_ABI_ENUM) NG_ABI_NCCL_NUM_RESULTS(NG_ABI_ENUM)
+} ncclResult_t;
 typedef enum { NG_ABI_NCCL_RED_OPS(NG_ABI_ENUM) } ncclRedOp_t;
 typedef enum { NG_ABI_NCCL_DATA_TYPES(NG_ABI_ENUM) } ncclDataType_t;
 typedef enum { NG_ABI_NCCL_RESIDENCE(NG_ABI_ENUM) } ncclScalarResidence_t;

@@ -4,8 +4,11 @@
  * here expands it once, and tests/common/abi_check.c once more after the
  * real nccl.h, where a prototype unlike the real one does not compile.
  */
+#include "nccl_newer.h"
+
 #define NG_ABI_PROTO2(ret, name, params) ret name params; ret p##name params;
 #define NCCL_PASS(ret, fail, name, params, args) NG_ABI_PROTO2(ret, name, params)
+#define NCCL_PASS_VOID(name, params, args) NG_ABI_PROTO2(void, name, params)
 #define NCCL_HOOK(ret, fail, name, op, params, args) NG_ABI_PROTO2(ret, name, params)
 #define NCCL_COLL(name, op, params, args, count, dtype, root, comm, stream, scale, ...) \
 	NG_ABI_PROTO2(ncclResult_t, name, params)

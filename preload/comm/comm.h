@@ -41,6 +41,7 @@ struct ng_comm {
 	int nranks;
 	uint8_t dead;			/* destroyed or aborted */
 	uint8_t sample_cls;		/* the size class of the last call */
+	uint8_t suspended;		/* ncclCommSuspend: calls refused (wrap_comm.c) */
 	/* Timed calls only. */
 	uint64_t last_timed_call __attribute__((aligned(64)));
 	/* A record is reused only by a later comm at the same address (registry.c),
@@ -62,6 +63,7 @@ struct ng_comm {
 	 * call.  Its kind, for the comm_init_end written then. */
 	uint64_t init_pending_ns;
 	const char *init_kind;
+	const char *init_ident;		/* a grow's: which rule named it (wrap_comm.c) */
 	int init_reported;
 	/* The watchdog's, away from the caller's line: calls known complete
 	 * (from timed calls and probes); a call is stuck when it stays past
@@ -93,6 +95,7 @@ struct ng_comm {
 	int ndeferred;
 	struct ng_pending *deferred[NG_DEFERRED_MAX];	/* nonblocking, InProgress */
 	uint64_t dead_ns;		/* when it was marked dead */
+	int refuse_warned;		/* a refused call of a suspension warned of */
 };
 uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t ng_hash_unique_id(const ncclUniqueId *id);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <nccl.h>
+#include "abi/nccl_newer.h"
 
 #include <pthread.h>
 
@@ -221,6 +222,7 @@ extern NG_TLS struct ng_tls ng_tls;
 
 /* ---- resolve.c: the real NCCL functions (from nccl_api.def) ---------- */
 #define NCCL_PASS(ret, fail, name, params, args) ret(*name) params;
+#define NCCL_PASS_VOID(name, params, args) void(*name) params;
 #define NCCL_HOOK(ret, fail, name, op, params, args) ret(*name) params;
 #define NCCL_COLL(name, op, params, args, ...) ncclResult_t(*name) params;
 #define NCCL_P2P(name, op, params, args, ...) ncclResult_t(*name) params;
@@ -260,6 +262,7 @@ int ng_is_self(const void *addr);
 
 /* ---- ops.c: one id per wrapped entry point --------------------------- */
 #define NCCL_PASS(ret, fail, name, params, args) NG_FN_##name,
+#define NCCL_PASS_VOID(name, params, args) NG_FN_##name,
 #define NCCL_HOOK(ret, fail, name, op, params, args) NG_FN_##name,
 #define NCCL_COLL(name, op, params, args, ...) NG_FN_##name,
 #define NCCL_P2P(name, op, params, args, ...) NG_FN_##name,

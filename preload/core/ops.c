@@ -4,6 +4,7 @@
 #include "core.h"
 
 #define NCCL_PASS(ret, fail, name, params, args) [NG_FN_##name] = #name,
+#define NCCL_PASS_VOID(name, params, args) [NG_FN_##name] = #name,
 #define NCCL_HOOK(ret, fail, name, op, params, args) [NG_FN_##name] = #name,
 #define NCCL_COLL(name, op, params, args, ...) [NG_FN_##name] = #name,
 #define NCCL_P2P(name, op, params, args, ...) [NG_FN_##name] = #name,
@@ -12,6 +13,7 @@ const char *const ng_fn_name[NG_FN_COUNT] = {
 };
 
 #define NCCL_PASS(ret, fail, name, params, args) [NG_FN_##name] = "-",
+#define NCCL_PASS_VOID(name, params, args) [NG_FN_##name] = "-",
 #define NCCL_HOOK(ret, fail, name, op, params, args) [NG_FN_##name] = #op,
 #define NCCL_COLL(name, op, params, args, ...) [NG_FN_##name] = #op,
 #define NCCL_P2P(name, op, params, args, ...) [NG_FN_##name] = #op,

@@ -148,6 +148,7 @@ int ng_resolve_nccl(void)
 		}                                                             \
 	} while (0);
 #define NCCL_PASS(ret, fail, name, params, args) RESOLVE(name)
+#define NCCL_PASS_VOID(name, params, args) RESOLVE(name)
 #define NCCL_HOOK(ret, fail, name, op, params, args) RESOLVE(name)
 #define NCCL_COLL(name, ...) RESOLVE(name)
 #define NCCL_P2P(name, ...) RESOLVE(name)

@@ -77,7 +77,8 @@ static int oldest_open(struct ng_comm *c, struct ng_recent *r)
 	uint64_t issued = __atomic_load_n(&c->ncalls, __ATOMIC_ACQUIRE);
 	uint64_t u = c->done_calls + 1;
 
-	if (!ng_cuda.cudaEventQuery || !c->pool || u > issued)
+	if (!ng_cuda.cudaEventQuery || !c->pool || u > issued ||
+	    __atomic_load_n(&c->suspended, __ATOMIC_RELAXED))
 		return 0;
 	*r = c->recent[u & (NG_RECENT - 1)];
 	if (issued - u >= NG_RECENT || r->index != u ||

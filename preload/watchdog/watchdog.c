@@ -391,7 +391,8 @@ static void check_comm(struct ng_comm *c, void *arg)
 
 	check_let_go(c, now);
 	check_init(c, now);
-	if (u > issued || !c->pool)
+	/* A suspended comm runs nothing: what it has open is no hang. */
+	if (u > issued || !c->pool || __atomic_load_n(&c->suspended, __ATOMIC_RELAXED))
 		return;
 	if (issued - u >= NG_RECENT) {
 		/* u's record is overwritten: judge by the oldest one kept,

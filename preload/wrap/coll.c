@@ -7,6 +7,7 @@
  * Here are its rare cases.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -152,4 +153,64 @@ int ng_coll_begin(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 void ng_coll_end(struct ng_call *call, ncclResult_t r)
 {
 	ng_coll_end_inline(call, r);
+}
+
+/*
+ * A call on a suspended comm (ncclCommSuspend, not yet resumed): NCCL
+ * does not check it, and its kernel would touch the memory the suspend
+ * released.  Refused with ncclInvalidUsage, warned of once per
+ * suspension, and each one recorded as a comm_state "refused": it takes
+ * no seq, as it never reaches NCCL, so ranks that made no such call
+ * still match.
+ */
+NG_COLD ncclResult_t ng_coll_refuse(struct ng_comm *c, int fn)
+{
+	struct ng_ev_comm_state ev = {
+		.comm_hash = c->hash, .state = "refused", .op = ng_fn_op[fn],
+		.result = ncclInvalidUsage,
+	};
+	int e = errno;
+
+	if (!__atomic_exchange_n(&c->refuse_warned, 1, __ATOMIC_RELAXED))
+		ng_warn("%s on communicator %016llx refused (ncclInvalidUsage): the communicator "
+			"is suspended by ncclCommSuspend; call ncclCommResume first",
+			ng_fn_name[fn], (unsigned long long)c->hash);
+	if (ng_hot.tp)
+		ng_hot.tp->comm_state(&ev);
+	errno = e;
+	return ncclInvalidUsage;
+}
+
+/*
+ * ncclWaitSignal on several peers, recorded: its coll_enqueue has peer -1
+ * and the sum of the signals, so what it waits for goes in a signal_wait
+ * per descriptor (the first NG_WAIT_NOTE_MAX; ndesc says how many).  The
+ * wrapper passes the call's own arguments, (nDesc, signalDescs, comm,
+ * stream): a variadic function, so one macro serves every entry point.
+ */
+#define NG_WAIT_NOTE_MAX 64
+
+NG_COLD void ng_wait_note(const struct ng_call *call, ...)
+{
+	const ncclWaitSignalDesc_t *d;
+	va_list ap;
+	int n, e = errno;
+
+	va_start(ap, call);
+	n = va_arg(ap, int);
+	d = va_arg(ap, const ncclWaitSignalDesc_t *);
+	va_end(ap);
+	if (!d || n < 1 || !call->comm || !ng_hot.tp)
+		goto out;
+	for (int i = 0; i < n && i < NG_WAIT_NOTE_MAX; i++) {
+		struct ng_ev_signal_wait ev = {
+			.comm_hash = call->comm->hash, .p2p_seq = call->p2p_seq, .desc = i,
+			.ndesc = n, .peer = d[i].peer, .op_cnt = d[i].opCnt,
+			.sig_idx = d[i].sigIdx, .ctx = d[i].ctx,
+		};
+
+		ng_hot.tp->signal_wait(&ev);
+	}
+out:
+	errno = e;
 }

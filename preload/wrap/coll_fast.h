@@ -20,6 +20,8 @@ void ng_coll_timing_end(struct ng_call *call, ncclResult_t r);
 void ng_coll_record_inline(const struct ng_call *call);
 void ng_coll_record_callsite(const struct ng_call *call);
 void ng_coll_verify(const struct ng_call *call, void *out, int redop, ncclResult_t r);
+ncclResult_t ng_coll_refuse(struct ng_comm *c, int fn);
+void ng_wait_note(const struct ng_call *call, ...);
 
 /*
  * Counters of a comm advance with a load and a store, not a locked
@@ -124,6 +126,14 @@ ng_coll_begin_inline(struct ng_call *call, int fn, int is_p2p, uint64_t count,
 		call->ticks = __atomic_load_n(&ng_hot.ticks, __ATOMIC_ACQUIRE);
 	call->handle = comm;
 	call->comm = c = comm_of(comm);
+	/* A suspended comm's memory is released: NCCL would run the call
+	 * on it.  Refused before it takes a seq (coll.c). */
+	if (__builtin_expect(c && __atomic_load_n(&c->suspended, __ATOMIC_RELAXED), 0)) {
+		call->active = 0;
+		ng_in_shim--;
+		call->result = ng_coll_refuse(c, fn);
+		return 1;
+	}
 	call->count = count;
 	call->dtype = dtype;
 	call->root = root;

@@ -100,7 +100,7 @@ static int is_creation(int fn)
 {
 	return fn == NG_FN_ncclCommInitRank || fn == NG_FN_ncclCommInitRankConfig ||
 	       fn == NG_FN_ncclCommInitAll || fn == NG_FN_ncclCommInitRankScalable ||
-	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink;
+	       fn == NG_FN_ncclCommSplit || fn == NG_FN_ncclCommShrink || fn == NG_FN_ncclCommGrow;
 }
 
 /*
@@ -150,6 +150,9 @@ static ncclResult_t init_ctx(void **context, int *mask, uint64_t nccl_hash, int 
 	ng_first_call();
 	ng_tls.in_plugin = 0;
 	wrapped = wrapped_comm(&hash);
+	/* A grown comm is known by NCCL's hash: the wrapper registers it so. */
+	if (wrapped && ng_grow_claim(nccl_hash))
+		hash = nccl_hash;
 	x = ng_pctx_new(!wrapped);
 	if (!x) {
 		ng_warn_once("profiler plugin: out of memory; a communicator goes unrecorded");

@@ -30,6 +30,15 @@ static int ensure(int fn, void *const *slot)
 		return ng_real.name args;                                     \
 	}
 
+#define NCCL_PASS_VOID(name, params, args)                                    \
+	NG_EXPORT void name params                                            \
+	{                                                                     \
+		if (__builtin_expect(!ng_real.name, 0) &&                     \
+		    ensure(NG_FN_##name, (void *const *)&ng_real.name))       \
+			return;                                               \
+		ng_real.name args;                                            \
+	}
+
 /* NCCL's own calls to its API (resolve.c) go straight back to it. */
 #define NCCL_HOOK(ret, fail, name, op, params, args)                          \
 	NG_EXPORT ret name params                                             \
@@ -56,6 +65,7 @@ struct ng_out {
 			ng_coll_verify(call, ng_o.buf, ng_o.redop, r);        \
 	} while (0)
 
+#define NG_UNPAREN(...) __VA_ARGS__
 #define NG_FORWARD(name, ng_p2p, ng_count, ng_dtype, ng_root, ng_comm, ng_stream, ng_per_rank, args, out) \
 	{                                                                     \
 		struct ng_call ng_c;                                          \
@@ -64,6 +74,10 @@ struct ng_out {
 					 ng_dtype, ng_root, ng_comm, ng_stream, \
 					 ng_per_rank, __builtin_return_address(0))) \
 			return ng_c.result;                                   \
+		/* A wait on several peers: what it waits for (coll.c). */   \
+		if (NG_FN_##name == NG_FN_ncclWaitSignal &&                   \
+		    __builtin_expect(ng_c.active && ng_c.trace && ng_c.root < 0, 0)) \
+			ng_wait_note(&ng_c, NG_UNPAREN args);                 \
 		if (__builtin_expect(!ng_real.name, 0) &&                     \
 		    ensure(NG_FN_##name, (void *const *)&ng_real.name)) {     \
 			ng_r = ncclSystemError;                               \
@@ -85,5 +99,27 @@ struct ng_out {
 #define NCCL_P2P(name, op, params, args, count, dtype, peer, comm, stream, ...) \
 	NG_EXPORT NG_HOT ncclResult_t name params                               \
 	NG_FORWARD(name, 1, count, dtype, peer, comm, stream, 0, args, NG_NO_OUT)
+
+/* ncclWaitSignal's columns: the signals it waits for (its count), and
+ * its one peer (-1 for several: the watchdog then names the wait without
+ * a peer, and the analyzer pairs it with nothing). */
+static inline uint64_t ng_wait_count(int n, const ncclWaitSignalDesc_t *d)
+{
+	uint64_t k = 0;
+
+	for (int i = 0; d && i < n; i++)
+		k += d[i].opCnt > 0 ? (uint64_t)d[i].opCnt : 0;
+	return k;
+}
+
+static inline int ng_wait_peer(int n, const ncclWaitSignalDesc_t *d)
+{
+	int peer = d && n > 0 ? d[0].peer : -1;
+
+	for (int i = 1; d && i < n; i++)
+		if (d[i].peer != peer)
+			return -1;
+	return peer;
+}
 
 #include "nccl_api.def"

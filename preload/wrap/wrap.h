@@ -22,6 +22,9 @@ void ng_missing(int fn);
  * (cudaErrorNoDevice)"), "" if none: for the note at exit of a rank that
  * made no NCCL call (init.c). */
 extern char ng_cuda_failed[160];
+/* NCCL's profiler init for a comm ncclCommGrow is making: its hash names
+ * the grown comm; 1 if a grow in progress took it (wrap_comm.c). */
+int ng_grow_claim(uint64_t nccl_hash);
 /* Hand-written wrappers of the NCCL_HOOK entries (wrap_comm.c). */
 #define NCCL_HOOK(ret, fail, name, op, params, args) ret ngw_##name params;
 #include "nccl_api.def"

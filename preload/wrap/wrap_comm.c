@@ -392,6 +392,183 @@ ncclResult_t ngw_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excl
 		      newcomm, config, call_shrink, &a);
 }
 
+/* ---- grow (2.29) ------------------------------------------------------
+ *
+ * A grown comm's members are its parent's ranks, which call ncclCommGrow
+ * with the parent, and the joining ranks, which call it with comm NULL
+ * and the id the parent's root got from ncclCommGetUniqueId.  No hash of
+ * ours is the same on both: its identity is NCCL's own comm hash, which
+ * NCCL hands the profiler plugin's init for the new comm while
+ * ncclCommGrow runs (profiler.c calls ng_grow_claim).  Without it (no
+ * plugin, another plugin, a nonblocking grow whose init comes later) the
+ * parent's ranks name it by the split rule and the joiners by their id,
+ * and comm_init_end says so (ident "local"): the analyzer cannot match
+ * the two halves, and says why. */
+
+#define NG_GROW_COLOR (-3000)
+
+/* NCCL's hash of the comm being grown: on the growing thread, or for the
+ * one grow in progress in the process when NCCL's init runs elsewhere. */
+static NG_TLS uint64_t grow_hash_tls;
+static uint64_t grow_hash_any;
+static int grows_running;
+
+int ng_grow_claim(uint64_t nccl_hash)
+{
+	struct ng_hostcall *s = ng_tls.slot;
+
+	if (s && __atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE) && s->fn == NG_FN_ncclCommGrow) {
+		grow_hash_tls = nccl_hash;
+		return 1;
+	}
+	if (__atomic_load_n(&grows_running, __ATOMIC_ACQUIRE) != 1)
+		return 0;
+	for (int i = 0; i < NG_HOST_SLOTS; i++) {
+		s = &ng_host_slots[i];
+		if (__atomic_load_n(&s->enter_ns, __ATOMIC_ACQUIRE) && s->fn == NG_FN_ncclCommGrow) {
+			__atomic_store_n(&grow_hash_any, nccl_hash, __ATOMIC_RELEASE);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+ncclResult_t ngw_ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniqueId,
+			      int rank, ncclComm_t *newcomm, ncclConfig_t *config)
+{
+	struct ng_comm *p, *c;
+	/* The begin has no hash: no member knows NCCL's before it runs. */
+	struct ng_ev_comm_init ev = { .cuda_dev = -1, .result = -1, .kind = "grow",
+				      .comm_index = -1, .nranks = nRanks, .rank = rank };
+	uint64_t local, hash, t0;
+	int saved, nranks = nRanks, me = rank;
+	ncclResult_t r;
+
+	NG_REAL_OR_FAIL(ncclCommGrow, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommGrow(comm, nRanks, uniqueId, rank, newcomm, config);
+	saved = errno;
+	ng_in_shim++;
+	p = comm ? ng_comm_find(comm) : NULL;
+	ev.blocking = config || !p ? config_blocking(config) : p->blocking;
+	ev.parent_hash = p ? p->hash : 0;
+	if (p)
+		local = ng_hash_split(p->hash, NG_GROW_COLOR,
+				      __atomic_add_fetch(&p->split_count, 1, __ATOMIC_RELAXED));
+	else
+		local = uniqueId ? ng_hash_unique_id(uniqueId) : 0;
+	ng_policy_recheck("ncclCommGrow");
+	ng_ncclconf_fix();
+	ng_emit_init(1, &ev);
+	grow_hash_tls = 0;
+	__atomic_store_n(&grow_hash_any, 0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&grows_running, 1, __ATOMIC_ACQ_REL);
+	t0 = ng_now_ns();
+	ng_host_enter(NG_FN_ncclCommGrow, local, 0);
+	if (inject_init(NG_FN_ncclCommGrow, &r)) {
+		ng_host_exit();
+		__atomic_sub_fetch(&grows_running, 1, __ATOMIC_ACQ_REL);
+		ng_in_shim--;
+		return r;
+	}
+	errno = saved;
+	r = ng_real.ncclCommGrow(comm, nRanks, uniqueId, rank, newcomm, config);
+	saved = errno;
+	ng_host_exit();
+	hash = grow_hash_tls ? grow_hash_tls : __atomic_load_n(&grow_hash_any, __ATOMIC_ACQUIRE);
+	__atomic_sub_fetch(&grows_running, 1, __ATOMIC_ACQ_REL);
+	ev.ident = hash ? "nccl" : "local";
+	if (!hash)
+		hash = local;
+	ev.comm_hash = hash;
+	if ((r == ncclSuccess || r == ncclInProgress) && newcomm && *newcomm) {
+		if (r == ncclSuccess) {
+			ng_real.ncclCommCount(*newcomm, &nranks);
+			ng_real.ncclCommUserRank(*newcomm, &me);
+		} else if (p) {
+			me = p->rank;	/* a parent's rank keeps its place */
+		}
+		ev.nranks = nranks;
+		ev.rank = me;
+		ng_comm_created(*newcomm, hash, ev.parent_hash, nranks, me, ev.blocking, r, &ev, t0);
+		c = ng_comm_find(*newcomm);
+		if (c) {
+			c->parent_hash = ev.parent_hash;
+			c->init_kind = "grow";
+			c->init_ident = ev.ident;
+		}
+	} else if (r == ncclSuccess && newcomm && ng_group_depth > 0) {
+		/* In a group: NCCL writes *newcomm at the group's end, as a
+		 * split's (NCCL's init for it comes then: named locally). */
+		ev.rank = p ? p->rank : rank;
+		ev.result = ncclInProgress;
+		ev.duration_ns = ng_now_ns() - t0;
+		ng_emit_init(0, &ev);
+		ng_split_pending(newcomm, comm, &ev, t0, 1);
+	} else {
+		ev.result = r == ncclSuccess ? ncclInternalError : r;	/* no comm came */
+		ev.duration_ns = ng_now_ns() - t0;
+		ng_emit_init(0, &ev);
+	}
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+/* ---- suspend, resume (2.29) -------------------------------------------- */
+
+static void emit_state(uint64_t hash, const char *state, int flags, ncclResult_t r)
+{
+	struct ng_ev_comm_state ev = { .comm_hash = hash, .state = state, .op = "",
+				       .flags = flags, .result = r };
+
+	if (!ng_hot.tp)
+		return;
+	ng_recbuf_drain();	/* the comm's calls before it, first */
+	ng_hot.tp->comm_state(&ev);
+}
+
+static ncclResult_t state_common(int fn, ncclComm_t comm, int flags, int suspend)
+{
+	struct ng_comm *c = ng_comm_find(comm);
+	ncclResult_t r;
+	int saved = errno;
+
+	ng_in_shim++;
+	ng_host_enter(fn, c ? c->hash : 0, 0);
+	errno = saved;
+	r = suspend ? ng_real.ncclCommSuspend(comm, flags) : ng_real.ncclCommResume(comm);
+	saved = errno;
+	ng_host_exit();
+	if (c && r == ncclSuccess) {
+		/* Warned of once per suspension. */
+		__atomic_store_n(&c->refuse_warned, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->suspended, (uint8_t)suspend, __ATOMIC_RELEASE);
+		/* The heartbeat's wait starts again from the resume. */
+		c->hb_moved_ns = 0;
+	}
+	emit_state(c ? c->hash : 0, suspend ? "suspended" : "resumed", flags, r);
+	ng_in_shim--;
+	errno = saved;
+	return r;
+}
+
+ncclResult_t ngw_ncclCommSuspend(ncclComm_t comm, int flags)
+{
+	NG_REAL_OR_FAIL(ncclCommSuspend, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommSuspend(comm, flags);
+	return state_common(NG_FN_ncclCommSuspend, comm, flags, 1);
+}
+
+ncclResult_t ngw_ncclCommResume(ncclComm_t comm)
+{
+	NG_REAL_OR_FAIL(ncclCommResume, ncclSystemError);
+	if (!enter())
+		return ng_real.ncclCommResume(comm);
+	return state_common(NG_FN_ncclCommResume, comm, 0, 0);
+}
+
 /* ---- ending a communicator ------------------------------------------- */
 
 static void emit_end(uint64_t hash, const char *kind, ncclResult_t r)
@@ -500,7 +677,7 @@ static void init_ended(struct ng_comm *c, ncclResult_t state)
 				      .nranks = c->nranks, .rank = c->rank,
 				      .cuda_dev = c->cuda_dev, .result = state,
 				      .kind = c->init_kind, .comm_index = c->index,
-				      .blocking = c->blocking };
+				      .blocking = c->blocking, .ident = c->init_ident };
 
 	if (!t0)
 		return;

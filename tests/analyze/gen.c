@@ -64,6 +64,10 @@
  *                                          coarse time for an unsampled arrival
  *   done COMM SEQ P2P_SEQ OP BYTES GPU_START_US GPU_END_US NRANKS PEER
  *   end COMM KIND                          comm_end (destroy, abort...)
+ *   grow COMM NRANKS COMM_RANK IDENT       comm_init_begin and _end of kind
+ *                                          grow, its ident (nccl, local)
+ *   state COMM STATE FLAGS                 comm_state (suspended, resumed)
+ *   sigwait COMM P2P_SEQ PEER OPCNT        signal_wait, one descriptor of one
  *   timeout COMM SEQ OP WHAT               a watchdog's warning
  *   inject KIND COMM SEQ OP
  *   fp COMM SEQ OP NRANKS BYTES SLICES COMPARED HASH
@@ -509,7 +513,7 @@ static int script(const char *out, int ranks, const char *path, const char *host
 				emit(&st[r], ev[4] == 'b' ? E_comm_init_begin : E_comm_init_end, ts, c,
 				     (uint64_t)0, a, b, 0,
 				     ev[4] == 'b' ? -1 : ev[4] == 'p' ? 7 : 0, (uint64_t)0,
-				     ev[4] == 'p' ? "initconfig" : "initrank", 0, ev[4] != 'p');
+				     ev[4] == 'p' ? "initconfig" : "initrank", 0, ev[4] != 'p', "");
 		} else if (!strcmp(ev, "enq")) {
 			int res, coarse = 0, got;
 
@@ -533,6 +537,22 @@ static int script(const char *out, int ranks, const char *path, const char *host
 			ok = sscanf(line + off, "%" SCNx64 " %31s", &c, kind) == 2;
 			if (ok)
 				emit(&st[r], E_comm_end, ts, c, kind, 0);
+		} else if (!strcmp(ev, "grow")) {
+			ok = sscanf(line + off, "%" SCNx64 " %d %d %31s", &c, &a, &b, kind) == 4;
+			if (ok) {
+				emit(&st[r], E_comm_init_begin, ts, c, (uint64_t)0, a, b, 0, -1,
+				     (uint64_t)0, "grow", 0, 1, "");
+				emit(&st[r], E_comm_init_end, ts, c, (uint64_t)0, a, b, 0, 0,
+				     (uint64_t)0, "grow", 0, 1, kind);
+			}
+		} else if (!strcmp(ev, "sigwait")) {
+			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %d %d", &c, &p2p, &a, &b) == 4;
+			if (ok)
+				emit(&st[r], E_signal_wait, ts, c, p2p, 0, 1, a, b, 0, 0);
+		} else if (!strcmp(ev, "state")) {
+			ok = sscanf(line + off, "%" SCNx64 " %31s %d", &c, kind, &a) == 3;
+			if (ok)
+				emit(&st[r], E_comm_state, ts, c, kind, "", a, 0);
 		} else if (!strcmp(ev, "timeout")) {
 			ok = sscanf(line + off, "%" SCNx64 " %" SCNu64 " %31s %31s", &c, &seq, op,
 				    what) == 4;
@@ -853,15 +873,15 @@ int main(int argc, char **argv)
 		if (init_missing >= 0) {
 			/* The watchdog's init timeout (NCCLGUARD_INIT_TIMEOUT, 300 s). */
 			emit(&st[r], E_comm_init_begin, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0,
-			     -1, (uint64_t)0, "initrank", 0, 1);
+			     -1, (uint64_t)0, "initrank", 0, 1, "");
 			emit(&st[r], E_timeout, RAW(r, t + 100000 + 300000000000ULL), comm,
 			     (uint64_t)0, "init", (uint64_t)300000000000ULL, "warn", "init");
 			continue;
 		}
 		emit(&st[r], E_comm_init_begin, RAW(r, t + 100000), comm, (uint64_t)0, ranks, r, 0, -1,
-		     (uint64_t)0, "initrank", 0, 1);
+		     (uint64_t)0, "initrank", 0, 1, "");
 		emit(&st[r], E_comm_init_end, RAW(r, T0 + 8000000), comm, (uint64_t)0, ranks, r, 0, 0,
-		     (uint64_t)(T0 + 8000000 - t - 100000), "initrank", 0, 1);
+		     (uint64_t)(T0 + 8000000 - t - 100000), "initrank", 0, 1, "");
 	}
 
 	stop_at = iters;

@@ -37,6 +37,9 @@ NG_ABI_CUDA_FLAGS(SAME_VALUE)
 NG_ABI_CU_RESULTS(SAME_VALUE)
 NG_ABI_CU_DEVICE_ATTRS(SAME_VALUE)
 NG_ABI_NCCL_RESULTS(SAME_VALUE)
+#if NCCL_VERSION_CODE < 23000
+NG_ABI_NCCL_NUM_RESULTS(SAME_VALUE)
+#endif
 NG_ABI_NCCL_RED_OPS(SAME_VALUE)
 NG_ABI_NCCL_DATA_TYPES(SAME_VALUE)
 NG_ABI_NCCL_RESIDENCE(SAME_VALUE)
@@ -88,6 +91,16 @@ NG_ABI_CUDART_FUNCTIONS(SAME_PROTO)
 NG_ABI_CU_FUNCTIONS(SAME_PROTO)
 
 #include "nccl_protos.h"
+
+/* What 2.29 and 2.30 add: nccl_newer.h's own values where the header is
+ * older, else the real header's, which must be the table's. */
+#if NCCL_VERSION_CODE >= 22900
+NG_ABI_NCCL_229_MACROS(SAME_VALUE)
+_Static_assert(sizeof(ncclWaitSignalDesc_t) == 4 * sizeof(int), "size of ncclWaitSignalDesc_t");
+#endif
+#if NCCL_VERSION_CODE >= 23000
+NG_ABI_NCCL_230_MACROS(SAME_VALUE)
+#endif
 
 #define COUNT(...) +1
 enum {

@@ -57,7 +57,7 @@ fi
 # One wrong row of each kind must fail the check, naming what differs.
 broken() {  # FILE SED-EXPRESSION EXPECTED-MESSAGE
 	rm -rf "$NG_TMP/b" && mkdir -p "$NG_TMP/b/abi" || exit 1
-	cp common/abi/*.def common/abi/nccl_protos.h "$NG_TMP/b/abi/" && cp common/nccl_api.def "$NG_TMP/b/" || exit 1
+	cp common/abi/*.def common/abi/nccl_protos.h common/abi/nccl_newer.h "$NG_TMP/b/abi/" && cp common/nccl_api.def "$NG_TMP/b/" || exit 1
 	sed -i "$2" "$NG_TMP/b/$1" || exit 1
 	cmp -s "$NG_TMP/b/$1" "common/$1" && fail "the sed for $1 changed nothing"
 	# shellcheck disable=SC2086

@@ -411,6 +411,7 @@ static void test_tables(void **state)
  * kind. */
 static const char *const api_rows[] = {
 #define NCCL_PASS(ret, fail, name, params, args) #name,
+#define NCCL_PASS_VOID(name, params, args) #name,
 #define NCCL_HOOK(ret, fail, name, op, params, args) #name,
 #define NCCL_COLL(name, ...) #name,
 #define NCCL_P2P(name, ...) #name,

@@ -80,10 +80,30 @@ static void test_key_twice(void **state)
 	expect_refused("drop:rank=1;stall:comm=0,comm=1", "comm=1 in stall: comm given twice");
 }
 
+/* NCCL 2.30's ncclTimeout (8) is a code by name, short name and number,
+ * named back; 9 is no result code. */
+static void test_timeout_code(void **state)
+{
+	struct ng_inject_rule r[NG_INJECT_MAX];
+	char err[512];
+	int n;
+
+	(void)state;
+	assert_int_equal(ng_inject_spec_parse("error:code=ncclTimeout;error:code=Timeout;error:code=8",
+					      r, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(r[i].code, 8);
+		assert_string_equal(ng_inject_code_name(r[i].code), "ncclTimeout");
+	}
+	assert_int_equal(ng_inject_spec_parse("error:code=9", r, &n, err, sizeof(err)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_timeout_code),
 		cmocka_unit_test(test_never_fires),
 		cmocka_unit_test(test_key_twice),
 	};

@@ -120,7 +120,7 @@ ng_emit_pid() {
 }
 
 NG_EVENTS="process_info comm_init_begin comm_init_end comm_end coll_enqueue
-coll_complete timeout policy inject callsite coll_algo"
+coll_complete timeout policy inject callsite coll_algo comm_state signal_wait"
 
 # ng_assert_all FILE PID N: exactly N of every event kind from PID.
 ng_assert_all() {

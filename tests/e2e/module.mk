@@ -11,3 +11,8 @@ $(BUILD)/tests/e2e/verify_job: tests/e2e/verify_job.c tests/preload/idfile.h $(S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/preload -o $@ $(filter %.c,$^) -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/../../sim'
 TEST_BINS += $(BUILD)/tests/e2e/verify_job
+
+$(BUILD)/tests/e2e/api_job: tests/e2e/api_job.c tests/preload/idfile.h $(SIM_LIBS_DEP)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/preload -Icommon -o $@ $(filter %.c,$^) -L$(BUILD)/sim -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/../../sim'
+TEST_BINS += $(BUILD)/tests/e2e/api_job

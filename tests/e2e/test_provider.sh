@@ -45,6 +45,8 @@ need policy 'key = "NCCL_SOCKET_IFNAME", action = "enforce", user_value = "eth0"
 need inject 'kind = "delay", comm_hash = 0xABCDEF0123456789, seq = 2, op = "allreduce", detail = "ms=50"'
 need callsite 'seq = 3, frames = "train_step+0x12 (train.so);main+0x40 (python3)"'
 need coll_algo 'op = "allreduce", op_seq = [0-9]*, bytes = 4096, algo = "RING", proto = "LL", nchannels = 2, nwarps = 16, nranks = 4, plugin_only = 1'
+need comm_state 'comm_hash = 0xABCDEF0123456789, state = "refused", op = "waitsignal", flags = 0, result = 5'
+need signal_wait 'comm_hash = 0xABCDEF0123456789, p2p_seq = [0-9]*, desc = 1, ndesc = 2, peer = 3, op_cnt = 4, sig_idx = 5, ctx = 6'
 
 note "sequence numbers 1..$N in order"
 grep "ncclguard:coll_enqueue: .*vpid = $pid," "$T" | sed 's/.* seq = \([0-9]*\),.*/\1/' >"$NG_TMP/seqs"

@@ -85,6 +85,15 @@ static void emit(const struct ng_tp_ops *ops, int i)
 		.plugin_only = 1,
 	};
 
+	struct ng_ev_comm_state st = {
+		.comm_hash = HASH, .state = "refused", .op = "waitsignal", .flags = 0,
+		.result = 5,	/* ncclInvalidUsage */
+	};
+	struct ng_ev_signal_wait sw = {
+		.comm_hash = HASH, .p2p_seq = u, .desc = 1, .ndesc = 2, .peer = 3, .op_cnt = 4,
+		.sig_idx = 5, .ctx = 6,
+	};
+
 	ops->process_info(&pi);
 	ops->comm_init_begin(&ci);
 	ci.result = 0;
@@ -98,6 +107,8 @@ static void emit(const struct ng_tp_ops *ops, int i)
 	ops->inject(&in);
 	ops->callsite(&cs);
 	ops->coll_algo(&al);
+	ops->comm_state(&st);
+	ops->signal_wait(&sw);
 }
 
 static void *worker(void *arg)

@@ -13,6 +13,12 @@ assert_eq "$?" 2 "bad option"
 note "NCCLSIM_VERSION"
 assert_eq "$("$SIMTEST" version)" 22809 "default version"
 assert_eq "$(NCCLSIM_VERSION=22703 "$SIMTEST" version)" 22703 "simulated version"
+assert_eq "$(NCCLSIM_VERSION=23007 "$SIMTEST" version)" 23007 "simulated 2.30"
+for bad in 21903 99999 2.30 x; do
+	v=$(NCCLSIM_VERSION=$bad "$SIMTEST" version 2>"$NG_TMP/bad.err")
+	assert_eq "$v" 22809 "NCCLSIM_VERSION=$bad played as"
+	assert_grep "NCCLSIM_VERSION=$bad is not a version the CPU backend plays (2.27 to 2.30" "$NG_TMP/bad.err"
+done
 
 note "two ranks started by hand with different versions, id through a file"
 id="$NG_TMP/id"

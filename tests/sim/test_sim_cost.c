@@ -36,6 +36,7 @@ static void test_kind_names(void **state)
 		[SIM_REDUCESCATTER] = "ReduceScatter", [SIM_BROADCAST] = "Broadcast",
 		[SIM_REDUCE] = "Reduce", [SIM_ALLTOALL] = "AlltoAll", [SIM_GATHER] = "Gather",
 		[SIM_SCATTER] = "Scatter", [SIM_SEND] = "Send", [SIM_RECV] = "Recv",
+		[SIM_PUTSIGNAL] = "PutSignal", [SIM_SIGNAL] = "Signal", [SIM_WAITSIGNAL] = "WaitSignal",
 	};
 
 	(void)state;
