@@ -141,7 +141,7 @@ static void load_plugin(void)
 		dlclose(h);
 		return;
 	}
-	sim_log(NCCL_LOG_INFO, 0, __FILE__, __LINE__, "ENV/Plugin: Loaded %s (v%d)",
+	sim_log(NCCL_LOG_INFO, 0, __FILE__, __LINE__, "ENV/Plugin: Using %s (v%d)",
 		*(const char *const *)p, abi);
 }
 

@@ -179,7 +179,7 @@ static void hang_states(const struct an_hang *h, struct line *l)
 }
 
 /* What to do about a hang, from the ranks' states. */
-static const char *hang_next(const struct an_hang *h)
+static const char *hang_next(const struct an_state *an, const struct an_hang *h)
 {
 	int host = 0, never = 0, gone = 0;
 
@@ -188,6 +188,9 @@ static const char *hang_next(const struct an_hang *h)
 		never |= h->state[i] == AN_RS_NEVER || h->state[i] == AN_RS_AHEAD;
 		gone |= h->state[i] == AN_RS_EXITED || h->state[i] == AN_RS_KILLED;
 	}
+	if (h->p2p && strstr(an->ops[h->op], "signal"))
+		return "Have the peer signal (ncclSignal, ncclPutSignal) as many times as "
+		       "the waiting rank waits for (NCCLGUARD_STACKS=1 records the call sites).";
 	if (h->p2p)
 		return "Match every send with a recv on the peer, in the same order "
 		       "(NCCLGUARD_STACKS=1 records the call sites).";
@@ -243,7 +246,7 @@ static void hang_findings(struct an_state *an)
 			add(&l, "; %s for %s at the end of the trace",
 			    h->timed_out ? "timed out, stuck" : "stuck", age);
 			no_events_note(&l, comm_of(an, h->comm_hash));
-			push(an, AN_FK_hang, l.buf, all, h->nwait + h->nmiss, hang_next(h));
+			push(an, AN_FK_hang, l.buf, all, h->nwait + h->nmiss, hang_next(an, h));
 			continue;
 		}
 		if (h->seq)
@@ -289,7 +292,7 @@ static void hang_findings(struct an_state *an)
 			add(&l, ", %llu more queued behind it", (unsigned long long)h->queued_after);
 		no_events_note(&l, comm_of(an, h->comm_hash));
 		push(an, AN_FK_hang, l.buf, all, h->nwait + h->nmiss,
-		     sick_gpu(an, all, h->nwait + h->nmiss, &l) ? sick_next : hang_next(h));
+		     sick_gpu(an, all, h->nwait + h->nmiss, &l) ? sick_next : hang_next(an, h));
 	}
 }
 

@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 			say(6, "waitsignal ended", r);
 		} else {
 			/* The others stay, as a job's other ranks would. */
-			sleep(60);
+			sleep(20);
 		}
 	}
 	fflush(stdout);
