@@ -1,7 +1,7 @@
 /*
  * tp_emit: drives libncclguard-tp.so as the shim does, without NCCL.
  *
- *   tp_emit [-n N] [-k] [-x STATUS] [-s MS] [-w FILE] [LIB]
+ *   tp_emit [-n N] [-k] [-x STATUS] [-s MS] [-w FILE] [-W FILE] [LIB]
  *
  * From a second thread (the shim loads the provider on whichever thread
  * makes the first NCCL call), dlopens LIB (default NCCLGUARD_TP_LIBRARY,
@@ -11,7 +11,9 @@
  * the dlopen, so the provider arrives in a running, multi-threaded process.
  * -w waits, once the provider is loaded (and registered), until FILE
  * exists before emitting (at most WAIT_MAX_MS: then exit status 2), so a
- * test can act on the tracer between the two.
+ * test can act on the tracer between the two.  -W, once the events are
+ * emitted, prints "tp_emit emitted" and waits likewise for FILE before
+ * exiting, so a test can act before the process's end stops the session.
  * Prints "tp_emit pid=P enabled=E load_ms=T" (E: the coll_* events enabled after
  * loading; T: how long the dlopen took, registration included).
  */
@@ -33,7 +35,7 @@
 
 static int n_events = 10;
 static long sleep_ms;
-static const char *lib, *wait_file;
+static const char *lib, *wait_file, *done_file;
 
 static void emit(const struct ng_tp_ops *ops, int i)
 {
@@ -150,6 +152,19 @@ static void *worker(void *arg)
 	}
 	for (int i = 1; i <= n_events; i++)
 		emit(ops, i);
+	if (!done_file)
+		return NULL;
+	printf("tp_emit emitted\n");
+	fflush(stdout);
+	for (long waited = 0; access(done_file, F_OK); waited += 10) {
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		if (waited >= WAIT_MAX_MS) {
+			fprintf(stderr, "tp_emit: %s did not appear in %d ms\n", done_file, WAIT_MAX_MS);
+			return (void *)1;
+		}
+		nanosleep(&ts, NULL);
+	}
 	return NULL;
 }
 
@@ -161,7 +176,7 @@ int main(int argc, char **argv)
 	void *res;
 	ssize_t len;
 
-	while ((c = getopt(argc, argv, "n:kx:s:w:")) != -1) {
+	while ((c = getopt(argc, argv, "n:kx:s:w:W:")) != -1) {
 		switch (c) {
 		case 'n':
 			n_events = atoi(optarg);
@@ -178,8 +193,11 @@ int main(int argc, char **argv)
 		case 'w':
 			wait_file = optarg;
 			break;
+		case 'W':
+			done_file = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: tp_emit [-n N] [-k] [-x STATUS] [-s MS] [-w FILE] [LIB]\n");
+			fprintf(stderr, "usage: tp_emit [-n N] [-k] [-x STATUS] [-s MS] [-w FILE] [-W FILE] [LIB]\n");
 			return 2;
 		}
 	}
