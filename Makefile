@@ -53,8 +53,11 @@ NG_CUDA_INC := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),$(CUDA_H
 NG_NCCL_INC := $(if $(NG_CUDA_INC),$(firstword $(foreach d,$(NCCL_HOME)/include $(CUDA_HOME)/include,\
 	$(if $(wildcard $(d)/nccl.h),$(d)))))
 endif
+# A real nccl.h may be older than common/nccl_api.def: common/abi/'s
+# nccl_newer.h and nccl_protos.h declare what it lacks, found by name
+# after every real header (-idirafter).
 NG_HEADER_INC := $(if $(NG_NCCL_INC),-I$(NG_NCCL_INC)) $(if $(NG_CUDA_INC),-I$(NG_CUDA_INC)) \
-	$(if $(and $(NG_NCCL_INC),$(NG_CUDA_INC)),,-Icommon/abi)
+	$(if $(and $(NG_NCCL_INC),$(NG_CUDA_INC)),-idirafter common/abi,-Icommon/abi)
 
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers -D_GNU_SOURCE $(NG_HEADER_INC)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include <nccl.h>
-#include "abi/nccl_newer.h"
+#include "nccl_newer.h"
 
 #define NG_INJECT_MAX 16
 

@@ -36,7 +36,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 /* nccl.h may be older than the table: its newer lines declared too. */
-#include "abi/nccl_protos.h"
+#include "nccl_protos.h"
 
 /* ---- env.c ------------------------------------------------------------- */
 /* NCCL's configuration files into the environment, once, as NCCL does at

@@ -428,16 +428,6 @@ static int unknowable(const struct an_state *an, const struct an_entry *e)
 	return n > 0 && seen >= n;
 }
 
-/* A member left the comm suspended (ncclCommSuspend, no resume): the
- * calls open at the end wait on a comm that runs nothing by design. */
-int an_comm_suspended(const struct an_state *an, const struct an_comm *c)
-{
-	for (int i = 0; i < c->nmembers; i++)
-		if (an->pcs[c->member_pc[i]].suspended)
-			return 1;
-	return 0;
-}
-
 static void finish_comm(struct an_state *an, struct an_comm *c)
 {
 	struct an_entry *hang = NULL, *behind[AN_AFTER];

@@ -16,6 +16,16 @@
 
 #include "match.h"
 
+/* A member left the comm suspended (ncclCommSuspend, no resume): the
+ * calls open at the end wait on a comm that runs nothing by design. */
+int an_comm_suspended(const struct an_state *an, const struct an_comm *c)
+{
+	for (int i = 0; i < c->nmembers; i++)
+		if (an->pcs[c->member_pc[i]].suspended)
+			return 1;
+	return 0;
+}
+
 /* Pending sends and recvs that are done: up to the latest p2p completion,
  * enqueued before a collective that completed (one stream, in order), or
  * all of them once the comm is destroyed. */

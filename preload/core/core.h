@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <nccl.h>
-#include "abi/nccl_newer.h"
+#include "nccl_newer.h"
 
 #include <pthread.h>
 

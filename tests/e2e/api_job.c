@@ -34,7 +34,7 @@
 #include <nccl.h>
 
 /* The 2.29/2.30 calls, whatever nccl.h the build has. */
-#include "abi/nccl_protos.h"
+#include "nccl_protos.h"
 #include "idfile.h"
 
 static char grow_path[4096];
