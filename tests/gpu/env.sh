@@ -5,7 +5,8 @@
 #     liblttng-ctl0 liblttng-ctl-dev liblttng-ust1 liblttng-ust-common1 \
 #     liblttng-ust-ctl5 liblttng-ust-dev liburcu8 liburcu-dev libpopt0 \
 #     libnuma1 libkmod2 babeltrace2 libbabeltrace2-0 libbabeltrace2-dev \
-#     libglib2.0-0 libdw1 libelf1 libunwind8 libxml2 libicu72 libinih1 libinih-dev
+#     libglib2.0-0 libdw1 libelf1 libunwind8 libxml2 libicu72 libinih1 libinih-dev \
+#     libmicrohttpd12 libmicrohttpd-dev
 # Without .deps/debs the host's own LTTng, babeltrace2 and libinih are used.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
