@@ -30,26 +30,9 @@
 #include <unistd.h>
 
 #include "conf_line.h"
-#include "nccl_profiler.h"	/* ncclDebugLogger_t */
+#include "libnccl.h"
+#include "nccl_env_plugin.h"
 #include "sim.h"
-
-ncclResult_t pncclGetVersion(int *version);	/* nccl.c: NCCLSIM_VERSION */
-
-/* NCCL's ncclEnv_v1_t and ncclEnv_v2_t (src/include/plugin/env/
- * env_v1.h as of v2.28.7-1, env_v2.h as of v2.30.7-1). */
-typedef struct {
-	const char *name;
-	ncclResult_t (*init)(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix);
-	ncclResult_t (*finalize)(void);
-	const char *(*getEnv)(const char *name);
-} sim_env_v1_t;
-typedef struct {
-	const char *name;
-	ncclResult_t (*init)(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix,
-			     ncclDebugLogger_t logfn);
-	ncclResult_t (*finalize)(void);
-	const char *(*getEnv)(const char *name);
-} sim_env_v2_t;
 
 static const char *(*plugin_get)(const char *name);	/* the loaded getEnv */
 
@@ -99,11 +82,11 @@ static void sim_log(ncclDebugLogLevel level, unsigned long flags, const char *fi
 static void load_plugin(void)
 {
 	const char *name = getenv("NCCL_ENV_PLUGIN");
-	int ver = 0, abi = 0;
+	int ver = sim_version(), abi = 0;
 	char alt[256];
 	void *h, *p;
 
-	if (pncclGetVersion(&ver) != ncclSuccess || ver < 22807 ||
+	if (ver < 22807 ||
 	    (name && !strcasecmp(name, "none")))
 		return;
 	h = dlopen(name && *name ? name : "libnccl-env.so", RTLD_NOW | RTLD_LOCAL);
@@ -119,14 +102,14 @@ static void load_plugin(void)
 	}
 	p = ver >= 23000 ? dlsym(h, "ncclEnvPlugin_v2") : NULL;
 	if (p) {
-		sim_env_v2_t *v2 = p;
+		ng_env_v2_t *v2 = p;
 
 		abi = 2;
 		if (v2->init(2, (uint8_t)(ver / 100 % 100), (uint8_t)(ver % 100), "", sim_log) ==
 		    ncclSuccess)
 			plugin_get = v2->getEnv;
 	} else if ((p = dlsym(h, "ncclEnvPlugin_v1"))) {
-		sim_env_v1_t *v1 = p;
+		ng_env_v1_t *v1 = p;
 
 		abi = 1;
 		if (v1->init(2, (uint8_t)(ver / 100 % 100), (uint8_t)(ver % 100), "") ==

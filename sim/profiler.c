@@ -72,16 +72,6 @@ static const char *dtype_name(ncclDataType_t t)
 	}
 }
 
-ncclResult_t pncclGetVersion(int *version);	/* nccl.c: NCCLSIM_VERSION */
-
-/* The NCCL version the backend plays (NCCLSIM_VERSION). */
-static int nccl_version(void)
-{
-	int v = 0;
-
-	return pncclGetVersion(&v) == ncclSuccess ? v : 0;
-}
-
 /* NCCL_DEBUG=INFO (or TRACE): NCCL's INFO lines. */
 static int debug_info(void)
 {
@@ -94,7 +84,7 @@ static void load(void)
 {
 	const char *name = getenv("NCCL_PROFILER_PLUGIN");
 	const char *v = getenv("NCCLSIM_PROFILER_VERSION");
-	int ver = nccl_version(), forced = v && *v, first;
+	int ver = sim_version(), forced = v && *v, first;
 	char alt[256], sym[32];
 	void *h;
 
@@ -354,7 +344,7 @@ static int ce_coll(void)
 		return o;
 	v = getenv("NCCLSIM_CE_COLL");
 	o = v && !strcmp(v, "1");
-	if (o && nccl_version() < 22900) {
+	if (o && sim_version() < 22900) {
 		fprintf(stderr, "ncclsim: NCCLSIM_CE_COLL=1 needs NCCLSIM_VERSION 22900 or later "
 			"(copy-engine collectives reach a profiler from NCCL 2.29): ignored\n");
 		o = 0;

@@ -38,33 +38,9 @@
 
 #include "core.h"
 #include "enforce.h"
-#include "nccl_profiler.h"	/* ncclDebugLogger_t */
+#include "nccl_env_plugin.h"
 #include "policy.h"
 #include "trust.h"
-
-typedef struct {
-	const char *name;
-	ncclResult_t (*init)(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix);
-	ncclResult_t (*finalize)(void);
-	const char *(*getEnv)(const char *name);
-} ng_env_v1_t;
-
-_Static_assert(offsetof(ng_env_v1_t, init) == sizeof(void *), "ncclEnv_v1_t layout");
-_Static_assert(offsetof(ng_env_v1_t, getEnv) == 3 * sizeof(void *), "ncclEnv_v1_t layout");
-
-/* ncclEnv_v2_t (NCCL 2.30): v1's with NCCL's logger given to init. */
-typedef struct {
-	const char *name;
-	ncclResult_t (*init)(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix,
-			     ncclDebugLogger_t logfn);
-	ncclResult_t (*finalize)(void);
-	const char *(*getEnv)(const char *name);
-} ng_env_v2_t;
-
-_Static_assert(offsetof(ng_env_v2_t, init) == sizeof(void *), "ncclEnv_v2_t layout");
-_Static_assert(offsetof(ng_env_v2_t, finalize) == 2 * sizeof(void *), "ncclEnv_v2_t layout");
-_Static_assert(offsetof(ng_env_v2_t, getEnv) == 3 * sizeof(void *), "ncclEnv_v2_t layout");
-_Static_assert(sizeof(ng_env_v2_t) == 4 * sizeof(void *), "ncclEnv_v2_t layout");
 
 static const struct ng_policy *served;
 static int installed;		/* NCCL_ENV_PLUGIN names the shim */
